@@ -1,0 +1,130 @@
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import { EngineError } from '../errors/engine-error.ts';
+import { PrismaClient } from '../generated/prisma/client.ts';
+import type { Database, SqlDriver, SqlSession } from './database.ts';
+
+export type DatabaseOptions =
+  | { kind: 'pglite'; /** Persisted here; omit for an in-memory database. */ dataDir?: string }
+  | { kind: 'postgres'; url: string; poolSize?: number };
+
+/**
+ * Builds the database handle the engine runs on: embedded PGlite (persisted to a directory) or a
+ * PostgreSQL server. It checks the database answers before returning, so a bad setting fails here
+ * with a message naming it.
+ *
+ * @example
+ * const db = await createDatabase({ kind: 'postgres', url: 'postgres://localhost/app' });
+ * await migrate(db);
+ */
+export async function createDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.kind === 'pglite' ? openPglite(options.dataDir) : openPostgres(options.url, options.poolSize);
+}
+
+async function openPglite(dataDir: string | undefined): Promise<Database> {
+  if (dataDir !== undefined) ensureWritableDir(dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = new PGlite(dataDir);
+    await pglite.waitReady;
+  } catch (cause) {
+    throw new EngineError('data_dir_unusable', `data directory ${dataDir ?? '(memory)'} could not be opened as a PGlite database: ${String(cause)}. Point it at an empty directory or one created by Sagaflow.`, { cause });
+  }
+  const driver: SqlDriver = {
+    exec: async (sql) => {
+      await pglite.exec(sql);
+    },
+    query: async <T>(sql: string, params: readonly unknown[] = []) => (await pglite.query<T>(sql, [...params])).rows,
+    transaction: (fn) =>
+      pglite.transaction((tx) =>
+        fn({
+          exec: async (sql) => {
+            await tx.exec(sql);
+          },
+          query: async <T>(sql: string, params: readonly unknown[] = []) => (await tx.query<T>(sql, [...params])).rows,
+        }),
+      ),
+  };
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  return {
+    kind: 'pglite',
+    description: dataDir ?? 'PGlite in memory',
+    prisma,
+    driver,
+    close: async () => {
+      await prisma.$disconnect();
+      await pglite.close();
+    },
+  };
+}
+
+function ensureWritableDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK | constants.R_OK);
+  } catch (cause) {
+    throw new EngineError('data_dir_unusable', `data directory ${dir} is not writable (${(cause as NodeJS.ErrnoException).code ?? String(cause)}). Choose a directory this user can write, or fix its permissions.`, { cause });
+  }
+}
+
+async function openPostgres(url: string, poolSize = 10): Promise<Database> {
+  const description = maskUrl(url);
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
+  // An idle client that errors (server restart) must not crash the host process.
+  pool.on('error', () => undefined);
+  try {
+    await pool.query('select 1');
+  } catch (cause) {
+    await pool.end().catch(() => undefined);
+    const reason = (cause as NodeJS.ErrnoException).code ?? (cause instanceof Error ? cause.message : String(cause));
+    throw new EngineError('database_unreachable', `cannot reach the PostgreSQL server at ${description} (${reason}). Check that it is running and the URL is right.`, { cause });
+  }
+  const session = (client: pg.Pool | pg.PoolClient): SqlSession => ({
+    exec: async (sql) => {
+      await client.query(sql);
+    },
+    query: async <T>(sql: string, params: readonly unknown[] = []) =>
+      (await client.query(sql, [...params])).rows as T[],
+  });
+  const driver: SqlDriver = {
+    ...session(pool),
+    transaction: async (fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(session(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+  };
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    kind: 'postgres',
+    description,
+    prisma,
+    driver,
+    close: async () => {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+function maskUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable DATABASE_URL)';
+  }
+}

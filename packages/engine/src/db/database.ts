@@ -1,0 +1,25 @@
+import type { PrismaClient } from '../generated/prisma/client.ts';
+
+/** A transaction-capable raw SQL connection, used where Prisma's statement API cannot go (scripts). */
+export interface SqlSession {
+  /** Runs a script of one or more statements with the simple query protocol. */
+  exec(sql: string): Promise<void>;
+  query<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+export interface SqlDriver extends SqlSession {
+  transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T>;
+}
+
+/**
+ * The database handle a host builds (with {@link createDatabase}) and passes to the engine.
+ * The engine holds no global client and never reads `process.env`.
+ */
+export interface Database {
+  readonly kind: 'pglite' | 'postgres';
+  /** Where it points, for logs: a data directory or a URL with the password masked. */
+  readonly description: string;
+  readonly prisma: PrismaClient;
+  readonly driver: SqlDriver;
+  close(): Promise<void>;
+}

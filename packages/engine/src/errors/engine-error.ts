@@ -1,0 +1,38 @@
+/**
+ * The one error class of the engine. `code` says what happened, `retryable` whether trying the same
+ * thing again may succeed. Unknown throws are normalised with {@link toEngineError}, keeping `cause`.
+ */
+export type EngineErrorCode =
+  | 'config_invalid'
+  | 'database_unreachable'
+  | 'data_dir_unusable'
+  | 'migration_failed'
+  | 'database_ahead'
+  | 'migration_modified'
+  | 'migration_incomplete'
+  | 'unknown_flow'
+  | 'unknown_action'
+  | 'invalid_input'
+  | 'duplicate_business_key'
+  | 'run_not_found'
+  | 'internal';
+
+const retryableCodes: ReadonlySet<EngineErrorCode> = new Set(['database_unreachable']);
+
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+  readonly code: EngineErrorCode;
+  readonly retryable: boolean;
+
+  constructor(code: EngineErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.retryable = options?.retryable ?? retryableCodes.has(code);
+  }
+}
+
+export function toEngineError(err: unknown, code: EngineErrorCode = 'internal'): EngineError {
+  if (err instanceof EngineError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new EngineError(code, message, { cause: err });
+}

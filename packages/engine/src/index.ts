@@ -1,0 +1,14 @@
+export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
+export type { Database } from './db/database.ts';
+export { migrate, type MigrateOptions, type MigrateResult } from './db/migrate.ts';
+export { migrationsDir } from './db/migrations-dir.ts';
+export { defineAction, type ActionDefinition, type Json, type RetryPolicy } from './definitions/define-action.ts';
+export { defineFlow, type FlowContext, type FlowDefinition } from './definitions/define-flow.ts';
+export { createEngine, type Engine, type EngineOptions, type StartFlowOptions } from './create-engine.ts';
+export { EngineError, type EngineErrorCode } from './errors/engine-error.ts';
+export { ActionFailedError } from './runtime/action-failed-error.ts';
+export { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
+export type { ActionView, FlowEventView, RunDetail, RunView } from './runtime/run-view.ts';
+export { anomalyCodes, type AnomalyCode } from './store/insert-anomaly.ts';
+export { openRunStatuses, terminalRunStatuses, type RunStatus } from './store/types.ts';
+export type { ListRunsFilter } from './store/list-runs.ts';

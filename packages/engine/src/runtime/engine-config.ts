@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { EngineError } from '../errors/engine-error.ts';
+
+const levels = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
+
+/** Defaults live here and nowhere else. */
+export const engineConfigSchema = z
+  .object({
+    worker: z
+      .object({
+        concurrency: z.number().int().min(1).max(1000).default(4),
+        poll_interval_ms: z.number().int().min(10).max(60_000).default(500),
+        lease_seconds: z.number().int().min(1).max(86_400).default(60),
+      })
+      .strict()
+      .prefault({}),
+    retry: z
+      .object({
+        base_delay_ms: z.number().int().min(0).default(1000),
+        max_delay_ms: z.number().int().min(0).default(60_000),
+      })
+      .strict()
+      .prefault({}),
+    logging: z
+      .object({
+        /** Level at which anomalies are also logged; null = off. */
+        anomaly_level: levels.nullable().default('info'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export type EngineConfig = z.output<typeof engineConfigSchema>;
+export type EngineConfigInput = z.input<typeof engineConfigSchema>;
+
+/** Parses config once at the edge; the error names the offending key. */
+export function parseEngineConfig(input: unknown): EngineConfig {
+  const parsed = engineConfigSchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue ? [...issue.path, ...('keys' in issue ? issue.keys : [])].join('.') : '';
+    throw new EngineError('config_invalid', `invalid engine config at "${path}": ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}

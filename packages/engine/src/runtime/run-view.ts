@@ -1,0 +1,96 @@
+import type { Json } from '../definitions/define-action.ts';
+import type { DbActionRun } from '../store/list-action-runs.ts';
+import type { DbFlowRun } from '../store/find-run.ts';
+
+/** A run as the control plane and console see it (domain type, apart from the row type). */
+export interface RunView {
+  id: string;
+  flowName: string;
+  flowVersion: number;
+  status: string;
+  stuckReason: string | null;
+  businessKey: string | null;
+  tags: string[];
+  input: Json;
+  output: Json;
+  error: Json;
+  createdAt: string;
+  updatedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface ActionView {
+  id: string;
+  sequence: number;
+  name: string;
+  status: string;
+  attempts: number;
+  maxAttempts: number;
+  input: Json;
+  output: Json;
+  error: Json;
+  reclaimStaleAfterSeconds: number | null;
+  reclaimStaleAt: string | null;
+  expiresAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface FlowEventView {
+  id: string;
+  type: string;
+  sequence: number | null;
+  data: Json;
+  at: string;
+}
+
+export interface RunDetail {
+  run: RunView;
+  actions: ActionView[];
+  events: FlowEventView[];
+}
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+export function toRunView(r: DbFlowRun): RunView {
+  return {
+    id: r.id,
+    flowName: r.flow_name,
+    flowVersion: r.flow_version,
+    status: r.status,
+    stuckReason: r.stuck_reason,
+    businessKey: r.business_key,
+    tags: r.tags,
+    input: r.input as Json,
+    output: (r.output ?? null) as Json,
+    error: (r.error ?? null) as Json,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    startedAt: iso(r.started_at),
+    finishedAt: iso(r.finished_at),
+  };
+}
+
+export function toActionView(a: DbActionRun): ActionView {
+  return {
+    id: a.id,
+    sequence: a.sequence,
+    name: a.name,
+    status: a.status,
+    attempts: a.attempts,
+    maxAttempts: a.max_attempts,
+    input: a.input as Json,
+    output: (a.output ?? null) as Json,
+    error: (a.error ?? null) as Json,
+    reclaimStaleAfterSeconds: a.reclaim_stale_after_seconds,
+    reclaimStaleAt: iso(a.reclaim_stale_at),
+    expiresAt: iso(a.expires_at),
+    startedAt: iso(a.started_at),
+    finishedAt: iso(a.finished_at),
+  };
+}
+
+export function toFlowEventView(e: { id: bigint; type: string; sequence: number | null; data: unknown; at: Date }): FlowEventView {
+  return { id: String(e.id), type: e.type, sequence: e.sequence, data: e.data as Json, at: e.at.toISOString() };
+}

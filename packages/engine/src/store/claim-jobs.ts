@@ -1,0 +1,29 @@
+import type { Db } from './types.ts';
+
+export interface DbJob {
+  id: bigint;
+  kind: string;
+  run_id: string | null;
+  row_id: string | null;
+  deliveries: number;
+}
+
+/**
+ * Leases up to `limit` due jobs. SKIP LOCKED keeps concurrent workers off each other's rows; the
+ * lease (locked_until, on the database clock) makes a job whose worker died visible again, which
+ * is what gives at-least-once delivery.
+ */
+export async function claimJobs(db: Db, args: { workerId: string; limit: number; leaseSeconds: number }): Promise<DbJob[]> {
+  return db.$queryRaw<DbJob[]>`
+    update "sagaflow"."jobs" j
+       set locked_by = ${args.workerId},
+           locked_until = now() + make_interval(secs => ${args.leaseSeconds}::int),
+           deliveries = j.deliveries + 1
+     where j.id in (
+       select id from "sagaflow"."jobs"
+        where available_at <= now() and (locked_until is null or locked_until < now())
+        order by available_at, id
+        limit ${args.limit}::int
+        for update skip locked)
+    returning j.id, j.kind, j.run_id::text as run_id, j.row_id::text as row_id, j.deliveries`;
+}

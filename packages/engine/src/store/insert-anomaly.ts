@@ -1,0 +1,44 @@
+import type { Json } from '../definitions/define-action.ts';
+import type { Db } from './types.ts';
+
+/** Seed 000's eleven reason codes: races and engine faults, journaled apart from flow_events. */
+export const anomalyCodes = [
+  'claim_lost',
+  'outcome_rejected',
+  'batch_finished_early',
+  'claim_not_committed',
+  'expiry_failed',
+  'write_refused',
+  'rejection_undelivered',
+  'transition_lost',
+  'retry_policy_threw',
+  'replan_failed',
+  'replan_incomplete',
+] as const;
+export type AnomalyCode = (typeof anomalyCodes)[number];
+
+export interface Anomaly {
+  code: AnomalyCode;
+  message: string;
+  runId?: string;
+  rowId?: string;
+  sequence?: number;
+  name?: string;
+  site?: string;
+  details?: Record<string, Json>;
+}
+
+export async function insertAnomaly(db: Db, a: Anomaly): Promise<void> {
+  await db.anomalyLog.create({
+    data: {
+      code: a.code,
+      message: a.message,
+      run_id: a.runId ?? null,
+      row_id: a.rowId ?? null,
+      sequence: a.sequence ?? null,
+      name: a.name ?? null,
+      site: a.site ?? null,
+      details: (a.details ?? {}) as never,
+    },
+  });
+}

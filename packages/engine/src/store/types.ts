@@ -1,0 +1,15 @@
+import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
+
+/** Either the client or an open interactive transaction: store statements accept both. */
+export type Db = PrismaClient | Prisma.TransactionClient;
+
+/** Flow run statuses. Terminal ones are never overwritten. */
+export const terminalRunStatuses = ['Completed', 'Failed', 'Compensated', 'Expired', 'Cancelled', 'Terminated'] as const;
+export const openRunStatuses = ['Pending', 'Running', 'Waiting', 'Compensating'] as const;
+export type RunStatus = (typeof terminalRunStatuses)[number] | (typeof openRunStatuses)[number];
+
+/**
+ * Action row statuses. `Failed` is the state between an action's own retries (claimable again);
+ * `Errored` is the terminal failure once retries are spent.
+ */
+export type ActionStatus = 'Pending' | 'Running' | 'Failed' | 'Completed' | 'Errored' | 'Expired' | 'Cancelled';

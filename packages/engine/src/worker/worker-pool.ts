@@ -1,0 +1,77 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { executeRun } from '../runtime/execute-run.ts';
+import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
+import { claimJobs, type DbJob } from '../store/claim-jobs.ts';
+import { deleteJob } from '../store/delete-job.ts';
+
+export interface WorkerPool {
+  /** Stops claiming, waits up to `drainMs` for in-flight jobs, and resolves. Unfinished jobs keep their lease and are redelivered after it. */
+  stop(drainMs?: number): Promise<{ drained: boolean }>;
+  /** Wakes the poll loop now. */
+  nudge(): void;
+}
+
+/**
+ * Polls the job table and runs up to `concurrency` jobs at once. A job is deleted only after its
+ * handler returned; one whose handler threw (a database outage, say) keeps its lease and comes
+ * back when the lease runs out: at-least-once.
+ */
+export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
+  const { concurrency, poll_interval_ms: pollMs, lease_seconds: leaseSeconds } = deps.config.worker;
+  const inFlight = new Set<Promise<void>>();
+  let running = true;
+  let wake: (() => void) | null = null;
+  let nudged = false;
+  const nudge = () => {
+    nudged = true;
+    wake?.();
+  };
+
+  const handle = async (job: DbJob) => {
+    try {
+      if (job.kind === 'wake-run' && job.run_id) await executeRun(deps, job.run_id);
+      await deleteJob(deps.prisma, { id: job.id, workerId: deps.workerId });
+    } catch (err) {
+      deps.logger.error({ err, jobId: String(job.id), runId: job.run_id }, 'job failed; it will be redelivered after its lease');
+    }
+  };
+
+  const loop = async () => {
+    while (running) {
+      const free = concurrency - inFlight.size;
+      let jobs: DbJob[] = [];
+      if (free > 0) {
+        nudged = false;
+        try {
+          jobs = await claimJobs(deps.prisma, { workerId: deps.workerId, limit: free, leaseSeconds });
+        } catch (err) {
+          deps.logger.warn({ err }, 'claiming jobs failed; retrying after the poll interval');
+        }
+      }
+      for (const job of jobs) {
+        const p: Promise<void> = handle(job).finally(() => {
+          inFlight.delete(p);
+          wake?.();
+        });
+        inFlight.add(p);
+      }
+      if (jobs.length === 0 || inFlight.size >= concurrency) {
+        if (nudged && inFlight.size < concurrency) continue;
+        await Promise.race([sleep(pollMs), new Promise<void>((r) => (wake = r))]);
+        wake = null;
+      }
+    }
+  };
+  const looping = loop();
+
+  return {
+    nudge,
+    stop: async (drainMs = 10_000) => {
+      running = false;
+      wake?.();
+      await looping;
+      const drained = await Promise.race([Promise.all(inFlight).then(() => true), sleep(drainMs).then(() => false)]);
+      return { drained };
+    },
+  };
+}

@@ -1,0 +1,10 @@
+export { createDatabase } from './create-database.ts';
+export type { CreateDatabaseOptions } from './create-database.ts';
+export { dropDatabase } from './drop-database.ts';
+export { getTestCluster } from './get-test-cluster.ts';
+export type { TestCluster } from './get-test-cluster.ts';
+export type { PgCluster, StartClusterOptions } from './pg-cluster.ts';
+export { startCluster } from './start-cluster.ts';
+export { TestPostgresError } from './test-postgres-error.ts';
+export type { TestPostgresErrorCode } from './test-postgres-error.ts';
+export { uniqueDatabaseName } from './unique-database-name.ts';
