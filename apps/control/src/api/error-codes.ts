@@ -1,0 +1,19 @@
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server';
+import type { EngineErrorCode } from '@sagaflow/engine';
+
+/** The one table from engine error codes to API (tRPC, and through it HTTP) codes. */
+export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
+  config_invalid: 'INTERNAL_SERVER_ERROR',
+  database_unreachable: 'SERVICE_UNAVAILABLE',
+  data_dir_unusable: 'INTERNAL_SERVER_ERROR',
+  migration_failed: 'INTERNAL_SERVER_ERROR',
+  database_ahead: 'INTERNAL_SERVER_ERROR',
+  migration_modified: 'INTERNAL_SERVER_ERROR',
+  migration_incomplete: 'INTERNAL_SERVER_ERROR',
+  unknown_flow: 'BAD_REQUEST',
+  unknown_action: 'BAD_REQUEST',
+  invalid_input: 'BAD_REQUEST',
+  duplicate_business_key: 'CONFLICT',
+  run_not_found: 'NOT_FOUND',
+  internal: 'INTERNAL_SERVER_ERROR',
+};

@@ -1,0 +1,72 @@
+import type { AddressInfo } from 'node:net';
+import { createDatabase, createEngine, migrate, type Database, type Engine } from '@sagaflow/engine';
+import { pino, type Logger } from 'pino';
+import { demoActions, demoFlows } from './demo/order-flow.ts';
+import { startDemoTraffic } from './demo/start-demo-traffic.ts';
+import type { ControlEnv } from './env.ts';
+import { checkPortFree } from './http/check-port-free.ts';
+import { createHttpServer } from './http/create-http-server.ts';
+
+export interface ControlPlane {
+  url: string;
+  engine: Engine;
+  db: Database;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the control plane: checks the port, opens and migrates the database, starts the engine's
+ * workers and the HTTP API, and (on request) demo traffic. Checks run in the order that keeps a
+ * failed start from leaving anything half-created.
+ */
+export async function startControlPlane(env: ControlEnv, logger: Logger = pino({ level: env.LOG_LEVEL })): Promise<ControlPlane> {
+  await checkPortFree(env.CONTROL_HOST, env.CONTROL_PORT);
+  const db = env.DATABASE_URL
+    ? await createDatabase({ kind: 'postgres', url: env.DATABASE_URL })
+    : await createDatabase({ kind: 'pglite', dataDir: env.SAGAFLOW_DATA_DIR });
+  logger.info({ database: db.description, kind: db.kind }, 'database open');
+  try {
+    const result = await migrate(db, { log: (e) => logger.info(e, 'migration') });
+    logger.info(result, 'migrations up to date');
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+
+  const engine = createEngine({
+    db,
+    flows: [...demoFlows],
+    actions: [...demoActions],
+    config: { worker: { concurrency: env.SAGAFLOW_WORKER_CONCURRENCY } },
+    logger: logger.child({ component: 'engine' }),
+  });
+  let ready = false;
+  const server = createHttpServer({ engine, logger, isReady: () => ready });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(env.CONTROL_PORT, env.CONTROL_HOST, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${env.CONTROL_HOST}:${port}`;
+  engine.startWorkers();
+  const stopDemo = env.SAGAFLOW_DEMO ? startDemoTraffic(engine, logger, env.SAGAFLOW_DEMO_INTERVAL_MS) : () => undefined;
+  ready = true;
+  logger.info({ url }, 'control plane listening');
+
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    engine,
+    db,
+    stop: () =>
+      (stopping ??= (async () => {
+        ready = false;
+        stopDemo();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        const { drained } = await engine.stopWorkers(10_000);
+        if (!drained) logger.warn('in-flight jobs did not finish within 10 s; they will be redelivered after their lease');
+        await db.close();
+        logger.info('control plane stopped');
+      })()),
+  };
+}
