@@ -1,0 +1,92 @@
+import { createHash } from 'node:crypto';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../src/db/database.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { migrationsDir } from '../src/db/migrations-dir.ts';
+import { EngineError } from '../src/errors/engine-error.ts';
+import { openTestDatabase, testDbKind } from './support/test-database.ts';
+
+interface Row {
+  migration_name: string;
+  checksum: string;
+  finished_at: Date | null;
+  applied_steps_count: number;
+}
+
+describe(`migrate (${testDbKind()})`, () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDatabase({ migrated: false });
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  const records = () =>
+    db.driver.query<Row>('select migration_name, checksum, finished_at, applied_steps_count from "sagaflow"."_prisma_migrations" order by migration_name');
+
+  it('applies every migration once and records it as prisma migrate deploy does', async () => {
+    const first = await migrate(db);
+    expect(first.applied).toContain('0001_init');
+    const rows = await records();
+    const sql = readFileSync(join(migrationsDir, '0001_init', 'migration.sql'), 'utf8');
+    expect(rows[0]).toMatchObject({
+      migration_name: '0001_init',
+      checksum: createHash('sha256').update(sql).digest('hex'),
+      applied_steps_count: 1,
+    });
+    expect(rows[0]?.finished_at).toBeInstanceOf(Date);
+  });
+
+  it('is idempotent: a second run applies nothing and adds no rows', async () => {
+    const before = await records();
+    const again = await migrate(db);
+    expect(again.applied).toEqual([]);
+    expect(await records()).toEqual(before);
+  });
+
+  it('refuses a database that has a migration this code does not know', async () => {
+    const dir = copyOfMigrations();
+    // Pretend the database was migrated by a newer release.
+    await db.driver.query(
+      `insert into "sagaflow"."_prisma_migrations" (id, checksum, migration_name, finished_at, applied_steps_count) values ('ahead-1', 'x', '9999_from_the_future', now(), 1)`,
+    );
+    try {
+      await expect(migrate(db, { dir })).rejects.toMatchObject({ code: 'database_ahead' });
+    } finally {
+      await db.driver.query(`delete from "sagaflow"."_prisma_migrations" where id = 'ahead-1'`);
+    }
+  });
+
+  it('refuses to run when an applied migration file was edited afterwards', async () => {
+    const dir = copyOfMigrations();
+    writeFileSync(join(dir, '0001_init', 'migration.sql'), readFileSync(join(dir, '0001_init', 'migration.sql'), 'utf8') + '\n-- edited\n');
+    await expect(migrate(db, { dir })).rejects.toMatchObject({ code: 'migration_modified' });
+  });
+
+  it('rolls a failing migration back whole: no half-applied tables, no bookkeeping row', async () => {
+    const dir = copyOfMigrations();
+    mkdirSync(join(dir, '0002_good'));
+    writeFileSync(join(dir, '0002_good', 'migration.sql'), 'create table "sagaflow"."mig_probe" (id int);');
+    mkdirSync(join(dir, '0003_broken'));
+    writeFileSync(join(dir, '0003_broken', 'migration.sql'), 'create table "sagaflow"."mig_probe2" (id int);\nselect * from no_such_table;');
+    const err = await migrate(db, { dir }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EngineError);
+    expect((err as EngineError).code).toBe('migration_failed');
+    expect((err as EngineError).message).toContain('0003_broken');
+    const probes = await db.driver.query<{ n: number }>(
+      `select count(*)::int as n from information_schema.tables where table_schema = 'sagaflow' and table_name like 'mig_probe%'`,
+    );
+    expect(probes[0]?.n).toBe(0);
+    expect((await records()).map((r) => r.migration_name)).toEqual(['0001_init']);
+  });
+});
+
+function copyOfMigrations(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sagaflow-migrations-'));
+  cpSync(migrationsDir, dir, { recursive: true });
+  return dir;
+}

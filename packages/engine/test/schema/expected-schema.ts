@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import { get_dmmf } from '@prisma/prisma-schema-wasm';
+import type { ColumnShape, SchemaShape } from './database-schema.ts';
+
+interface DmmfField {
+  name: string;
+  kind: string;
+  type: string;
+  isList: boolean;
+  isRequired: boolean;
+  isId: boolean;
+  nativeType: [string, string[]] | null;
+  default?: unknown;
+  dbName?: string | null;
+}
+interface DmmfModel {
+  name: string;
+  dbName: string | null;
+  fields: DmmfField[];
+}
+interface DmmfIndex {
+  model: string;
+  type: 'id' | 'normal' | 'unique' | 'fulltext';
+  dbName?: string | null;
+  fields: { name: string }[];
+}
+
+const scalarType: Record<string, string> = {
+  String: 'text',
+  Int: 'integer',
+  BigInt: 'bigint',
+  Json: 'jsonb',
+  DateTime: 'timestamp(3)',
+  Boolean: 'boolean',
+  Float: 'double precision',
+};
+
+function columnType(f: DmmfField): string {
+  let base = scalarType[f.type] ?? `unknown:${f.type}`;
+  if (f.nativeType) {
+    const [name, args] = f.nativeType;
+    if (name === 'Uuid') base = 'uuid';
+    else if (name === 'Timestamptz') base = `timestamptz(${args[0] ?? 6})`;
+    else if (name === 'VarChar') base = `varchar(${args[0] ?? ''})`;
+    else base = `${name.toLowerCase()}(${args.join(',')})`;
+  }
+  return f.isList ? `${base}[]` : base;
+}
+
+function columnDefault(table: string, f: DmmfField): string | null {
+  const d = f.default as { name?: string; args?: unknown[] } | string | number | boolean | unknown[] | undefined;
+  if (d === undefined) return null;
+  if (Array.isArray(d)) return d.length === 0 ? `ARRAY[]::${columnType({ ...f, isList: false })}[]` : `unsupported list default`;
+  if (typeof d === 'object' && d !== null) {
+    if (d.name === 'now') return 'CURRENT_TIMESTAMP';
+    if (d.name === 'autoincrement') return `nextval('${table}_${f.name}_seq'::regclass)`;
+    if (d.name === 'dbgenerated') return String(d.args?.[0]);
+    return `unsupported:${String(d.name)}`;
+  }
+  if (typeof d === 'string') return `'${d}'::${f.type === 'Json' ? 'jsonb' : 'text'}`;
+  return String(d);
+}
+
+/** What schema.prisma says the `sagaflow` schema must contain, read through Prisma's own parser. */
+export function expectedSchema(schemaPath: string): SchemaShape {
+  const text = readFileSync(schemaPath, 'utf8');
+  return expectedSchemaFromText(text);
+}
+
+export function expectedSchemaFromText(text: string): SchemaShape {
+  const dmmf = JSON.parse(get_dmmf(JSON.stringify({ prismaSchema: [['schema.prisma', text]] }))) as {
+    datamodel: { models: DmmfModel[]; indexes: DmmfIndex[] };
+  };
+  const shape: SchemaShape = { tables: {}, indexes: {} };
+  const tableOf = new Map<string, string>();
+  for (const m of dmmf.datamodel.models) {
+    const table = m.dbName ?? m.name;
+    tableOf.set(m.name, table);
+    const cols: Record<string, ColumnShape> = {};
+    for (const f of m.fields.filter((x) => x.kind !== 'object')) {
+      cols[f.dbName ?? f.name] = { type: columnType(f), nullable: !f.isRequired && !f.isList, default: columnDefault(table, f) };
+    }
+    shape.tables[table] = cols;
+  }
+  for (const idx of dmmf.datamodel.indexes) {
+    const table = tableOf.get(idx.model) ?? idx.model;
+    const columns = idx.fields.map((f) => f.name);
+    const suffix = idx.type === 'id' ? 'pkey' : idx.type === 'unique' ? 'key' : 'idx';
+    const name = idx.dbName ?? (idx.type === 'id' ? `${table}_pkey` : `${table}_${columns.join('_')}_${suffix}`);
+    shape.indexes[name] = { table, columns, unique: idx.type !== 'normal', primary: idx.type === 'id' };
+  }
+  return shape;
+}

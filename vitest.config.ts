@@ -1,0 +1,50 @@
+import { defineConfig } from 'vitest/config';
+
+const engineIntegration = ['packages/engine/test/**/*.test.ts'];
+
+/**
+ * One run, four projects: pure unit tests; the engine suite on embedded PGlite; the same suite
+ * plus concurrency and control-plane tests on a real PostgreSQL 15 server started by the harness;
+ * the harness's own tests. `*.pg.test.ts` files need real concurrent connections: PostgreSQL only.
+ */
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts', 'apps/control/src/**/*.test.ts', 'tooling/lint-rules/src/**/*.test.ts'],
+          testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: 'engine-pglite',
+          include: engineIntegration,
+          exclude: ['**/*.pg.test.ts'],
+          env: { SAGAFLOW_TEST_DB: 'pglite' },
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'postgres',
+          include: [...engineIntegration, 'apps/control/test/**/*.test.ts'],
+          env: { SAGAFLOW_TEST_DB: 'postgres' },
+          globalSetup: ['packages/engine/test/support/global-setup-postgres.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'test-postgres',
+          include: ['tooling/test-postgres/src/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
