@@ -7,6 +7,18 @@ import type { ControlEnv } from './env.ts';
 import { checkPortFree } from './http/check-port-free.ts';
 import { createHttpServer } from './http/create-http-server.ts';
 
+/** Opens the configured database; a failure names the setting to fix. */
+async function openDatabase(env: ControlEnv): Promise<Database> {
+  const setting = env.DATABASE_URL ? 'DATABASE_URL' : 'SAGAFLOW_DATA_DIR';
+  try {
+    return env.DATABASE_URL
+      ? await createDatabase({ kind: 'postgres', url: env.DATABASE_URL })
+      : await createDatabase({ kind: 'pglite', dataDir: env.SAGAFLOW_DATA_DIR });
+  } catch (err) {
+    throw new Error(`${setting}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
 export interface ControlPlane {
   url: string;
   engine: Engine;
@@ -21,9 +33,7 @@ export interface ControlPlane {
  */
 export async function startControlPlane(env: ControlEnv, logger: Logger = pino({ level: env.LOG_LEVEL })): Promise<ControlPlane> {
   await checkPortFree(env.CONTROL_HOST, env.CONTROL_PORT);
-  const db = env.DATABASE_URL
-    ? await createDatabase({ kind: 'postgres', url: env.DATABASE_URL })
-    : await createDatabase({ kind: 'pglite', dataDir: env.SAGAFLOW_DATA_DIR });
+  const db = await openDatabase(env);
   logger.info({ database: db.description, kind: db.kind }, 'database open');
   try {
     const result = await migrate(db, { log: (e) => logger.info(e, 'migration') });

@@ -1,0 +1,76 @@
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import type { AppRouter } from '../src/api/app-router.ts';
+import { parseEnv } from '../src/env.ts';
+import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+
+describe('control plane API over HTTP', () => {
+  let plane: ControlPlane;
+  let api: ReturnType<typeof createTRPCClient<AppRouter>>;
+  beforeAll(async () => {
+    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('control'), { template: inject('pgTemplate') });
+    plane = await startControlPlane(parseEnv({ DATABASE_URL: url, CONTROL_PORT: '0', LOG_LEVEL: 'silent' }));
+    api = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${plane.url}/trpc` })] });
+  });
+  afterAll(async () => {
+    await plane.stop();
+  });
+
+  const rejection = async (p: Promise<unknown>) => {
+    const err = await p.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TRPCClientError);
+    const e = err as TRPCClientError<AppRouter>;
+    return { message: e.message, status: e.data?.httpStatus, field: (e.data as { field?: string | null } | undefined)?.field };
+  };
+
+  it('health answers ok once started', async () => {
+    const res = await fetch(`${plane.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('a run started through the API completes and is listed and readable', async () => {
+    const { runId } = await api.runs.start.mutate({ flowName: 'demo.order', input: { orderId: 'o-1', amount: 10 } });
+    let status = '';
+    for (let i = 0; i < 200 && status !== 'Completed'; i++) {
+      status = (await api.runs.get.query({ id: runId })).run.status;
+      if (status !== 'Completed') await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe('Completed');
+    const detail = await api.runs.get.query({ id: runId });
+    expect(detail.actions.map((a) => [a.name, a.status])).toEqual([
+      ['demo.charge-card', 'Completed'],
+      ['demo.reserve-stock', 'Completed'],
+      ['demo.ship-order', 'Completed'],
+    ]);
+    const list = await api.runs.list.query({ status: ['Completed'] });
+    expect(list.map((r) => r.id)).toContain(runId);
+  });
+
+  it('bad input gets a 400 whose message names the field, and changes nothing', async () => {
+    const before = (await api.runs.list.query({ limit: 500 })).length;
+    expect(await rejection(api.runs.get.query({ id: 'not-a-uuid' }))).toMatchObject({ status: 400, field: 'input.id' });
+    expect(await rejection(api.runs.list.query({ status: ['Bogus' as 'Completed'] }))).toMatchObject({ status: 400, field: 'input.status.0' });
+    expect(await rejection(api.runs.start.mutate({ flowName: '', input: {} }))).toMatchObject({ status: 400, field: 'input.flowName' });
+    const unknown = await rejection(api.runs.start.mutate({ flowName: 'no-such-flow', input: {} }));
+    expect(unknown).toMatchObject({ status: 400 });
+    expect(unknown.message).toContain('no-such-flow');
+    expect((await api.runs.list.query({ limit: 500 })).length).toBe(before);
+  });
+
+  it('a missing run is a 404 naming it; a duplicate business key is a 409', async () => {
+    const id = '00000000-0000-4000-8000-000000000000';
+    const missing = await rejection(api.runs.get.query({ id }));
+    expect(missing).toMatchObject({ status: 404 });
+    expect(missing.message).toContain(id);
+    await api.runs.start.mutate({ flowName: 'demo.order', input: { orderId: 'dup', amount: 1 }, businessKey: 'dup' });
+    expect(await rejection(api.runs.start.mutate({ flowName: 'demo.order', input: { orderId: 'dup', amount: 1 }, businessKey: 'dup' }))).toMatchObject({
+      status: 409,
+    });
+  });
+});

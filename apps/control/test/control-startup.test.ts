@@ -1,0 +1,62 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+const tsx = fileURLToPath(new URL('../../../node_modules/.bin/tsx', import.meta.url));
+
+/** Runs the real control-plane entry point and returns how it ended. */
+function runControl(env: Record<string, string>) {
+  const r = spawnSync(tsx, [main], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: r.status, stderr: r.stderr.trim() };
+}
+
+describe('control plane start-up refuses bad settings with one clear line and creates nothing', () => {
+  let busy: Server;
+  let busyPort = 0;
+  beforeAll(async () => {
+    busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', () => r()));
+    busyPort = (busy.address() as { port: number }).port;
+  });
+  afterAll(() => {
+    busy.close();
+  });
+
+  it('a port in use names CONTROL_PORT and leaves no data directory behind', () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-ctl-')), 'data');
+    const r = runControl({ CONTROL_PORT: String(busyPort), SAGAFLOW_DATA_DIR: dataDir });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`CONTROL_PORT ${busyPort}`);
+    expect(r.stderr.split('\n')).toHaveLength(1);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('an unreachable DATABASE_URL names DATABASE_URL', () => {
+    const r = runControl({ CONTROL_PORT: '0', DATABASE_URL: 'postgres://127.0.0.1:1/nothing' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^sagaflow control: DATABASE_URL: cannot reach the PostgreSQL server/);
+    expect(r.stderr.split('\n')).toHaveLength(1);
+  });
+
+  it('a data directory that cannot be written names SAGAFLOW_DATA_DIR', () => {
+    const r = runControl({ CONTROL_PORT: '0', SAGAFLOW_DATA_DIR: '/proc/version/data' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('SAGAFLOW_DATA_DIR');
+    expect(r.stderr.split('\n')).toHaveLength(1);
+  });
+
+  it('a malformed setting is named', () => {
+    const r = runControl({ CONTROL_PORT: 'eighty' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('CONTROL_PORT');
+  });
+});
