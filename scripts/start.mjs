@@ -1,0 +1,101 @@
+// `npm start`: set up and run the whole product on the embedded database, with demo traffic.
+// Needs only Node 20 and npm: it installs the pinned pnpm, the dependencies, generates the Prisma
+// client, builds the console, then starts the control plane (which migrates the embedded database)
+// and the console, and prints the URL. Ctrl-C stops both.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { root } from './lib/ensure-pnpm.mjs';
+import { prepare } from './lib/prepare.mjs';
+import { step } from './lib/run.mjs';
+import { buildWeb } from './lib/web-build.mjs';
+
+const host = process.env.SAGAFLOW_HOST ?? '127.0.0.1';
+const controlPort = Number(process.env.CONTROL_PORT ?? 4000);
+const webPort = Number(process.env.WEB_PORT ?? 3000);
+
+async function assertFree(name, port) {
+  if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`${name} must be a port number between 1 and 65535, got "${port}"`);
+  await new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (err) => fail(`${name} ${port} on ${host} is not available (${err.code}); stop what is using it or set ${name} to a free port`));
+    probe.listen(port, host, () => probe.close(resolve));
+  });
+}
+
+function fail(message) {
+  console.error(`[sagaflow] ${message}`);
+  process.exit(1);
+}
+
+async function waitForHttp(url, what, child, timeoutMs = 120_000) {
+  const deadline = Date.now() + timeoutMs;
+  let dots = 0;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) fail(`${what} exited during start-up (code ${child.exitCode}); see its output above`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (++dots % 10 === 0) console.error(`[sagaflow] waiting for ${what}… (${Math.round((timeoutMs - (deadline - Date.now())) / 1000)}s)`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  fail(`${what} did not answer at ${url} within ${timeoutMs / 1000}s`);
+}
+
+await assertFree('CONTROL_PORT', controlPort);
+await assertFree('WEB_PORT', webPort);
+const { pnpm, env } = await prepare();
+const built = await step('build the console (Next.js)', () => buildWeb(pnpm, env));
+if (!built.ok) fail('the console build failed; see the errors above');
+
+const children = [];
+const stopAll = (signal) => {
+  for (const c of children) if (c.exitCode === null) c.kill(signal);
+};
+let stopping = false;
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`\n[sagaflow] stopping (${sig})…`);
+    stopAll('SIGTERM');
+    setTimeout(() => stopAll('SIGKILL'), 15_000).unref();
+  });
+}
+
+const control = spawn(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'apps', 'control', 'src', 'main.ts')], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { SAGAFLOW_DEMO: '1', ...env, CONTROL_HOST: host, CONTROL_PORT: String(controlPort) },
+});
+children.push(control);
+await step('start the control plane (embedded PGlite, demo traffic)', async () => {
+  await waitForHttp(`http://${host}:${controlPort}/healthz`, 'the control plane', control);
+  return 0;
+});
+
+const web = spawn(pnpm, ['exec', 'next', 'start', '-p', String(webPort), '-H', host], {
+  cwd: join(root, 'apps', 'web'),
+  stdio: 'inherit',
+  env: { ...env, CONTROL_URL: `http://${host}:${controlPort}` },
+});
+children.push(web);
+await step('start the console', async () => {
+  await waitForHttp(`http://${host}:${webPort}/runs`, 'the console', web);
+  return 0;
+});
+
+console.error(`\n  Sagaflow console: http://${host}:${webPort}\n  Control plane API: http://${host}:${controlPort}/trpc (health: /healthz)\n  Ctrl-C stops both.\n`);
+
+const exited = (c) => new Promise((r) => (c.exitCode !== null ? r() : c.on('exit', r)));
+await Promise.race(children.map(exited));
+const unexpected = !stopping;
+stopping = true;
+stopAll('SIGTERM');
+await Promise.all(children.map(exited));
+if (unexpected) fail('a process stopped unexpectedly; see its output above');
+console.error('[sagaflow] stopped');
+process.exit(0);

@@ -1,0 +1,71 @@
+// `npm test`: every test. Typecheck, lint, unit tests, the engine suite on PGlite and on a real
+// PostgreSQL 15 (started by the test harness from the machine's binaries), the control plane's
+// tests, then the console's Playwright e2e in Debian's Chromium against the built app.
+// Every step runs even when an earlier one failed, so one run shows everything that is wrong.
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { root } from './lib/ensure-pnpm.mjs';
+import { prepare } from './lib/prepare.mjs';
+import { run, step } from './lib/run.mjs';
+import { buildWeb } from './lib/web-build.mjs';
+
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const { pnpm, env } = await prepare();
+const reports = mkdtempSync(join(tmpdir(), 'sagaflow-test-'));
+const vitestJson = join(reports, 'vitest.json');
+const playwrightJson = join(reports, 'playwright.json');
+
+const preflight = [];
+if (!existsSync('/usr/lib/postgresql/15/bin/initdb') && !process.env.DATABASE_URL) {
+  preflight.push('PostgreSQL 15 binaries are missing (/usr/lib/postgresql/15/bin): install them with `apt-get install -y postgresql`, or set DATABASE_URL to a server the tests may use.');
+}
+if (!existsSync('/usr/bin/chromium')) {
+  preflight.push('Chromium is missing (/usr/bin/chromium): install it with `apt-get install -y chromium` (Playwright downloads do not work here).');
+}
+for (const p of preflight) console.error(`[sagaflow] ${p}`);
+
+const results = [];
+results.push(await step('typecheck', () => run(pnpm, ['run', '-r', '--no-bail', 'typecheck'], { cwd: root, env })));
+results.push(await step('lint (eslint)', () => run(bin('eslint'), ['.', '--max-warnings=0'], { cwd: root, env })));
+results.push(await step('format (prettier --check)', () => run(bin('prettier'), ['--check', '.', '--log-level=warn'], { cwd: root, env })));
+results.push(
+  await step('unit + integration tests (vitest: PGlite and PostgreSQL 15)', () =>
+    run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`], { cwd: root, env }),
+  ),
+);
+const built = await step('build the console', () => buildWeb(pnpm, env));
+results.push(built);
+if (built.ok) {
+  results.push(
+    await step('e2e (Playwright, Chromium)', () =>
+      run(pnpm, ['exec', 'playwright', 'test'], {
+        cwd: join(root, 'e2e'),
+        env: { ...env, PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson, SAGAFLOW_E2E_JSON: playwrightJson },
+      }),
+    ),
+  );
+}
+
+let passed = 0;
+let failed = 0;
+try {
+  const v = JSON.parse(readFileSync(vitestJson, 'utf8'));
+  passed += v.numPassedTests;
+  failed += v.numFailedTests;
+} catch {
+  failed += 1;
+}
+try {
+  const p = JSON.parse(readFileSync(playwrightJson, 'utf8'));
+  passed += p.stats.expected;
+  failed += p.stats.unexpected;
+} catch {
+  if (built.ok) failed += 1;
+}
+
+console.error('\n[sagaflow] summary');
+for (const r of results) console.error(`  ${r.ok ? '✔' : '✘'} ${r.title} (${r.secs}s)`);
+const ok = results.every((r) => r.ok) && preflight.length === 0;
+console.log(`tests: ${passed} passed, ${failed} failed`);
+process.exit(ok && failed === 0 ? 0 : 1);
