@@ -20,7 +20,11 @@ export interface CreateDatabaseOptions {
  * @example
  * const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('claim_action'), { template: 'migrated' });
  */
-export async function createDatabase(adminUrl: string, name: string, opts: CreateDatabaseOptions = {}): Promise<string> {
+export async function createDatabase(
+  adminUrl: string,
+  name: string,
+  opts: CreateDatabaseOptions = {},
+): Promise<string> {
   assertDatabaseName(name);
   if (opts.template !== undefined) assertDatabaseName(opts.template);
   await withAdminClient(adminUrl, async (client) => {

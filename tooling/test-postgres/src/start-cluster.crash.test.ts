@@ -16,10 +16,10 @@ const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 async function spawnClusterOwner(): Promise<{ child: ChildProcess; port: number; dataDir: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/start-cluster-then-wait.ts'], {
     cwd: packageDir,
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   let output = '';
-  for await (const chunk of child.stdout!) {
+  for await (const chunk of child.stdout) {
     output += String(chunk);
     if (output.includes('\n')) break;
   }
@@ -55,7 +55,8 @@ describe('clusters do not outlive the process that started them', () => {
     const { child, port, dataDir } = await spawnClusterOwner();
     child.kill('SIGKILL');
     await once(child, 'exit');
-    expect(await accepts(port)).toBe(true); // nothing ran in the owner: the postmaster is orphaned
+    // Nothing ran in the owner, so its postmaster is orphaned. Not asserted: a startCluster in any
+    // other process (a parallel test file) may reap it first, which is the guarantee itself.
 
     const next = await startCluster();
     try {

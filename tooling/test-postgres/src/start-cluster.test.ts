@@ -53,7 +53,10 @@ describe('startCluster', () => {
   it('a database created from a template starts with the template’s tables and rows', async () => {
     const template = uniqueDatabaseName('template');
     const templateUrl = await createDatabase(cluster.adminUrl, template);
-    await query(templateUrl, "create table migrated (id int primary key, note text); insert into migrated values (1, 'seed')");
+    await query(
+      templateUrl,
+      "create table migrated (id int primary key, note text); insert into migrated values (1, 'seed')",
+    );
 
     const name = uniqueDatabaseName('from_template');
     const url = await createDatabase(cluster.adminUrl, name, { template });
@@ -65,7 +68,8 @@ describe('startCluster', () => {
     expect(await query(cluster.adminUrl, `select 1 from pg_database where datname = '${name}'`)).toEqual([]);
   });
 
-  it('cloning a template that someone is connected to fails with template_in_use', async () => {
+  // PostgreSQL retries for 5 s before reporting the template as in use, beyond vitest's default timeout.
+  it('cloning a template that someone is connected to fails with template_in_use', { timeout: 30_000 }, async () => {
     const template = uniqueDatabaseName('busy_template');
     const client = new pg.Client({ connectionString: await createDatabase(cluster.adminUrl, template) });
     await client.connect();

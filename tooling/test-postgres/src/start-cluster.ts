@@ -21,6 +21,8 @@ const host = '127.0.0.1';
 const superuser = 'sagaflow';
 /** Start attempts when the chosen port was taken between {@link freePort} and the postmaster's bind. */
 const maxPortAttempts = 5;
+/** `--no-sync`: a cluster that is deleted after the run does not need initdb to fsync its files. */
+const initdbFlags = ['-A', 'trust', '-U', superuser, '-E', 'UTF8', '--no-locale', '--no-sync', '--no-instructions'];
 
 /**
  * Starts a throwaway PostgreSQL 15 cluster from the machine's binaries: a fresh data directory under
@@ -54,11 +56,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<PgCl
       await chown(layout.clusterDir, runAs.uid, runAs.gid);
       await chown(layout.socketDir, runAs.uid, runAs.gid);
     }
-    await runPgBinary(
-      binaries.initdb,
-      ['-D', layout.dataDir, '-A', 'trust', '-U', superuser, '-E', 'UTF8', '--no-locale', '--no-sync', '--no-instructions'],
-      { runAs, cwd: layout.clusterDir },
-    );
+    await runPgBinary(binaries.initdb, ['-D', layout.dataDir, ...initdbFlags], { runAs, cwd: layout.clusterDir });
     port = await startOnFreePort(layout, binaries, runAs, log);
   } catch (error) {
     await destroyCluster(layout, destroyOptions).catch(() => {});
