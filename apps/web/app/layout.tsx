@@ -1,0 +1,30 @@
+import type { Metadata } from 'next';
+import Link from 'next/link';
+import type { ReactNode } from 'react';
+import { ConsoleProviders } from '@/trpc/console-providers';
+import './global.css';
+
+export const metadata: Metadata = {
+  title: { default: 'Sagaflow console', template: '%s · Sagaflow' },
+  description: 'Runs, steps and history of Sagaflow sagas.',
+};
+
+export default function RootLayout({ children }: { children: ReactNode }) {
+  return (
+    <html lang="en">
+      <body>
+        <header className="topbar">
+          <Link href="/runs" className="brand">
+            Sagaflow
+          </Link>
+          <nav>
+            <Link href="/runs">Runs</Link>
+          </nav>
+        </header>
+        <main>
+          <ConsoleProviders>{children}</ConsoleProviders>
+        </main>
+      </body>
+    </html>
+  );
+}

@@ -1,0 +1,59 @@
+import Link from 'next/link';
+import type { RunSummary } from '@/trpc/api-types';
+import { formatAge } from '@/ui/format-time';
+import { StatusBadge } from '@/ui/status-badge';
+
+/** One row per run; the whole row's first cell links to the run. */
+export function RunsTable({ runs, now }: { runs: RunSummary[]; now: number }) {
+  return (
+    <table className="table" data-testid="runs-table">
+      <thead>
+        <tr>
+          <th>Status</th>
+          <th>Run</th>
+          <th>Flow</th>
+          <th>Business key</th>
+          <th>Created</th>
+          <th>Last update</th>
+          <th>Stuck reason</th>
+        </tr>
+      </thead>
+      <tbody>
+        {runs.map((run) => (
+          <tr
+            key={run.id}
+            data-testid="run-row"
+            data-run-id={run.id}
+            className={run.stuckReason ? 'row-stuck' : undefined}
+          >
+            <td>
+              <StatusBadge status={run.status} />
+            </td>
+            <td>
+              <Link href={`/runs/${run.id}`} className="mono" title={run.id}>
+                {run.id.slice(0, 8)}
+              </Link>
+            </td>
+            <td>
+              {run.flowName} <span className="muted">v{run.flowVersion}</span>
+            </td>
+            <td className="mono">{run.businessKey ?? <span className="muted">—</span>}</td>
+            <td className="nowrap" title={run.createdAt}>
+              {formatAge(run.createdAt, now)}
+            </td>
+            <td className="nowrap" title={run.updatedAt}>
+              {formatAge(run.updatedAt, now)}
+            </td>
+            <td>
+              {run.stuckReason ? (
+                <strong className="stuck">{run.stuckReason}</strong>
+              ) : (
+                <span className="muted">—</span>
+              )}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

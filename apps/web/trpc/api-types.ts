@@ -1,0 +1,10 @@
+import type { inferRouterOutputs } from '@trpc/server';
+import type { AppRouter } from '@sagaflow/control';
+
+type Outputs = inferRouterOutputs<AppRouter>;
+
+/** Shapes of what the control plane returns, inferred from its router (types only). */
+export type RunSummary = Outputs['runs']['list'][number];
+export type RunDetail = Outputs['runs']['get'];
+export type StepRow = RunDetail['actions'][number];
+export type FlowEventRow = RunDetail['events'][number];

@@ -1,0 +1,33 @@
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** Local wall-clock time, "2025-11-30 03:12:45", unambiguous at a glance. */
+export function formatDateTime(iso: string): string {
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${formatClock(iso)}`;
+}
+
+/** "03:12:45.120" for timelines, where order within a second matters. */
+export function formatClock(iso: string, withMillis = false): string {
+  const d = new Date(iso);
+  const base = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return withMillis ? `${base}.${pad(d.getMilliseconds(), 3)}` : base;
+}
+
+/** "340 ms", "4.2 s", "3 min 4 s", "2 h 5 min", "3 d 4 h". */
+export function formatDuration(ms: number): string {
+  const abs = Math.max(0, ms);
+  if (abs < 1000) return `${Math.round(abs)} ms`;
+  const s = abs / 1000;
+  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  const min = Math.floor(s / 60);
+  if (min < 60) return `${min} min ${Math.floor(s % 60)} s`;
+  const h = Math.floor(min / 60);
+  if (h < 48) return `${h} h ${min % 60} min`;
+  return `${Math.floor(h / 24)} d ${h % 24} h`;
+}
+
+/** "12 s ago" relative to `now` ("just now" under a second, clocks being slightly apart). */
+export function formatAge(iso: string, now: number): string {
+  const ms = now - new Date(iso).getTime();
+  return ms < 1000 ? 'just now' : `${formatDuration(ms)} ago`;
+}

@@ -1,0 +1,24 @@
+import { defineConfig } from '@playwright/test';
+import { chromiumArgs, chromiumPath } from './fixtures/chromium.ts';
+
+/** Specs run against the built console and a real control plane started by fixtures/start-stack.ts. */
+export default defineConfig({
+  testDir: './specs',
+  globalSetup: './fixtures/start-stack.ts',
+  outputDir: './test-results',
+  timeout: 60_000,
+  expect: { timeout: 20_000 },
+  fullyParallel: false,
+  forbidOnly: true,
+  retries: 0,
+  workers: 1,
+  // `npm test` reads the JSON report to print one closing line with the counts of every runner.
+  reporter: [['list'], ['json', { outputFile: process.env.SAGAFLOW_E2E_JSON ?? 'test-results/e2e.json' }]],
+  use: {
+    browserName: 'chromium',
+    screenshot: 'only-on-failure',
+    trace: 'off',
+    video: 'off',
+    launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
+  },
+});
