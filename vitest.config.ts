@@ -13,7 +13,11 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts', 'apps/control/src/**/*.test.ts', 'tooling/lint-rules/src/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'apps/control/src/**/*.test.ts',
+            'tooling/lint-rules/src/**/*.test.ts',
+          ],
           testTimeout: 30_000,
         },
       },

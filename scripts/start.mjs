@@ -15,10 +15,15 @@ const controlPort = Number(process.env.CONTROL_PORT ?? 4000);
 const webPort = Number(process.env.WEB_PORT ?? 3000);
 
 async function assertFree(name, port) {
-  if (!Number.isInteger(port) || port < 1 || port > 65535) fail(`${name} must be a port number between 1 and 65535, got "${port}"`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    fail(`${name} must be a port number between 1 and 65535, got "${port}"`);
   await new Promise((resolve) => {
     const probe = createServer();
-    probe.once('error', (err) => fail(`${name} ${port} on ${host} is not available (${err.code}); stop what is using it or set ${name} to a free port`));
+    probe.once('error', (err) =>
+      fail(
+        `${name} ${port} on ${host} is not available (${err.code}); stop what is using it or set ${name} to a free port`,
+      ),
+    );
     probe.listen(port, host, () => probe.close(resolve));
   });
 }
@@ -39,7 +44,8 @@ async function waitForHttp(url, what, child, timeoutMs = 120_000) {
     } catch {
       // not listening yet
     }
-    if (++dots % 10 === 0) console.error(`[sagaflow] waiting for ${what}… (${Math.round((timeoutMs - (deadline - Date.now())) / 1000)}s)`);
+    if (++dots % 10 === 0)
+      console.error(`[sagaflow] waiting for ${what}… (${Math.round((timeoutMs - (deadline - Date.now())) / 1000)}s)`);
     await new Promise((r) => setTimeout(r, 500));
   }
   fail(`${what} did not answer at ${url} within ${timeoutMs / 1000}s`);
@@ -88,7 +94,9 @@ await step('start the console', async () => {
   return 0;
 });
 
-console.error(`\n  Sagaflow console: http://${host}:${webPort}\n  Control plane API: http://${host}:${controlPort}/trpc (health: /healthz)\n  Ctrl-C stops both.\n`);
+console.error(
+  `\n  Sagaflow console: http://${host}:${webPort}\n  Control plane API: http://${host}:${controlPort}/trpc (health: /healthz)\n  Ctrl-C stops both.\n`,
+);
 
 const exited = (c) => new Promise((r) => (c.exitCode !== null ? r() : c.on('exit', r)));
 await Promise.race(children.map(exited));

@@ -18,20 +18,31 @@ const playwrightJson = join(reports, 'playwright.json');
 
 const preflight = [];
 if (!existsSync('/usr/lib/postgresql/15/bin/initdb') && !process.env.DATABASE_URL) {
-  preflight.push('PostgreSQL 15 binaries are missing (/usr/lib/postgresql/15/bin): install them with `apt-get install -y postgresql`, or set DATABASE_URL to a server the tests may use.');
+  preflight.push(
+    'PostgreSQL 15 binaries are missing (/usr/lib/postgresql/15/bin): install them with `apt-get install -y postgresql`, or set DATABASE_URL to a server the tests may use.',
+  );
 }
 if (!existsSync('/usr/bin/chromium')) {
-  preflight.push('Chromium is missing (/usr/bin/chromium): install it with `apt-get install -y chromium` (Playwright downloads do not work here).');
+  preflight.push(
+    'Chromium is missing (/usr/bin/chromium): install it with `apt-get install -y chromium` (Playwright downloads do not work here).',
+  );
 }
 for (const p of preflight) console.error(`[sagaflow] ${p}`);
 
 const results = [];
 results.push(await step('typecheck', () => run(pnpm, ['run', '-r', '--no-bail', 'typecheck'], { cwd: root, env })));
 results.push(await step('lint (eslint)', () => run(bin('eslint'), ['.', '--max-warnings=0'], { cwd: root, env })));
-results.push(await step('format (prettier --check)', () => run(bin('prettier'), ['--check', '.', '--log-level=warn'], { cwd: root, env })));
+results.push(
+  await step('format (prettier --check)', () =>
+    run(bin('prettier'), ['--check', '.', '--log-level=warn'], { cwd: root, env }),
+  ),
+);
 results.push(
   await step('unit + integration tests (vitest: PGlite and PostgreSQL 15)', () =>
-    run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`], { cwd: root, env }),
+    run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`], {
+      cwd: root,
+      env,
+    }),
   ),
 );
 const built = await step('build the console', () => buildWeb(pnpm, env));

@@ -7,10 +7,19 @@ import { createDatabase, createEngine, defineAction, defineFlow, migrate, type D
 const N = Number(process.argv[2] ?? 200);
 
 const noop = defineAction({ name: 'bench.noop', run: async (i: { n: number }) => ({ n: i.n }) });
-const oneStep = defineFlow({ name: 'bench.one-step', version: 1, run: async (ctx, i: { n: number }) => ctx.action(noop, i) });
+const oneStep = defineFlow({
+  name: 'bench.one-step',
+  version: 1,
+  run: async (ctx, i: { n: number }) => ctx.action(noop, i),
+});
 
 async function engineRuns(db: Database): Promise<number> {
-  const engine = createEngine({ db, flows: [oneStep], actions: [noop], config: { worker: { poll_interval_ms: 10, concurrency: 4 }, logging: { anomaly_level: null } } });
+  const engine = createEngine({
+    db,
+    flows: [oneStep],
+    actions: [noop],
+    config: { worker: { poll_interval_ms: 10, concurrency: 4 }, logging: { anomaly_level: null } },
+  });
   const t0 = performance.now();
   engine.startWorkers();
   for (let i = 0; i < N; i++) await engine.startFlow(oneStep, { n: i });
@@ -25,12 +34,17 @@ async function engineRuns(db: Database): Promise<number> {
 }
 
 async function handWritten(db: Database): Promise<number> {
-  await db.driver.exec('create table if not exists bench_steps (id serial primary key, status text not null, output jsonb)');
+  await db.driver.exec(
+    'create table if not exists bench_steps (id serial primary key, status text not null, output jsonb)',
+  );
   const t0 = performance.now();
   for (let i = 0; i < N; i++) {
     await db.driver.transaction(async (tx) => {
       const [row] = await tx.query<{ id: number }>(`insert into bench_steps (status) values ('Running') returning id`);
-      await tx.query(`update bench_steps set status = 'Completed', output = $2 where id = $1`, [row?.id, JSON.stringify({ n: i })]);
+      await tx.query(`update bench_steps set status = 'Completed', output = $2 where id = $1`, [
+        row?.id,
+        JSON.stringify({ n: i }),
+      ]);
     });
   }
   return performance.now() - t0;
@@ -38,7 +52,9 @@ async function handWritten(db: Database): Promise<number> {
 
 const db = await createDatabase({ kind: 'pglite' });
 await migrate(db);
-process.stderr.write(`running ${N} one-step flows through the engine, then ${N} hand-written steps (PGlite, in memory)…\n`);
+process.stderr.write(
+  `running ${N} one-step flows through the engine, then ${N} hand-written steps (PGlite, in memory)…\n`,
+);
 const engineMs = await engineRuns(db);
 const refMs = await handWritten(db);
 await db.close();

@@ -17,9 +17,13 @@ export function ensurePnpm() {
   if (versionOf('pnpm') === wanted) return 'pnpm';
   if (existsSync(local) && versionOf(local) === wanted) return local;
   console.error(`[sagaflow] installing pnpm@${wanted} into .tools/ (one time)`);
-  execFileSync('npm', ['install', '--prefix', join(root, '.tools'), '--no-save', '--no-audit', '--no-fund', `pnpm@${wanted}`], {
-    stdio: 'inherit',
-  });
+  execFileSync(
+    'npm',
+    ['install', '--prefix', join(root, '.tools'), '--no-save', '--no-audit', '--no-fund', `pnpm@${wanted}`],
+    {
+      stdio: 'inherit',
+    },
+  );
   if (versionOf(local) !== wanted) {
     throw new Error(`pnpm@${wanted} could not be installed into .tools/; install it with: npm i -g pnpm@${wanted}`);
   }

@@ -7,8 +7,14 @@ export async function prepare() {
   const pnpm = ensurePnpm();
   const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
   for (const s of [
-    ['install dependencies (pnpm, frozen lockfile)', () => run(pnpm, ['install', '--frozen-lockfile', '--prefer-offline'], { cwd: root, env })],
-    ['generate the Prisma client', () => run(process.execPath, [join(root, 'scripts', 'prisma-generate.mjs')], { cwd: root, env })],
+    [
+      'install dependencies (pnpm, frozen lockfile)',
+      () => run(pnpm, ['install', '--frozen-lockfile', '--prefer-offline'], { cwd: root, env }),
+    ],
+    [
+      'generate the Prisma client',
+      () => run(process.execPath, [join(root, 'scripts', 'prisma-generate.mjs')], { cwd: root, env }),
+    ],
   ]) {
     const r = await step(...s);
     if (!r.ok) {

@@ -27,7 +27,12 @@ function sourceHash() {
 /** Builds the console unless the last build was of the same sources. */
 export async function buildWeb(pnpm, env, { force = false } = {}) {
   const hash = sourceHash();
-  if (!force && existsSync(join(web, '.next', 'BUILD_ID')) && existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) {
+  if (
+    !force &&
+    existsSync(join(web, '.next', 'BUILD_ID')) &&
+    existsSync(stamp) &&
+    readFileSync(stamp, 'utf8') === hash
+  ) {
     console.error('[sagaflow] console build is up to date');
     return 0;
   }

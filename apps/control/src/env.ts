@@ -9,7 +9,10 @@ const bool = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v
 /** Every setting the control plane reads from the environment; `process.env` is read here only. */
 const schema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
-  SAGAFLOW_DATA_DIR: z.string().min(1).default(join(repoRoot, '.data', 'pglite')),
+  SAGAFLOW_DATA_DIR: z
+    .string()
+    .min(1)
+    .default(join(repoRoot, '.data', 'pglite')),
   CONTROL_HOST: z.string().min(1).default('127.0.0.1'),
   CONTROL_PORT: z.coerce.number().int().min(0).max(65_535).default(4000),
   SAGAFLOW_DEMO: bool.default(false),

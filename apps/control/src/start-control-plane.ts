@@ -31,7 +31,10 @@ export interface ControlPlane {
  * workers and the HTTP API, and (on request) demo traffic. Checks run in the order that keeps a
  * failed start from leaving anything half-created.
  */
-export async function startControlPlane(env: ControlEnv, logger: Logger = pino({ level: env.LOG_LEVEL })): Promise<ControlPlane> {
+export async function startControlPlane(
+  env: ControlEnv,
+  logger: Logger = pino({ level: env.LOG_LEVEL }),
+): Promise<ControlPlane> {
   await checkPortFree(env.CONTROL_HOST, env.CONTROL_PORT);
   const db = await openDatabase(env);
   logger.info({ database: db.description, kind: db.kind }, 'database open');
@@ -59,7 +62,9 @@ export async function startControlPlane(env: ControlEnv, logger: Logger = pino({
   const { port } = server.address() as AddressInfo;
   const url = `http://${env.CONTROL_HOST}:${port}`;
   engine.startWorkers();
-  const stopDemo = env.SAGAFLOW_DEMO ? startDemoTraffic(engine, logger, env.SAGAFLOW_DEMO_INTERVAL_MS) : () => undefined;
+  const stopDemo = env.SAGAFLOW_DEMO
+    ? startDemoTraffic(engine, logger, env.SAGAFLOW_DEMO_INTERVAL_MS)
+    : () => undefined;
   ready = true;
   logger.info({ url }, 'control plane listening');
 
@@ -74,7 +79,8 @@ export async function startControlPlane(env: ControlEnv, logger: Logger = pino({
         stopDemo();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         const { drained } = await engine.stopWorkers(10_000);
-        if (!drained) logger.warn('in-flight jobs did not finish within 10 s; they will be redelivered after their lease');
+        if (!drained)
+          logger.warn('in-flight jobs did not finish within 10 s; they will be redelivered after their lease');
         await db.close();
         logger.info('control plane stopped');
       })()),

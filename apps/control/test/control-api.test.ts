@@ -2,6 +2,7 @@ import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
+import './provided-context.ts';
 import type { AppRouter } from '../src/api/app-router.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
@@ -10,7 +11,9 @@ describe('control plane API over HTTP', () => {
   let plane: ControlPlane;
   let api: ReturnType<typeof createTRPCClient<AppRouter>>;
   beforeAll(async () => {
-    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('control'), { template: inject('pgTemplate') });
+    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('control'), {
+      template: inject('pgTemplate'),
+    });
     plane = await startControlPlane(parseEnv({ DATABASE_URL: url, CONTROL_PORT: '0', LOG_LEVEL: 'silent' }));
     api = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${plane.url}/trpc` })] });
   });
@@ -25,7 +28,11 @@ describe('control plane API over HTTP', () => {
     );
     expect(err).toBeInstanceOf(TRPCClientError);
     const e = err as TRPCClientError<AppRouter>;
-    return { message: e.message, status: e.data?.httpStatus, field: (e.data as { field?: string | null } | undefined)?.field };
+    return {
+      message: e.message,
+      status: e.data?.httpStatus,
+      field: (e.data as { field?: string | null } | undefined)?.field,
+    };
   };
 
   it('health answers ok once started', async () => {
@@ -55,8 +62,14 @@ describe('control plane API over HTTP', () => {
   it('bad input gets a 400 whose message names the field, and changes nothing', async () => {
     const before = (await api.runs.list.query({ limit: 500 })).length;
     expect(await rejection(api.runs.get.query({ id: 'not-a-uuid' }))).toMatchObject({ status: 400, field: 'input.id' });
-    expect(await rejection(api.runs.list.query({ status: ['Bogus' as 'Completed'] }))).toMatchObject({ status: 400, field: 'input.status.0' });
-    expect(await rejection(api.runs.start.mutate({ flowName: '', input: {} }))).toMatchObject({ status: 400, field: 'input.flowName' });
+    expect(await rejection(api.runs.list.query({ status: ['Bogus' as 'Completed'] }))).toMatchObject({
+      status: 400,
+      field: 'input.status.0',
+    });
+    expect(await rejection(api.runs.start.mutate({ flowName: '', input: {} }))).toMatchObject({
+      status: 400,
+      field: 'input.flowName',
+    });
     const unknown = await rejection(api.runs.start.mutate({ flowName: 'no-such-flow', input: {} }));
     expect(unknown).toMatchObject({ status: 400 });
     expect(unknown.message).toContain('no-such-flow');
@@ -69,7 +82,11 @@ describe('control plane API over HTTP', () => {
     expect(missing).toMatchObject({ status: 404 });
     expect(missing.message).toContain(id);
     await api.runs.start.mutate({ flowName: 'demo.order', input: { orderId: 'dup', amount: 1 }, businessKey: 'dup' });
-    expect(await rejection(api.runs.start.mutate({ flowName: 'demo.order', input: { orderId: 'dup', amount: 1 }, businessKey: 'dup' }))).toMatchObject({
+    expect(
+      await rejection(
+        api.runs.start.mutate({ flowName: 'demo.order', input: { orderId: 'dup', amount: 1 }, businessKey: 'dup' }),
+      ),
+    ).toMatchObject({
       status: 409,
     });
   });

@@ -10,7 +10,8 @@ export function PendingNotice({
   failureCount: number;
   failureReason: unknown;
 }) {
-  if (failureCount === 0 || failureReason == null) return <p className="muted">{label}</p>;
+  if (failureCount === 0 || failureReason === null || failureReason === undefined)
+    return <p className="muted">{label}</p>;
   return (
     <p className="notice notice-bad" role="alert">
       Still trying ({failureCount} failed {failureCount === 1 ? 'attempt' : 'attempts'}):{' '}

@@ -35,7 +35,11 @@ export interface StartFlowOptions {
 
 export interface Engine {
   readonly config: EngineConfig;
-  startFlow<I extends Json>(flow: FlowDefinition<I, Json> | string, input: I, options?: StartFlowOptions): Promise<{ runId: string }>;
+  startFlow<I extends Json>(
+    flow: FlowDefinition<I, Json> | string,
+    input: I,
+    options?: StartFlowOptions,
+  ): Promise<{ runId: string }>;
   getRun(runId: string): Promise<RunDetail | null>;
   listRuns(filter: ListRunsFilter): Promise<RunView[]>;
   /** Starts this process's worker pool (idempotent). */
@@ -55,7 +59,10 @@ export interface Engine {
  */
 export function createEngine(options: EngineOptions): Engine {
   const config = parseEngineConfig(options.config);
-  const registry = buildRegistry(options.flows as unknown as FlowDefinition[], options.actions as unknown as ActionDefinition[]);
+  const registry = buildRegistry(
+    options.flows as unknown as FlowDefinition[],
+    options.actions as unknown as ActionDefinition[],
+  );
   const logger = options.logger ?? pino({ name: 'sagaflow' });
   const prisma = options.db.prisma;
   let pool: WorkerPool | null = null;
@@ -95,13 +102,21 @@ export function createEngine(options: EngineOptions): Engine {
             businessKey: opts.businessKey ?? null,
             tags: opts.tags ?? [],
           });
-          await appendFlowEvent(tx, { runId: id, type: 'run.started', data: { flow: flow.name, version: flow.version } });
+          await appendFlowEvent(tx, {
+            runId: id,
+            type: 'run.started',
+            data: { flow: flow.name, version: flow.version },
+          });
           await enqueueJob(tx, { kind: 'wake-run', runId: id });
           return id;
         });
       } catch (err) {
         if (isUniqueViolation(err)) {
-          throw new EngineError('duplicate_business_key', `a run of "${name}" with business key "${opts.businessKey ?? ''}" already exists`, { cause: err });
+          throw new EngineError(
+            'duplicate_business_key',
+            `a run of "${name}" with business key "${opts.businessKey ?? ''}" already exists`,
+            { cause: err },
+          );
         }
         throw err;
       }

@@ -3,7 +3,9 @@ import { createDatabase } from '../src/db/create-database.ts';
 
 describe('createDatabase: bad settings fail with a message naming them', () => {
   it('an unreachable PostgreSQL URL says which server could not be reached, hiding the password', async () => {
-    const err = await createDatabase({ kind: 'postgres', url: 'postgres://u:secret@127.0.0.1:1/db' }).catch((e: unknown) => e);
+    const err = await createDatabase({ kind: 'postgres', url: 'postgres://u:secret@127.0.0.1:1/db' }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'database_unreachable' });
     expect((err as Error).message).toContain('127.0.0.1:1');
     expect((err as Error).message).not.toContain('secret');

@@ -26,7 +26,9 @@ describe(`migrate (${testDbKind()})`, () => {
   });
 
   const records = () =>
-    db.driver.query<Row>('select migration_name, checksum, finished_at, applied_steps_count from "sagaflow"."_prisma_migrations" order by migration_name');
+    db.driver.query<Row>(
+      'select migration_name, checksum, finished_at, applied_steps_count from "sagaflow"."_prisma_migrations" order by migration_name',
+    );
 
   it('applies every migration once and records it as prisma migrate deploy does', async () => {
     const first = await migrate(db);
@@ -63,7 +65,10 @@ describe(`migrate (${testDbKind()})`, () => {
 
   it('refuses to run when an applied migration file was edited afterwards', async () => {
     const dir = copyOfMigrations();
-    writeFileSync(join(dir, '0001_init', 'migration.sql'), readFileSync(join(dir, '0001_init', 'migration.sql'), 'utf8') + '\n-- edited\n');
+    writeFileSync(
+      join(dir, '0001_init', 'migration.sql'),
+      readFileSync(join(dir, '0001_init', 'migration.sql'), 'utf8') + '\n-- edited\n',
+    );
     await expect(migrate(db, { dir })).rejects.toMatchObject({ code: 'migration_modified' });
   });
 
@@ -72,7 +77,10 @@ describe(`migrate (${testDbKind()})`, () => {
     mkdirSync(join(dir, '0002_good'));
     writeFileSync(join(dir, '0002_good', 'migration.sql'), 'create table "sagaflow"."mig_probe" (id int);');
     mkdirSync(join(dir, '0003_broken'));
-    writeFileSync(join(dir, '0003_broken', 'migration.sql'), 'create table "sagaflow"."mig_probe2" (id int);\nselect * from no_such_table;');
+    writeFileSync(
+      join(dir, '0003_broken', 'migration.sql'),
+      'create table "sagaflow"."mig_probe2" (id int);\nselect * from no_such_table;',
+    );
     const err = await migrate(db, { dir }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EngineError);
     expect((err as EngineError).code).toBe('migration_failed');

@@ -16,7 +16,13 @@ describe(`the recorder's fence (${testDbKind()})`, () => {
   });
 
   async function aStep(reclaimAfterSeconds: number | null = null) {
-    const runId = await insertFlowRun(db.prisma, { flowName: 'f', flowVersion: 1, input: {}, businessKey: null, tags: [] });
+    const runId = await insertFlowRun(db.prisma, {
+      flowName: 'f',
+      flowVersion: 1,
+      input: {},
+      businessKey: null,
+      tags: [],
+    });
     await insertActionRun(db.prisma, { runId, sequence: 1, name: 'a', input: {}, maxAttempts: 1 });
     const row = await db.prisma.actionRun.update({
       where: { run_id_sequence: { run_id: runId, sequence: 1 } },
@@ -33,9 +39,17 @@ describe(`the recorder's fence (${testDbKind()})`, () => {
     await db.prisma.actionRun.update({ where: { id }, data: { reclaim_stale_at: new Date(Date.now() - 1000) } });
     const second = await claimActionRun(db.prisma, { id, workerId: 'w2' });
     expect(second).toBe(2);
-    expect(await recordActionOutcome(db.prisma, { id, attempts: 2, outcome: { kind: 'completed', output: { by: 'w2' } } })).toBe(true);
-    expect(await recordActionOutcome(db.prisma, { id, attempts: 1, outcome: { kind: 'completed', output: { by: 'w1' } } })).toBe(false);
-    expect(await db.prisma.actionRun.findUnique({ where: { id } })).toMatchObject({ status: 'Completed', output: { by: 'w2' }, attempts: 2 });
+    expect(
+      await recordActionOutcome(db.prisma, { id, attempts: 2, outcome: { kind: 'completed', output: { by: 'w2' } } }),
+    ).toBe(true);
+    expect(
+      await recordActionOutcome(db.prisma, { id, attempts: 1, outcome: { kind: 'completed', output: { by: 'w1' } } }),
+    ).toBe(false);
+    expect(await db.prisma.actionRun.findUnique({ where: { id } })).toMatchObject({
+      status: 'Completed',
+      output: { by: 'w2' },
+      attempts: 2,
+    });
   });
 
   it("a straggler's late success does not overwrite Expired", async () => {
@@ -43,7 +57,9 @@ describe(`the recorder's fence (${testDbKind()})`, () => {
     const attempts = await claimActionRun(db.prisma, { id, workerId: 'w1' });
     // The monitor settles the step without claiming it (it does not touch attempts).
     await db.prisma.actionRun.update({ where: { id }, data: { status: 'Expired' } });
-    expect(await recordActionOutcome(db.prisma, { id, attempts: attempts ?? 0, outcome: { kind: 'completed', output: 1 } })).toBe(false);
+    expect(
+      await recordActionOutcome(db.prisma, { id, attempts: attempts ?? 0, outcome: { kind: 'completed', output: 1 } }),
+    ).toBe(false);
     expect(await db.prisma.actionRun.findUnique({ where: { id } })).toMatchObject({ status: 'Expired', output: null });
   });
 

@@ -10,7 +10,10 @@ import { waitFor } from './support/wait-for.ts';
 const calls = new Map<string, number>();
 const count = (key: string) => calls.set(key, (calls.get(key) ?? 0) + 1).get(key) ?? 0;
 
-const double = defineAction({ name: 'double', run: async (i: { n: number; key: string }) => (count(`double:${i.key}`), { n: i.n * 2 }) });
+const double = defineAction({
+  name: 'double',
+  run: async (i: { n: number; key: string }) => (count(`double:${i.key}`), { n: i.n * 2 }),
+});
 const flaky = defineAction({
   name: 'flaky',
   retry: { maxAttempts: 3 },
@@ -20,7 +23,11 @@ const flaky = defineAction({
   },
 });
 
-const oneStep = defineFlow({ name: 'one-step', version: 1, run: async (ctx, i: { n: number; key: string }) => ctx.action(double, i) });
+const oneStep = defineFlow({
+  name: 'one-step',
+  version: 1,
+  run: async (ctx, i: { n: number; key: string }) => ctx.action(double, i),
+});
 const retrying = defineFlow({
   name: 'retrying',
   version: 1,
@@ -28,7 +35,7 @@ const retrying = defineFlow({
     try {
       return await ctx.action(flaky, i);
     } catch (err) {
-      if (err instanceof ActionFailedError) throw new Error(`gave up after retries: ${err.message}`);
+      if (err instanceof ActionFailedError) throw new Error(`gave up after retries: ${err.message}`, { cause: err });
       throw err;
     }
   },
@@ -43,7 +50,11 @@ describe(`a flow run on a worker (${testDbKind()})`, () => {
       db,
       flows: [oneStep, retrying],
       actions: [double, flaky],
-      config: { worker: { poll_interval_ms: 20 }, retry: { base_delay_ms: 20, max_delay_ms: 40 }, logging: { anomaly_level: null } },
+      config: {
+        worker: { poll_interval_ms: 20 },
+        retry: { base_delay_ms: 20, max_delay_ms: 40 },
+        logging: { anomaly_level: null },
+      },
     });
     engine.startWorkers();
   });
@@ -66,7 +77,13 @@ describe(`a flow run on a worker (${testDbKind()})`, () => {
     expect(d.actions).toHaveLength(1);
     expect(d.actions[0]).toMatchObject({ name: 'double', status: 'Completed', attempts: 1, output: { n: 42 } });
     expect(calls.get('double:a')).toBe(1);
-    expect(d.events.map((e) => e.type)).toEqual(['run.started', 'run.running', 'action.started', 'action.completed', 'run.completed']);
+    expect(d.events.map((e) => e.type)).toEqual([
+      'run.started',
+      'run.running',
+      'action.started',
+      'action.completed',
+      'run.completed',
+    ]);
   });
 
   it('a failing action is retried per its policy, showing Failed between tries, then completes', async () => {

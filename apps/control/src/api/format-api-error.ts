@@ -5,7 +5,10 @@ import { ZodError } from 'zod';
  * Bad input gets a message that names the field ("input.flowName: expected string"), not a JSON
  * dump of validator issues; the API's callers (and the console) show it as it is.
  */
-export function formatApiError(opts: { shape: TRPCDefaultErrorShape; error: TRPCError }): TRPCDefaultErrorShape & { data: { field: string | null } } {
+export function formatApiError(opts: {
+  shape: TRPCDefaultErrorShape;
+  error: TRPCError;
+}): TRPCDefaultErrorShape & { data: { field: string | null } } {
   const { shape, error } = opts;
   if (error.cause instanceof ZodError) {
     const issue = error.cause.issues[0];

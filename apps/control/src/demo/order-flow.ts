@@ -3,7 +3,10 @@ import { defineAction, defineFlow } from '@sagaflow/engine';
 /** A tiny order flow for demo traffic: three steps, the middle one flaky so retries show. */
 export const chargeCard = defineAction({
   name: 'demo.charge-card',
-  run: async (input: { orderId: string; amount: number }) => ({ chargeId: `ch_${input.orderId}`, amount: input.amount }),
+  run: async (input: { orderId: string; amount: number }) => ({
+    chargeId: `ch_${input.orderId}`,
+    amount: input.amount,
+  }),
 });
 
 export const reserveStock = defineAction({
@@ -27,7 +30,11 @@ export const orderFlow = defineFlow({
     const charge = await ctx.action(chargeCard, { orderId: input.orderId, amount: input.amount });
     const reservation = await ctx.action(reserveStock, { orderId: input.orderId, failRate: input.failRate ?? 0 });
     const shipment = await ctx.action(shipOrder, { orderId: input.orderId });
-    return { chargeId: charge.chargeId, reservationId: reservation.reservationId, trackingNumber: shipment.trackingNumber };
+    return {
+      chargeId: charge.chargeId,
+      reservationId: reservation.reservationId,
+      trackingNumber: shipment.trackingNumber,
+    };
   },
 });
 

@@ -8,7 +8,11 @@ export function startDemoTraffic(engine: Engine, logger: Logger, intervalMs: num
   const tick = () => {
     const orderId = randomUUID();
     engine
-      .startFlow(orderFlow, { orderId, amount: Math.round(Math.random() * 20_000) / 100, failRate: 0.3 }, { businessKey: orderId, tags: ['demo'] })
+      .startFlow(
+        orderFlow,
+        { orderId, amount: Math.round(Math.random() * 20_000) / 100, failRate: 0.3 },
+        { businessKey: orderId, tags: ['demo'] },
+      )
       .catch((err: unknown) => logger.warn({ err }, 'demo traffic could not start a run'));
   };
   tick();

@@ -6,7 +6,11 @@ export async function checkPortFree(host: string, port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new Error(`CONTROL_PORT ${port} on ${host} is not available (${err.code ?? err.message}); stop what is using it or set CONTROL_PORT to a free port`)),
+      reject(
+        new Error(
+          `CONTROL_PORT ${port} on ${host} is not available (${err.code ?? err.message}); stop what is using it or set CONTROL_PORT to a free port`,
+        ),
+      ),
     );
     probe.listen(port, host, () => probe.close(() => resolve()));
   });

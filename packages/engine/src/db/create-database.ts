@@ -31,7 +31,11 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
     pglite = new PGlite(dataDir);
     await pglite.waitReady;
   } catch (cause) {
-    throw new EngineError('data_dir_unusable', `data directory ${dataDir ?? '(memory)'} could not be opened as a PGlite database: ${String(cause)}. Point it at an empty directory or one created by Sagaflow.`, { cause });
+    throw new EngineError(
+      'data_dir_unusable',
+      `data directory ${dataDir ?? '(memory)'} could not be opened as a PGlite database: ${String(cause)}. Point it at an empty directory or one created by Sagaflow.`,
+      { cause },
+    );
   }
   const driver: SqlDriver = {
     exec: async (sql) => {
@@ -66,7 +70,11 @@ function ensureWritableDir(dir: string): void {
     mkdirSync(dir, { recursive: true });
     accessSync(dir, constants.W_OK | constants.R_OK);
   } catch (cause) {
-    throw new EngineError('data_dir_unusable', `data directory ${dir} is not writable (${(cause as NodeJS.ErrnoException).code ?? String(cause)}). Choose a directory this user can write, or fix its permissions.`, { cause });
+    throw new EngineError(
+      'data_dir_unusable',
+      `data directory ${dir} is not writable (${(cause as NodeJS.ErrnoException).code ?? String(cause)}). Choose a directory this user can write, or fix its permissions.`,
+      { cause },
+    );
   }
 }
 
@@ -80,7 +88,11 @@ async function openPostgres(url: string, poolSize = 10): Promise<Database> {
   } catch (cause) {
     await pool.end().catch(() => undefined);
     const reason = (cause as NodeJS.ErrnoException).code ?? (cause instanceof Error ? cause.message : String(cause));
-    throw new EngineError('database_unreachable', `cannot reach the PostgreSQL server at ${description} (${reason}). Check that it is running and the URL is right.`, { cause });
+    throw new EngineError(
+      'database_unreachable',
+      `cannot reach the PostgreSQL server at ${description} (${reason}). Check that it is running and the URL is right.`,
+      { cause },
+    );
   }
   const session = (client: pg.Pool | pg.PoolClient): SqlSession => ({
     exec: async (sql) => {

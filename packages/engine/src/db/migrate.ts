@@ -72,14 +72,23 @@ export function planPending(files: readonly MigrationFile[], applied: readonly A
   const known = new Map(files.map((f) => [f.name, f]));
   for (const row of applied) {
     if (row.finished_at === null) {
-      throw new EngineError('migration_incomplete', `migration ${row.migration_name} is recorded as started but never finished; inspect the database and mark it rolled back (rolled_back_at) in sagaflow._prisma_migrations before retrying.`);
+      throw new EngineError(
+        'migration_incomplete',
+        `migration ${row.migration_name} is recorded as started but never finished; inspect the database and mark it rolled back (rolled_back_at) in sagaflow._prisma_migrations before retrying.`,
+      );
     }
     const file = known.get(row.migration_name);
     if (!file) {
-      throw new EngineError('database_ahead', `the database has migration ${row.migration_name}, which this version of Sagaflow does not know: it is newer than this code. Upgrade Sagaflow instead of running an older version against it.`);
+      throw new EngineError(
+        'database_ahead',
+        `the database has migration ${row.migration_name}, which this version of Sagaflow does not know: it is newer than this code. Upgrade Sagaflow instead of running an older version against it.`,
+      );
     }
     if (file.checksum !== row.checksum) {
-      throw new EngineError('migration_modified', `migration ${row.migration_name} was changed after it was applied (checksum differs). Restore the original file and add a new migration instead.`);
+      throw new EngineError(
+        'migration_modified',
+        `migration ${row.migration_name} was changed after it was applied (checksum differs). Restore the original file and add a new migration instead.`,
+      );
     }
   }
   const done = new Set(applied.map((r) => r.migration_name));
@@ -101,6 +110,10 @@ async function applyOne(tx: SqlSession, file: MigrationFile): Promise<void> {
       [id],
     );
   } catch (cause) {
-    throw new EngineError('migration_failed', `migration ${file.name} failed and was rolled back: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    throw new EngineError(
+      'migration_failed',
+      `migration ${file.name} failed and was rolled back: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
   }
 }

@@ -29,7 +29,11 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
   if (!run || (terminalRunStatuses as readonly string[]).includes(run.status)) return 'not-open';
   const flow = deps.registry.flows.get(run.flow_name);
   if (!flow) {
-    await setStuckReason(deps.prisma, runId, `unknown_flow: no flow named "${run.flow_name}" is registered on this worker`);
+    await setStuckReason(
+      deps.prisma,
+      runId,
+      `unknown_flow: no flow named "${run.flow_name}" is registered on this worker`,
+    );
     return 'parked';
   }
   await deps.prisma.$transaction(async (tx) => {
@@ -55,12 +59,20 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
       const seq = sequence;
       const row = recorded.get(seq);
       if (row && row.name !== def.name) {
-        stop({ reason: `replay_blocked: step ${seq} is recorded as "${row.name}" but the code now calls "${def.name}"` });
+        stop({
+          reason: `replay_blocked: step ${seq} is recorded as "${row.name}" but the code now calls "${def.name}"`,
+        });
         return never<O>();
       }
       if (row?.status === 'Completed') return row.output as O;
       if (row?.status === 'Errored') throw new ActionFailedError(row.name, seq, row.error as Json);
-      const result: StepResult = await runStep(deps, { runId, sequence: seq, name: def.name, input, exists: row !== undefined });
+      const result: StepResult = await runStep(deps, {
+        runId,
+        sequence: seq,
+        name: def.name,
+        input,
+        exists: row !== undefined,
+      });
       if (result.kind === 'completed') return result.output as O;
       if (result.kind === 'errored') throw new ActionFailedError(def.name, seq, result.error);
       stop({ reason: result.reason });

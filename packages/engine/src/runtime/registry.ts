@@ -14,7 +14,8 @@ export function buildRegistry(flows: readonly FlowDefinition[], actions: readonl
 function byName<T extends { name: string }>(items: readonly T[], what: string): Map<string, T> {
   const map = new Map<string, T>();
   for (const item of items) {
-    if (map.has(item.name)) throw new EngineError('config_invalid', `two ${what}s are registered as "${item.name}"; names must be unique`);
+    if (map.has(item.name))
+      throw new EngineError('config_invalid', `two ${what}s are registered as "${item.name}"; names must be unique`);
     map.set(item.name, item);
   }
   return map;

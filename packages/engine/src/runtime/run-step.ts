@@ -10,9 +10,7 @@ import { retryDelayMs } from './retry-delay.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 
 export type StepResult =
-  | { kind: 'completed'; output: Json }
-  | { kind: 'errored'; error: Json }
-  | { kind: 'parked'; reason: string | null };
+  { kind: 'completed'; output: Json } | { kind: 'errored'; error: Json } | { kind: 'parked'; reason: string | null };
 
 /** Schedules (if new), claims, executes and records one action step, fenced by its claim. */
 export async function runStep(
@@ -20,17 +18,27 @@ export async function runStep(
   step: { runId: string; sequence: number; name: string; input: Json; exists: boolean },
 ): Promise<StepResult> {
   const action = deps.registry.actions.get(step.name);
-  if (!action) return { kind: 'parked', reason: `unknown_action: no action named "${step.name}" is registered on this worker` };
+  if (!action)
+    return { kind: 'parked', reason: `unknown_action: no action named "${step.name}" is registered on this worker` };
   const { runId, sequence, name } = step;
 
   const claimed = await deps.prisma.$transaction(async (tx) => {
     if (!step.exists) {
       await insertActionRun(tx, { runId, sequence, name, input: step.input, maxAttempts: action.retry.maxAttempts });
     }
-    const row = await tx.actionRun.findUniqueOrThrow({ where: { run_id_sequence: { run_id: runId, sequence } }, select: { id: true } });
+    const row = await tx.actionRun.findUniqueOrThrow({
+      where: { run_id_sequence: { run_id: runId, sequence } },
+      select: { id: true },
+    });
     const attempts = await claimActionRun(tx, { id: row.id, workerId: deps.workerId });
     if (attempts !== null) {
-      await appendFlowEvent(tx, { runId, type: 'action.started', sequence, rowId: row.id, data: { name, attempt: attempts } });
+      await appendFlowEvent(tx, {
+        runId,
+        type: 'action.started',
+        sequence,
+        rowId: row.id,
+        data: { name, attempt: attempts },
+      });
     }
     return { id: row.id, attempts };
   });
@@ -55,7 +63,7 @@ export async function runStep(
 
   let outcome: ActionOutcome;
   try {
-    outcome = { kind: 'completed', output: ((await action.run(step.input)) ?? null) as Json };
+    outcome = { kind: 'completed', output: (await action.run(step.input)) ?? null };
   } catch (err) {
     const error = serializeError(err);
     outcome =
@@ -67,8 +75,19 @@ export async function runStep(
   const landed = await deps.prisma.$transaction(async (tx) => {
     const ok = await recordActionOutcome(tx, { id: claimed.id, attempts: claimed.attempts as number, outcome });
     if (!ok) return false;
-    const type = outcome.kind === 'completed' ? 'action.completed' : outcome.kind === 'failed' ? 'action.retry_scheduled' : 'action.failed';
-    await appendFlowEvent(tx, { runId, type, sequence, rowId: claimed.id, data: { name, attempt: claimed.attempts as number } });
+    const type =
+      outcome.kind === 'completed'
+        ? 'action.completed'
+        : outcome.kind === 'failed'
+          ? 'action.retry_scheduled'
+          : 'action.failed';
+    await appendFlowEvent(tx, {
+      runId,
+      type,
+      sequence,
+      rowId: claimed.id,
+      data: { name, attempt: claimed.attempts as number },
+    });
     if (outcome.kind === 'failed') await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: outcome.retryAt });
     return true;
   });

@@ -91,6 +91,12 @@ export function toActionView(a: DbActionRun): ActionView {
   };
 }
 
-export function toFlowEventView(e: { id: bigint; type: string; sequence: number | null; data: unknown; at: Date }): FlowEventView {
+export function toFlowEventView(e: {
+  id: bigint;
+  type: string;
+  sequence: number | null;
+  data: unknown;
+  at: Date;
+}): FlowEventView {
   return { id: String(e.id), type: e.type, sequence: e.sequence, data: e.data as Json, at: e.at.toISOString() };
 }

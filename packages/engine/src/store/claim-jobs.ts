@@ -13,7 +13,10 @@ export interface DbJob {
  * lease (locked_until, on the database clock) makes a job whose worker died visible again, which
  * is what gives at-least-once delivery.
  */
-export async function claimJobs(db: Db, args: { workerId: string; limit: number; leaseSeconds: number }): Promise<DbJob[]> {
+export async function claimJobs(
+  db: Db,
+  args: { workerId: string; limit: number; leaseSeconds: number },
+): Promise<DbJob[]> {
   return db.$queryRaw<DbJob[]>`
     update "sagaflow"."jobs" j
        set locked_by = ${args.workerId},

@@ -7,6 +7,11 @@ export async function enqueueJob(
   job: { kind: JobKind; runId: string; rowId?: string; availableAt?: Date },
 ): Promise<void> {
   await db.job.create({
-    data: { kind: job.kind, run_id: job.runId, row_id: job.rowId ?? null, ...(job.availableAt ? { available_at: job.availableAt } : {}) },
+    data: {
+      kind: job.kind,
+      run_id: job.runId,
+      row_id: job.rowId ?? null,
+      ...(job.availableAt ? { available_at: job.availableAt } : {}),
+    },
   });
 }

@@ -14,7 +14,8 @@ export async function listRuns(db: Db, filter: ListRunsFilter) {
       ...(filter.status?.length ? { status: { in: filter.status } } : {}),
       ...(filter.flowName ? { flow_name: filter.flowName } : {}),
     },
-    orderBy: filter.order === 'newest' ? [{ created_at: 'desc' }, { id: 'desc' }] : [{ updated_at: 'asc' }, { id: 'asc' }],
+    orderBy:
+      filter.order === 'newest' ? [{ created_at: 'desc' }, { id: 'desc' }] : [{ updated_at: 'asc' }, { id: 'asc' }],
     take: filter.limit,
   });
 }

@@ -11,7 +11,10 @@ export type ActionOutcome =
  * Zero rows updated means the worker lost (another claimed it, or it was settled without a claim):
  * a recorded terminal state is never overwritten. Returns whether the write landed.
  */
-export async function recordActionOutcome(db: Db, args: { id: string; attempts: number; outcome: ActionOutcome }): Promise<boolean> {
+export async function recordActionOutcome(
+  db: Db,
+  args: { id: string; attempts: number; outcome: ActionOutcome },
+): Promise<boolean> {
   const { outcome } = args;
   const status = outcome.kind === 'completed' ? 'Completed' : outcome.kind === 'failed' ? 'Failed' : 'Errored';
   const output = outcome.kind === 'completed' ? JSON.stringify(outcome.output) : null;

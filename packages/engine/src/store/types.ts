@@ -4,7 +4,14 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 export type Db = PrismaClient | Prisma.TransactionClient;
 
 /** Flow run statuses. Terminal ones are never overwritten. */
-export const terminalRunStatuses = ['Completed', 'Failed', 'Compensated', 'Expired', 'Cancelled', 'Terminated'] as const;
+export const terminalRunStatuses = [
+  'Completed',
+  'Failed',
+  'Compensated',
+  'Expired',
+  'Cancelled',
+  'Terminated',
+] as const;
 export const openRunStatuses = ['Pending', 'Running', 'Waiting', 'Compensating'] as const;
 export type RunStatus = (typeof terminalRunStatuses)[number] | (typeof openRunStatuses)[number];
 

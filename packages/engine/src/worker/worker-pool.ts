@@ -32,7 +32,10 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
       if (job.kind === 'wake-run' && job.run_id) await executeRun(deps, job.run_id);
       await deleteJob(deps.prisma, { id: job.id, workerId: deps.workerId });
     } catch (err) {
-      deps.logger.error({ err, jobId: String(job.id), runId: job.run_id }, 'job failed; it will be redelivered after its lease');
+      deps.logger.error(
+        { err, jobId: String(job.id), runId: job.run_id },
+        'job failed; it will be redelivered after its lease',
+      );
     }
   };
 

@@ -17,7 +17,13 @@ export async function actualSchema(sql: SqlSession): Promise<SchemaShape> {
                          and a.attname = c.column_name
      where c.table_schema = 'sagaflow' and c.table_name <> '_prisma_migrations'
      order by c.table_name, c.ordinal_position`);
-  const indexes = await sql.query<{ name: string; table: string; unique: boolean; primary: boolean; columns: string[] }>(`
+  const indexes = await sql.query<{
+    name: string;
+    table: string;
+    unique: boolean;
+    primary: boolean;
+    columns: string[];
+  }>(`
     select i.relname as name, t.relname as table, ix.indisunique as unique, ix.indisprimary as primary,
            array(select a.attname::text from unnest(ix.indkey) with ordinality k(attnum, ord)
                    join pg_attribute a on a.attrelid = t.oid and a.attnum = k.attnum order by k.ord) as columns
@@ -29,9 +35,14 @@ export async function actualSchema(sql: SqlSession): Promise<SchemaShape> {
   const shape: SchemaShape = { tables: {}, indexes: {} };
   for (const c of columns) {
     const table = (shape.tables[c.table_name] ??= {});
-    table[c.column_name] = { type: normaliseType(c.type), nullable: c.is_nullable === 'YES', default: unqualify(c.column_default) };
+    table[c.column_name] = {
+      type: normaliseType(c.type),
+      nullable: c.is_nullable === 'YES',
+      default: unqualify(c.column_default),
+    };
   }
-  for (const i of indexes) shape.indexes[i.name] = { table: i.table, columns: i.columns, unique: i.unique, primary: i.primary };
+  for (const i of indexes)
+    shape.indexes[i.name] = { table: i.table, columns: i.columns, unique: i.unique, primary: i.primary };
   return shape;
 }
 

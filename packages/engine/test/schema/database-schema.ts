@@ -29,17 +29,23 @@ export function diffSchemas(expected: SchemaShape, actual: SchemaShape): string[
       if (!got) out.push(`column ${table}.${col}: missing in database`);
       else
         for (const key of ['type', 'nullable', 'default'] as const) {
-          if (got[key] !== shape[key]) out.push(`column ${table}.${col}: ${key} is ${String(got[key])} in database, ${String(shape[key])} in schema`);
+          if (got[key] !== shape[key])
+            out.push(
+              `column ${table}.${col}: ${key} is ${String(got[key])} in database, ${String(shape[key])} in schema`,
+            );
         }
     }
     for (const col of Object.keys(have)) if (!cols[col]) out.push(`column ${table}.${col}: in database, not in schema`);
   }
-  for (const table of Object.keys(actual.tables)) if (!expected.tables[table]) out.push(`table ${table}: in database, not in schema`);
+  for (const table of Object.keys(actual.tables))
+    if (!expected.tables[table]) out.push(`table ${table}: in database, not in schema`);
   for (const [name, idx] of Object.entries(expected.indexes)) {
     const got = actual.indexes[name];
     if (!got) out.push(`index ${name}: missing in database`);
-    else if (JSON.stringify(got) !== JSON.stringify(idx)) out.push(`index ${name}: ${JSON.stringify(got)} in database, ${JSON.stringify(idx)} in schema`);
+    else if (JSON.stringify(got) !== JSON.stringify(idx))
+      out.push(`index ${name}: ${JSON.stringify(got)} in database, ${JSON.stringify(idx)} in schema`);
   }
-  for (const name of Object.keys(actual.indexes)) if (!expected.indexes[name]) out.push(`index ${name}: in database, not in schema`);
+  for (const name of Object.keys(actual.indexes))
+    if (!expected.indexes[name]) out.push(`index ${name}: in database, not in schema`);
   return out;
 }

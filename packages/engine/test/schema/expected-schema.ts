@@ -50,7 +50,8 @@ function columnType(f: DmmfField): string {
 function columnDefault(table: string, f: DmmfField): string | null {
   const d = f.default as { name?: string; args?: unknown[] } | string | number | boolean | unknown[] | undefined;
   if (d === undefined) return null;
-  if (Array.isArray(d)) return d.length === 0 ? `ARRAY[]::${columnType({ ...f, isList: false })}[]` : `unsupported list default`;
+  if (Array.isArray(d))
+    return d.length === 0 ? `ARRAY[]::${columnType({ ...f, isList: false })}[]` : `unsupported list default`;
   if (typeof d === 'object' && d !== null) {
     if (d.name === 'now') return 'CURRENT_TIMESTAMP';
     if (d.name === 'autoincrement') return `nextval('${table}_${f.name}_seq'::regclass)`;
@@ -78,7 +79,11 @@ export function expectedSchemaFromText(text: string): SchemaShape {
     tableOf.set(m.name, table);
     const cols: Record<string, ColumnShape> = {};
     for (const f of m.fields.filter((x) => x.kind !== 'object')) {
-      cols[f.dbName ?? f.name] = { type: columnType(f), nullable: !f.isRequired && !f.isList, default: columnDefault(table, f) };
+      cols[f.dbName ?? f.name] = {
+        type: columnType(f),
+        nullable: !f.isRequired && !f.isList,
+        default: columnDefault(table, f),
+      };
     }
     shape.tables[table] = cols;
   }

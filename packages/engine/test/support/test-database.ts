@@ -15,11 +15,17 @@ export function testDbKind(): TestDbKind {
  * A fresh, migrated database for one test file: a clone of the migrated template on the real
  * PostgreSQL server, or an in-memory PGlite (they take seconds to start: share one per file).
  */
-export async function openTestDatabase(opts: { migrated?: boolean; poolSize?: number } = {}): Promise<Database & { url?: string }> {
+export async function openTestDatabase(
+  opts: { migrated?: boolean; poolSize?: number } = {},
+): Promise<Database & { url?: string }> {
   const migrated = opts.migrated ?? true;
   if (testDbKind() === 'postgres') {
     const admin = inject('pgAdminUrl');
-    const url = await createPgDatabase(admin, uniqueDatabaseName('t'), migrated ? { template: inject('pgTemplate') } : {});
+    const url = await createPgDatabase(
+      admin,
+      uniqueDatabaseName('t'),
+      migrated ? { template: inject('pgTemplate') } : {},
+    );
     const db = await createDatabase({ kind: 'postgres', url, poolSize: opts.poolSize ?? 10 });
     return Object.assign(db, { url });
   }
