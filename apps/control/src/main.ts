@@ -17,10 +17,15 @@ try {
 if (env) {
   const logger = pino({ level: env.LOG_LEVEL, name: 'sagaflow-control' });
   const plane = await startControlPlane(env, logger).catch(fail);
-  let signals = 0;
+  let firstSignalAt = 0;
   const shutdown = (signal: string) => {
-    signals += 1;
-    if (signals > 1) process.exit(1);
+    // A terminal's Ctrl-C reaches us and our supervisor at once, and the supervisor passes it on:
+    // a second signal close behind the first is the same request. A later one forces the exit.
+    if (firstSignalAt) {
+      if (Date.now() - firstSignalAt > 2000) process.exit(1);
+      return;
+    }
+    firstSignalAt = Date.now();
     logger.info({ signal }, 'shutting down');
     plane.stop().then(
       () => process.exit(0),
