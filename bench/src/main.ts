@@ -1,67 +1,65 @@
-import { createDatabase, createEngine, defineAction, defineFlow, migrate, type Database } from '@sagaflow/engine';
+import { availableParallelism } from 'node:os';
+import { createObserverRole } from './observer-role.ts';
+import { prepareTemplateDatabase } from './prepare-template-database.ts';
+import { benchElapsedMs, progress } from './progress.ts';
+import { renderReport } from './render-report.ts';
+import { runLatencyPhase } from './run-latency-phase.ts';
+import { runPgbenchCeiling } from './run-pgbench-ceiling.ts';
+import { runPgliteFloor } from './run-pglite-floor.ts';
+import { runThroughputPhase, type PhaseSetup } from './run-throughput-phase.ts';
+import { startBenchCluster } from './start-bench-cluster.ts';
+import { withPgClient } from './with-pg-client.ts';
 
-// Engine overhead against its floor, in one run on the same embedded database: N one-step flows
-// through the engine (start, claim, record, finish, with history) versus the same N steps recorded
-// by hand as the smallest durable write a step needs (insert a row, then update it, one
-// transaction each). Reported as a ratio; nothing here is a pass/fail threshold.
-const N = Number(process.argv[2] ?? 200);
+// `pnpm bench`: one run, about two minutes on a 2-core machine. Progress on stderr, the report
+// (markdown) on stdout. Nothing here is a pass/fail threshold. `--no-pglite` skips the last section.
+const plan = {
+  ceilingSeconds: 10,
+  latency: { flows: 200, warmup: 20, pollMs: 2 },
+  throughput: [
+    { concurrency: 1, flows: 300, starters: 1 },
+    { concurrency: 32, flows: 1000, starters: 4 },
+  ],
+  pgliteRuns: process.argv.includes('--no-pglite') ? 0 : 200,
+};
 
-const noop = defineAction({ name: 'bench.noop', run: async (i: { n: number }) => ({ n: i.n }) });
-const oneStep = defineFlow({
-  name: 'bench.one-step',
-  version: 1,
-  run: async (ctx, i: { n: number }) => ctx.action(noop, i),
-});
-
-async function engineRuns(db: Database): Promise<number> {
-  const engine = createEngine({
-    db,
-    flows: [oneStep],
-    actions: [noop],
-    config: { worker: { poll_interval_ms: 10, concurrency: 4 }, logging: { anomaly_level: null } },
+progress('starting a throwaway PostgreSQL 15 cluster (@sagaflow/test-postgres)');
+const { cluster, statements } = await startBenchCluster();
+let measured: Omit<Parameters<typeof renderReport>[0], 'pglite' | 'wallMs'>;
+try {
+  const serverVersion = await withPgClient(cluster.adminUrl, async (c) => {
+    const { rows } = await c.query<{ v: string; settings: string }>(
+      `select current_setting('server_version') as v,
+              string_agg(name || '=' || setting, ', ' order by name) as settings
+         from pg_settings where name in ('fsync', 'synchronous_commit', 'full_page_writes', 'shared_buffers')`,
+    );
+    return `PostgreSQL ${rows[0]?.v ?? '?'} (${rows[0]?.settings ?? '?'})`;
   });
-  const t0 = performance.now();
-  engine.startWorkers();
-  for (let i = 0; i < N; i++) await engine.startFlow(oneStep, { n: i });
-  for (;;) {
-    const open = await db.prisma.flowRun.count({ where: { status: { not: 'Completed' } } });
-    if (open === 0) break;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  const ms = performance.now() - t0;
-  await engine.stopWorkers();
-  return ms;
+  await createObserverRole(cluster.adminUrl);
+  progress('migrating the template database');
+  const template = 'bench_template';
+  await prepareTemplateDatabase(cluster.adminUrl, template);
+  const setup: PhaseSetup = { adminUrl: cluster.adminUrl, template, statementsEnabled: statements.enabled };
+
+  progress(`ceiling: pgbench, 4 clients, ${plan.ceilingSeconds} s`);
+  const ceiling = await runPgbenchCeiling(cluster, plan.ceilingSeconds);
+  progress(`ceiling: ${ceiling.tps.toFixed(0)} tps`);
+  const latency = await runLatencyPhase(setup, plan.latency);
+  const throughput = [];
+  for (const phase of plan.throughput) throughput.push(await runThroughputPhase(setup, phase));
+  measured = {
+    environment:
+      `${new Date().toISOString()} · Node ${process.version} · ${availableParallelism()} CPUs · ${serverVersion}, ` +
+      'a throwaway cluster on 127.0.0.1 (TCP) shared by the engine, the ceiling and the bench.',
+    statementTracking: statements,
+    ceiling,
+    throughput,
+    latency,
+  };
+} finally {
+  progress('stopping the cluster');
+  await cluster.stop();
 }
-
-async function handWritten(db: Database): Promise<number> {
-  await db.driver.exec(
-    'create table if not exists bench_steps (id serial primary key, status text not null, output jsonb)',
-  );
-  const t0 = performance.now();
-  for (let i = 0; i < N; i++) {
-    await db.driver.transaction(async (tx) => {
-      const [row] = await tx.query<{ id: number }>(`insert into bench_steps (status) values ('Running') returning id`);
-      await tx.query(`update bench_steps set status = 'Completed', output = $2 where id = $1`, [
-        row?.id,
-        JSON.stringify({ n: i }),
-      ]);
-    });
-  }
-  return performance.now() - t0;
-}
-
-const db = await createDatabase({ kind: 'pglite' });
-await migrate(db);
-process.stderr.write(
-  `running ${N} one-step flows through the engine, then ${N} hand-written steps (PGlite, in memory)…\n`,
-);
-const engineMs = await engineRuns(db);
-const refMs = await handWritten(db);
-await db.close();
-
-const rate = (ms: number) => ((N * 1000) / ms).toFixed(0);
-console.log(`| measure | runs | wall ms | per second |`);
-console.log(`| --- | ---: | ---: | ---: |`);
-console.log(`| sagaflow one-step flow | ${N} | ${engineMs.toFixed(0)} | ${rate(engineMs)} |`);
-console.log(`| reference: insert+update per step | ${N} | ${refMs.toFixed(0)} | ${rate(refMs)} |`);
-console.log(`\nratio (engine time / reference time): ${(engineMs / refMs).toFixed(2)}x`);
+const pglite = plan.pgliteRuns > 0 ? await runPgliteFloor(plan.pgliteRuns) : null;
+const wallMs = benchElapsedMs();
+progress(`done in ${(wallMs / 1000).toFixed(1)} s`);
+process.stdout.write(renderReport({ ...measured, pglite, wallMs }));

@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { pino, type Logger } from 'pino';
+import { cancelRun } from './api/cancel-run.ts';
+import { getRunDetail } from './api/get-run-detail.ts';
+import { signalRun } from './api/signal-run.ts';
+import { startFlow, type StartFlowOptions } from './api/start-flow.ts';
+import { terminateRun } from './api/terminate-run.ts';
 import type { Database } from './db/database.ts';
 import type { ActionDefinition, Json } from './definitions/define-action.ts';
-import type { FlowDefinition } from './definitions/define-flow.ts';
-import { EngineError } from './errors/engine-error.ts';
+import type { FlowDefinition } from './definitions/flow-context.ts';
+import { systemClock, type Clock } from './runtime/clock.ts';
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
+import { createEngineEvents, type EngineEvents } from './runtime/engine-events.ts';
 import { buildRegistry } from './runtime/registry.ts';
-import type { RuntimeDeps } from './runtime/runtime-deps.ts';
-import { toActionView, toFlowEventView, toRunView, type RunDetail, type RunView } from './runtime/run-view.ts';
-import { appendFlowEvent } from './store/append-flow-event.ts';
-import { enqueueJob } from './store/enqueue-job.ts';
-import { findRun } from './store/find-run.ts';
+import type { Faults, RuntimeDeps, TransactionalHooks } from './runtime/runtime-deps.ts';
+import { toRunView, type RunDetail, type RunView } from './runtime/run-view.ts';
 import { insertAnomaly, type Anomaly } from './store/insert-anomaly.ts';
-import { insertFlowRun } from './store/insert-flow-run.ts';
-import { listActionRuns } from './store/list-action-runs.ts';
-import { listFlowEvents } from './store/list-flow-events.ts';
 import { listRuns, type ListRunsFilter } from './store/list-runs.ts';
 import { startWorkerPool, type WorkerPool } from './worker/worker-pool.ts';
 
@@ -25,44 +25,46 @@ export interface EngineOptions {
   actions: readonly ActionDefinition<never, Json>[];
   config?: EngineConfigInput;
   logger?: Logger;
-}
-
-export interface StartFlowOptions {
-  /** A business identity; starting a second run of the same flow with it is rejected. */
-  businessKey?: string;
-  tags?: string[];
+  /** Business time; the test kit passes a controllable one. */
+  clock?: Clock;
+  /** Code that must run inside the engine's own transactions (see TransactionalHooks). */
+  hooks?: TransactionalHooks;
+  /** @internal Test-kit fault injection. */
+  faults?: Faults;
 }
 
 export interface Engine {
   readonly config: EngineConfig;
-  startFlow<I extends Json>(
-    flow: FlowDefinition<I, Json> | string,
-    input: I,
-    options?: StartFlowOptions,
-  ): Promise<{ runId: string }>;
+  readonly events: EngineEvents;
+  startFlow<I extends Json>(flow: FlowDefinition<I, Json> | string, input: I, options?: StartFlowOptions): Promise<{ runId: string }>;
+  /** Sends a signal (payload defaults to true); it waits in the run's buffer until awaited. */
+  signal(runId: string, name: string, payload?: Json): Promise<{ signalId: string }>;
+  /** Requests cooperative cancellation with a cleanup window for compensations. */
+  cancel(runId: string, options: { reason: string; cleanupSeconds?: number }): Promise<{ requested: boolean }>;
+  /** Closes the run now, without cleanup. */
+  terminate(runId: string, options: { reason: string }): Promise<{ terminated: boolean }>;
   getRun(runId: string): Promise<RunDetail | null>;
   listRuns(filter: ListRunsFilter): Promise<RunView[]>;
   /** Starts this process's worker pool (idempotent). */
   startWorkers(): void;
   /** Stops the pool, draining in-flight work for at most `drainMs`. */
   stopWorkers(drainMs?: number): Promise<{ drained: boolean }>;
+  /** @internal For the test kit: the runtime this engine runs on. */
+  readonly runtime: RuntimeDeps;
 }
 
 /**
  * Builds an engine over a database handle the host created. It reads no environment and holds no
- * global state, so several engines (tests, tenants) can live in one process.
+ * global state, so several engines (tests, tenants, simulated workers) can live in one process.
  *
  * @example
- * const engine = createEngine({ db, flows: [fulfil], actions: [chargeCard] });
+ * const engine = createEngine({ db, flows: [fulfil], actions: [chargeCard, refundCard] });
  * engine.startWorkers();
  * const { runId } = await engine.startFlow(fulfil, { orderId: 'o-1' });
  */
 export function createEngine(options: EngineOptions): Engine {
   const config = parseEngineConfig(options.config);
-  const registry = buildRegistry(
-    options.flows as unknown as FlowDefinition[],
-    options.actions as unknown as ActionDefinition[],
-  );
+  const registry = buildRegistry(options.flows as unknown as FlowDefinition[], options.actions as unknown as ActionDefinition[]);
   const logger = options.logger ?? pino({ name: 'sagaflow' });
   const prisma = options.db.prisma;
   let pool: WorkerPool | null = null;
@@ -76,59 +78,42 @@ export function createEngine(options: EngineOptions): Engine {
       logger.error({ err, anomaly: anomaly.code }, 'could not journal an anomaly');
     }
   };
+  const events = createEngineEvents(logger, journal);
   const deps: RuntimeDeps = {
     prisma,
     registry,
     config,
     logger,
     workerId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    clock: options.clock ?? systemClock,
     journal,
-    nudge: () => pool?.nudge(),
+    emit: events.emit,
+    hooks: options.hooks ?? {},
+    faults: options.faults ?? {},
   };
+  const nudge = () => pool?.nudge();
 
   return {
     config,
-    async startFlow(flowOrName, input, opts = {}) {
-      const name = typeof flowOrName === 'string' ? flowOrName : flowOrName.name;
-      const flow = registry.flows.get(name);
-      if (!flow) throw new EngineError('unknown_flow', `no flow named "${name}" is registered`);
-      let runId: string;
-      try {
-        runId = await prisma.$transaction(async (tx) => {
-          const id = await insertFlowRun(tx, {
-            flowName: flow.name,
-            flowVersion: flow.version,
-            input,
-            businessKey: opts.businessKey ?? null,
-            tags: opts.tags ?? [],
-          });
-          await appendFlowEvent(tx, {
-            runId: id,
-            type: 'run.started',
-            data: { flow: flow.name, version: flow.version },
-          });
-          await enqueueJob(tx, { kind: 'wake-run', runId: id });
-          return id;
-        });
-      } catch (err) {
-        if (isUniqueViolation(err)) {
-          throw new EngineError(
-            'duplicate_business_key',
-            `a run of "${name}" with business key "${opts.businessKey ?? ''}" already exists`,
-            { cause: err },
-          );
-        }
-        throw err;
-      }
-      deps.nudge();
-      return { runId };
+    events: events.emitter,
+    runtime: deps,
+    async startFlow(flow, input, opts = {}) {
+      const started = await startFlow(deps, typeof flow === 'string' ? flow : flow.name, input, opts);
+      nudge();
+      return started;
     },
-    async getRun(runId) {
-      const run = await findRun(prisma, runId);
-      if (!run) return null;
-      const [actions, events] = await Promise.all([listActionRuns(prisma, runId), listFlowEvents(prisma, runId)]);
-      return { run: toRunView(run), actions: actions.map(toActionView), events: events.map(toFlowEventView) };
+    async signal(runId, name, payload = true) {
+      const sent = await signalRun(deps, runId, name, payload);
+      nudge();
+      return sent;
     },
+    async cancel(runId, opts) {
+      const r = await cancelRun(deps, runId, opts);
+      nudge();
+      return r;
+    },
+    terminate: (runId, opts) => terminateRun(deps, runId, opts),
+    getRun: (runId) => getRunDetail(prisma, runId),
     async listRuns(filter) {
       return (await listRuns(prisma, filter)).map(toRunView);
     },
@@ -141,9 +126,4 @@ export function createEngine(options: EngineOptions): Engine {
       return p ? p.stop(drainMs) : { drained: true };
     },
   };
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  const e = err as { code?: string; message?: string };
-  return e.code === 'P2002' || /unique constraint|duplicate key/i.test(e.message ?? '');
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,22 +74,22 @@ describe(`migrate (${testDbKind()})`, () => {
 
   it('rolls a failing migration back whole: no half-applied tables, no bookkeeping row', async () => {
     const dir = copyOfMigrations();
-    mkdirSync(join(dir, '0002_good'));
-    writeFileSync(join(dir, '0002_good', 'migration.sql'), 'create table "sagaflow"."mig_probe" (id int);');
-    mkdirSync(join(dir, '0003_broken'));
+    mkdirSync(join(dir, '9001_good'));
+    writeFileSync(join(dir, '9001_good', 'migration.sql'), 'create table "sagaflow"."mig_probe" (id int);');
+    mkdirSync(join(dir, '9002_broken'));
     writeFileSync(
-      join(dir, '0003_broken', 'migration.sql'),
+      join(dir, '9002_broken', 'migration.sql'),
       'create table "sagaflow"."mig_probe2" (id int);\nselect * from no_such_table;',
     );
     const err = await migrate(db, { dir }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EngineError);
     expect((err as EngineError).code).toBe('migration_failed');
-    expect((err as EngineError).message).toContain('0003_broken');
+    expect((err as EngineError).message).toContain('9002_broken');
     const probes = await db.driver.query<{ n: number }>(
       `select count(*)::int as n from information_schema.tables where table_schema = 'sagaflow' and table_name like 'mig_probe%'`,
     );
     expect(probes[0]?.n).toBe(0);
-    expect((await records()).map((r) => r.migration_name)).toEqual(['0001_init']);
+    expect((await records()).map((r) => r.migration_name)).toEqual(readdirSync(migrationsDir).filter((n) => /^\d{4}_/.test(n)).sort());
   });
 });
 

@@ -3,7 +3,7 @@ import { createEngine, type Engine } from '../src/create-engine.ts';
 import type { Database } from '../src/db/database.ts';
 import { defineAction } from '../src/definitions/define-action.ts';
 import { defineFlow } from '../src/definitions/define-flow.ts';
-import { ActionFailedError } from '../src/runtime/action-failed-error.ts';
+import { isFlowError } from '../src/runtime/flow-error.ts';
 import { openTestDatabase, testDbKind } from './support/test-database.ts';
 import { waitFor } from './support/wait-for.ts';
 
@@ -35,7 +35,7 @@ const retrying = defineFlow({
     try {
       return await ctx.action(flaky, i);
     } catch (err) {
-      if (err instanceof ActionFailedError) throw new Error(`gave up after retries: ${err.message}`, { cause: err });
+      if (isFlowError(err, 'action_failed')) throw new Error(`gave up after retries: ${err.message}`, { cause: err });
       throw err;
     }
   },

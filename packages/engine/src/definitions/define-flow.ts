@@ -1,26 +1,21 @@
-import type { ActionDefinition, Json } from './define-action.ts';
-
-/** What a flow's code sees. Everything it does goes through here so replay can reproduce it. */
-export interface FlowContext {
-  readonly runId: string;
-  /** Runs (or, on replay, returns the recorded result of) the next step. */
-  action<I extends Json, O extends Json>(action: ActionDefinition<I, O>, input: I): Promise<O>;
-}
-
-export interface FlowDefinition<I extends Json = Json, O extends Json = Json> {
-  readonly kind: 'flow';
-  readonly name: string;
-  readonly version: number;
-  readonly run: (ctx: FlowContext, input: I) => Promise<O>;
-}
+import type { Json } from './define-action.ts';
+import type { FlowContext, FlowDefinition } from './flow-context.ts';
 
 /**
  * Declares an orchestrated saga: code that is replayed from its recorded steps after any crash.
+ * Everything that is not pure computation goes through `ctx`, so replay can reproduce it.
  *
  * @example
  * const fulfil = defineFlow({ name: 'fulfil-order', version: 1, run: async (ctx, input: { orderId: string }) => {
- *   const { chargeId } = await ctx.action(chargeCard, { orderId: input.orderId });
- *   return { chargeId };
+ *   try {
+ *     const { chargeId } = await ctx.action(chargeCard, { orderId: input.orderId })
+ *       .compensateWith(refundCard, (out) => ({ chargeId: out.chargeId }));
+ *     await ctx.action(shipOrder, { orderId: input.orderId });
+ *     return { chargeId };
+ *   } catch (err) {
+ *     await ctx.compensate();
+ *     throw err;
+ *   }
  * }});
  */
 export function defineFlow<I extends Json, O extends Json>(spec: {

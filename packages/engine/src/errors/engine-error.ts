@@ -15,6 +15,7 @@ export type EngineErrorCode =
   | 'invalid_input'
   | 'duplicate_business_key'
   | 'run_not_found'
+  | 'run_not_open'
   | 'internal';
 
 const retryableCodes: ReadonlySet<EngineErrorCode> = new Set(['database_unreachable']);

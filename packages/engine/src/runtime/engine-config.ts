@@ -2,8 +2,13 @@ import { z } from 'zod';
 import { EngineError } from '../errors/engine-error.ts';
 
 const levels = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
+const seconds = z.number().int().min(1).max(10 * 365 * 86_400);
+const reclaim = z
+  .object({ enabled: z.boolean().default(false), after_seconds: seconds.default(900) })
+  .strict()
+  .prefault({});
 
-/** Defaults live here and nowhere else. */
+/** Every engine setting and its default; the defaults live here and nowhere else. */
 export const engineConfigSchema = z
   .object({
     worker: z
@@ -18,6 +23,22 @@ export const engineConfigSchema = z
       .object({
         base_delay_ms: z.number().int().min(0).default(1000),
         max_delay_ms: z.number().int().min(0).default(60_000),
+      })
+      .strict()
+      .prefault({}),
+    /** May a step still marked Running be executed again? Off by default (seed 000). */
+    reclaim: z.object({ actions: reclaim, compensations: reclaim }).strict().prefault({}),
+    /** The overlap lock per run/step (seed 000's WithoutOverlapping), independent of reclaim. */
+    locks: z
+      .object({ enabled: z.boolean().default(false), action_ttl_seconds: seconds.default(900) })
+      .strict()
+      .prefault({}),
+    runs: z
+      .object({
+        /** The engine's backstop: a run open this long is closed as TimedOut, without compensation. Null = none. */
+        default_timeout_seconds: seconds.nullable().default(null),
+        /** How long a cancelled run may keep running its cleanup (compensations). */
+        cancel_cleanup_seconds: seconds.default(300),
       })
       .strict()
       .prefault({}),

@@ -1,105 +1,86 @@
 import type { Json } from '../definitions/define-action.ts';
-import type { FlowContext } from '../definitions/define-flow.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
-import { findRun } from '../store/find-run.ts';
-import { finishRun } from '../store/finish-run.ts';
-import { listActionRuns, type DbActionRun } from '../store/list-action-runs.ts';
-import { markRunRunning } from '../store/mark-run-running.ts';
-import { setStuckReason } from '../store/set-stuck-reason.ts';
+import { findRun, type DbFlowRun } from '../store/find-run.ts';
+import { listActionRuns } from '../store/list-action-runs.ts';
+import { listCompensationRuns } from '../store/list-compensation-runs.ts';
+import { markRunActive } from '../store/mark-run-active.ts';
+import { parkRun } from '../store/park-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
-import { ActionFailedError, serializeError } from './action-failed-error.ts';
-import { runStep, type StepResult } from './run-step.ts';
+import { isFlowError, serializeError } from './flow-error.ts';
+import { createFlowContext } from './replay/create-flow-context.ts';
+import { ReplaySession, type Park } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
+import { settleRun } from './settle-run.ts';
 
 export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
 
-/** Why a replay stopped without finishing the run; `reason` is shown to operators when set. */
-interface Park {
-  reason: string | null;
-}
-
 /**
- * Replays a run: recorded steps return their recorded result (or rethrow their recorded failure),
+ * Replays a run: recorded steps return their recorded result (or rethrow their recorded failure);
  * the first unrecorded step is scheduled, claimed and run right here (the fast path: a sequential
- * flow pays no queue round trip per step). When a step cannot proceed now, the replay parks: the
+ * flow pays no queue round trip per step). When the code cannot go on now, the replay parks: the
  * flow's promise is abandoned, never rejected, so engine control flow never reaches user code.
+ * An engine-internal failure (database down) is rethrown so the job is redelivered.
  */
 export async function executeRun(deps: RuntimeDeps, runId: string): Promise<ExecuteOutcome> {
   const run = await findRun(deps.prisma, runId);
   if (!run || (terminalRunStatuses as readonly string[]).includes(run.status)) return 'not-open';
+  const now = deps.clock.now();
+
+  if (run.run_timeout_at && run.run_timeout_at.getTime() <= now.getTime()) {
+    await settleRun(deps, run, { status: 'TimedOut', error: { name: 'RunTimedOut', message: `the engine's run timeout passed at ${run.run_timeout_at.toISOString()}` } });
+    return 'finished';
+  }
+  if (run.cancel_deadline_at && run.cancel_deadline_at.getTime() <= now.getTime()) {
+    await settleRun(deps, run, { status: 'Cancelled', error: { name: 'CleanupWindowClosed', message: `cancelled; the cleanup window closed at ${run.cancel_deadline_at.toISOString()}` } });
+    return 'finished';
+  }
   const flow = deps.registry.flows.get(run.flow_name);
   if (!flow) {
-    await setStuckReason(
-      deps.prisma,
-      runId,
-      `unknown_flow: no flow named "${run.flow_name}" is registered on this worker`,
-    );
+    await parkRun(deps.prisma, { runId, waitingFor: null, stuckReason: `unknown_flow: no flow named "${run.flow_name}" is registered on this worker`, now });
     return 'parked';
   }
   await deps.prisma.$transaction(async (tx) => {
-    if (await markRunRunning(tx, runId)) await appendFlowEvent(tx, { runId, type: 'run.running' });
+    const { wasPending } = await markRunActive(tx, { runId, status: run.status === 'Compensating' ? 'Compensating' : 'Running', now });
+    if (wasPending) await appendFlowEvent(tx, { runId, type: 'run.running' });
   });
 
-  const recorded = new Map<number, DbActionRun>((await listActionRuns(deps.prisma, runId)).map((r) => [r.sequence, r]));
-  let sequence = 0;
-  let park: Park | null = null;
-  let signalPark: (p: Park) => void = () => undefined;
-  const parked = new Promise<Park>((resolve) => (signalPark = resolve));
-  const never = <T>() => new Promise<T>(() => undefined);
-  const stop = (p: Park) => {
-    park ??= p;
-    signalPark(p);
-  };
-
-  const ctx: FlowContext = {
-    runId,
-    action: async <I extends Json, O extends Json>(def: { name: string }, input: I): Promise<O> => {
-      if (park) return never<O>();
-      sequence += 1;
-      const seq = sequence;
-      const row = recorded.get(seq);
-      if (row && row.name !== def.name) {
-        stop({
-          reason: `replay_blocked: step ${seq} is recorded as "${row.name}" but the code now calls "${def.name}"`,
-        });
-        return never<O>();
-      }
-      if (row?.status === 'Completed') return row.output as O;
-      if (row?.status === 'Errored') throw new ActionFailedError(row.name, seq, row.error as Json);
-      const result: StepResult = await runStep(deps, {
-        runId,
-        sequence: seq,
-        name: def.name,
-        input,
-        exists: row !== undefined,
-      });
-      if (result.kind === 'completed') return result.output as O;
-      if (result.kind === 'errored') throw new ActionFailedError(def.name, seq, result.error);
-      stop({ reason: result.reason });
-      return never<O>();
-    },
-  };
+  const [steps, compensations] = await Promise.all([listActionRuns(deps.prisma, runId), listCompensationRuns(deps.prisma, runId)]);
+  const session = new ReplaySession(deps, run, new Map(steps.map((r) => [r.sequence, r])), compensations);
+  const ctx = createFlowContext(session);
 
   type Settled = { kind: 'ok'; output: Json } | { kind: 'threw'; error: unknown } | { kind: 'parked'; park: Park };
   const settled: Settled = await Promise.race([
-    flow.run(ctx, run.input as Json).then(
-      (output): Settled => ({ kind: 'ok', output: output ?? null }),
-      (error: unknown): Settled => ({ kind: 'threw', error }),
-    ),
-    parked.then((p): Settled => ({ kind: 'parked', park: p })),
+    Promise.resolve()
+      .then(() => flow.run(ctx, run.input as Json))
+      .then(
+        (output): Settled => ({ kind: 'ok', output: output ?? null }),
+        (error: unknown): Settled => ({ kind: 'threw', error }),
+      ),
+    session.parked.then((park): Settled => ({ kind: 'parked', park })),
   ]);
 
-  if (settled.kind === 'parked') {
-    if (settled.park.reason) await setStuckReason(deps.prisma, runId, settled.park.reason);
-    return 'parked';
+  if (settled.kind === 'parked') return park(deps, run, settled.park);
+  if (session.park) return park(deps, run, session.park);
+  const last = session.lastRecordedSequence();
+  if (last > session.sequence) {
+    const row = session.recorded.get(last);
+    return park(deps, run, {
+      waitingFor: null,
+      stuckReason: `replay_blocked: the code finished after step ${session.sequence}, but step ${last} (${row?.kind ?? '?'} "${row?.name ?? '?'}") is recorded; deploy code that matches the record, then kick the run`,
+    });
   }
-  await deps.prisma.$transaction(async (tx) => {
-    const status = settled.kind === 'ok' ? 'Completed' : 'Failed';
-    const landed =
-      settled.kind === 'ok'
-        ? await finishRun(tx, { id: runId, status, output: settled.output })
-        : await finishRun(tx, { id: runId, status, error: serializeError(settled.error) });
-    if (landed) await appendFlowEvent(tx, { runId, type: status === 'Completed' ? 'run.completed' : 'run.failed' });
-  });
+  if (settled.kind === 'ok') {
+    await settleRun(deps, run, { status: 'Completed', output: settled.output, session });
+  } else if (isFlowError(settled.error, 'cancelled')) {
+    await settleRun(deps, run, { status: 'Cancelled', error: serializeError(settled.error), session });
+  } else {
+    await settleRun(deps, run, { status: session.compensated ? 'Compensated' : 'Failed', error: serializeError(settled.error), session });
+  }
   return 'finished';
+}
+
+async function park(deps: RuntimeDeps, run: DbFlowRun, p: Park): Promise<ExecuteOutcome> {
+  if (p.abort !== undefined) throw p.abort;
+  await parkRun(deps.prisma, { runId: run.id, waitingFor: p.waitingFor, stuckReason: p.stuckReason, now: deps.clock.now() });
+  return 'parked';
 }

@@ -1,5 +1,5 @@
 import type { ActionDefinition } from '../definitions/define-action.ts';
-import type { FlowDefinition } from '../definitions/define-flow.ts';
+import type { FlowDefinition } from '../definitions/flow-context.ts';
 import { EngineError } from '../errors/engine-error.ts';
 
 export interface Registry {

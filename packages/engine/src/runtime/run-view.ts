@@ -1,5 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import type { DbActionRun } from '../store/list-action-runs.ts';
+import type { DbCompensationRun } from '../store/list-compensation-runs.ts';
 import type { DbFlowRun } from '../store/find-run.ts';
 
 /** A run as the control plane and console see it (domain type, apart from the row type). */
@@ -9,6 +10,12 @@ export interface RunView {
   flowVersion: number;
   status: string;
   stuckReason: string | null;
+  waitingFor: string | null;
+  cancelRequestedAt: string | null;
+  cancelReason: string | null;
+  parentRunId: string | null;
+  expiresAt: string | null;
+  runTimeoutAt: string | null;
   businessKey: string | null;
   tags: string[];
   input: Json;
@@ -23,6 +30,8 @@ export interface RunView {
 export interface ActionView {
   id: string;
   sequence: number;
+  /** action | value | signal | timer | child | cancel */
+  kind: string;
   name: string;
   status: string;
   attempts: number;
@@ -33,8 +42,35 @@ export interface ActionView {
   reclaimStaleAfterSeconds: number | null;
   reclaimStaleAt: string | null;
   expiresAt: string | null;
+  wakeAt: string | null;
+  parallelBlock: number | null;
   startedAt: string | null;
   finishedAt: string | null;
+}
+
+export interface CompensationView {
+  id: string;
+  actionSequence: number;
+  rollbackLevel: number;
+  name: string;
+  status: string;
+  attempts: number;
+  maxAttempts: number;
+  input: Json;
+  output: Json;
+  error: Json;
+  reclaimStaleAfterSeconds: number | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface AnomalyView {
+  id: string;
+  code: string;
+  message: string;
+  sequence: number | null;
+  name: string | null;
+  at: string;
 }
 
 export interface FlowEventView {
@@ -48,7 +84,9 @@ export interface FlowEventView {
 export interface RunDetail {
   run: RunView;
   actions: ActionView[];
+  compensations: CompensationView[];
   events: FlowEventView[];
+  anomalies: AnomalyView[];
 }
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -60,6 +98,12 @@ export function toRunView(r: DbFlowRun): RunView {
     flowVersion: r.flow_version,
     status: r.status,
     stuckReason: r.stuck_reason,
+    waitingFor: r.waiting_for,
+    cancelRequestedAt: iso(r.cancel_requested_at),
+    cancelReason: r.cancel_reason,
+    parentRunId: r.parent_run_id,
+    expiresAt: iso(r.expires_at),
+    runTimeoutAt: iso(r.run_timeout_at),
     businessKey: r.business_key,
     tags: r.tags,
     input: r.input as Json,
@@ -76,6 +120,7 @@ export function toActionView(a: DbActionRun): ActionView {
   return {
     id: a.id,
     sequence: a.sequence,
+    kind: a.kind,
     name: a.name,
     status: a.status,
     attempts: a.attempts,
@@ -86,8 +131,28 @@ export function toActionView(a: DbActionRun): ActionView {
     reclaimStaleAfterSeconds: a.reclaim_stale_after_seconds,
     reclaimStaleAt: iso(a.reclaim_stale_at),
     expiresAt: iso(a.expires_at),
+    wakeAt: iso(a.wake_at),
+    parallelBlock: a.parallel_block,
     startedAt: iso(a.started_at),
     finishedAt: iso(a.finished_at),
+  };
+}
+
+export function toCompensationView(c: DbCompensationRun): CompensationView {
+  return {
+    id: c.id,
+    actionSequence: c.action_sequence,
+    rollbackLevel: c.rollback_level,
+    name: c.name,
+    status: c.status,
+    attempts: c.attempts,
+    maxAttempts: c.max_attempts,
+    input: c.input as Json,
+    output: (c.output ?? null) as Json,
+    error: (c.error ?? null) as Json,
+    reclaimStaleAfterSeconds: c.reclaim_stale_after_seconds,
+    startedAt: iso(c.started_at),
+    finishedAt: iso(c.finished_at),
   };
 }
 

@@ -1,8 +1,37 @@
 import type { Logger } from 'pino';
-import type { PrismaClient } from '../generated/prisma/client.ts';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 import type { Anomaly } from '../store/insert-anomaly.ts';
+import type { StepTable } from '../store/step-table.ts';
+import type { Clock } from './clock.ts';
 import type { EngineConfig } from './engine-config.ts';
+import type { EmitEvent } from './engine-events.ts';
 import type { Registry } from './registry.ts';
+
+export interface ClaimedStep {
+  table: StepTable;
+  runId: string;
+  rowId: string;
+  sequence: number;
+  name: string;
+  attempt: number;
+}
+
+/**
+ * Code that runs inside the engine's own transactions. A listener that writes in the claim's
+ * transaction (an outbox row, an audit row) belongs here; so does a test's fault.
+ */
+export interface TransactionalHooks {
+  /** Inside the claim's transaction, after the claim statement. */
+  stepClaimed?: (tx: Prisma.TransactionClient, step: ClaimedStep) => Promise<void>;
+}
+
+/** Test-kit faults; never set in production. */
+export interface Faults {
+  /** After the claim committed and before the action runs: throw to simulate a process dying here. */
+  afterClaim?: (step: ClaimedStep) => Promise<void> | void;
+  /** Before the outcome is written: e.g. let another worker take the row over (a straggler). */
+  beforeOutcome?: (step: ClaimedStep) => Promise<void> | void;
+}
 
 /** What the runtime's operations need, built once by createEngine. */
 export interface RuntimeDeps {
@@ -11,7 +40,14 @@ export interface RuntimeDeps {
   config: EngineConfig;
   logger: Logger;
   workerId: string;
+  clock: Clock;
   journal: (anomaly: Anomaly) => Promise<void>;
-  /** Tells local workers there is work now, so they need not wait for their next poll. */
-  nudge: () => void;
+  emit: EmitEvent;
+  hooks: TransactionalHooks;
+  faults: Faults;
+}
+
+/** Thrown by a fault to abandon the work the way a killed process would: nothing more is written. */
+export class SimulatedCrash extends Error {
+  override readonly name = 'SimulatedCrash';
 }

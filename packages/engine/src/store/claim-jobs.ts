@@ -10,21 +10,17 @@ export interface DbJob {
 
 /**
  * Leases up to `limit` due jobs. SKIP LOCKED keeps concurrent workers off each other's rows; the
- * lease (locked_until, on the database clock) makes a job whose worker died visible again, which
- * is what gives at-least-once delivery.
+ * lease (locked_until) makes a job whose worker died visible again: at-least-once delivery.
  */
-export async function claimJobs(
-  db: Db,
-  args: { workerId: string; limit: number; leaseSeconds: number },
-): Promise<DbJob[]> {
+export async function claimJobs(db: Db, args: { workerId: string; limit: number; leaseSeconds: number; now: Date }): Promise<DbJob[]> {
   return db.$queryRaw<DbJob[]>`
     update "sagaflow"."jobs" j
        set locked_by = ${args.workerId},
-           locked_until = now() + make_interval(secs => ${args.leaseSeconds}::int),
+           locked_until = ${args.now}::timestamptz + make_interval(secs => ${args.leaseSeconds}::int),
            deliveries = j.deliveries + 1
      where j.id in (
        select id from "sagaflow"."jobs"
-        where available_at <= now() and (locked_until is null or locked_until < now())
+        where available_at <= ${args.now}::timestamptz and (locked_until is null or locked_until < ${args.now}::timestamptz)
         order by available_at, id
         limit ${args.limit}::int
         for update skip locked)

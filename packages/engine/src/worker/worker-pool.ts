@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { executeRun } from '../runtime/execute-run.ts';
-import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
+import { SimulatedCrash, type RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { claimJobs, type DbJob } from '../store/claim-jobs.ts';
 import { deleteJob } from '../store/delete-job.ts';
 
@@ -46,7 +46,7 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
       if (free > 0) {
         nudged = false;
         try {
-          jobs = await claimJobs(deps.prisma, { workerId: deps.workerId, limit: free, leaseSeconds });
+          jobs = await claimJobs(deps.prisma, { workerId: deps.workerId, limit: free, leaseSeconds, now: deps.clock.now() });
         } catch (err) {
           deps.logger.warn({ err }, 'claiming jobs failed; retrying after the poll interval');
         }

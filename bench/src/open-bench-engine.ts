@@ -1,0 +1,28 @@
+import { createDatabase, createEngine, type Database, type Engine } from '@sagaflow/engine';
+import { pino } from 'pino';
+import type { BenchFlow } from './bench-flow.ts';
+
+export interface BenchEngine {
+  readonly db: Database;
+  readonly engine: Engine;
+  readonly poolSize: number;
+}
+
+/**
+ * One engine with one worker pool of `concurrency` on database `url`, with the engine's defaults for
+ * everything else. The connection pool gets a few connections beyond the workers, for the job
+ * claimer and the bench's starters. The engine logs (warnings and up) go to stderr so stdout stays
+ * the report.
+ */
+export async function openBenchEngine(url: string, concurrency: number, bench: BenchFlow): Promise<BenchEngine> {
+  const poolSize = concurrency + 4;
+  const db = await createDatabase({ kind: 'postgres', url, poolSize });
+  const engine = createEngine({
+    db,
+    flows: [bench.flow],
+    actions: [bench.action],
+    config: { worker: { concurrency } },
+    logger: pino({ name: 'sagaflow', level: 'warn' }, pino.destination(2)),
+  });
+  return { db, engine, poolSize };
+}

@@ -1,0 +1,143 @@
+import { fixed, markdownTable } from './markdown-table.ts';
+import { renderBreakdown } from './render-breakdown.ts';
+import type { StatementGroup } from './read-statement-stats.ts';
+import type { Ceiling } from './run-pgbench-ceiling.ts';
+import type { PgliteFloor } from './run-pglite-floor.ts';
+import type { LatencyResult } from './run-latency-phase.ts';
+import type { ThroughputResult } from './run-throughput-phase.ts';
+import type { StatementTracking } from './start-bench-cluster.ts';
+
+export interface BenchReport {
+  readonly environment: string;
+  readonly statementTracking: StatementTracking;
+  readonly ceiling: Ceiling;
+  readonly throughput: readonly ThroughputResult[];
+  readonly latency: LatencyResult;
+  readonly pglite: PgliteFloor | null;
+  readonly wallMs: number;
+}
+
+/** The whole report, as markdown, for stdout. */
+export function renderReport(report: BenchReport): string {
+  return [
+    `# Sagaflow bench`,
+    '',
+    report.environment,
+    '',
+    renderThroughput(report),
+    '',
+    renderReference(report),
+    '',
+    renderBreakdown(report.latency),
+    '',
+    renderPglite(report.pglite),
+    '',
+    `Bench wall time: ${fixed(report.wallMs / 1000, 1)} s.`,
+    '',
+  ].join('\n');
+}
+
+function stepsPerSecond(t: ThroughputResult): number {
+  return (t.steps * 1000) / t.windowMs;
+}
+
+function statementsPerStep(t: ThroughputResult, which: 'all' | 'control'): number | null {
+  if (t.statements === null) return null;
+  const control = (g: StatementGroup) => ['BEGIN', 'COMMIT', 'ROLLBACK'].includes(g.label);
+  const groups = which === 'all' ? t.statements : t.statements.filter(control);
+  return groups.reduce((sum, g) => sum + g.calls, 0) / t.steps;
+}
+
+function renderThroughput(report: BenchReport): string {
+  const ts = report.throughput;
+  const row = (label: string, cell: (t: ThroughputResult) => string) => [label, ...ts.map(cell)];
+  const table = markdownTable(
+    ['3-action sequential flow, no-op actions', ...ts.map((t) => `c=${t.concurrency}`)],
+    [
+      row('runs', (t) => String(t.flows)),
+      row('window: first created_at → last finished_at (s)', (t) => fixed(t.windowMs / 1000, 2)),
+      row('flows/s', (t) => fixed((t.flows * 1000) / t.windowMs, 0)),
+      row('steps/s', (t) => fixed(stepsPerSecond(t), 0)),
+      row('**R = steps/s ÷ ceiling**', (t) => `**${fixed(stepsPerSecond(t) / report.ceiling.tps, 3)}**`),
+      row('commits per step (pg_stat_database.xact_commit Δ)', (t) => fixed(t.commits / t.steps, 2)),
+      row('writing transactions per step (transaction ids assigned)', (t) => fixed(t.writeTransactions / t.steps, 2)),
+      row('statements per step (pg_stat_statements, BEGIN/COMMIT included)', (t) => fixed(statementsPerStep(t, 'all'), 2)),
+      row('… of which BEGIN/COMMIT/ROLLBACK', (t) => fixed(statementsPerStep(t, 'control'), 2)),
+      row('rollbacks (xact_rollback Δ)', (t) => String(t.rollbacks)),
+      row('latency under this load p50 / p99 (ms, finished_at − created_at)', (t) =>
+        `${fixed(t.latencyP50Ms, 0)} / ${fixed(t.latencyP99Ms, 0)}`,
+      ),
+      row('all runs started after (s, client clock)', (t) => fixed(t.startsDoneMs / 1000, 2)),
+      row('window on the client clock: first startFlow() → last seen finished (s)', (t) =>
+        fixed(t.observedWindowMs / 1000, 2),
+      ),
+      row('engine connection pool', (t) => String(t.poolSize)),
+    ],
+  );
+  const tracking = report.statementTracking.enabled
+    ? 'Statements come from pg_stat_statements, loaded with ALTER SYSTEM + one restart of the throwaway cluster.'
+    : `pg_stat_statements could not be loaded (${report.statementTracking.reason}); statements are not reported.`;
+  return [
+    '## Throughput: one engine, one worker pool, PostgreSQL 15',
+    '',
+    table,
+    '',
+    'Per-step figures divide by 3 × runs and include every run-level write (start, mark running, finish, job ' +
+      "claim and delete) and the engine's idle job polls in the window. Each phase runs on a fresh clone of a " +
+      "migrated template database; the engine's workers start before the window opens. Commits are counted after " +
+      "every session to the database has exited (backends flush their counters on exit), minus the bench's own " +
+      'polling queries; read-only transactions count. Writing transactions are the cluster-wide transaction id ' +
+      'delta, so autovacuum/analyze can add a few. ' +
+      tracking,
+  ].join('\n');
+}
+
+function renderReference(report: BenchReport): string {
+  const ours = report.throughput.map((t) => [
+    `**sagaflow now, c=${t.concurrency}**`,
+    fixed(stepsPerSecond(t), 0),
+    `**${fixed(stepsPerSecond(t) / report.ceiling.tps, 3)}**`,
+    fixed(t.commits / t.steps, 2),
+    fixed(statementsPerStep(t, 'all'), 2),
+  ]);
+  const table = markdownTable(
+    ['', 'steps/s', 'R', 'commits per step', 'statements per step'],
+    [
+      ['ceiling measured in this run', fixed(report.ceiling.tps, 0), '1', '1', '1'],
+      ['issue 3: ceiling on this machine class', '≈10 000', '1', '', ''],
+      ['issue 3: DBOS Transact', '', '≈0.10', '≈1.67 (5 per 3-step workflow)', '≈9.7 (29 per workflow)'],
+      ['issue 3: Prisma interactive transaction per step (cap)', '', '≈0.19', '', ''],
+      ['issue 3: raw SQL through the same pool', '', '≈0.38 ("about twice")', '', ''],
+      ['issue 3: goal', '', '≥ 0.30', '≤ 1', '≤ 3'],
+      ['issue 3: required of this issue', '', '', '≤ 2', ''],
+      ...ours,
+    ],
+  );
+  return [
+    "## Ceiling and the issue's reference numbers",
+    '',
+    `Ceiling: \`${report.ceiling.command}\` running \`update t set v = v + 1 where id = :id\` (random id in ` +
+      `a 100-row table) against its own database on the same cluster: **${fixed(report.ceiling.tps, 0)} tps** ` +
+      `(${report.ceiling.transactions} transactions). R = steps/s ÷ that.`,
+    '',
+    table,
+  ].join('\n');
+}
+
+function renderPglite(pglite: PgliteFloor | null): string {
+  if (pglite === null) return '## PGlite: engine vs hand-written floor\n\nSkipped.';
+  const rate = (ms: number) => fixed((pglite.runs * 1000) / ms, 0);
+  return [
+    '## PGlite (in memory): engine one-step flow vs hand-written insert+update floor',
+    '',
+    markdownTable(
+      ['measure', 'runs', 'wall ms', 'per second'],
+      [
+        ['sagaflow one-step flow (pool of 4)', String(pglite.runs), fixed(pglite.engineMs, 0), rate(pglite.engineMs)],
+        ['reference: insert+update per step', String(pglite.runs), fixed(pglite.handWrittenMs, 0), rate(pglite.handWrittenMs)],
+      ],
+    ),
+    '',
+    `Ratio (engine time / reference time): ${fixed(pglite.engineMs / pglite.handWrittenMs, 1)}×.`,
+  ].join('\n');
+}

@@ -1,0 +1,108 @@
+import { createDatabase } from '@sagaflow/test-postgres';
+import { createBenchFlow, stepsPerFlow } from './bench-flow.ts';
+import { asObserver, observerRole } from './observer-role.ts';
+import { openBenchEngine } from './open-bench-engine.ts';
+import { percentile } from './percentile.ts';
+import { progress } from './progress.ts';
+import { readDatabaseCounters, waitForNoSessions } from './read-database-counters.ts';
+import { readStatementStats, type StatementGroup } from './read-statement-stats.ts';
+import { RunObserver } from './run-observer.ts';
+import { waitForFinishedRuns } from './wait-for-finished-runs.ts';
+
+export interface PhaseSetup {
+  readonly adminUrl: string;
+  readonly template: string;
+  readonly statementsEnabled: boolean;
+}
+
+export interface ThroughputResult {
+  readonly concurrency: number;
+  readonly poolSize: number;
+  readonly flows: number;
+  readonly steps: number;
+  /** First run's created_at to last run's finished_at, from the flow_runs rows. */
+  readonly windowMs: number;
+  /** The same window on the client clock: first startFlow call to the poll that saw the last run finished. */
+  readonly observedWindowMs: number;
+  /** When the last startFlow call returned, on the client clock, from the first call. */
+  readonly startsDoneMs: number;
+  readonly latencyP50Ms: number;
+  readonly latencyP99Ms: number;
+  /** Committed transactions in the phase's database, the bench observer's own subtracted. */
+  readonly commits: number;
+  readonly rollbacks: number;
+  /** Transactions given a transaction id (those that wrote or locked rows), cluster-wide. */
+  readonly writeTransactions: number;
+  readonly statements: StatementGroup[] | null;
+}
+
+/**
+ * `flows` runs of the three-step flow through one engine whose pool runs `concurrency` at once, on a
+ * fresh copy of the migrated template. The engine and its workers start before the clock does;
+ * `starters` concurrent loops then start the runs as fast as they can, so the pool has work queued.
+ */
+export async function runThroughputPhase(
+  setup: PhaseSetup,
+  options: { concurrency: number; flows: number; starters: number },
+): Promise<ThroughputResult> {
+  const { concurrency, flows, starters } = options;
+  const name = `bench_c${concurrency}`;
+  const url = await createDatabase(setup.adminUrl, name, { template: setup.template });
+  const before = await readDatabaseCounters(setup.adminUrl, name);
+
+  const bench = createBenchFlow();
+  const { db, engine, poolSize } = await openBenchEngine(url, concurrency, bench);
+  const observer = await RunObserver.open(asObserver(url));
+  let observedEnd: number;
+  let startsDone = 0;
+  let firstStart = 0;
+  try {
+    engine.startWorkers();
+    progress(`c=${concurrency}: starting ${flows} runs (${starters} starters, pool of ${poolSize} connections)`);
+    firstStart = performance.now();
+    let next = 0;
+    const starter = async () => {
+      for (let n = next++; n < flows; n = next++) await engine.startFlow(bench.flow, { n });
+    };
+    const starting = Promise.all(Array.from({ length: starters }, starter)).then(() => {
+      startsDone = performance.now();
+    });
+    const finishing = waitForFinishedRuns(observer, flows, { pollMs: 20, stallMs: 30_000, label: `c=${concurrency}` });
+    // Whichever fails first ends the phase; the other's later failure must not go unhandled.
+    starting.catch(() => undefined);
+    finishing.catch(() => undefined);
+    await Promise.race([starting, finishing]);
+    await starting;
+    observedEnd = await finishing;
+  } finally {
+    await engine.stopWorkers();
+    await db.close();
+  }
+  const times = await observer.completedRunTimes();
+  await observer.close();
+  await waitForNoSessions(setup.adminUrl, name);
+  const after = await readDatabaseCounters(setup.adminUrl, name);
+  const statements = setup.statementsEnabled ? await readStatementStats(setup.adminUrl, name, observerRole) : null;
+
+  const windowMs = Math.max(...times.map((t) => t.finishedMs)) - Math.min(...times.map((t) => t.createdMs));
+  const latencies = times.map((t) => t.finishedMs - t.createdMs);
+  const result: ThroughputResult = {
+    concurrency,
+    poolSize,
+    flows,
+    steps: flows * stepsPerFlow,
+    windowMs,
+    observedWindowMs: observedEnd - firstStart,
+    startsDoneMs: startsDone - firstStart,
+    latencyP50Ms: percentile(latencies, 50),
+    latencyP99Ms: percentile(latencies, 99),
+    commits: after.xactCommit - before.xactCommit - observer.queries,
+    rollbacks: after.xactRollback - before.xactRollback,
+    writeTransactions: after.nextXid - before.nextXid,
+    statements,
+  };
+  progress(
+    `c=${concurrency}: ${flows} runs in ${(windowMs / 1000).toFixed(2)} s → ${((flows * 1000) / windowMs).toFixed(0)} flows/s`,
+  );
+  return result;
+}

@@ -1,0 +1,33 @@
+import { EngineError } from '../errors/engine-error.ts';
+import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
+import { appendFlowEvent } from '../store/append-flow-event.ts';
+import { enqueueJob } from '../store/enqueue-job.ts';
+import { listOpenChildren } from '../store/list-open-children.ts';
+import { requestCancel } from '../store/request-cancel.ts';
+import type { Db } from '../store/types.ts';
+
+/**
+ * Cooperative cancellation: the flow's next step throws FlowError('cancelled') (a waiting step is
+ * interrupted), and the flow may compensate within the cleanup window; when the window closes the
+ * run is closed as Cancelled. Children started with cancellation 'propagate' are cancelled too.
+ */
+export async function cancelRun(deps: RuntimeDeps, runId: string, opts: { reason: string; cleanupSeconds?: number }): Promise<{ requested: boolean }> {
+  const cleanup = opts.cleanupSeconds ?? deps.config.runs.cancel_cleanup_seconds;
+  if (!(cleanup > 0)) throw new EngineError('invalid_input', `cleanupSeconds must be positive, got ${cleanup}`);
+  const now = deps.clock.now();
+  const deadline = new Date(now.getTime() + cleanup * 1000);
+  const run = await deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { id: true } });
+  if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
+  const requested = await deps.prisma.$transaction((tx) => cancelTree(tx, runId, opts.reason, deadline, now));
+  return { requested };
+}
+
+async function cancelTree(tx: Db, runId: string, reason: string, deadline: Date, now: Date): Promise<boolean> {
+  const requested = await requestCancel(tx, { runId, reason, deadline, now });
+  if (!requested) return false;
+  await appendFlowEvent(tx, { runId, type: 'run.cancel_requested', data: { reason, cleanup_until: deadline.toISOString() } });
+  await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
+  await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: deadline });
+  for (const child of await listOpenChildren(tx, runId)) await cancelTree(tx, child, `parent ${runId} was cancelled: ${reason}`, deadline, now);
+  return true;
+}

@@ -1,0 +1,24 @@
+import type { PrismaClient } from '../generated/prisma/client.ts';
+import { toActionView, toCompensationView, toFlowEventView, toRunView, type RunDetail } from '../runtime/run-view.ts';
+import { findRun } from '../store/find-run.ts';
+import { listActionRuns } from '../store/list-action-runs.ts';
+import { listCompensationRuns } from '../store/list-compensation-runs.ts';
+import { listFlowEvents } from '../store/list-flow-events.ts';
+
+export async function getRunDetail(prisma: PrismaClient, runId: string): Promise<RunDetail | null> {
+  const run = await findRun(prisma, runId);
+  if (!run) return null;
+  const [actions, compensations, events, anomalies] = await Promise.all([
+    listActionRuns(prisma, runId),
+    listCompensationRuns(prisma, runId),
+    listFlowEvents(prisma, runId),
+    prisma.anomalyLog.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' }, take: 200 }),
+  ]);
+  return {
+    run: toRunView(run),
+    actions: actions.map(toActionView),
+    compensations: compensations.map(toCompensationView),
+    events: events.map(toFlowEventView),
+    anomalies: anomalies.map((a) => ({ id: String(a.id), code: a.code, message: a.message, sequence: a.sequence, name: a.name, at: a.at.toISOString() })),
+  };
+}

@@ -1,0 +1,24 @@
+import type { Json } from '../definitions/define-action.ts';
+import { EngineError } from '../errors/engine-error.ts';
+import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
+import { appendFlowEvent } from '../store/append-flow-event.ts';
+import { enqueueJob } from '../store/enqueue-job.ts';
+import { insertSignal } from '../store/insert-signal.ts';
+import { openRunStatuses } from '../store/types.ts';
+
+/** Delivers a signal to an open run (buffered until the run waits for it) and wakes the run. */
+export async function signalRun(deps: RuntimeDeps, runId: string, name: string, payload: Json): Promise<{ signalId: string }> {
+  if (!name) throw new EngineError('invalid_input', 'signal name must not be empty');
+  const now = deps.clock.now();
+  return deps.prisma.$transaction(async (tx) => {
+    const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
+    if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
+    if (!(openRunStatuses as readonly string[]).includes(run.status)) {
+      throw new EngineError('run_not_open', `run ${runId} is ${run.status}; a finished run takes no signals`);
+    }
+    const signalId = await insertSignal(tx, { runId, name, payload });
+    await appendFlowEvent(tx, { runId, type: 'signal.sent', data: { name, signal: signalId } });
+    await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
+    return { signalId };
+  });
+}

@@ -1,0 +1,48 @@
+import type { Json } from '../definitions/define-action.ts';
+
+export type FlowErrorCode =
+  /** A step failed for good (retries spent, or not retryable). */
+  | 'action_failed'
+  /** Cancellation was requested; catch it to clean up (compensate) within the cleanup window. */
+  | 'cancelled'
+  /** A compensation failed and continue-with-error was off. */
+  | 'compensation_failed'
+  /** A rollback level ended with a compensation that did not finish (expired or cancelled under it). */
+  | 'compensation_unfinished'
+  /** A child flow ended without completing. */
+  | 'child_failed';
+
+/**
+ * What a flow's code sees when something it awaited did not succeed. Replay rethrows it from the
+ * record, so a flow's catch block behaves the same on every replay.
+ */
+export class FlowError extends Error {
+  override readonly name = 'FlowError';
+  constructor(
+    readonly code: FlowErrorCode,
+    message: string,
+    /** The recorded error(s) behind it, as stored. */
+    readonly recorded: Json = null,
+    readonly sequence: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export function isFlowError(err: unknown, code?: FlowErrorCode): err is FlowError {
+  return err instanceof FlowError && (code === undefined || err.code === code);
+}
+
+/** Stores a thrown value as JSON, keeping what an operator needs to read it. */
+export function serializeError(err: unknown): { name: string; message: string; code?: string; stack?: string } {
+  if (err instanceof FlowError) return { name: err.name, code: err.code, message: err.message };
+  if (err instanceof Error) return { name: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) };
+  return { name: 'NonError', message: String(err) };
+}
+
+export function recordedMessage(recorded: Json): string {
+  if (recorded && typeof recorded === 'object' && !Array.isArray(recorded) && typeof recorded.message === 'string') {
+    return recorded.message;
+  }
+  return JSON.stringify(recorded);
+}

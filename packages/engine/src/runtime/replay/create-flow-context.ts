@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import type { ActionDefinition, Json, RetryPolicy } from '../../definitions/define-action.ts';
+import type { FlowContext, FlowDefinition, StepBuilder } from '../../definitions/flow-context.ts';
+import { FlowError, recordedMessage } from '../flow-error.ts';
+import { resolveReclaimSeconds, type ReclaimOverride } from '../resolve-reclaim.ts';
+import { runActionStep, type ActionStepResult, type ActionStepSpec } from '../steps/action-step.ts';
+import { runChildStep } from '../steps/child-step.ts';
+import { runCompensateStep } from '../steps/compensate-step.ts';
+import { cancelledError } from '../steps/deliver-cancel.ts';
+import { runParallelStep } from '../steps/parallel-step.ts';
+import { valueStep } from '../steps/value-step.ts';
+import { runWaitStep, type WaitResult } from '../steps/wait-step.ts';
+import { internal, never, type ReplaySession } from './replay-session.ts';
+
+interface BuilderState {
+  action: ActionDefinition<Json, Json>;
+  input: Json;
+  retry: RetryPolicy;
+  reclaim: ReclaimOverride;
+  compensationReclaim: ReclaimOverride;
+  expiresInSeconds: number | null;
+  compensation: { action: ActionDefinition<Json, Json>; input: (output: Json) => Json } | null;
+  started: boolean;
+}
+
+const builderState = new WeakMap<object, BuilderState>();
+
+/** Builds the `ctx` a flow's code runs against for one replay. */
+export function createFlowContext(session: ReplaySession): FlowContext {
+  const { deps } = session;
+
+  /** Turns a step's result into what the flow sees: a value, a FlowError, or a stop. */
+  const settle = <T>(seq: number, name: string, r: ActionStepResult | WaitResult): Promise<T> => {
+    switch (r.kind) {
+      case 'completed':
+        return Promise.resolve(r.output as T);
+      case 'errored':
+        return Promise.reject(new FlowError('action_failed', `step ${seq} (${name}) failed: ${recordedMessage(r.error)}`, r.error, seq));
+      case 'cancelled':
+        return Promise.reject(cancelledError(session, seq));
+      case 'blocked':
+        return never<T>();
+      case 'pending':
+        session.stop({ waitingFor: r.waitingFor, stuckReason: r.stuckReason ?? null });
+        return never<T>();
+      case 'waiting':
+        session.stop({ waitingFor: r.waitingFor, stuckReason: null });
+        return never<T>();
+    }
+  };
+
+  const register = (state: BuilderState, seq: number, output: Json) => {
+    if (!state.compensation) return;
+    session.compensations.push({
+      actionSequence: seq,
+      name: state.compensation.action.name,
+      input: state.compensation.input(output),
+      reclaimAfterSeconds: resolveCompReclaim(state.compensationReclaim),
+    });
+  };
+  const resolveCompReclaim = (o: ReclaimOverride) => resolveReclaimSeconds(o, deps.config.reclaim.compensations);
+  const specOf = (s: BuilderState): Omit<ActionStepSpec, 'parallelBlock'> => ({
+    action: s.action,
+    input: s.input,
+    retry: s.retry,
+    reclaim: s.reclaim,
+    expiresInSeconds: s.expiresInSeconds,
+  });
+  const claimBuilder = (b: object): BuilderState => {
+    const state = builderState.get(b);
+    if (!state) throw new TypeError('ctx.parallel() takes steps made by ctx.action()');
+    if (state.started) throw new TypeError(`step ${state.action.name} was already run; a step builder runs once`);
+    state.started = true;
+    return state;
+  };
+
+  const ctx: FlowContext = {
+    runId: session.runId,
+    flowName: session.run.flow_name,
+    get cancellationRequested() {
+      return session.cancellationDelivered;
+    },
+
+    action<I extends Json, O extends Json>(action: ActionDefinition<I, O>, input: I): StepBuilder<O> {
+      const state: BuilderState = {
+        action: action as unknown as ActionDefinition<Json, Json>,
+        input,
+        retry: action.retry,
+        reclaim: {},
+        compensationReclaim: {},
+        expiresInSeconds: null,
+        compensation: null,
+        started: false,
+      };
+      let promise: Promise<O> | null = null;
+      const run = (): Promise<O> => {
+        if (promise) return promise;
+        claimBuilder(builder);
+        if (session.park) return (promise = never<O>());
+        const seq = session.nextSequence();
+        promise = internal(session, () => runActionStep(session, seq, { ...specOf(state), parallelBlock: null })).then((r) => {
+          if (r.kind === 'completed') register(state, seq, r.output);
+          return settle<O>(seq, action.name, r);
+        });
+        return promise;
+      };
+      const builder: StepBuilder<O> = {
+        compensateWith(compensation, map) {
+          state.compensation = { action: compensation as unknown as ActionDefinition<Json, Json>, input: map as unknown as (o: Json) => Json };
+          return builder;
+        },
+        retry(policy) {
+          state.retry = { ...state.retry, ...policy };
+          return builder;
+        },
+        reclaimStaleAfter(seconds) {
+          state.reclaim.afterSeconds = seconds;
+          return builder;
+        },
+        enableStaleReclaim(enabled) {
+          state.reclaim.enabled = enabled;
+          return builder;
+        },
+        reclaimCompensationStaleAfter(seconds) {
+          state.compensationReclaim.afterSeconds = seconds;
+          return builder;
+        },
+        enableCompensationStaleReclaim(enabled) {
+          state.compensationReclaim.enabled = enabled;
+          return builder;
+        },
+        expiresIn(seconds) {
+          state.expiresInSeconds = seconds;
+          return builder;
+        },
+        run,
+        then(onFulfilled, onRejected) {
+          return run().then(onFulfilled, onRejected);
+        },
+      };
+      builderState.set(builder, state);
+      return builder;
+    },
+
+    async parallel(steps) {
+      const states = steps.map((s) => claimBuilder(s));
+      if (session.park) return never();
+      const base = session.sequence;
+      const results = await internal(session, () => runParallelStep(session, states.map(specOf)));
+      const outputs: Json[] = [];
+      for (const [i, r] of results.entries()) {
+        const state = states[i];
+        if (!state) continue;
+        outputs.push(await settle<Json>(base + i + 1, state.action.name, r));
+      }
+      states.forEach((state, i) => register(state, base + i + 1, outputs[i] ?? null));
+      return outputs as never;
+    },
+
+    addCompensation(compensation, input) {
+      session.compensations.push({ actionSequence: session.sequence, name: compensation.name, input, reclaimAfterSeconds: resolveCompReclaim({}) });
+    },
+    async compensate(options = {}) {
+      if (session.park) return never();
+      const r = await internal(session, () =>
+        runCompensateStep(session, {
+          parallel: options.parallel ?? session.parallelCompensation,
+          continueWithError: options.continueWithError ?? session.continueWithError,
+        }),
+      );
+      if (r.kind === 'ok') return;
+      if (r.kind === 'failed') {
+        throw new FlowError('compensation_failed', `compensation of step ${r.sequence} failed: ${recordedMessage(r.error)}`, r.error, r.sequence);
+      }
+      if (r.kind === 'unfinished') {
+        throw new FlowError('compensation_unfinished', `rollback ended with compensations not finished: ${r.rows.map((x) => `step ${x.sequence} ${x.name} (${x.status})`).join(', ')}`, r.rows as unknown as Json);
+      }
+      session.stop({ waitingFor: r.waitingFor, stuckReason: r.stuckReason ?? null });
+      return never();
+    },
+    setParallelCompensation(parallel) {
+      session.parallelCompensation = parallel;
+    },
+    setContinueWithError(continueWithError) {
+      session.continueWithError = continueWithError;
+    },
+
+    async awaitSignal<T extends Json>(name: string, options: { timeoutSeconds: number }): Promise<T | null> {
+      if (session.park) return never();
+      const seq = session.nextSequence();
+      const r = await internal(session, () => runWaitStep(session, seq, { kind: 'signal', name, seconds: options.timeoutSeconds }));
+      return settle<T | null>(seq, `signal ${name}`, r);
+    },
+    async sleep(seconds) {
+      if (session.park) return never();
+      const seq = session.nextSequence();
+      const r = await internal(session, () => runWaitStep(session, seq, { kind: 'timer', name: 'sleep', seconds }));
+      await settle<Json>(seq, 'sleep', r);
+    },
+    async child<I extends Json, O extends Json>(flow: FlowDefinition<I, O>, input: I, options: { cancellation?: 'propagate' | 'abandon' } = {}): Promise<O> {
+      if (session.park) return never();
+      const seq = session.nextSequence();
+      const r = await internal(session, () =>
+        runChildStep(session, seq, { flowName: flow.name, flowVersion: flow.version, input, cancellation: options.cancellation ?? 'propagate' }),
+      );
+      if (r.kind === 'errored') {
+        return Promise.reject(new FlowError('child_failed', `child flow ${flow.name} (step ${seq}) did not complete: ${recordedMessage(r.error)}`, r.error, seq));
+      }
+      return settle<O>(seq, flow.name, r);
+    },
+
+    now() {
+      const v = valueStep(session, 'now', () => deps.clock.now().toISOString());
+      return new Date(typeof v === 'string' ? v : 0);
+    },
+    random() {
+      const v = valueStep(session, 'random', () => Math.random());
+      return typeof v === 'number' ? v : 0;
+    },
+    uuid() {
+      const v = valueStep(session, 'uuid', () => randomUUID());
+      return typeof v === 'string' ? v : '00000000-0000-0000-0000-000000000000';
+    },
+  };
+  return ctx;
+}

@@ -1,0 +1,118 @@
+import type { Json } from '../../definitions/define-action.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { DbFlowRun } from '../../store/find-run.ts';
+import { insertStep, type NewStep } from '../../store/insert-step.ts';
+import type { DbActionRun } from '../../store/list-action-runs.ts';
+import type { DbCompensationRun } from '../../store/list-compensation-runs.ts';
+import type { RuntimeDeps } from '../runtime-deps.ts';
+
+/** Why a replay stopped without finishing: a healthy wait, or a stuck state an operator must see. */
+export interface Park {
+  waitingFor: string | null;
+  stuckReason: string | null;
+  /** Engine-internal failure (database down, simulated crash): the job is not acknowledged and comes back. */
+  abort?: unknown;
+}
+
+/** A compensation registered after its forward step succeeded, waiting for compensate(). */
+export interface RegisteredCompensation {
+  actionSequence: number;
+  name: string;
+  input: Json;
+  reclaimAfterSeconds: number | null;
+}
+
+/** Thrown inside a session transaction to roll it back because another replay got there first. */
+export class ReplayConflict extends Error {
+  override readonly name = 'ReplayConflict';
+}
+
+/**
+ * The state of one replay of one run: what is recorded, where the code is, and what it registered.
+ * Sequence numbers are handed out in the order the flow's code asks for steps; that order is the
+ * history contract checked against the record.
+ */
+export class ReplaySession {
+  sequence = 0;
+  rollbackLevel = 0;
+  parallelCompensation = false;
+  continueWithError = false;
+  compensated = false;
+  cancellationDelivered: boolean;
+  readonly compensations: RegisteredCompensation[] = [];
+  /** ctx.now()/random()/uuid() values not yet written: they go out with the next transaction. */
+  readonly pendingValues: NewStep[] = [];
+  park: Park | null = null;
+  readonly parked: Promise<Park>;
+  private signalPark: (p: Park) => void = () => undefined;
+
+  constructor(
+    readonly deps: RuntimeDeps,
+    readonly run: DbFlowRun,
+    readonly recorded: Map<number, DbActionRun>,
+    readonly recordedCompensations: DbCompensationRun[],
+  ) {
+    this.parked = new Promise<Park>((resolve) => (this.signalPark = resolve));
+    this.cancellationDelivered = [...recorded.values()].some((r) => r.kind === 'cancel' || (r.status === 'Cancelled' && r.kind !== 'action'));
+  }
+
+  get runId(): string {
+    return this.run.id;
+  }
+
+  get cancelRequested(): boolean {
+    return this.run.cancel_requested_at !== null;
+  }
+
+  nextSequence(): number {
+    this.sequence += 1;
+    return this.sequence;
+  }
+
+  /** Stops the replay: the flow's pending promise is abandoned, never rejected. */
+  stop(park: Park): void {
+    this.park ??= park;
+    this.signalPark(this.park);
+  }
+
+  /** The highest recorded sequence: a finished flow must have reached it (history contract). */
+  lastRecordedSequence(): number {
+    let max = 0;
+    for (const seq of this.recorded.keys()) max = Math.max(max, seq);
+    return max;
+  }
+
+  /**
+   * Runs `fn` in a transaction that first writes any buffered ctx.now()/random()/uuid() values. If
+   * another replay recorded a different value at the same sequence, this replay's view is stale:
+   * the transaction rolls back and the replay parks, leaving the run to the other.
+   */
+  async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+    const values = this.pendingValues.splice(0);
+    return this.deps.prisma.$transaction(async (tx) => {
+      for (const v of values) {
+        const row = await insertStep(tx, v);
+        if (JSON.stringify(row.output) !== JSON.stringify(v.output ?? null) || row.kind !== 'value') throw new ReplayConflict();
+        this.recorded.set(v.sequence, row);
+      }
+      return fn(tx);
+    });
+  }
+}
+
+export const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+
+/**
+ * Runs engine-internal work for a ctx method. Anything it throws is the engine's own business (a
+ * conflict with another replay, a database error, a simulated crash): it stops the replay instead
+ * of reaching the flow's code. Only FlowErrors, thrown by the ctx methods themselves, reach it.
+ */
+export async function internal<T>(session: ReplaySession, work: () => Promise<T>): Promise<T> {
+  if (session.park) return never<T>();
+  try {
+    return await work();
+  } catch (err) {
+    session.stop(err instanceof ReplayConflict ? { waitingFor: null, stuckReason: null } : { waitingFor: null, stuckReason: null, abort: err });
+    return never<T>();
+  }
+}

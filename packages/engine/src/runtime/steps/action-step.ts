@@ -1,0 +1,76 @@
+import type { ActionDefinition, Json, RetryPolicy } from '../../definitions/define-action.ts';
+import { insertStep } from '../../store/insert-step.ts';
+import { resolveReclaimSeconds, type ReclaimOverride } from '../resolve-reclaim.ts';
+import type { ReplaySession } from '../replay/replay-session.ts';
+import { checkHistory } from './check-history.ts';
+import { deliverCancel } from './deliver-cancel.ts';
+import { runClaimableStep } from './run-claimable-step.ts';
+import { settleLostClaim } from './settle-lost-claim.ts';
+
+export interface ActionStepSpec {
+  action: ActionDefinition<Json, Json>;
+  input: Json;
+  retry: RetryPolicy;
+  reclaim: ReclaimOverride;
+  expiresInSeconds: number | null;
+  parallelBlock: number | null;
+}
+
+export type ActionStepResult =
+  | { kind: 'completed'; output: Json }
+  | { kind: 'errored'; error: Json }
+  | { kind: 'cancelled' }
+  | { kind: 'blocked' }
+  /** Not finished by this replay; `running` means it is in another worker's hands right now. */
+  | { kind: 'pending'; waitingFor: string | null; stuckReason?: string; running: boolean };
+
+/** One action step at `seq`: recorded result on replay, else schedule → claim → run → record. */
+export async function runActionStep(session: ReplaySession, seq: number, spec: ActionStepSpec): Promise<ActionStepResult> {
+  const { deps } = session;
+  const name = spec.action.name;
+  const verdict = checkHistory(session, seq, 'action', name);
+  if (verdict.kind === 'blocked') return { kind: 'blocked' };
+  if (verdict.kind === 'cancel-delivered') return { kind: 'cancelled' };
+  if (verdict.kind === 'deliver-cancel') {
+    await deliverCancel(session, seq);
+    return { kind: 'cancelled' };
+  }
+  let row = verdict.kind === 'recorded' ? verdict.row : undefined;
+  if (row?.status === 'Completed') return { kind: 'completed', output: row.output as Json };
+  if (row?.status === 'Errored') return { kind: 'errored', error: row.error as Json };
+  if (row && row.status !== 'Pending' && row.status !== 'Failed' && row.status !== 'Running') {
+    // Expired or Cancelled under us (the monitor, an operator): the step did not succeed.
+    return { kind: 'errored', error: { name: 'StepNotCompleted', message: `step ${seq} (${name}) ended ${row.status}` } };
+  }
+  if (!row) {
+    const now = deps.clock.now();
+    const created = await session.tx((tx) =>
+      insertStep(tx, {
+        runId: session.runId,
+        sequence: seq,
+        kind: 'action',
+        name,
+        input: spec.input,
+        maxAttempts: spec.retry.maxAttempts ?? 1,
+        parallelBlock: spec.parallelBlock,
+        reclaimAfterSeconds: resolveReclaimSeconds(spec.reclaim, deps.config.reclaim.actions),
+        expiresAt: spec.expiresInSeconds === null ? null : new Date(now.getTime() + spec.expiresInSeconds * 1000),
+      }),
+    );
+    if (created.kind !== 'action' || created.name !== name) return runActionStep(session, seq, spec);
+    session.recorded.set(seq, created);
+    row = created;
+  }
+  const result = await runClaimableStep(session, {
+    table: 'action_runs',
+    rowId: row.id,
+    sequence: seq,
+    name,
+    input: row.input as Json,
+    action: spec.action,
+    retry: spec.retry,
+  });
+  if (result.kind !== 'not-here') return result;
+  if (!result.lost) return { kind: 'pending', waitingFor: result.waitingFor, ...(result.stuckReason ? { stuckReason: result.stuckReason } : {}), running: false };
+  return settleLostClaim(session, { table: 'action_runs', rowId: row.id, sequence: seq, name, waitingFor: result.waitingFor });
+}

@@ -1,0 +1,58 @@
+import type { Json } from '../../definitions/define-action.ts';
+import { appendFlowEvent } from '../../store/append-flow-event.ts';
+import { enqueueJob } from '../../store/enqueue-job.ts';
+import { insertFlowRun } from '../../store/insert-flow-run.ts';
+import { insertStep } from '../../store/insert-step.ts';
+import type { ReplaySession } from '../replay/replay-session.ts';
+import { checkHistory } from './check-history.ts';
+import { deliverCancel } from './deliver-cancel.ts';
+import type { WaitResult } from './wait-step.ts';
+
+/**
+ * A child flow at `seq`: the step row and the child run are written in one transaction, so a crash
+ * can neither start a child twice nor lose one. The child's finish settles this row and wakes us.
+ */
+export async function runChildStep(
+  session: ReplaySession,
+  seq: number,
+  spec: { flowName: string; flowVersion: number; input: Json; cancellation: 'propagate' | 'abandon' },
+): Promise<WaitResult> {
+  const { deps } = session;
+  const verdict = checkHistory(session, seq, 'child', spec.flowName);
+  if (verdict.kind === 'blocked') return { kind: 'blocked' };
+  if (verdict.kind === 'cancel-delivered') return { kind: 'cancelled' };
+  if (verdict.kind === 'deliver-cancel') {
+    await deliverCancel(session, seq);
+    return { kind: 'cancelled' };
+  }
+  let row = verdict.kind === 'recorded' ? verdict.row : undefined;
+  if (!row) {
+    const now = deps.clock.now();
+    row = await session.tx(async (tx) => {
+      const created = await insertStep(tx, { runId: session.runId, sequence: seq, kind: 'child', name: spec.flowName, input: spec.input, status: 'Waiting' });
+      if (!created.inserted) return created;
+      const childId = await insertFlowRun(tx, {
+        flowName: spec.flowName,
+        flowVersion: spec.flowVersion,
+        input: spec.input,
+        businessKey: null,
+        tags: session.run.tags,
+        expiresAt: null,
+        runTimeoutAt: null,
+        parent: { runId: session.runId, sequence: seq, cancelPolicy: spec.cancellation },
+        now,
+      });
+      await appendFlowEvent(tx, { runId: childId, type: 'run.started', data: { flow: spec.flowName, version: spec.flowVersion, parent: session.runId } });
+      await appendFlowEvent(tx, { runId: session.runId, type: 'child.started', sequence: seq, rowId: created.id, data: { child: childId, flow: spec.flowName } });
+      await enqueueJob(tx, { kind: 'wake-run', runId: childId, availableAt: now });
+      return created;
+    });
+    if (row.kind !== 'child' || row.name !== spec.flowName) return runChildStep(session, seq, spec);
+    session.recorded.set(seq, row);
+  }
+  if (row.status === 'Completed') return { kind: 'completed', output: row.output as Json };
+  if (row.status === 'Errored') return { kind: 'errored', error: row.error as Json };
+  if (row.status === 'Cancelled') return { kind: 'cancelled' };
+  const child = await deps.prisma.flowRun.findFirst({ where: { parent_run_id: session.runId, parent_sequence: seq }, select: { id: true } });
+  return { kind: 'waiting', waitingFor: `child run ${child?.id ?? '(starting)'} (${spec.flowName})` };
+}

@@ -1,0 +1,21 @@
+import { appendFlowEvent } from '../../store/append-flow-event.ts';
+import { insertStep } from '../../store/insert-step.ts';
+import { FlowError } from '../flow-error.ts';
+import type { ReplaySession } from '../replay/replay-session.ts';
+
+/** Records where the cancellation reached the flow's code, so every replay delivers it at the same point. */
+export async function deliverCancel(session: ReplaySession, seq: number): Promise<void> {
+  const reason = session.run.cancel_reason ?? 'cancelled';
+  await session.tx(async (tx) => {
+    const row = await insertStep(tx, { runId: session.runId, sequence: seq, kind: 'cancel', name: 'cancel', input: { reason }, status: 'Completed', output: null });
+    if (row.kind !== 'cancel') throw new Error(`step ${seq} was recorded by another replay`);
+    session.recorded.set(seq, row);
+    await appendFlowEvent(tx, { runId: session.runId, type: 'run.cancel_delivered', sequence: seq, data: { reason } });
+  });
+  session.cancellationDelivered = true;
+}
+
+export function cancelledError(session: ReplaySession, seq: number): FlowError {
+  session.cancellationDelivered = true;
+  return new FlowError('cancelled', `run was cancelled: ${session.run.cancel_reason ?? 'cancelled'}`, null, seq);
+}

@@ -1,0 +1,45 @@
+import type { Json } from '../../definitions/define-action.ts';
+import type { ReplaySession } from '../replay/replay-session.ts';
+import { runActionStep, type ActionStepResult, type ActionStepSpec } from './action-step.ts';
+import { settleLostClaim } from './settle-lost-claim.ts';
+
+/**
+ * A parallel block: its steps take consecutive sequences and run concurrently here. When a
+ * duplicate replay holds some of them, the replay that finishes last sees every result on re-read
+ * and carries on, so the run never parks with no one left to wake it; if that was us after our
+ * block had been given up on elsewhere, it is journaled as `batch_finished_early`.
+ */
+export async function runParallelStep(session: ReplaySession, specs: Omit<ActionStepSpec, 'parallelBlock'>[]): Promise<ActionStepResult[]> {
+  const seqs = specs.map(() => session.nextSequence());
+  const block = seqs[0] ?? 0;
+  const results = await Promise.all(specs.map((spec, i) => runActionStep(session, seqs[i] ?? 0, { ...spec, parallelBlock: block })));
+  if (!results.some((r) => r.kind === 'pending' && r.running)) return results;
+
+  let finishedLate = false;
+  const reread = await Promise.all(
+    results.map(async (r, i): Promise<ActionStepResult> => {
+      if (r.kind !== 'pending' || !r.running) return r;
+      const seq = seqs[i] ?? 0;
+      const row = session.recorded.get(seq);
+      if (!row) return r;
+      const now = await settleLostClaim(session, { table: 'action_runs', rowId: row.id, sequence: seq, name: row.name, waitingFor: null });
+      if (now.kind === 'pending') return { ...now };
+      finishedLate = true;
+      return now;
+    }),
+  );
+  if (finishedLate && !reread.some((r) => r.kind === 'pending')) {
+    await session.deps.journal({
+      code: 'batch_finished_early',
+      message: `parallel block at step ${block} finished here after another worker had left it; this worker carries the run on`,
+      runId: session.runId,
+      sequence: block,
+      details: { steps: seqs },
+    });
+  }
+  return reread;
+}
+
+export function outputsOf(results: ActionStepResult[]): Json[] {
+  return results.map((r) => (r.kind === 'completed' ? r.output : null));
+}

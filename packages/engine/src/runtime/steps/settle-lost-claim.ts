@@ -1,0 +1,43 @@
+import type { Json } from '../../definitions/define-action.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
+import { tableSql, type StepTable } from '../../store/step-table.ts';
+import type { ReplaySession } from '../replay/replay-session.ts';
+
+export type LostClaimResult =
+  | { kind: 'completed'; output: Json }
+  | { kind: 'errored'; error: Json }
+  | { kind: 'pending'; waitingFor: string | null; running: boolean };
+
+/**
+ * This replay could not run the step: read what the row holds now. Another worker may have
+ * finished it (use its result), or still hold it (journal claim_lost; that worker carries on).
+ */
+export async function settleLostClaim(
+  session: ReplaySession,
+  step: { table: StepTable; rowId: string; sequence: number; name: string; waitingFor: string | null },
+): Promise<LostClaimResult> {
+  const rows = await session.deps.prisma.$queryRaw<{ status: string; output: Json; error: Json; attempts: number; available_at: Date }[]>(
+    Prisma.sql`select status, output, error, attempts, available_at from ${tableSql(step.table)} where id = ${step.rowId}::uuid`,
+  );
+  const row = rows[0];
+  if (row?.status === 'Completed') return { kind: 'completed', output: row.output };
+  if (row?.status === 'Errored') return { kind: 'errored', error: row.error };
+  if (row?.status === 'Expired' || row?.status === 'Cancelled') {
+    return { kind: 'errored', error: { name: 'StepNotCompleted', message: `step ${step.sequence} (${step.name}) ended ${row.status}` } };
+  }
+  if (row?.status === 'Running') {
+    await session.deps.journal({
+      code: 'claim_lost',
+      message: `step ${step.sequence} (${step.name}) is owned by another worker; not executing it`,
+      runId: session.runId,
+      rowId: step.rowId,
+      sequence: step.sequence,
+      name: step.name,
+      site: step.table,
+      details: { attempts: row.attempts },
+    });
+    return { kind: 'pending', waitingFor: step.waitingFor ?? `step ${step.sequence} (${step.name}) is running on another worker`, running: true };
+  }
+  const retry = row?.status === 'Failed' ? `retry of step ${step.sequence} (${step.name}) at ${row.available_at.toISOString()}` : null;
+  return { kind: 'pending', waitingFor: step.waitingFor ?? retry, running: false };
+}

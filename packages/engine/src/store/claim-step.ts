@@ -1,0 +1,29 @@
+import { Prisma } from '../generated/prisma/client.ts';
+import { openRunStatusesSql, tableSql, type StepTable } from './step-table.ts';
+import type { Db } from './types.ts';
+
+/**
+ * The claim: ONE conditional update (compare-and-swap) on an action or compensation row. It accepts
+ * a Pending row, a Failed row (between its own retries) whose retry time has come, or a Running row
+ * whose reclaim deadline has passed, and only while the run is open. It increments attempts and
+ * derives reclaim_stale_at from the row's own window. Returns the attempts value this claim
+ * produced, or null when the claim was lost.
+ */
+export async function claimStep(db: Db, args: { table: StepTable; id: string; workerId: string; now: Date }): Promise<number | null> {
+  const rows = await db.$queryRaw<{ attempts: number }[]>(Prisma.sql`
+    update ${tableSql(args.table)} s
+       set status = 'Running',
+           attempts = s.attempts + 1,
+           claimed_by = ${args.workerId},
+           started_at = coalesce(s.started_at, ${args.now}::timestamptz),
+           updated_at = ${args.now}::timestamptz,
+           reclaim_stale_at = case when s.reclaim_stale_after_seconds is null then null
+                                   else ${args.now}::timestamptz + make_interval(secs => s.reclaim_stale_after_seconds) end
+     where s.id = ${args.id}::uuid
+       and (s.status = 'Pending'
+            or (s.status = 'Failed' and s.available_at <= ${args.now}::timestamptz)
+            or (s.status = 'Running' and s.reclaim_stale_at is not null and s.reclaim_stale_at < ${args.now}::timestamptz))
+       and exists (select 1 from "sagaflow"."flow_runs" r where r.id = s.run_id and r.status in ${openRunStatusesSql})
+    returning s.attempts`);
+  return rows[0]?.attempts ?? null;
+}

@@ -1,0 +1,45 @@
+import type { Json } from '../definitions/define-action.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import { openRunStatusesSql, tableSql, type StepTable } from './step-table.ts';
+import type { Db } from './types.ts';
+
+export type StepOutcome =
+  | { kind: 'completed'; output: Json }
+  | { kind: 'failed'; error: Json; retryAt: Date }
+  | { kind: 'errored'; error: Json };
+
+/**
+ * Records an outcome only if the row is still Running under the attempts value our claim produced
+ * and its run is still open. `rejected`: the row changed hands or was settled without a claim (a
+ * recorded terminal state is never overwritten). `refused`: the run has finished.
+ */
+export async function recordStepOutcome(
+  db: Db,
+  args: { table: StepTable; id: string; attempts: number; outcome: StepOutcome; now: Date },
+): Promise<'recorded' | 'rejected' | 'refused'> {
+  const { outcome } = args;
+  const status = outcome.kind === 'completed' ? 'Completed' : outcome.kind === 'failed' ? 'Failed' : 'Errored';
+  const output = outcome.kind === 'completed' ? JSON.stringify(outcome.output) : null;
+  const error = outcome.kind === 'completed' ? null : JSON.stringify(outcome.error);
+  const retryAt = outcome.kind === 'failed' ? outcome.retryAt : null;
+  const rows = await db.$queryRaw<{ run_open: boolean; updated: boolean }[]>(Prisma.sql`
+    with target as (
+      select s.id, s.run_id, exists (select 1 from "sagaflow"."flow_runs" r where r.id = s.run_id and r.status in ${openRunStatusesSql}) as run_open
+        from ${tableSql(args.table)} s where s.id = ${args.id}::uuid
+    ), upd as (
+      update ${tableSql(args.table)} s
+         set status = ${status},
+             output = ${output}::jsonb,
+             error = ${error}::jsonb,
+             available_at = coalesce(${retryAt}::timestamptz, s.available_at),
+             reclaim_stale_at = null,
+             updated_at = ${args.now}::timestamptz,
+             finished_at = case when ${status} = 'Failed' then null else ${args.now}::timestamptz end
+        from target t
+       where s.id = t.id and t.run_open and s.attempts = ${args.attempts}::int and s.status = 'Running'
+      returning s.id)
+    select t.run_open, exists (select 1 from upd) as updated from target t`);
+  const r = rows[0];
+  if (r?.updated) return 'recorded';
+  return r && !r.run_open ? 'refused' : 'rejected';
+}

@@ -1,0 +1,10 @@
+import { Prisma } from '../generated/prisma/client.ts';
+
+/** Actions and compensations carry the same claim and fence; statements take the table as a parameter. */
+export type StepTable = 'action_runs' | 'compensation_runs';
+
+export function tableSql(table: StepTable): Prisma.Sql {
+  return Prisma.raw(table === 'action_runs' ? '"sagaflow"."action_runs"' : '"sagaflow"."compensation_runs"');
+}
+
+export const openRunStatusesSql = Prisma.sql`('Pending', 'Running', 'Waiting', 'Compensating')`;
