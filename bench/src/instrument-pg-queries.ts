@@ -9,8 +9,8 @@ export interface StatementTiming {
 
 /** One transaction as the driver saw it: BEGIN sent to COMMIT (or ROLLBACK) answered. */
 export interface TransactionTiming {
-  /** The labels of the statements between BEGIN and COMMIT, in order. */
-  readonly shape: string;
+  /** The labels of the statements between BEGIN and COMMIT, in order, then COMMIT or ROLLBACK. */
+  readonly labels: readonly string[];
   readonly ms: number;
   /** Time spent waiting for the statements' replies, BEGIN and COMMIT included. */
   readonly roundTripMs: number;
@@ -69,8 +69,8 @@ export function instrumentPgQueries(ignore: (client: pg.Client) => boolean): PgQ
       open.set(client, { startedAt, labels: [], roundTripMs: ms });
     } else if (tx && (control === 'commit' || control === 'rollback')) {
       open.delete(client);
-      const shape = [...tx.labels, control === 'commit' ? 'COMMIT' : 'ROLLBACK'].join(' → ');
-      recorder.transactions.push({ shape, ms: endedAt - tx.startedAt, roundTripMs: tx.roundTripMs + ms });
+      const labels = [...tx.labels, control === 'commit' ? 'COMMIT' : 'ROLLBACK'];
+      recorder.transactions.push({ labels, ms: endedAt - tx.startedAt, roundTripMs: tx.roundTripMs + ms });
     } else if (tx) {
       tx.labels.push(label);
       tx.roundTripMs += ms;

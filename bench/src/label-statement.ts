@@ -34,7 +34,9 @@ export function labelStatement(sql: string): string {
     }
     case 'WITH': {
       const m = cteWrite.exec(text);
-      return m ? `WITH … ${(m[1] ?? '').split(' ')[0]?.toUpperCase()} ${m[2]}` : `WITH … ${selectSource.exec(text)?.[1] ?? ''}`;
+      return m
+        ? `WITH … ${(m[1] ?? '').split(' ')[0]?.toUpperCase()} ${m[2]}`
+        : `WITH … ${selectSource.exec(text)?.[1] ?? ''}`;
     }
     case 'BEGIN':
     case 'START':

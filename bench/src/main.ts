@@ -14,10 +14,10 @@ import { withPgClient } from './with-pg-client.ts';
 // (markdown) on stdout. Nothing here is a pass/fail threshold. `--no-pglite` skips the last section.
 const plan = {
   ceilingSeconds: 10,
-  latency: { flows: 200, warmup: 20, pollMs: 2 },
+  latency: { flows: 500, warmup: 20, pollMs: 2 },
   throughput: [
-    { concurrency: 1, flows: 300, starters: 1 },
-    { concurrency: 32, flows: 1000, starters: 4 },
+    { concurrency: 1, startForMs: 12_000, starters: 1, maxOpen: 50 },
+    { concurrency: 32, startForMs: 12_000, starters: 4, maxOpen: 4 * 32 + 50 },
   ],
   pgliteRuns: process.argv.includes('--no-pglite') ? 0 : 200,
 };
@@ -29,7 +29,7 @@ try {
   const serverVersion = await withPgClient(cluster.adminUrl, async (c) => {
     const { rows } = await c.query<{ v: string; settings: string }>(
       `select current_setting('server_version') as v,
-              string_agg(name || '=' || setting, ', ' order by name) as settings
+              string_agg(name || '=' || current_setting(name), ', ' order by name) as settings
          from pg_settings where name in ('fsync', 'synchronous_commit', 'full_page_writes', 'shared_buffers')`,
     );
     return `PostgreSQL ${rows[0]?.v ?? '?'} (${rows[0]?.settings ?? '?'})`;

@@ -26,7 +26,11 @@ export async function readDatabaseCounters(adminUrl: string, name: string): Prom
     );
     const row = rows[0];
     if (!row) throw new Error(`database ${name} has no row in pg_stat_database`);
-    return { xactCommit: Number(row.xact_commit), xactRollback: Number(row.xact_rollback), nextXid: Number(row.next_xid) };
+    return {
+      xactCommit: Number(row.xact_commit),
+      xactRollback: Number(row.xact_rollback),
+      nextXid: Number(row.next_xid),
+    };
   });
 }
 

@@ -19,7 +19,15 @@ export function renderBreakdown(latency: LatencyResult): string {
   }
 
   const timeTable = markdownTable(
-    ['where (per run of 3 steps)', 'per run', 'mean ms', 'ms per run', 'ms per step', 'share', 'of which awaiting replies, ms/run'],
+    [
+      'where (per run of 3 steps)',
+      'per run',
+      'mean ms',
+      'ms per run',
+      'ms per step',
+      'share',
+      'of which awaiting replies, ms/run',
+    ],
     rows.map((r) => [
       r.where,
       fixed(r.perRun, 2),

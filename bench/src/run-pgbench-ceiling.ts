@@ -40,7 +40,8 @@ export async function runPgbenchCeiling(cluster: PgCluster, seconds: number): Pr
     const tps = /^tps = ([\d.]+)/m.exec(stdout)?.[1];
     const transactions = /number of transactions actually processed: (\d+)/.exec(stdout)?.[1];
     if (tps === undefined || transactions === undefined) throw new Error(`could not read pgbench's output:\n${stdout}`);
-    return { tps: Number(tps), transactions: Number(transactions), command: `pgbench ${args.join(' ')}` };
+    const shown = [...args.slice(0, -1), 'update-one-row.sql'];
+    return { tps: Number(tps), transactions: Number(transactions), command: `pgbench ${shown.join(' ')}` };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

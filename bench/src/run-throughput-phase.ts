@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createDatabase } from '@sagaflow/test-postgres';
 import { createBenchFlow, stepsPerFlow } from './bench-flow.ts';
 import { asObserver, observerRole } from './observer-role.ts';
@@ -7,7 +8,7 @@ import { progress } from './progress.ts';
 import { readDatabaseCounters, waitForNoSessions } from './read-database-counters.ts';
 import { readStatementStats, type StatementGroup } from './read-statement-stats.ts';
 import { RunObserver } from './run-observer.ts';
-import { waitForFinishedRuns } from './wait-for-finished-runs.ts';
+import { waitForFinishedRuns, type LoadState } from './wait-for-finished-runs.ts';
 
 export interface PhaseSetup {
   readonly adminUrl: string;
@@ -20,6 +21,8 @@ export interface ThroughputResult {
   readonly poolSize: number;
   readonly flows: number;
   readonly steps: number;
+  /** The most started-but-unfinished runs the starters allowed. */
+  readonly maxOpen: number;
   /** First run's created_at to last run's finished_at, from the flow_runs rows. */
   readonly windowMs: number;
   /** The same window on the client clock: first startFlow call to the poll that saw the last run finished. */
@@ -37,15 +40,17 @@ export interface ThroughputResult {
 }
 
 /**
- * `flows` runs of the three-step flow through one engine whose pool runs `concurrency` at once, on a
- * fresh copy of the migrated template. The engine and its workers start before the clock does;
- * `starters` concurrent loops then start the runs as fast as they can, so the pool has work queued.
+ * The three-step flow through one engine whose pool runs `concurrency` at once, on a fresh copy of
+ * the migrated template. The engine and its workers start before the clock does. `starters`
+ * concurrent loops then start runs for `startForMs`, pausing while `maxOpen` started runs are not yet
+ * seen finished: the pool always has work queued, and the phase ends a bounded drain after the
+ * starting stops, however fast or slow the engine is.
  */
 export async function runThroughputPhase(
   setup: PhaseSetup,
-  options: { concurrency: number; flows: number; starters: number },
+  options: { concurrency: number; startForMs: number; starters: number; maxOpen: number },
 ): Promise<ThroughputResult> {
-  const { concurrency, flows, starters } = options;
+  const { concurrency, startForMs, starters, maxOpen } = options;
   const name = `bench_c${concurrency}`;
   const url = await createDatabase(setup.adminUrl, name, { template: setup.template });
   const before = await readDatabaseCounters(setup.adminUrl, name);
@@ -53,21 +58,32 @@ export async function runThroughputPhase(
   const bench = createBenchFlow();
   const { db, engine, poolSize } = await openBenchEngine(url, concurrency, bench);
   const observer = await RunObserver.open(asObserver(url));
+  const load: LoadState = { started: 0, finished: 0, allStarted: false };
   let observedEnd: number;
   let startsDone = 0;
   let firstStart = 0;
   try {
     engine.startWorkers();
-    progress(`c=${concurrency}: starting ${flows} runs (${starters} starters, pool of ${poolSize} connections)`);
+    progress(
+      `c=${concurrency}: starting runs for ${startForMs / 1000} s, at most ${maxOpen} open ` +
+        `(${starters} starters, pool of ${poolSize} connections)`,
+    );
     firstStart = performance.now();
-    let next = 0;
     const starter = async () => {
-      for (let n = next++; n < flows; n = next++) await engine.startFlow(bench.flow, { n });
+      while (performance.now() - firstStart < startForMs) {
+        if (load.started - load.finished >= maxOpen) {
+          await sleep(2);
+          continue;
+        }
+        load.started += 1;
+        await engine.startFlow(bench.flow, { n: load.started });
+      }
     };
     const starting = Promise.all(Array.from({ length: starters }, starter)).then(() => {
       startsDone = performance.now();
+      load.allStarted = true;
     });
-    const finishing = waitForFinishedRuns(observer, flows, { pollMs: 20, stallMs: 30_000, label: `c=${concurrency}` });
+    const finishing = waitForFinishedRuns(observer, load, { pollMs: 20, stallMs: 30_000, label: `c=${concurrency}` });
     // Whichever fails first ends the phase; the other's later failure must not go unhandled.
     starting.catch(() => undefined);
     finishing.catch(() => undefined);
@@ -84,6 +100,8 @@ export async function runThroughputPhase(
   const after = await readDatabaseCounters(setup.adminUrl, name);
   const statements = setup.statementsEnabled ? await readStatementStats(setup.adminUrl, name, observerRole) : null;
 
+  const flows = load.started;
+  if (times.length !== flows) throw new Error(`c=${concurrency}: ${flows} runs started, ${times.length} completed`);
   const windowMs = Math.max(...times.map((t) => t.finishedMs)) - Math.min(...times.map((t) => t.createdMs));
   const latencies = times.map((t) => t.finishedMs - t.createdMs);
   const result: ThroughputResult = {
@@ -91,6 +109,7 @@ export async function runThroughputPhase(
     poolSize,
     flows,
     steps: flows * stepsPerFlow,
+    maxOpen,
     windowMs,
     observedWindowMs: observedEnd - firstStart,
     startsDoneMs: startsDone - firstStart,

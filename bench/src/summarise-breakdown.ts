@@ -30,11 +30,13 @@ export function summariseBreakdown(latency: LatencyResult): { cycleMs: number; r
   const cycleMs = latency.loopMs / runs;
   const shapes = new Map<string, { count: number; ms: number; waitingMs: number }>();
   for (const tx of latency.driver.transactions) {
-    const shape = shapes.get(tx.shape) ?? { count: 0, ms: 0, waitingMs: 0 };
+    // Without the SET column lists: the neighbours already tell the transactions apart.
+    const key = tx.labels.map((label) => label.replace(/ SET .*$/, '')).join(' → ');
+    const shape = shapes.get(key) ?? { count: 0, ms: 0, waitingMs: 0 };
     shape.count += 1;
     shape.ms += tx.ms;
     shape.waitingMs += tx.roundTripMs;
-    shapes.set(tx.shape, shape);
+    shapes.set(key, shape);
   }
   const rows: BreakdownRow[] = [
     ...[...shapes].map(([shape, s]) => ({

@@ -2,35 +2,46 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { progress } from './progress.ts';
 import type { RunObserver } from './run-observer.ts';
 
+/** Shared between the starters and the waiter: what has been started, and what the last poll saw finished. */
+export interface LoadState {
+  started: number;
+  finished: number;
+  allStarted: boolean;
+}
+
 /**
- * Polls until `expected` runs are finished; fails if any finished other than Completed, or if the
- * count stops moving for `stallMs`. Returns the client clock when the last one was seen.
+ * Polls the finished-run count into `load.finished` until every started run is finished (once the
+ * starters are done). Fails if any run finished other than Completed, or if the count stops moving
+ * for `stallMs`. Returns the client clock at the poll that saw the last run finished.
  */
 export async function waitForFinishedRuns(
   observer: RunObserver,
-  expected: number,
+  load: LoadState,
   options: { pollMs: number; stallMs: number; label: string },
 ): Promise<number> {
-  let lastCount = -1;
   let lastMoveAt = performance.now();
   let lastReportAt = performance.now();
   for (;;) {
     const { finished, notCompleted } = await observer.countFinished();
     const now = performance.now();
     if (notCompleted > 0) {
-      throw new Error(`${options.label}: ${notCompleted} runs did not complete: ${await observer.describeUnfinished()}`);
-    }
-    if (finished >= expected) return now;
-    if (finished !== lastCount) {
-      lastCount = finished;
-      lastMoveAt = now;
-    } else if (now - lastMoveAt > options.stallMs) {
       throw new Error(
-        `${options.label}: stuck at ${finished}/${expected} finished runs for ${options.stallMs} ms: ${await observer.describeUnfinished()}`,
+        `${options.label}: ${notCompleted} runs did not complete: ${await observer.describeUnfinished()}`,
       );
     }
+    if (finished !== load.finished) {
+      load.finished = finished;
+      lastMoveAt = now;
+    } else if (now - lastMoveAt > options.stallMs && load.started > finished) {
+      throw new Error(
+        `${options.label}: stuck at ${finished}/${load.started} finished runs for ${options.stallMs} ms: ${await observer.describeUnfinished()}`,
+      );
+    }
+    if (load.allStarted && finished >= load.started) return now;
     if (now - lastReportAt > 5_000) {
-      progress(`${options.label}: ${finished}/${expected} runs finished`);
+      progress(
+        `${options.label}: ${finished}/${load.started} runs finished${load.allStarted ? '' : ', still starting'}`,
+      );
       lastReportAt = now;
     }
     await sleep(options.pollMs);

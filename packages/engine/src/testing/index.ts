@@ -1,0 +1,3 @@
+export { createTestEngine, type TestEngine } from './create-test-engine.ts';
+export { FaultPlan } from './fault-plan.ts';
+export { TestClock } from './test-clock.ts';
