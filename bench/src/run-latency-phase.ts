@@ -50,7 +50,7 @@ export async function runLatencyPhase(
   const observedLatencyMs: number[] = [];
   const measured = new Set<string>();
   let loopStart = 0;
-  let loopMs = 0;
+  let loopMs: number;
   let driver: LatencyResult['driver'] | undefined;
   try {
     engine.startWorkers();

@@ -147,13 +147,14 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       if (session.park) return never();
       const base = session.sequence;
       const results = await internal(session, () => runParallelStep(session, states.map(specOf)));
-      const outputs: Json[] = [];
-      for (const [i, r] of results.entries()) {
+      // Every branch that succeeded registers its compensation before any failure is raised, so a
+      // rollback after a failed block undoes exactly the branches that went through.
+      results.forEach((r, i) => {
         const state = states[i];
-        if (!state) continue;
-        outputs.push(await settle<Json>(base + i + 1, state.action.name, r));
-      }
-      states.forEach((state, i) => register(state, base + i + 1, outputs[i] ?? null));
+        if (state && r.kind === 'completed') register(state, base + i + 1, r.output);
+      });
+      const outputs: Json[] = [];
+      for (const [i, r] of results.entries()) outputs.push(await settle<Json>(base + i + 1, states[i]?.action.name ?? '', r));
       return outputs as never;
     },
 

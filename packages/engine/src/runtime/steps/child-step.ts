@@ -3,6 +3,7 @@ import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
 import { insertFlowRun } from '../../store/insert-flow-run.ts';
 import { insertStep } from '../../store/insert-step.ts';
+import { settleWaitStep } from '../../store/settle-wait-step.ts';
 import type { ReplaySession } from '../replay/replay-session.ts';
 import { checkHistory } from './check-history.ts';
 import { deliverCancel } from './deliver-cancel.ts';
@@ -51,8 +52,20 @@ export async function runChildStep(
     session.recorded.set(seq, row);
   }
   if (row.status === 'Completed') return { kind: 'completed', output: row.output as Json };
-  if (row.status === 'Errored') return { kind: 'errored', error: row.error as Json };
   if (row.status === 'Cancelled') return { kind: 'cancelled' };
+  if (row.status === 'Errored') {
+    // A child cancelled because this run was: the cancellation reaches our code here.
+    const childCancelled = (row.error as { status?: string } | null)?.status === 'Cancelled';
+    return childCancelled && session.cancelRequested ? { kind: 'cancelled' } : { kind: 'errored', error: row.error as Json };
+  }
+  if (session.cancelRequested && !session.cancellationDelivered && spec.cancellation === 'abandon') {
+    // The child goes on alone; we stop waiting for it and take the cancellation here.
+    const id = row.id;
+    const settled = await session.tx((tx) => settleWaitStep(tx, { id, status: 'Cancelled', now: deps.clock.now() }));
+    if (settled) return { kind: 'cancelled' };
+    session.recorded.set(seq, await deps.prisma.actionRun.findUniqueOrThrow({ where: { id } }));
+    return runChildStep(session, seq, spec);
+  }
   const child = await deps.prisma.flowRun.findFirst({ where: { parent_run_id: session.runId, parent_sequence: seq }, select: { id: true } });
   return { kind: 'waiting', waitingFor: `child run ${child?.id ?? '(starting)'} (${spec.flowName})` };
 }
