@@ -16,8 +16,8 @@ const plan = {
   ceilingSeconds: 10,
   latency: { flows: 500, warmup: 20, pollMs: 2 },
   throughput: [
-    { concurrency: 1, startForMs: 12_000, starters: 1, maxOpen: 50 },
-    { concurrency: 32, startForMs: 12_000, starters: 4, maxOpen: 4 * 32 + 50 },
+    { concurrency: 1, startForMs: 15_000, starters: 1, maxOpen: 50 },
+    { concurrency: 32, startForMs: 15_000, starters: 4, maxOpen: 4 * 32 + 50 },
   ],
   pgliteRuns: process.argv.includes('--no-pglite') ? 0 : 200,
 };
@@ -38,7 +38,12 @@ try {
   progress('migrating the template database');
   const template = 'bench_template';
   await prepareTemplateDatabase(cluster.adminUrl, template);
-  const setup: PhaseSetup = { adminUrl: cluster.adminUrl, template, statementsEnabled: statements.enabled };
+  const setup: PhaseSetup = {
+    adminUrl: cluster.adminUrl,
+    template,
+    statementsEnabled: statements.enabled,
+    dataDir: cluster.dataDir,
+  };
 
   progress(`ceiling: pgbench, 4 clients, ${plan.ceilingSeconds} s`);
   const ceiling = await runPgbenchCeiling(cluster, plan.ceilingSeconds);

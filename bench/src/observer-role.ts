@@ -9,7 +9,7 @@ export const observerRole = 'bench_observer';
 export async function createObserverRole(adminUrl: string): Promise<void> {
   await withPgClient(adminUrl, async (c) => {
     await c.query(`create role ${observerRole} login`);
-    await c.query(`grant pg_read_all_data to ${observerRole}`);
+    await c.query(`grant pg_read_all_data, pg_monitor to ${observerRole}`);
   });
 }
 

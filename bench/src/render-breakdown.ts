@@ -54,7 +54,10 @@ export function renderBreakdown(latency: LatencyResult): string {
     '',
     latencyTable,
     '',
-    `Back to back, one run took ${fixed(cycleMs, 2)} ms of wall time (${fixed(cycleMs / 3, 2)} ms per step). ` +
+    `Back to back, one run took ${fixed(cycleMs, 2)} ms of wall time (${fixed(cycleMs / 3, 2)} ms per step), ` +
+      `during which this Node process used ${fixed(latency.cpuMsPerRun.node, 2)} ms of CPU and PostgreSQL ` +
+      `${fixed(latency.cpuMsPerRun.postgres, 2)} ms (kernel accounting), while other processes on the machine ` +
+      `kept ${fixed(latency.cpuMsPerRun.otherCores, 2)} cores busy. ` +
       'Transaction and statement times are client-observed: `pg.Client#query` is wrapped in this process ' +
       '(the engine builds its own pool, but it shares our `pg` module) and times each statement from call to reply; ' +
       'a transaction runs from BEGIN sent to COMMIT answered, so its time includes the engine/Prisma code between ' +

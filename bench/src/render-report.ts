@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fixed, markdownTable } from './markdown-table.ts';
 import { renderBreakdown } from './render-breakdown.ts';
 import type { StatementGroup } from './read-statement-stats.ts';
@@ -24,6 +25,7 @@ export function renderReport(report: BenchReport): string {
     '',
     report.environment,
     '',
+    ...noiseWarning(report),
     renderThroughput(report),
     '',
     renderReference(report),
@@ -71,27 +73,45 @@ function renderThroughput(report: BenchReport): string {
         (t) => `${fixed(t.latencyP50Ms, 0)} / ${fixed(t.latencyP99Ms, 0)}`,
       ),
       row('backlog: most started-but-unfinished runs allowed', (t) => String(t.maxOpen)),
+      row('runs in status Running at once (mean of 20 ms polls)', (t) => fixed(t.meanRunning, 1)),
       row('starting stopped after (s, client clock)', (t) => fixed(t.startsDoneMs / 1000, 2)),
       row('window on the client clock: first startFlow() → last seen finished (s)', (t) =>
         fixed(t.observedWindowMs / 1000, 2),
       ),
       row('engine connection pool', (t) => String(t.poolSize)),
+      row('CPU: Node process (engine + Prisma + bench), cores busy', (t) => fixed(t.cpu.node, 2)),
+      row('CPU: PostgreSQL (all its processes), cores busy', (t) => fixed(t.cpu.postgres, 2)),
+      row('CPU: everything else on the machine, cores busy (noise if high)', (t) => fixed(t.cpu.other, 2)),
     ],
   );
   const tracking = report.statementTracking.enabled
     ? 'Statements come from pg_stat_statements, loaded with ALTER SYSTEM + one restart of the throwaway cluster.'
     : `pg_stat_statements could not be loaded (${report.statementTracking.reason}); statements are not reported.`;
+  const states = [...new Set(ts.flatMap((t) => t.meanSessions.map(([state]) => state)))];
+  const sessions = markdownTable(
+    ["engine's sessions on its database (mean per 20 ms poll)", ...ts.map((t) => `c=${t.concurrency}`)],
+    states.map((state) => [state, ...ts.map((t) => fixed(t.meanSessions.find(([s]) => s === state)?.[1] ?? 0, 1))]),
+  );
   return [
     '## Throughput: one engine, one worker pool, PostgreSQL 15',
     '',
     table,
+    '',
+    sessions,
+    '',
+    'Sessions are sampled from pg_stat_activity by the bench at each poll: "active" is the server working on a ' +
+      'statement, "idle in transaction" is the server waiting for the engine in the middle of a transaction, ' +
+      '"idle" is a pooled connection nobody is using.',
     '',
     'Per-step figures divide by 3 × runs and include every run-level write (start, mark running, finish, job ' +
       "claim and delete) and the engine's idle job polls in the window. Each phase runs on a fresh clone of a " +
       "migrated template database; the engine's workers start before the window opens. Commits are counted after " +
       "every session to the database has exited (backends flush their counters on exit), minus the bench's own " +
       'polling queries; read-only transactions count. Writing transactions are the cluster-wide transaction id ' +
-      'delta, so autovacuum/analyze can add a few. ' +
+      'delta, so autovacuum/analyze can add a few. CPU is kernel accounting over the client-clock window ' +
+      '(the machine has ' +
+      String(availableParallelism()) +
+      ' cores, shared by everything here). ' +
       tracking,
   ].join('\n');
 }
@@ -164,4 +184,19 @@ function renderPglite(pglite: PgliteFloor | null): string {
     '',
     `Ratio (engine time / reference time): ${fixed(pglite.engineMs / pglite.handWrittenMs, 1)}×.`,
   ].join('\n');
+}
+
+/** A loud line when other processes were busy while we measured: then every figure here is pessimistic. */
+function noiseWarning(report: BenchReport): string[] {
+  const others = [...report.throughput.map((t) => t.cpu.other), report.latency.cpuMsPerRun.otherCores].filter(
+    (n): n is number => n !== null,
+  );
+  const worst = Math.max(0, ...others);
+  if (worst < 0.2) return [];
+  return [
+    `**Warning: other processes kept up to ${fixed(worst, 2)} of the machine's ${availableParallelism()} cores ` +
+      'busy during the measurements (see the CPU rows); throughput and latency here are lower than on a quiet ' +
+      'machine. Counts per step are not affected.**',
+    '',
+  ];
 }

@@ -5,6 +5,7 @@ import { instrumentPgQueries, type StatementTiming, type TransactionTiming } fro
 import { asObserver, observerRole } from './observer-role.ts';
 import { openBenchEngine } from './open-bench-engine.ts';
 import { progress } from './progress.ts';
+import { coresBusy, readCpuTimes, type CpuTimes } from './read-cpu-times.ts';
 import { readStatementStats, resetStatementStats, type StatementGroup } from './read-statement-stats.ts';
 import { RunObserver } from './run-observer.ts';
 import type { PhaseSetup } from './run-throughput-phase.ts';
@@ -29,6 +30,8 @@ export interface LatencyResult {
   };
   /** What the server saw, from pg_stat_statements; null when it is unavailable. */
   readonly statements: StatementGroup[] | null;
+  /** CPU time per run over the measured loop: this Node process (engine, Prisma, bench) and PostgreSQL. */
+  readonly cpuMsPerRun: { readonly node: number; readonly postgres: number | null; readonly otherCores: number | null };
 }
 
 /**
@@ -52,6 +55,8 @@ export async function runLatencyPhase(
   let loopStart = 0;
   let loopMs: number;
   let driver: LatencyResult['driver'] | undefined;
+  let cpuBefore: CpuTimes | undefined;
+  let cpuAfter: CpuTimes | undefined;
   try {
     engine.startWorkers();
     progress(`latency: ${warmup} warm-up runs, then ${flows} runs one at a time (pool of 1)`);
@@ -61,6 +66,7 @@ export async function runLatencyPhase(
         recorder.reset();
         bench.actionTime.calls = 0;
         bench.actionTime.ms = 0;
+        cpuBefore = await readCpuTimes(setup.dataDir);
         loopStart = performance.now();
       }
       const startedAt = performance.now();
@@ -80,6 +86,7 @@ export async function runLatencyPhase(
       }
     }
     loopMs = performance.now() - loopStart;
+    cpuAfter = await readCpuTimes(setup.dataDir);
     driver = {
       statements: copyTimings(recorder.statements),
       autocommit: copyTimings(recorder.autocommit),
@@ -106,9 +113,20 @@ export async function runLatencyPhase(
     actionMs: bench.actionTime.ms,
     driver,
     statements,
+    cpuMsPerRun: cpuPerRun(cpuBefore, cpuAfter, flows, loopMs),
   };
 }
 
 function copyTimings(timings: Map<string, StatementTiming>): Map<string, StatementTiming> {
   return new Map([...timings].map(([label, t]) => [label, { ...t }]));
+}
+
+function cpuPerRun(before: CpuTimes | undefined, after: CpuTimes | undefined, runs: number, loopMs: number) {
+  if (before === undefined || after === undefined) return { node: Number.NaN, postgres: null, otherCores: null };
+  const busy = coresBusy(before, after, loopMs);
+  return {
+    node: busy.node * (loopMs / runs),
+    postgres: busy.postgres === null ? null : busy.postgres * (loopMs / runs),
+    otherCores: busy.other,
+  };
 }

@@ -23,14 +23,17 @@ export class RunObserver {
     return new RunObserver(client);
   }
 
-  /** How many runs are finished, and how many of those did not complete. */
-  async countFinished(): Promise<{ finished: number; notCompleted: number }> {
-    const rows = await this.query<{ finished: number; not_completed: number }>(
-      `select count(*)::int as finished, count(*) filter (where status <> 'Completed')::int as not_completed
-         from "sagaflow"."flow_runs" where status = any($1)`,
+  /** How many runs are finished, how many of those did not complete, and how many are Running now. */
+  async countFinished(): Promise<{ finished: number; notCompleted: number; running: number }> {
+    const rows = await this.query<{ finished: number; not_completed: number; running: number }>(
+      `select count(*) filter (where status = any($1))::int as finished,
+              count(*) filter (where status = any($1) and status <> 'Completed')::int as not_completed,
+              count(*) filter (where status = 'Running')::int as running
+         from "sagaflow"."flow_runs"`,
       [terminalRunStatuses],
     );
-    return { finished: rows[0]?.finished ?? 0, notCompleted: rows[0]?.not_completed ?? 0 };
+    const row = rows[0];
+    return { finished: row?.finished ?? 0, notCompleted: row?.not_completed ?? 0, running: row?.running ?? 0 };
   }
 
   /** The run's status, or null if it does not exist. */
@@ -39,6 +42,21 @@ export class RunObserver {
       runId,
     ]);
     return rows[0]?.status ?? null;
+  }
+
+  /**
+   * The engine's sessions on this database right now, by state ('active', 'idle in transaction',
+   * 'idle'), an active session's wait event appended (`active, waiting Lock:transactionid`).
+   */
+  async sampleSessions(): Promise<Map<string, number>> {
+    const rows = await this.query<{ state: string | null; wait: string | null; n: number }>(
+      `select state, case when state = 'active' and wait_event_type is not null
+                          then wait_event_type || ':' || wait_event end as wait, count(*)::int as n
+         from pg_stat_activity
+        where datname = current_database() and usename <> current_user and backend_type = 'client backend'
+        group by 1, 2`,
+    );
+    return new Map(rows.map((r) => [`${r.state ?? 'unknown'}${r.wait === null ? '' : `, waiting ${r.wait}`}`, r.n]));
   }
 
   /** Why runs did not complete: statuses, stuck reasons and errors, for an error message. */

@@ -5,6 +5,7 @@ import { asObserver, observerRole } from './observer-role.ts';
 import { openBenchEngine } from './open-bench-engine.ts';
 import { percentile } from './percentile.ts';
 import { progress } from './progress.ts';
+import { coresBusy, readCpuTimes, type CoresBusy, type CpuTimes } from './read-cpu-times.ts';
 import { readDatabaseCounters, waitForNoSessions } from './read-database-counters.ts';
 import { readStatementStats, type StatementGroup } from './read-statement-stats.ts';
 import { RunObserver } from './run-observer.ts';
@@ -14,6 +15,8 @@ export interface PhaseSetup {
   readonly adminUrl: string;
   readonly template: string;
   readonly statementsEnabled: boolean;
+  /** The cluster's data directory, to find its processes' CPU time. */
+  readonly dataDir: string;
 }
 
 export interface ThroughputResult {
@@ -23,6 +26,10 @@ export interface ThroughputResult {
   readonly steps: number;
   /** The most started-but-unfinished runs the starters allowed. */
   readonly maxOpen: number;
+  /** Runs in status Running at once, the mean of the observer's polls (every 20 ms) over the window. */
+  readonly meanRunning: number;
+  /** The engine's database sessions by state, mean count per poll, busiest first. */
+  readonly meanSessions: ReadonlyArray<readonly [state: string, mean: number]>;
   /** First run's created_at to last run's finished_at, from the flow_runs rows. */
   readonly windowMs: number;
   /** The same window on the client clock: first startFlow call to the poll that saw the last run finished. */
@@ -37,6 +44,8 @@ export interface ThroughputResult {
   /** Transactions given a transaction id (those that wrote or locked rows), cluster-wide. */
   readonly writeTransactions: number;
   readonly statements: StatementGroup[] | null;
+  /** Average cores busy over the client-clock window: this Node process (engine, Prisma, bench) and PostgreSQL. */
+  readonly cpu: CoresBusy;
 }
 
 /**
@@ -58,16 +67,26 @@ export async function runThroughputPhase(
   const bench = createBenchFlow();
   const { db, engine, poolSize } = await openBenchEngine(url, concurrency, bench);
   const observer = await RunObserver.open(asObserver(url));
-  const load: LoadState = { started: 0, finished: 0, allStarted: false };
+  const load: LoadState = {
+    started: 0,
+    finished: 0,
+    allStarted: false,
+    runningSum: 0,
+    polls: 0,
+    sessions: new Map(),
+  };
   let observedEnd: number;
   let startsDone = 0;
   let firstStart = 0;
+  let cpuBefore: CpuTimes;
+  let cpuAfter: CpuTimes;
   try {
     engine.startWorkers();
     progress(
       `c=${concurrency}: starting runs for ${startForMs / 1000} s, at most ${maxOpen} open ` +
         `(${starters} starters, pool of ${poolSize} connections)`,
     );
+    cpuBefore = await readCpuTimes(setup.dataDir);
     firstStart = performance.now();
     const starter = async () => {
       while (performance.now() - firstStart < startForMs) {
@@ -90,6 +109,7 @@ export async function runThroughputPhase(
     await Promise.race([starting, finishing]);
     await starting;
     observedEnd = await finishing;
+    cpuAfter = await readCpuTimes(setup.dataDir);
   } finally {
     await engine.stopWorkers();
     await db.close();
@@ -110,6 +130,10 @@ export async function runThroughputPhase(
     flows,
     steps: flows * stepsPerFlow,
     maxOpen,
+    meanRunning: load.runningSum / load.polls,
+    meanSessions: [...load.sessions]
+      .map(([state, sum]) => [state, sum / load.polls] as const)
+      .sort((a, b) => b[1] - a[1]),
     windowMs,
     observedWindowMs: observedEnd - firstStart,
     startsDoneMs: startsDone - firstStart,
@@ -119,6 +143,7 @@ export async function runThroughputPhase(
     rollbacks: after.xactRollback - before.xactRollback,
     writeTransactions: after.nextXid - before.nextXid,
     statements,
+    cpu: coresBusy(cpuBefore, cpuAfter, observedEnd - firstStart),
   };
   progress(
     `c=${concurrency}: ${flows} runs in ${(windowMs / 1000).toFixed(2)} s → ${((flows * 1000) / windowMs).toFixed(0)} flows/s`,

@@ -7,6 +7,11 @@ export interface LoadState {
   started: number;
   finished: number;
   allStarted: boolean;
+  /** Runs in status Running, summed over polls (divide by `polls` for the mean). */
+  runningSum: number;
+  polls: number;
+  /** The engine's sessions by state, summed over polls (see {@link RunObserver.sampleSessions}). */
+  readonly sessions: Map<string, number>;
 }
 
 /**
@@ -22,8 +27,12 @@ export async function waitForFinishedRuns(
   let lastMoveAt = performance.now();
   let lastReportAt = performance.now();
   for (;;) {
-    const { finished, notCompleted } = await observer.countFinished();
+    const { finished, notCompleted, running } = await observer.countFinished();
     const now = performance.now();
+    load.runningSum += running;
+    load.polls += 1;
+    for (const [state, n] of await observer.sampleSessions())
+      load.sessions.set(state, (load.sessions.get(state) ?? 0) + n);
     if (notCompleted > 0) {
       throw new Error(
         `${options.label}: ${notCompleted} runs did not complete: ${await observer.describeUnfinished()}`,

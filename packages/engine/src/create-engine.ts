@@ -36,7 +36,11 @@ export interface EngineOptions {
 export interface Engine {
   readonly config: EngineConfig;
   readonly events: EngineEvents;
-  startFlow<I extends Json>(flow: FlowDefinition<I, Json> | string, input: I, options?: StartFlowOptions): Promise<{ runId: string }>;
+  startFlow<I extends Json>(
+    flow: FlowDefinition<I, Json> | string,
+    input: I,
+    options?: StartFlowOptions,
+  ): Promise<{ runId: string }>;
   /** Sends a signal (payload defaults to true); it waits in the run's buffer until awaited. */
   signal(runId: string, name: string, payload?: Json): Promise<{ signalId: string }>;
   /** Requests cooperative cancellation with a cleanup window for compensations. */
@@ -64,7 +68,10 @@ export interface Engine {
  */
 export function createEngine(options: EngineOptions): Engine {
   const config = parseEngineConfig(options.config);
-  const registry = buildRegistry(options.flows as unknown as FlowDefinition[], options.actions as unknown as ActionDefinition[]);
+  const registry = buildRegistry(
+    options.flows as unknown as FlowDefinition[],
+    options.actions as unknown as ActionDefinition[],
+  );
   const logger = options.logger ?? pino({ name: 'sagaflow' });
   const prisma = options.db.prisma;
   let pool: WorkerPool | null = null;

@@ -4,16 +4,35 @@ export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
 export type { Database } from './db/database.ts';
 export { migrate, type MigrateOptions, type MigrateResult } from './db/migrate.ts';
 export { migrationsDir } from './db/migrations-dir.ts';
-export { defineAction, NonRetryableError, type ActionDefinition, type Json, type RetryPolicy } from './definitions/define-action.ts';
+export {
+  defineAction,
+  NonRetryableError,
+  type ActionDefinition,
+  type Json,
+  type RetryPolicy,
+} from './definitions/define-action.ts';
 export { defineFlow } from './definitions/define-flow.ts';
-export type { CompensateOptions, FlowContext, FlowDefinition, StepBuilder, StepOutputs } from './definitions/flow-context.ts';
+export type {
+  CompensateOptions,
+  FlowContext,
+  FlowDefinition,
+  StepBuilder,
+  StepOutputs,
+} from './definitions/flow-context.ts';
 export { EngineError, type EngineErrorCode } from './errors/engine-error.ts';
 export { systemClock, type Clock } from './runtime/clock.ts';
 export { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
 export type { EngineEventMap, EngineEventName, EngineEvents, EngineListener } from './runtime/engine-events.ts';
 export { FlowError, isFlowError, type FlowErrorCode } from './runtime/flow-error.ts';
 export type { ClaimedStep, TransactionalHooks } from './runtime/runtime-deps.ts';
-export type { ActionView, AnomalyView, CompensationView, FlowEventView, RunDetail, RunView } from './runtime/run-view.ts';
+export type {
+  ActionView,
+  AnomalyView,
+  CompensationView,
+  FlowEventView,
+  RunDetail,
+  RunView,
+} from './runtime/run-view.ts';
 export { anomalyCodes, type AnomalyCode } from './store/insert-anomaly.ts';
 export type { ListRunsFilter } from './store/list-runs.ts';
 export { openRunStatuses, terminalRunStatuses, type RunStatus } from './store/types.ts';

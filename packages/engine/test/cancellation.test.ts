@@ -4,8 +4,14 @@ import { openTestEngine } from './support/open-test-engine.ts';
 import { testDbKind } from './support/test-database.ts';
 
 const log: string[] = [];
-const hold = defineAction({ name: 'hold-seat', run: async (i: { seat: string }) => (log.push(`hold ${i.seat}`), { seat: i.seat }) });
-const free = defineAction({ name: 'free-seat', run: async (i: { seat: string }) => (log.push(`free ${i.seat}`), { ok: true }) });
+const hold = defineAction({
+  name: 'hold-seat',
+  run: async (i: { seat: string }) => (log.push(`hold ${i.seat}`), { seat: i.seat }),
+});
+const free = defineAction({
+  name: 'free-seat',
+  run: async (i: { seat: string }) => (log.push(`free ${i.seat}`), { ok: true }),
+});
 const charge = defineAction({ name: 'charge', run: async () => (log.push('charge'), { ok: true }) });
 
 const booking = defineFlow({
@@ -40,13 +46,24 @@ const parentFlow = defineFlow({
     return { kid };
   },
 });
-const quickChild = defineFlow({ name: 'quick-child', version: 1, run: async (ctx, n: number) => (await ctx.action(hold, { seat: `c${n}` })).seat });
-const awaitsChild = defineFlow({ name: 'awaits-child', version: 1, run: async (ctx) => ({ got: await ctx.child(quickChild, 7) }) });
+const quickChild = defineFlow({
+  name: 'quick-child',
+  version: 1,
+  run: async (ctx, n: number) => (await ctx.action(hold, { seat: `c${n}` })).seat,
+});
+const awaitsChild = defineFlow({
+  name: 'awaits-child',
+  version: 1,
+  run: async (ctx) => ({ got: await ctx.child(quickChild, 7) }),
+});
 
 describe(`cancellation, terminate and child flows (${testDbKind()})`, () => {
   let t: Awaited<ReturnType<typeof openTestEngine>>;
   beforeAll(async () => {
-    t = await openTestEngine({ flows: [booking, childFlow, parentFlow, quickChild, awaitsChild], actions: [hold, free, charge] });
+    t = await openTestEngine({
+      flows: [booking, childFlow, parentFlow, quickChild, awaitsChild],
+      actions: [hold, free, charge],
+    });
   });
   afterAll(async () => {
     await t.closeAll();
@@ -84,8 +101,13 @@ describe(`cancellation, terminate and child flows (${testDbKind()})`, () => {
   it('cancelling a parent reaches a child started with cancellation "propagate", not one with "abandon"', async () => {
     const prop = await t.engine.startFlow(parentFlow, 'propagate');
     const aband = await t.engine.startFlow(parentFlow, 'abandon');
-    for (const { runId } of [prop, aband]) await t.drive(runId, { skipTime: false, until: (d) => d.actions.some((s) => s.kind === 'child') && d.run.status === 'Waiting' });
-    const childOf = async (parent: string) => (await t.db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: parent } })).id;
+    for (const { runId } of [prop, aband])
+      await t.drive(runId, {
+        skipTime: false,
+        until: (d) => d.actions.some((s) => s.kind === 'child') && d.run.status === 'Waiting',
+      });
+    const childOf = async (parent: string) =>
+      (await t.db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: parent } })).id;
     const [propChild, abandChild] = [await childOf(prop.runId), await childOf(aband.runId)];
     await t.drive(propChild, { skipTime: false, until: (d) => d.run.status === 'Waiting' });
     await t.drive(abandChild, { skipTime: false, until: (d) => d.run.status === 'Waiting' });

@@ -19,10 +19,15 @@ describe('claim and outcome races on a real PostgreSQL, real concurrent connecti
       const { id } = await seedStep(db);
       const now = new Date();
       const results = await Promise.all(
-        Array.from({ length: 12 }, (_, w) => db.prisma.$transaction((tx) => claimStep(tx, { table: 'action_runs', id, workerId: `w${w}`, now }))),
+        Array.from({ length: 12 }, (_, w) =>
+          db.prisma.$transaction((tx) => claimStep(tx, { table: 'action_runs', id, workerId: `w${w}`, now })),
+        ),
       );
       expect(results.filter((r) => r !== null)).toEqual([1]);
-      expect(await db.prisma.actionRun.findUniqueOrThrow({ where: { id } })).toMatchObject({ attempts: 1, status: 'Running' });
+      expect(await db.prisma.actionRun.findUniqueOrThrow({ where: { id } })).toMatchObject({
+        attempts: 1,
+        status: 'Running',
+      });
     }
   });
 
@@ -31,16 +36,35 @@ describe('claim and outcome races on a real PostgreSQL, real concurrent connecti
       const { id } = await seedStep(db, { reclaimAfterSeconds: 1 });
       await claimStep(db.prisma, { table: 'action_runs', id, workerId: 'dead', now: new Date() });
       const later = new Date(Date.now() + 5000);
-      const claims = await Promise.all(Array.from({ length: 8 }, (_, w) => claimStep(db.prisma, { table: 'action_runs', id, workerId: `w${w}`, now: later })));
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, (_, w) =>
+          claimStep(db.prisma, { table: 'action_runs', id, workerId: `w${w}`, now: later }),
+        ),
+      );
       const winners = claims.filter((c): c is number => c !== null);
       expect(winners).toEqual([2]);
       // The dead worker's straggling outcome and the winner's race to record: only attempts=2 may land.
       const outcomes = await Promise.all([
-        recordStepOutcome(db.prisma, { table: 'action_runs', id, attempts: 1, outcome: { kind: 'completed', output: 'stale' }, now: later }),
-        recordStepOutcome(db.prisma, { table: 'action_runs', id, attempts: 2, outcome: { kind: 'completed', output: 'live' }, now: later }),
+        recordStepOutcome(db.prisma, {
+          table: 'action_runs',
+          id,
+          attempts: 1,
+          outcome: { kind: 'completed', output: 'stale' },
+          now: later,
+        }),
+        recordStepOutcome(db.prisma, {
+          table: 'action_runs',
+          id,
+          attempts: 2,
+          outcome: { kind: 'completed', output: 'live' },
+          now: later,
+        }),
       ]);
       expect(outcomes).toEqual(['rejected', 'recorded']);
-      expect(await db.prisma.actionRun.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'Completed', output: 'live' });
+      expect(await db.prisma.actionRun.findUniqueOrThrow({ where: { id } })).toMatchObject({
+        status: 'Completed',
+        output: 'live',
+      });
     }
   });
 });

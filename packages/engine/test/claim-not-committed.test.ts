@@ -34,12 +34,17 @@ describe(`claim_not_committed: the aborted-transaction case of seed 000 (${testD
 
   it('a claim that did not commit is journaled, the step does not run, and the run is visibly stuck', async () => {
     const { runId } = await t.engine.startFlow(flow, null);
-    const d = await t.drive(runId, { skipTime: false, until: (x) => x.run.stuckReason !== null || x.run.status === 'Completed' });
+    const d = await t.drive(runId, {
+      skipTime: false,
+      until: (x) => x.run.stuckReason !== null || x.run.status === 'Completed',
+    });
     expect(executions).toBe(0);
     expect(d.run.status).toBe('Waiting');
     expect(d.run.stuckReason).toMatch(/^claim_not_committed/);
     expect(d.actions[0]).toMatchObject({ status: 'Pending', attempts: 0 });
-    const anomaly = await t.db.prisma.anomalyLog.findFirstOrThrow({ where: { run_id: runId, code: 'claim_not_committed' } });
+    const anomaly = await t.db.prisma.anomalyLog.findFirstOrThrow({
+      where: { run_id: runId, code: 'claim_not_committed' },
+    });
     expect(anomaly.details).toMatchObject({ claimed_attempts: 1, row_attempts: 0 });
     // Once the listener is fixed, the next delivery runs the step.
     sabotage = false;

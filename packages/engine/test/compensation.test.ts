@@ -21,7 +21,13 @@ describe(`compensation, seed 001 (${testDbKind()})`, () => {
   it('a failure after two bookings unwinds them in reverse order, then the run is Compensated', async () => {
     saga.failing.add('book-car');
     const d = await t.runToCompletion(flow('booking'), { tripId: 't1' });
-    expect(saga.log).toEqual(['book-flight', 'book-hotel', 'book-car', 'cancel-hotel(book-hotel:t1)', 'cancel-flight(book-flight:t1)']);
+    expect(saga.log).toEqual([
+      'book-flight',
+      'book-hotel',
+      'book-car',
+      'cancel-hotel(book-hotel:t1)',
+      'cancel-flight(book-flight:t1)',
+    ]);
     expect(d.run.status).toBe('Compensated');
     expect(d.compensations.map((c) => [c.name, c.status, c.rollbackLevel])).toEqual([
       ['cancel-hotel', 'Completed', 1],
@@ -69,7 +75,9 @@ describe(`compensation, seed 001 (${testDbKind()})`, () => {
     saga.failing.add('book-car');
     const d = await t.runToCompletion(flow('booking-parallel'), { tripId: 't5' });
     expect(d.run.status).toBe('Compensated');
-    expect(new Set(saga.log.slice(3))).toEqual(new Set(['cancel-hotel(book-hotel:t5)', 'cancel-flight(book-flight:t5)']));
+    expect(new Set(saga.log.slice(3))).toEqual(
+      new Set(['cancel-hotel(book-hotel:t5)', 'cancel-flight(book-flight:t5)']),
+    );
     expect(d.compensations.every((c) => c.status === 'Completed')).toBe(true);
   });
 });

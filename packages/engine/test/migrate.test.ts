@@ -89,7 +89,11 @@ describe(`migrate (${testDbKind()})`, () => {
       `select count(*)::int as n from information_schema.tables where table_schema = 'sagaflow' and table_name like 'mig_probe%'`,
     );
     expect(probes[0]?.n).toBe(0);
-    expect((await records()).map((r) => r.migration_name)).toEqual(readdirSync(migrationsDir).filter((n) => /^\d{4}_/.test(n)).sort());
+    expect((await records()).map((r) => r.migration_name)).toEqual(
+      readdirSync(migrationsDir)
+        .filter((n) => /^\d{4}_/.test(n))
+        .sort(),
+    );
   });
 });
 

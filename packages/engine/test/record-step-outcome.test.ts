@@ -14,9 +14,16 @@ describe(`the recorder's fence (${testDbKind()})`, () => {
     await db.close();
   });
   const t = (offsetMs = 0) => new Date(Date.now() + offsetMs);
-  const claim = (id: string, workerId: string, now = t()) => claimStep(db.prisma, { table: 'action_runs', id, workerId, now });
+  const claim = (id: string, workerId: string, now = t()) =>
+    claimStep(db.prisma, { table: 'action_runs', id, workerId, now });
   const complete = (id: string, attempts: number, output: unknown, now = t()) =>
-    recordStepOutcome(db.prisma, { table: 'action_runs', id, attempts, outcome: { kind: 'completed', output: output as never }, now });
+    recordStepOutcome(db.prisma, {
+      table: 'action_runs',
+      id,
+      attempts,
+      outcome: { kind: 'completed', output: output as never },
+      now,
+    });
   const row = (id: string) => db.prisma.actionRun.findUniqueOrThrow({ where: { id } });
 
   it("a straggler's stale result does not replace the current one", async () => {
@@ -34,7 +41,13 @@ describe(`the recorder's fence (${testDbKind()})`, () => {
     await claim(id, 'w1');
     await claim(id, 'w2', t(2000));
     expect(await complete(id, 2, 'ok')).toBe('recorded');
-    const late = await recordStepOutcome(db.prisma, { table: 'action_runs', id, attempts: 1, outcome: { kind: 'errored', error: { message: 'late' } }, now: t() });
+    const late = await recordStepOutcome(db.prisma, {
+      table: 'action_runs',
+      id,
+      attempts: 1,
+      outcome: { kind: 'errored', error: { message: 'late' } },
+      now: t(),
+    });
     expect(late).toBe('rejected');
     expect(await row(id)).toMatchObject({ status: 'Completed', output: 'ok', error: null });
   });
@@ -43,7 +56,10 @@ describe(`the recorder's fence (${testDbKind()})`, () => {
     const { id } = await seedStep(db);
     const attempts = (await claim(id, 'w1')) ?? 0;
     // The monitor settles the step without claiming it (conditional on Running, attempts untouched).
-    const expired = await db.prisma.actionRun.updateMany({ where: { id, status: 'Running' }, data: { status: 'Expired' } });
+    const expired = await db.prisma.actionRun.updateMany({
+      where: { id, status: 'Running' },
+      data: { status: 'Expired' },
+    });
     expect(expired.count).toBe(1);
     expect(await complete(id, attempts, 1)).toBe('rejected');
     expect(await row(id)).toMatchObject({ status: 'Expired', output: null });
@@ -53,7 +69,10 @@ describe(`the recorder's fence (${testDbKind()})`, () => {
     const { id } = await seedStep(db);
     const attempts = (await claim(id, 'w1')) ?? 0;
     expect(await complete(id, attempts, 'done')).toBe('recorded');
-    const expired = await db.prisma.actionRun.updateMany({ where: { id, status: 'Running' }, data: { status: 'Expired' } });
+    const expired = await db.prisma.actionRun.updateMany({
+      where: { id, status: 'Running' },
+      data: { status: 'Expired' },
+    });
     expect(expired.count).toBe(0);
     expect(await row(id)).toMatchObject({ status: 'Completed', output: 'done' });
   });

@@ -58,7 +58,8 @@ describe(`the recorder under faults, and retry policies (${testDbKind()})`, () =
   afterAll(async () => {
     await t.closeAll();
   });
-  const anomalies = (runId: string) => t.db.prisma.anomalyLog.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } });
+  const anomalies = (runId: string) =>
+    t.db.prisma.anomalyLog.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } });
 
   it('a worker that lost its row does not record, journals outcome_rejected, and hands the result to ActionOutcomeRejected', async () => {
     t.faults.loseClaim('plain');
@@ -66,7 +67,12 @@ describe(`the recorder under faults, and retry policies (${testDbKind()})`, () =
     const d = await t.drive(runId, { skipTime: false, until: (x) => x.run.status === 'Waiting' });
     expect(d.actions[0]).toMatchObject({ status: 'Running', output: null, attempts: 2 });
     expect((await anomalies(runId)).map((a) => a.code)).toContain('outcome_rejected');
-    expect(rejected.find((e) => e.runId === runId)).toMatchObject({ name: 'plain', outcome: 'completed', output: { ok: 'k1' }, attempt: 1 });
+    expect(rejected.find((e) => e.runId === runId)).toMatchObject({
+      name: 'plain',
+      outcome: 'completed',
+      output: { ok: 'k1' },
+      attempt: 1,
+    });
   });
 
   it('a listener that throws on the rejection is journaled as rejection_undelivered; the refusal stands', async () => {

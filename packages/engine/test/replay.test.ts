@@ -85,7 +85,9 @@ describe(`replay and the history contract (${testDbKind()})`, () => {
     }
     await deployed.stopWorkers();
     expect(detail?.run.status).toBe('Waiting');
-    expect(detail?.run.stuckReason).toMatch(/^replay_blocked: step 5 is recorded as signal "go" but the code now asks for action "step-b-renamed"/);
+    expect(detail?.run.stuckReason).toMatch(
+      /^replay_blocked: step 5 is recorded as signal "go" but the code now asks for action "step-b-renamed"/,
+    );
     expect(ran).not.toContain('step-b-renamed');
     // Repairable: the original code takes it back and finishes it.
     t.engine.startWorkers();

@@ -4,7 +4,10 @@ import { openTestEngine } from './support/open-test-engine.ts';
 import { testDbKind } from './support/test-database.ts';
 
 const released: string[] = [];
-const reserve = defineAction({ name: 'reserve-resource', run: async (i: { orderId: string }) => ({ reservationId: `res-${i.orderId}` }) });
+const reserve = defineAction({
+  name: 'reserve-resource',
+  run: async (i: { orderId: string }) => ({ reservationId: `res-${i.orderId}` }),
+});
 const release = defineAction({
   name: 'release-resource',
   run: async (i: { reservationId: string }) => {
@@ -18,7 +21,10 @@ const reservation = defineFlow({
   name: 'reservation-deadline',
   version: 1,
   run: async (ctx, orderId: string) => {
-    const { reservationId } = await ctx.action(reserve, { orderId }).expiresIn(30).compensateWith(release, (o) => ({ reservationId: o.reservationId }));
+    await ctx
+      .action(reserve, { orderId })
+      .expiresIn(30)
+      .compensateWith(release, (o) => ({ reservationId: o.reservationId }));
     if ((await ctx.awaitSignal('confirm', { timeoutSeconds: 30 })) === null) {
       await ctx.compensate();
       return { status: 'expired' };
@@ -47,7 +53,10 @@ describe(`signals, timers and deadlines (${testDbKind()})`, () => {
   });
 
   it('seed 001: no confirm within 30 s releases the reservation and returns status expired', async () => {
-    const { runId } = await t.engine.startFlow(reservation, 'order-123', { businessKey: 'order-123', runTimeoutSeconds: 300 });
+    const { runId } = await t.engine.startFlow(reservation, 'order-123', {
+      businessKey: 'order-123',
+      runTimeoutSeconds: 300,
+    });
     const waiting = await t.drive(runId, { skipTime: false, until: (d) => d.run.status === 'Waiting' });
     expect(waiting.run.waitingFor).toMatch(/^signal "confirm" until /);
     expect(waiting.actions.find((a) => a.name === 'reserve-resource')?.expiresAt).not.toBeNull();
@@ -60,7 +69,10 @@ describe(`signals, timers and deadlines (${testDbKind()})`, () => {
   });
 
   it('seed 001: a confirm sent before the wait expires confirms, and nothing is released', async () => {
-    const { runId } = await t.engine.startFlow(reservation, 'order-456', { businessKey: 'order-456', runTimeoutSeconds: 300 });
+    const { runId } = await t.engine.startFlow(reservation, 'order-456', {
+      businessKey: 'order-456',
+      runTimeoutSeconds: 300,
+    });
     await t.drive(runId, { skipTime: false, until: (d) => d.run.status === 'Waiting' });
     t.clock.advance(10_000);
     await t.engine.signal(runId, 'confirm');
@@ -72,7 +84,9 @@ describe(`signals, timers and deadlines (${testDbKind()})`, () => {
   });
 
   it('a second start with the same business key is rejected (reject-duplicate)', async () => {
-    await expect(t.engine.startFlow(reservation, 'order-123', { businessKey: 'order-123' })).rejects.toMatchObject({ code: 'duplicate_business_key' });
+    await expect(t.engine.startFlow(reservation, 'order-123', { businessKey: 'order-123' })).rejects.toMatchObject({
+      code: 'duplicate_business_key',
+    });
   });
 
   it('a signal is consumed by exactly one wait; a finished run takes no more signals', async () => {
@@ -81,8 +95,11 @@ describe(`signals, timers and deadlines (${testDbKind()})`, () => {
     await t.engine.signal(runId, 'confirm', { by: 'b' });
     const done = await t.drive(runId, { skipTime: false });
     expect(done.run.output).toEqual({ status: 'confirmed' });
-    const signals = await t.db.prisma.signal.findMany({ where: { run_id: runId }, orderBy: { created_at: 'asc' } });
-    expect(signals.map((s) => s.status)).toEqual(['Consumed', 'Pending']);
+    const signals = await t.db.prisma.signal.findMany({ where: { run_id: runId }, orderBy: { seq: 'asc' } });
+    expect(signals.map((s) => [s.payload, s.status])).toEqual([
+      [{ by: 'a' }, 'Consumed'],
+      [{ by: 'b' }, 'Pending'],
+    ]);
     await expect(t.engine.signal(runId, 'confirm')).rejects.toMatchObject({ code: 'run_not_open' });
   });
 
@@ -99,8 +116,11 @@ describe(`signals, timers and deadlines (${testDbKind()})`, () => {
     expect((done.run.output as { slept: number }).slept).toBeGreaterThanOrEqual(6 * 3600 * 1000);
   });
 
-  it("the engine run timeout closes a run as TimedOut, without compensation", async () => {
-    const { runId } = await t.engine.startFlow(reservation, 'order-t', { businessKey: 'order-t', runTimeoutSeconds: 10 });
+  it('the engine run timeout closes a run as TimedOut, without compensation', async () => {
+    const { runId } = await t.engine.startFlow(reservation, 'order-t', {
+      businessKey: 'order-t',
+      runTimeoutSeconds: 10,
+    });
     await t.drive(runId, { skipTime: false, until: (d) => d.run.status === 'Waiting' });
     t.clock.advance(11_000);
     const done = await t.drive(runId, { skipTime: false });

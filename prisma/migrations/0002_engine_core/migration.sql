@@ -13,3 +13,6 @@ DROP INDEX "sagaflow"."flow_runs_parent_run_id_idx";
 
 -- CreateIndex
 CREATE INDEX "flow_runs_parent_run_id_parent_sequence_idx" ON "sagaflow"."flow_runs"("parent_run_id", "parent_sequence");
+
+-- AlterTable
+ALTER TABLE "sagaflow"."signals" ADD COLUMN "seq" BIGSERIAL NOT NULL;

@@ -15,5 +15,6 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   invalid_input: 'BAD_REQUEST',
   duplicate_business_key: 'CONFLICT',
   run_not_found: 'NOT_FOUND',
+  run_not_open: 'CONFLICT',
   internal: 'INTERNAL_SERVER_ERROR',
 };

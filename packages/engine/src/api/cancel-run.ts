@@ -11,7 +11,11 @@ import type { Db } from '../store/types.ts';
  * interrupted), and the flow may compensate within the cleanup window; when the window closes the
  * run is closed as Cancelled. Children started with cancellation 'propagate' are cancelled too.
  */
-export async function cancelRun(deps: RuntimeDeps, runId: string, opts: { reason: string; cleanupSeconds?: number }): Promise<{ requested: boolean }> {
+export async function cancelRun(
+  deps: RuntimeDeps,
+  runId: string,
+  opts: { reason: string; cleanupSeconds?: number },
+): Promise<{ requested: boolean }> {
   const cleanup = opts.cleanupSeconds ?? deps.config.runs.cancel_cleanup_seconds;
   if (!(cleanup > 0)) throw new EngineError('invalid_input', `cleanupSeconds must be positive, got ${cleanup}`);
   const now = deps.clock.now();
@@ -25,9 +29,14 @@ export async function cancelRun(deps: RuntimeDeps, runId: string, opts: { reason
 async function cancelTree(tx: Db, runId: string, reason: string, deadline: Date, now: Date): Promise<boolean> {
   const requested = await requestCancel(tx, { runId, reason, deadline, now });
   if (!requested) return false;
-  await appendFlowEvent(tx, { runId, type: 'run.cancel_requested', data: { reason, cleanup_until: deadline.toISOString() } });
+  await appendFlowEvent(tx, {
+    runId,
+    type: 'run.cancel_requested',
+    data: { reason, cleanup_until: deadline.toISOString() },
+  });
   await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
   await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: deadline });
-  for (const child of await listOpenChildren(tx, runId)) await cancelTree(tx, child, `parent ${runId} was cancelled: ${reason}`, deadline, now);
+  for (const child of await listOpenChildren(tx, runId))
+    await cancelTree(tx, child, `parent ${runId} was cancelled: ${reason}`, deadline, now);
   return true;
 }

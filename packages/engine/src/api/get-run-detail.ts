@@ -19,6 +19,13 @@ export async function getRunDetail(prisma: PrismaClient, runId: string): Promise
     actions: actions.map(toActionView),
     compensations: compensations.map(toCompensationView),
     events: events.map(toFlowEventView),
-    anomalies: anomalies.map((a) => ({ id: String(a.id), code: a.code, message: a.message, sequence: a.sequence, name: a.name, at: a.at.toISOString() })),
+    anomalies: anomalies.map((a) => ({
+      id: String(a.id),
+      code: a.code,
+      message: a.message,
+      sequence: a.sequence,
+      name: a.name,
+      at: a.at.toISOString(),
+    })),
   };
 }

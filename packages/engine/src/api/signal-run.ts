@@ -7,7 +7,12 @@ import { insertSignal } from '../store/insert-signal.ts';
 import { openRunStatuses } from '../store/types.ts';
 
 /** Delivers a signal to an open run (buffered until the run waits for it) and wakes the run. */
-export async function signalRun(deps: RuntimeDeps, runId: string, name: string, payload: Json): Promise<{ signalId: string }> {
+export async function signalRun(
+  deps: RuntimeDeps,
+  runId: string,
+  name: string,
+  payload: Json,
+): Promise<{ signalId: string }> {
   if (!name) throw new EngineError('invalid_input', 'signal name must not be empty');
   const now = deps.clock.now();
   return deps.prisma.$transaction(async (tx) => {

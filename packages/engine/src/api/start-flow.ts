@@ -15,14 +15,20 @@ export interface StartFlowOptions {
   runTimeoutSeconds?: number;
 }
 
-export async function startFlow(deps: RuntimeDeps, name: string, input: Json, opts: StartFlowOptions): Promise<{ runId: string }> {
+export async function startFlow(
+  deps: RuntimeDeps,
+  name: string,
+  input: Json,
+  opts: StartFlowOptions,
+): Promise<{ runId: string }> {
   const flow = deps.registry.flows.get(name);
   if (!flow) throw new EngineError('unknown_flow', `no flow named "${name}" is registered`);
   for (const [key, v] of [
     ['expiresInSeconds', opts.expiresInSeconds],
     ['runTimeoutSeconds', opts.runTimeoutSeconds],
   ] as const) {
-    if (v !== undefined && !(Number.isFinite(v) && v > 0)) throw new EngineError('invalid_input', `${key} must be a positive number of seconds, got ${String(v)}`);
+    if (v !== undefined && !(Number.isFinite(v) && v > 0))
+      throw new EngineError('invalid_input', `${key} must be a positive number of seconds, got ${String(v)}`);
   }
   const now = deps.clock.now();
   const timeout = opts.runTimeoutSeconds ?? deps.config.runs.default_timeout_seconds ?? undefined;
@@ -48,7 +54,11 @@ export async function startFlow(deps: RuntimeDeps, name: string, input: Json, op
   } catch (err) {
     const e = err as { code?: string; message?: string };
     if (e.code === 'P2002' || /unique constraint|duplicate key/i.test(e.message ?? '')) {
-      throw new EngineError('duplicate_business_key', `a run of "${name}" with business key "${opts.businessKey ?? ''}" already exists`, { cause: err });
+      throw new EngineError(
+        'duplicate_business_key',
+        `a run of "${name}" with business key "${opts.businessKey ?? ''}" already exists`,
+        { cause: err },
+      );
     }
     throw err;
   }

@@ -20,7 +20,9 @@ export interface StepBuilder<O extends Json> extends PromiseLike<O> {
   run(): Promise<O>;
 }
 
-export type StepOutputs<T extends readonly StepBuilder<Json>[]> = { -readonly [K in keyof T]: T[K] extends StepBuilder<infer O> ? O : never };
+export type StepOutputs<T extends readonly StepBuilder<Json>[]> = {
+  -readonly [K in keyof T]: T[K] extends StepBuilder<infer O> ? O : never;
+};
 
 export interface CompensateOptions {
   /** Run this level's compensations concurrently. Default: the flow's setting, else sequential. */
@@ -50,7 +52,11 @@ export interface FlowContext {
   /** A durable timer: the run parks and no worker is held while it waits. */
   sleep(seconds: number): Promise<void>;
   /** Starts a child flow and waits for its result; `cancellation` says whether cancelling this run reaches it. */
-  child<I extends Json, O extends Json>(flow: FlowDefinition<I, O>, input: I, options?: { cancellation?: 'propagate' | 'abandon' }): Promise<O>;
+  child<I extends Json, O extends Json>(
+    flow: FlowDefinition<I, O>,
+    input: I,
+    options?: { cancellation?: 'propagate' | 'abandon' },
+  ): Promise<O>;
   /** The time, recorded on first use so every replay sees the same value. */
   now(): Date;
   /** A random number in [0, 1), recorded on first use. */

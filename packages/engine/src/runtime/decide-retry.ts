@@ -14,7 +14,8 @@ export function decideRetry(
 ): { retryInMs: number | null; policyThrew?: unknown } {
   const maxAttempts = policy.maxAttempts ?? 1;
   const name = error instanceof Error ? error.name : undefined;
-  if (error instanceof NonRetryableError || (name !== undefined && policy.nonRetryableErrors?.includes(name))) return { retryInMs: null };
+  if (error instanceof NonRetryableError || (name !== undefined && policy.nonRetryableErrors?.includes(name)))
+    return { retryInMs: null };
   if (failedAttempt >= maxAttempts) return { retryInMs: null };
   if (policy.delay) {
     try {

@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { EngineError } from '../errors/engine-error.ts';
 
 const levels = z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']);
-const seconds = z.number().int().min(1).max(10 * 365 * 86_400);
+const seconds = z
+  .number()
+  .int()
+  .min(1)
+  .max(10 * 365 * 86_400);
 const reclaim = z
   .object({ enabled: z.boolean().default(false), after_seconds: seconds.default(900) })
   .strict()

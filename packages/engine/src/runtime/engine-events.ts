@@ -22,7 +22,12 @@ export interface EngineEventMap {
   'compensation.step_started': StepRef & { level: number };
   'compensation.completed': StepRef & { level: number; output: Json };
   'compensation.failed': StepRef & { level: number; error: Json; willRetry: boolean };
-  'compensation.outcome_rejected': StepRef & { level: number; outcome: 'completed' | 'failed'; output: Json; error: Json };
+  'compensation.outcome_rejected': StepRef & {
+    level: number;
+    outcome: 'completed' | 'failed';
+    output: Json;
+    error: Json;
+  };
   'run.finished': { runId: string; flowName: string; status: string; output: Json; error: Json };
 }
 
@@ -44,8 +49,8 @@ export function createEngineEvents(logger: Logger, journal: (a: Anomaly) => Prom
     on(name, listener) {
       const set = listeners.get(name) ?? new Set();
       listeners.set(name, set);
-      set.add(listener as EngineListener<never>);
-      return () => set.delete(listener as EngineListener<never>);
+      set.add(listener);
+      return () => set.delete(listener);
     },
   };
   async function emit<E extends EngineEventName>(name: E, event: EngineEventMap[E]): Promise<void> {
@@ -62,7 +67,10 @@ export function createEngineEvents(logger: Logger, journal: (a: Anomaly) => Prom
             rowId: e.rowId,
             sequence: e.sequence,
             name: e.name,
-            details: { error: err instanceof Error ? err.name : 'NonError', message: err instanceof Error ? err.message : String(err) },
+            details: {
+              error: err instanceof Error ? err.name : 'NonError',
+              message: err instanceof Error ? err.message : String(err),
+            },
           });
         } else {
           logger.error({ err, event: name }, 'an engine event listener threw');

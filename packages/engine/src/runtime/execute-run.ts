@@ -27,24 +27,45 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
   const now = deps.clock.now();
 
   if (run.run_timeout_at && run.run_timeout_at.getTime() <= now.getTime()) {
-    await settleRun(deps, run, { status: 'TimedOut', error: { name: 'RunTimedOut', message: `the engine's run timeout passed at ${run.run_timeout_at.toISOString()}` } });
+    await settleRun(deps, run, {
+      status: 'TimedOut',
+      error: { name: 'RunTimedOut', message: `the engine's run timeout passed at ${run.run_timeout_at.toISOString()}` },
+    });
     return 'finished';
   }
   if (run.cancel_deadline_at && run.cancel_deadline_at.getTime() <= now.getTime()) {
-    await settleRun(deps, run, { status: 'Cancelled', error: { name: 'CleanupWindowClosed', message: `cancelled; the cleanup window closed at ${run.cancel_deadline_at.toISOString()}` } });
+    await settleRun(deps, run, {
+      status: 'Cancelled',
+      error: {
+        name: 'CleanupWindowClosed',
+        message: `cancelled; the cleanup window closed at ${run.cancel_deadline_at.toISOString()}`,
+      },
+    });
     return 'finished';
   }
   const flow = deps.registry.flows.get(run.flow_name);
   if (!flow) {
-    await parkRun(deps.prisma, { runId, waitingFor: null, stuckReason: `unknown_flow: no flow named "${run.flow_name}" is registered on this worker`, now });
+    await parkRun(deps.prisma, {
+      runId,
+      waitingFor: null,
+      stuckReason: `unknown_flow: no flow named "${run.flow_name}" is registered on this worker`,
+      now,
+    });
     return 'parked';
   }
   await deps.prisma.$transaction(async (tx) => {
-    const { wasPending } = await markRunActive(tx, { runId, status: run.status === 'Compensating' ? 'Compensating' : 'Running', now });
+    const { wasPending } = await markRunActive(tx, {
+      runId,
+      status: run.status === 'Compensating' ? 'Compensating' : 'Running',
+      now,
+    });
     if (wasPending) await appendFlowEvent(tx, { runId, type: 'run.running' });
   });
 
-  const [steps, compensations] = await Promise.all([listActionRuns(deps.prisma, runId), listCompensationRuns(deps.prisma, runId)]);
+  const [steps, compensations] = await Promise.all([
+    listActionRuns(deps.prisma, runId),
+    listCompensationRuns(deps.prisma, runId),
+  ]);
   const session = new ReplaySession(deps, run, new Map(steps.map((r) => [r.sequence, r])), compensations);
   const ctx = createFlowContext(session);
 
@@ -74,13 +95,22 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
   } else if (isFlowError(settled.error, 'cancelled')) {
     await settleRun(deps, run, { status: 'Cancelled', error: serializeError(settled.error), session });
   } else {
-    await settleRun(deps, run, { status: session.compensated ? 'Compensated' : 'Failed', error: serializeError(settled.error), session });
+    await settleRun(deps, run, {
+      status: session.compensated ? 'Compensated' : 'Failed',
+      error: serializeError(settled.error),
+      session,
+    });
   }
   return 'finished';
 }
 
 async function park(deps: RuntimeDeps, run: DbFlowRun, p: Park): Promise<ExecuteOutcome> {
-  if (p.abort !== undefined) throw p.abort;
-  await parkRun(deps.prisma, { runId: run.id, waitingFor: p.waitingFor, stuckReason: p.stuckReason, now: deps.clock.now() });
+  if (p.abort !== undefined) throw p.abort instanceof Error ? p.abort : new Error(JSON.stringify(p.abort));
+  await parkRun(deps.prisma, {
+    runId: run.id,
+    waitingFor: p.waitingFor,
+    stuckReason: p.stuckReason,
+    now: deps.clock.now(),
+  });
   return 'parked';
 }

@@ -14,7 +14,10 @@ export interface ReclaimOverride {
  * 4. else the row inherits config.
  * Returns the row's reclaim_stale_after_seconds (null = never reclaimed).
  */
-export function resolveReclaimSeconds(override: ReclaimOverride, config: { enabled: boolean; after_seconds: number }): number | null {
+export function resolveReclaimSeconds(
+  override: ReclaimOverride,
+  config: { enabled: boolean; after_seconds: number },
+): number | null {
   if (override.afterSeconds !== undefined) return override.afterSeconds;
   if (override.enabled === true) return config.after_seconds;
   if (override.enabled === false) return null;

@@ -18,18 +18,37 @@ export async function settleRun(
 ): Promise<boolean> {
   const now = deps.clock.now();
   const write = async (tx: Parameters<Parameters<RuntimeDeps['prisma']['$transaction']>[0]>[0]) => {
-    const finished = await finishRun(tx, { id: run.id, status: result.status, output: result.output, error: result.error, now });
+    const finished = await finishRun(tx, {
+      id: run.id,
+      status: result.status,
+      output: result.output,
+      error: result.error,
+      now,
+    });
     if (!finished) return false;
-    await appendFlowEvent(tx, { runId: run.id, type: `run.${result.status.toLowerCase()}`, data: result.error ? { error: result.error } : {} });
+    await appendFlowEvent(tx, {
+      runId: run.id,
+      type: `run.${result.status.toLowerCase()}`,
+      data: result.error ? { error: result.error } : {},
+    });
     if (finished.parentRunId !== null && finished.parentSequence !== null) {
-      const step = await tx.actionRun.findUnique({ where: { run_id_sequence: { run_id: finished.parentRunId, sequence: finished.parentSequence } } });
+      const step = await tx.actionRun.findUnique({
+        where: { run_id_sequence: { run_id: finished.parentRunId, sequence: finished.parentSequence } },
+      });
       if (step) {
         await settleWaitStep(tx, {
           id: step.id,
           now,
-          ...(result.status === 'Completed' ? { status: 'Completed', output: result.output ?? null } : { status: 'Errored', error: { status: result.status, error: result.error ?? null } }),
+          ...(result.status === 'Completed'
+            ? { status: 'Completed', output: result.output ?? null }
+            : { status: 'Errored', error: { status: result.status, error: result.error ?? null } }),
         });
-        await appendFlowEvent(tx, { runId: finished.parentRunId, type: 'child.finished', sequence: finished.parentSequence, data: { child: run.id, status: result.status } });
+        await appendFlowEvent(tx, {
+          runId: finished.parentRunId,
+          type: 'child.finished',
+          sequence: finished.parentSequence,
+          data: { child: run.id, status: result.status },
+        });
       }
       await enqueueJob(tx, { kind: 'wake-run', runId: finished.parentRunId, availableAt: now });
     }
@@ -43,7 +62,13 @@ export async function settleRun(
     throw err;
   }
   if (landed) {
-    await deps.emit('run.finished', { runId: run.id, flowName: run.flow_name, status: result.status, output: result.output ?? null, error: result.error ?? null });
+    await deps.emit('run.finished', {
+      runId: run.id,
+      flowName: run.flow_name,
+      status: result.status,
+      output: result.output ?? null,
+      error: result.error ?? null,
+    });
   }
   return landed;
 }

@@ -4,7 +4,10 @@ import type { Db } from './types.ts';
  * The overlap lock (seed 000's WithoutOverlapping): taken when free or expired, held until released
  * or its TTL passes. Independent of reclaim. Returns whether this owner holds it now.
  */
-export async function acquireLock(db: Db, args: { key: string; owner: string; ttlSeconds: number; now: Date }): Promise<boolean> {
+export async function acquireLock(
+  db: Db,
+  args: { key: string; owner: string; ttlSeconds: number; now: Date },
+): Promise<boolean> {
   const rows = await db.$queryRaw<{ owner: string }[]>`
     insert into "sagaflow"."locks" (key, owner, expires_at)
     values (${args.key}, ${args.owner}, ${args.now}::timestamptz + make_interval(secs => ${args.ttlSeconds}::int))

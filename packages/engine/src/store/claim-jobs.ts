@@ -12,7 +12,10 @@ export interface DbJob {
  * Leases up to `limit` due jobs. SKIP LOCKED keeps concurrent workers off each other's rows; the
  * lease (locked_until) makes a job whose worker died visible again: at-least-once delivery.
  */
-export async function claimJobs(db: Db, args: { workerId: string; limit: number; leaseSeconds: number; now: Date }): Promise<DbJob[]> {
+export async function claimJobs(
+  db: Db,
+  args: { workerId: string; limit: number; leaseSeconds: number; now: Date },
+): Promise<DbJob[]> {
   return db.$queryRaw<DbJob[]>`
     update "sagaflow"."jobs" j
        set locked_by = ${args.workerId},

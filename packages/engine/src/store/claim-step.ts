@@ -9,7 +9,10 @@ import type { Db } from './types.ts';
  * derives reclaim_stale_at from the row's own window. Returns the attempts value this claim
  * produced, or null when the claim was lost.
  */
-export async function claimStep(db: Db, args: { table: StepTable; id: string; workerId: string; now: Date }): Promise<number | null> {
+export async function claimStep(
+  db: Db,
+  args: { table: StepTable; id: string; workerId: string; now: Date },
+): Promise<number | null> {
   const rows = await db.$queryRaw<{ attempts: number }[]>(Prisma.sql`
     update ${tableSql(args.table)} s
        set status = 'Running',

@@ -12,7 +12,9 @@ export async function finishRun(
   db: Db,
   args: { id: string; status: FinalRunStatus; output?: Json; error?: Json; now: Date },
 ): Promise<{ flowName: string; parentRunId: string | null; parentSequence: number | null } | null> {
-  const rows = await db.$queryRaw<{ flow_name: string; parent_run_id: string | null; parent_sequence: number | null }[]>`
+  const rows = await db.$queryRaw<
+    { flow_name: string; parent_run_id: string | null; parent_sequence: number | null }[]
+  >`
     update "sagaflow"."flow_runs"
        set status = ${args.status},
            output = ${args.output === undefined ? null : JSON.stringify(args.output)}::jsonb,

@@ -31,6 +31,8 @@ export async function insertStep(db: Db, s: NewStep) {
        ${s.expiresAt ?? null}::timestamptz, ${s.wakeAt ?? null}::timestamptz,
        ${s.status === 'Completed' ? new Date() : null}::timestamptz)
     on conflict (run_id, sequence) do nothing`;
-  const row = await db.actionRun.findUniqueOrThrow({ where: { run_id_sequence: { run_id: s.runId, sequence: s.sequence } } });
+  const row = await db.actionRun.findUniqueOrThrow({
+    where: { run_id_sequence: { run_id: s.runId, sequence: s.sequence } },
+  });
   return Object.assign(row, { inserted: inserted === 1 });
 }

@@ -3,7 +3,11 @@ import type { Db } from './types.ts';
 /** Open child runs that a parent's cancellation reaches (policy propagate). */
 export async function listOpenChildren(db: Db, parentRunId: string): Promise<string[]> {
   const rows = await db.flowRun.findMany({
-    where: { parent_run_id: parentRunId, parent_cancel_policy: 'propagate', status: { in: ['Pending', 'Running', 'Waiting', 'Compensating'] } },
+    where: {
+      parent_run_id: parentRunId,
+      parent_cancel_policy: 'propagate',
+      status: { in: ['Pending', 'Running', 'Waiting', 'Compensating'] },
+    },
     select: { id: true },
   });
   return rows.map((r) => r.id);

@@ -1,7 +1,10 @@
 import type { Db } from './types.ts';
 
 /** An open run being replayed shows Running (or Compensating), with no wait or stuck reason. Returns whether it was Pending. */
-export async function markRunActive(db: Db, args: { runId: string; status: 'Running' | 'Compensating'; now: Date }): Promise<{ wasPending: boolean; open: boolean }> {
+export async function markRunActive(
+  db: Db,
+  args: { runId: string; status: 'Running' | 'Compensating'; now: Date },
+): Promise<{ wasPending: boolean; open: boolean }> {
   const rows = await db.$queryRaw<{ was: string }[]>`
     update "sagaflow"."flow_runs" r
        set status = ${args.status}, waiting_for = null, stuck_reason = null,

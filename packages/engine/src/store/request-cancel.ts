@@ -1,7 +1,10 @@
 import type { Db } from './types.ts';
 
 /** Records a cancellation request once on an open run; returns whether this call recorded it. */
-export async function requestCancel(db: Db, args: { runId: string; reason: string; deadline: Date; now: Date }): Promise<boolean> {
+export async function requestCancel(
+  db: Db,
+  args: { runId: string; reason: string; deadline: Date; now: Date },
+): Promise<boolean> {
   const n = await db.$executeRaw`
     update "sagaflow"."flow_runs"
        set cancel_requested_at = ${args.now}::timestamptz, cancel_reason = ${args.reason},

@@ -4,7 +4,15 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 export type Db = PrismaClient | Prisma.TransactionClient;
 
 /** Flow run statuses. Terminal ones are never overwritten. */
-export const terminalRunStatuses = ['Completed', 'Failed', 'Compensated', 'Expired', 'Cancelled', 'Terminated', 'TimedOut'] as const;
+export const terminalRunStatuses = [
+  'Completed',
+  'Failed',
+  'Compensated',
+  'Expired',
+  'Cancelled',
+  'Terminated',
+  'TimedOut',
+] as const;
 export const openRunStatuses = ['Pending', 'Running', 'Waiting', 'Compensating'] as const;
 export type RunStatus = (typeof terminalRunStatuses)[number] | (typeof openRunStatuses)[number];
 
@@ -12,4 +20,5 @@ export type RunStatus = (typeof terminalRunStatuses)[number] | (typeof openRunSt
  * Step row statuses. `Failed` is the state between an action's own retries (claimable again once
  * its retry time comes); `Errored` is the terminal failure; `Waiting` is a signal/timer/child wait.
  */
-export type StepStatus = 'Pending' | 'Running' | 'Failed' | 'Waiting' | 'Completed' | 'Errored' | 'Expired' | 'Cancelled';
+export type StepStatus =
+  'Pending' | 'Running' | 'Failed' | 'Waiting' | 'Completed' | 'Errored' | 'Expired' | 'Cancelled';

@@ -21,9 +21,16 @@ export interface TestEngine {
    * whenever the run is only waiting for time (a timer, a signal timeout, a retry), the clock jumps
    * to the next due wake instead of waiting for it.
    */
-  runToCompletion<I extends Json>(flow: FlowDefinition<I, Json>, input: I, options?: StartFlowOptions & { skipTime?: boolean; timeoutMs?: number }): Promise<RunDetail>;
+  runToCompletion<I extends Json>(
+    flow: FlowDefinition<I, Json>,
+    input: I,
+    options?: StartFlowOptions & { skipTime?: boolean; timeoutMs?: number },
+  ): Promise<RunDetail>;
   /** Drives an already started run until `until` holds (default: terminal). */
-  drive(runId: string, options?: { skipTime?: boolean; timeoutMs?: number; until?: (d: RunDetail) => boolean }): Promise<RunDetail>;
+  drive(
+    runId: string,
+    options?: { skipTime?: boolean; timeoutMs?: number; until?: (d: RunDetail) => boolean },
+  ): Promise<RunDetail>;
   close(): Promise<void>;
 }
 
@@ -50,7 +57,11 @@ export async function createTestEngine(
     clock,
     faults: faults.faults,
     logger: options.logger ?? pino({ level: 'silent' }),
-    config: { ...options.config, worker: { poll_interval_ms: 10, ...options.config?.worker }, logging: { anomaly_level: null, ...options.config?.logging } },
+    config: {
+      ...options.config,
+      worker: { poll_interval_ms: 10, ...options.config?.worker },
+      logging: { anomaly_level: null, ...options.config?.logging },
+    },
   });
 
   const drive: TestEngine['drive'] = async (runId, opts = {}) => {
@@ -62,11 +73,17 @@ export async function createTestEngine(
       const detail = await engine.getRun(runId);
       if (!detail) throw new Error(`run ${runId} does not exist`);
       if (until(detail)) return detail;
-      if (Date.now() > deadline) throw new Error(`run ${runId} did not get there in time; it is ${detail.run.status} (${detail.run.waitingFor ?? detail.run.stuckReason ?? 'no reason recorded'})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `run ${runId} did not get there in time; it is ${detail.run.status} (${detail.run.waitingFor ?? detail.run.stuckReason ?? 'no reason recorded'})`,
+        );
       const due = await db.prisma.job.count({ where: { available_at: { lte: clock.now() } } });
       quietPolls = due === 0 ? quietPolls + 1 : 0;
       if ((opts.skipTime ?? true) && quietPolls >= 3) {
-        const next = await db.prisma.job.findFirst({ where: { available_at: { gt: clock.now() } }, orderBy: { available_at: 'asc' } });
+        const next = await db.prisma.job.findFirst({
+          where: { available_at: { gt: clock.now() } },
+          orderBy: { available_at: 'asc' },
+        });
         if (next) clock.set(next.available_at);
         quietPolls = 0;
       }
@@ -83,7 +100,10 @@ export async function createTestEngine(
     async runToCompletion(flow, input, opts = {}) {
       const { skipTime, timeoutMs, ...start } = opts;
       const { runId } = await engine.startFlow(flow, input, start);
-      return drive(runId, { ...(skipTime === undefined ? {} : { skipTime }), ...(timeoutMs === undefined ? {} : { timeoutMs }) });
+      return drive(runId, {
+        ...(skipTime === undefined ? {} : { skipTime }),
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      });
     },
     async close() {
       await engine.stopWorkers();

@@ -21,7 +21,11 @@ export class FaultPlan {
 
   /** The worker dies right after its claim committed: the row stays Running, the job is not acknowledged. */
   crashAfterClaim(action: string, times = 1): this {
-    this.afterClaimRules.push({ action, remaining: times, apply: () => Promise.reject(new SimulatedCrash(`simulated crash after claiming ${action}`)) });
+    this.afterClaimRules.push({
+      action,
+      remaining: times,
+      apply: () => Promise.reject(new SimulatedCrash(`simulated crash after claiming ${action}`)),
+    });
     return this;
   }
 
@@ -32,7 +36,10 @@ export class FaultPlan {
       remaining: times,
       apply: async (step) => {
         const table = step.table === 'action_runs' ? this.db.prisma.actionRun : this.db.prisma.compensationRun;
-        await (table as typeof this.db.prisma.actionRun).update({ where: { id: step.rowId }, data: { attempts: { increment: 1 }, claimed_by: 'fault:other-worker' } });
+        await (table as typeof this.db.prisma.actionRun).update({
+          where: { id: step.rowId },
+          data: { attempts: { increment: 1 }, claimed_by: 'fault:other-worker' },
+        });
       },
     });
     return this;
@@ -40,7 +47,11 @@ export class FaultPlan {
 
   /** This worker is slow to report: it waits `ms` (or until `until` resolves) before writing its outcome. */
   straggle(action: string, wait: number | (() => Promise<void>), times = 1): this {
-    this.beforeOutcomeRules.push({ action, remaining: times, apply: () => (typeof wait === 'number' ? new Promise((r) => setTimeout(r, wait)) : wait()) });
+    this.beforeOutcomeRules.push({
+      action,
+      remaining: times,
+      apply: () => (typeof wait === 'number' ? new Promise((r) => setTimeout(r, wait)) : wait()),
+    });
     return this;
   }
 

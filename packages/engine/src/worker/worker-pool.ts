@@ -32,6 +32,7 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
       if (job.kind === 'wake-run' && job.run_id) await executeRun(deps, job.run_id);
       await deleteJob(deps.prisma, { id: job.id, workerId: deps.workerId });
     } catch (err) {
+      if (err instanceof SimulatedCrash) return;
       deps.logger.error(
         { err, jobId: String(job.id), runId: job.run_id },
         'job failed; it will be redelivered after its lease',
@@ -46,7 +47,12 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
       if (free > 0) {
         nudged = false;
         try {
-          jobs = await claimJobs(deps.prisma, { workerId: deps.workerId, limit: free, leaseSeconds, now: deps.clock.now() });
+          jobs = await claimJobs(deps.prisma, {
+            workerId: deps.workerId,
+            limit: free,
+            leaseSeconds,
+            now: deps.clock.now(),
+          });
         } catch (err) {
           deps.logger.warn({ err }, 'claiming jobs failed; retrying after the poll interval');
         }

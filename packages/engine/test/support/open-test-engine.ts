@@ -3,7 +3,9 @@ import { createTestEngine, type TestEngine } from '../../src/testing/create-test
 import { openTestDatabase } from './test-database.ts';
 
 /** The test kit's engine on this project's database (PGlite or the real PostgreSQL). */
-export async function openTestEngine(options: Omit<EngineOptions, 'db' | 'clock' | 'faults'>): Promise<TestEngine & { closeAll(): Promise<void> }> {
+export async function openTestEngine(
+  options: Omit<EngineOptions, 'db' | 'clock' | 'faults'>,
+): Promise<TestEngine & { closeAll(): Promise<void> }> {
   const db = await openTestDatabase();
   const t = await createTestEngine({ ...options, db });
   return Object.assign(t, {

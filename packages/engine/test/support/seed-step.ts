@@ -5,7 +5,16 @@ import { insertStep } from '../../src/store/insert-step.ts';
 /** A run with one Pending action row, written straight to the store, for recorder-level tests. */
 export async function seedStep(db: Database, opts: { reclaimAfterSeconds?: number | null; maxAttempts?: number } = {}) {
   const now = new Date();
-  const runId = await insertFlowRun(db.prisma, { flowName: 'f', flowVersion: 1, input: {}, businessKey: null, tags: [], expiresAt: null, runTimeoutAt: null, now });
+  const runId = await insertFlowRun(db.prisma, {
+    flowName: 'f',
+    flowVersion: 1,
+    input: {},
+    businessKey: null,
+    tags: [],
+    expiresAt: null,
+    runTimeoutAt: null,
+    now,
+  });
   const row = await insertStep(db.prisma, {
     runId,
     sequence: 1,

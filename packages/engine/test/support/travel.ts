@@ -47,7 +47,11 @@ export function travelSaga() {
   return {
     log,
     failing,
-    flows: [make('booking'), make('booking-parallel', { parallel: true }), make('booking-continue', { continueWithError: true })],
+    flows: [
+      make('booking'),
+      make('booking-parallel', { parallel: true }),
+      make('booking-continue', { continueWithError: true }),
+    ],
     actions: [bookFlight, bookHotel, bookCar, cancelFlight, cancelHotel, cancelCar],
   };
 }

@@ -35,7 +35,9 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       case 'completed':
         return Promise.resolve(r.output as T);
       case 'errored':
-        return Promise.reject(new FlowError('action_failed', `step ${seq} (${name}) failed: ${recordedMessage(r.error)}`, r.error, seq));
+        return Promise.reject(
+          new FlowError('action_failed', `step ${seq} (${name}) failed: ${recordedMessage(r.error)}`, r.error, seq),
+        );
       case 'cancelled':
         return Promise.reject(cancelledError(session, seq));
       case 'blocked':
@@ -98,15 +100,20 @@ export function createFlowContext(session: ReplaySession): FlowContext {
         claimBuilder(builder);
         if (session.park) return (promise = never<O>());
         const seq = session.nextSequence();
-        promise = internal(session, () => runActionStep(session, seq, { ...specOf(state), parallelBlock: null })).then((r) => {
-          if (r.kind === 'completed') register(state, seq, r.output);
-          return settle<O>(seq, action.name, r);
-        });
+        promise = internal(session, () => runActionStep(session, seq, { ...specOf(state), parallelBlock: null })).then(
+          (r) => {
+            if (r.kind === 'completed') register(state, seq, r.output);
+            return settle<O>(seq, action.name, r);
+          },
+        );
         return promise;
       };
       const builder: StepBuilder<O> = {
         compensateWith(compensation, map) {
-          state.compensation = { action: compensation as unknown as ActionDefinition<Json, Json>, input: map as unknown as (o: Json) => Json };
+          state.compensation = {
+            action: compensation as unknown as ActionDefinition<Json, Json>,
+            input: map as unknown as (o: Json) => Json,
+          };
           return builder;
         },
         retry(policy) {
@@ -154,12 +161,18 @@ export function createFlowContext(session: ReplaySession): FlowContext {
         if (state && r.kind === 'completed') register(state, base + i + 1, r.output);
       });
       const outputs: Json[] = [];
-      for (const [i, r] of results.entries()) outputs.push(await settle<Json>(base + i + 1, states[i]?.action.name ?? '', r));
+      for (const [i, r] of results.entries())
+        outputs.push(await settle<Json>(base + i + 1, states[i]?.action.name ?? '', r));
       return outputs as never;
     },
 
     addCompensation(compensation, input) {
-      session.compensations.push({ actionSequence: session.sequence, name: compensation.name, input, reclaimAfterSeconds: resolveCompReclaim({}) });
+      session.compensations.push({
+        actionSequence: session.sequence,
+        name: compensation.name,
+        input,
+        reclaimAfterSeconds: resolveCompReclaim({}),
+      });
     },
     async compensate(options = {}) {
       if (session.park) return never();
@@ -171,10 +184,19 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       );
       if (r.kind === 'ok') return;
       if (r.kind === 'failed') {
-        throw new FlowError('compensation_failed', `compensation of step ${r.sequence} failed: ${recordedMessage(r.error)}`, r.error, r.sequence);
+        throw new FlowError(
+          'compensation_failed',
+          `compensation of step ${r.sequence} failed: ${recordedMessage(r.error)}`,
+          r.error,
+          r.sequence,
+        );
       }
       if (r.kind === 'unfinished') {
-        throw new FlowError('compensation_unfinished', `rollback ended with compensations not finished: ${r.rows.map((x) => `step ${x.sequence} ${x.name} (${x.status})`).join(', ')}`, r.rows as unknown as Json);
+        throw new FlowError(
+          'compensation_unfinished',
+          `rollback ended with compensations not finished: ${r.rows.map((x) => `step ${x.sequence} ${x.name} (${x.status})`).join(', ')}`,
+          r.rows,
+        );
       }
       session.stop({ waitingFor: r.waitingFor, stuckReason: r.stuckReason ?? null });
       return never();
@@ -189,7 +211,9 @@ export function createFlowContext(session: ReplaySession): FlowContext {
     async awaitSignal<T extends Json>(name: string, options: { timeoutSeconds: number }): Promise<T | null> {
       if (session.park) return never();
       const seq = session.nextSequence();
-      const r = await internal(session, () => runWaitStep(session, seq, { kind: 'signal', name, seconds: options.timeoutSeconds }));
+      const r = await internal(session, () =>
+        runWaitStep(session, seq, { kind: 'signal', name, seconds: options.timeoutSeconds }),
+      );
       return settle<T | null>(seq, `signal ${name}`, r);
     },
     async sleep(seconds) {
@@ -198,14 +222,30 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       const r = await internal(session, () => runWaitStep(session, seq, { kind: 'timer', name: 'sleep', seconds }));
       await settle<Json>(seq, 'sleep', r);
     },
-    async child<I extends Json, O extends Json>(flow: FlowDefinition<I, O>, input: I, options: { cancellation?: 'propagate' | 'abandon' } = {}): Promise<O> {
+    async child<I extends Json, O extends Json>(
+      flow: FlowDefinition<I, O>,
+      input: I,
+      options: { cancellation?: 'propagate' | 'abandon' } = {},
+    ): Promise<O> {
       if (session.park) return never();
       const seq = session.nextSequence();
       const r = await internal(session, () =>
-        runChildStep(session, seq, { flowName: flow.name, flowVersion: flow.version, input, cancellation: options.cancellation ?? 'propagate' }),
+        runChildStep(session, seq, {
+          flowName: flow.name,
+          flowVersion: flow.version,
+          input,
+          cancellation: options.cancellation ?? 'propagate',
+        }),
       );
       if (r.kind === 'errored') {
-        return Promise.reject(new FlowError('child_failed', `child flow ${flow.name} (step ${seq}) did not complete: ${recordedMessage(r.error)}`, r.error, seq));
+        return Promise.reject(
+          new FlowError(
+            'child_failed',
+            `child flow ${flow.name} (step ${seq}) did not complete: ${recordedMessage(r.error)}`,
+            r.error,
+            seq,
+          ),
+        );
       }
       return settle<O>(seq, flow.name, r);
     },

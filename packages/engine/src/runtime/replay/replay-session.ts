@@ -53,7 +53,9 @@ export class ReplaySession {
     readonly recordedCompensations: DbCompensationRun[],
   ) {
     this.parked = new Promise<Park>((resolve) => (this.signalPark = resolve));
-    this.cancellationDelivered = [...recorded.values()].some((r) => r.kind === 'cancel' || (r.status === 'Cancelled' && r.kind !== 'action'));
+    this.cancellationDelivered = [...recorded.values()].some(
+      (r) => r.kind === 'cancel' || (r.status === 'Cancelled' && r.kind !== 'action'),
+    );
   }
 
   get runId(): string {
@@ -92,7 +94,8 @@ export class ReplaySession {
     return this.deps.prisma.$transaction(async (tx) => {
       for (const v of values) {
         const row = await insertStep(tx, v);
-        if (JSON.stringify(row.output) !== JSON.stringify(v.output ?? null) || row.kind !== 'value') throw new ReplayConflict();
+        if (JSON.stringify(row.output) !== JSON.stringify(v.output ?? null) || row.kind !== 'value')
+          throw new ReplayConflict();
         this.recorded.set(v.sequence, row);
       }
       return fn(tx);
@@ -112,7 +115,11 @@ export async function internal<T>(session: ReplaySession, work: () => Promise<T>
   try {
     return await work();
   } catch (err) {
-    session.stop(err instanceof ReplayConflict ? { waitingFor: null, stuckReason: null } : { waitingFor: null, stuckReason: null, abort: err });
+    session.stop(
+      err instanceof ReplayConflict
+        ? { waitingFor: null, stuckReason: null }
+        : { waitingFor: null, stuckReason: null, abort: err },
+    );
     return never<T>();
   }
 }

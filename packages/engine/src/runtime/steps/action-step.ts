@@ -25,7 +25,11 @@ export type ActionStepResult =
   | { kind: 'pending'; waitingFor: string | null; stuckReason?: string; running: boolean };
 
 /** One action step at `seq`: recorded result on replay, else schedule → claim → run → record. */
-export async function runActionStep(session: ReplaySession, seq: number, spec: ActionStepSpec): Promise<ActionStepResult> {
+export async function runActionStep(
+  session: ReplaySession,
+  seq: number,
+  spec: ActionStepSpec,
+): Promise<ActionStepResult> {
   const { deps } = session;
   const name = spec.action.name;
   const verdict = checkHistory(session, seq, 'action', name);
@@ -40,7 +44,10 @@ export async function runActionStep(session: ReplaySession, seq: number, spec: A
   if (row?.status === 'Errored') return { kind: 'errored', error: row.error as Json };
   if (row && row.status !== 'Pending' && row.status !== 'Failed' && row.status !== 'Running') {
     // Expired or Cancelled under us (the monitor, an operator): the step did not succeed.
-    return { kind: 'errored', error: { name: 'StepNotCompleted', message: `step ${seq} (${name}) ended ${row.status}` } };
+    return {
+      kind: 'errored',
+      error: { name: 'StepNotCompleted', message: `step ${seq} (${name}) ended ${row.status}` },
+    };
   }
   if (!row) {
     const now = deps.clock.now();
@@ -71,6 +78,18 @@ export async function runActionStep(session: ReplaySession, seq: number, spec: A
     retry: spec.retry,
   });
   if (result.kind !== 'not-here') return result;
-  if (!result.lost) return { kind: 'pending', waitingFor: result.waitingFor, ...(result.stuckReason ? { stuckReason: result.stuckReason } : {}), running: false };
-  return settleLostClaim(session, { table: 'action_runs', rowId: row.id, sequence: seq, name, waitingFor: result.waitingFor });
+  if (!result.lost)
+    return {
+      kind: 'pending',
+      waitingFor: result.waitingFor,
+      ...(result.stuckReason ? { stuckReason: result.stuckReason } : {}),
+      running: false,
+    };
+  return settleLostClaim(session, {
+    table: 'action_runs',
+    rowId: row.id,
+    sequence: seq,
+    name,
+    waitingFor: result.waitingFor,
+  });
 }

@@ -30,7 +30,14 @@ export async function runChildStep(
   if (!row) {
     const now = deps.clock.now();
     row = await session.tx(async (tx) => {
-      const created = await insertStep(tx, { runId: session.runId, sequence: seq, kind: 'child', name: spec.flowName, input: spec.input, status: 'Waiting' });
+      const created = await insertStep(tx, {
+        runId: session.runId,
+        sequence: seq,
+        kind: 'child',
+        name: spec.flowName,
+        input: spec.input,
+        status: 'Waiting',
+      });
       if (!created.inserted) return created;
       const childId = await insertFlowRun(tx, {
         flowName: spec.flowName,
@@ -43,8 +50,18 @@ export async function runChildStep(
         parent: { runId: session.runId, sequence: seq, cancelPolicy: spec.cancellation },
         now,
       });
-      await appendFlowEvent(tx, { runId: childId, type: 'run.started', data: { flow: spec.flowName, version: spec.flowVersion, parent: session.runId } });
-      await appendFlowEvent(tx, { runId: session.runId, type: 'child.started', sequence: seq, rowId: created.id, data: { child: childId, flow: spec.flowName } });
+      await appendFlowEvent(tx, {
+        runId: childId,
+        type: 'run.started',
+        data: { flow: spec.flowName, version: spec.flowVersion, parent: session.runId },
+      });
+      await appendFlowEvent(tx, {
+        runId: session.runId,
+        type: 'child.started',
+        sequence: seq,
+        rowId: created.id,
+        data: { child: childId, flow: spec.flowName },
+      });
       await enqueueJob(tx, { kind: 'wake-run', runId: childId, availableAt: now });
       return created;
     });
@@ -56,7 +73,9 @@ export async function runChildStep(
   if (row.status === 'Errored') {
     // A child cancelled because this run was: the cancellation reaches our code here.
     const childCancelled = (row.error as { status?: string } | null)?.status === 'Cancelled';
-    return childCancelled && session.cancelRequested ? { kind: 'cancelled' } : { kind: 'errored', error: row.error as Json };
+    return childCancelled && session.cancelRequested
+      ? { kind: 'cancelled' }
+      : { kind: 'errored', error: row.error as Json };
   }
   if (session.cancelRequested && !session.cancellationDelivered && spec.cancellation === 'abandon') {
     // The child goes on alone; we stop waiting for it and take the cancellation here.
@@ -66,6 +85,9 @@ export async function runChildStep(
     session.recorded.set(seq, await deps.prisma.actionRun.findUniqueOrThrow({ where: { id } }));
     return runChildStep(session, seq, spec);
   }
-  const child = await deps.prisma.flowRun.findFirst({ where: { parent_run_id: session.runId, parent_sequence: seq }, select: { id: true } });
+  const child = await deps.prisma.flowRun.findFirst({
+    where: { parent_run_id: session.runId, parent_sequence: seq },
+    select: { id: true },
+  });
   return { kind: 'waiting', waitingFor: `child run ${child?.id ?? '(starting)'} (${spec.flowName})` };
 }

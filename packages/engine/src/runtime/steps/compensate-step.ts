@@ -13,14 +13,21 @@ export type CompensateResult =
   | { kind: 'unfinished'; rows: { sequence: number; name: string; status: string }[] }
   | { kind: 'pending'; waitingFor: string | null; stuckReason?: string };
 
-type RowResult = { kind: 'completed' } | { kind: 'errored'; error: Json } | { kind: 'unfinished'; status: string } | { kind: 'pending'; waitingFor: string | null; stuckReason?: string; running: boolean };
+type RowResult =
+  | { kind: 'completed' }
+  | { kind: 'errored'; error: Json }
+  | { kind: 'unfinished'; status: string }
+  | { kind: 'pending'; waitingFor: string | null; stuckReason?: string; running: boolean };
 
 /**
  * One rollback level (one compensate() call): every compensation registered and not yet run,
  * newest first. Its rows are written together when the level starts, with `compensation.started`
  * once; each row is then claimed and fenced exactly like an action.
  */
-export async function runCompensateStep(session: ReplaySession, opts: { parallel: boolean; continueWithError: boolean }): Promise<CompensateResult> {
+export async function runCompensateStep(
+  session: ReplaySession,
+  opts: { parallel: boolean; continueWithError: boolean },
+): Promise<CompensateResult> {
   const { deps } = session;
   const level = (session.rollbackLevel += 1);
   const items = session.compensations.splice(0).reverse();
@@ -45,7 +52,12 @@ export async function runCompensateStep(session: ReplaySession, opts: { parallel
         }),
       );
     }
-    if (firstTime) await appendFlowEvent(tx, { runId: session.runId, type: 'compensation.started', data: { level, steps: items.length } });
+    if (firstTime)
+      await appendFlowEvent(tx, {
+        runId: session.runId,
+        type: 'compensation.started',
+        data: { level, steps: items.length },
+      });
     return out;
   });
   if (firstTime) await deps.emit('compensation.started', { runId: session.runId, level, steps: items.length });
@@ -61,11 +73,21 @@ export async function runCompensateStep(session: ReplaySession, opts: { parallel
     }
   }
   const pending = results.find((r) => r.kind === 'pending');
-  if (pending) return { kind: 'pending', waitingFor: pending.waitingFor, ...(pending.stuckReason ? { stuckReason: pending.stuckReason } : {}) };
+  if (pending)
+    return {
+      kind: 'pending',
+      waitingFor: pending.waitingFor,
+      ...(pending.stuckReason ? { stuckReason: pending.stuckReason } : {}),
+    };
   const failedAt = results.findIndex((r) => r.kind === 'errored');
   const failed = results[failedAt];
-  if (failed?.kind === 'errored' && !opts.continueWithError) return { kind: 'failed', error: failed.error, sequence: rows[failedAt]?.action_sequence ?? 0 };
-  const unfinished = results.flatMap((r, i) => (r.kind === 'unfinished' ? [{ sequence: rows[i]?.action_sequence ?? 0, name: rows[i]?.name ?? '', status: r.status }] : []));
+  if (failed?.kind === 'errored' && !opts.continueWithError)
+    return { kind: 'failed', error: failed.error, sequence: rows[failedAt]?.action_sequence ?? 0 };
+  const unfinished = results.flatMap((r, i) =>
+    r.kind === 'unfinished'
+      ? [{ sequence: rows[i]?.action_sequence ?? 0, name: rows[i]?.name ?? '', status: r.status }]
+      : [],
+  );
   if (unfinished.length > 0) return { kind: 'unfinished', rows: unfinished };
   session.compensated = true;
   return { kind: 'ok' };
@@ -77,7 +99,12 @@ async function runOne(session: ReplaySession, row: DbCompensationRun, level: num
   if (row.status === 'Expired' || row.status === 'Cancelled') return { kind: 'unfinished', status: row.status };
   const action = session.deps.registry.actions.get(row.name);
   if (!action) {
-    return { kind: 'pending', waitingFor: null, stuckReason: `unknown_action: compensation "${row.name}" is not registered on this worker`, running: false };
+    return {
+      kind: 'pending',
+      waitingFor: null,
+      stuckReason: `unknown_action: compensation "${row.name}" is not registered on this worker`,
+      running: false,
+    };
   }
   const seq = row.action_sequence;
   const r = await runClaimableStep(session, {
@@ -92,12 +119,26 @@ async function runOne(session: ReplaySession, row: DbCompensationRun, level: num
   });
   if (r.kind === 'completed') return { kind: 'completed' };
   if (r.kind === 'errored') return r;
-  if (!r.lost) return { kind: 'pending', waitingFor: r.waitingFor, ...(r.stuckReason ? { stuckReason: r.stuckReason } : {}), running: false };
-  const lost = await settleLostClaim(session, { table: 'compensation_runs', rowId: row.id, sequence: seq, name: row.name, waitingFor: r.waitingFor });
+  if (!r.lost)
+    return {
+      kind: 'pending',
+      waitingFor: r.waitingFor,
+      ...(r.stuckReason ? { stuckReason: r.stuckReason } : {}),
+      running: false,
+    };
+  const lost = await settleLostClaim(session, {
+    table: 'compensation_runs',
+    rowId: row.id,
+    sequence: seq,
+    name: row.name,
+    waitingFor: r.waitingFor,
+  });
   if (lost.kind === 'completed') return { kind: 'completed' };
   if (lost.kind === 'errored') {
     const e = lost.error as { name?: string; message?: string } | null;
-    return e?.name === 'StepNotCompleted' ? { kind: 'unfinished', status: e.message ?? 'not completed' } : { kind: 'errored', error: lost.error };
+    return e?.name === 'StepNotCompleted'
+      ? { kind: 'unfinished', status: e.message ?? 'not completed' }
+      : { kind: 'errored', error: lost.error };
   }
   return lost;
 }

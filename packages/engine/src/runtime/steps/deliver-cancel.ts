@@ -7,7 +7,15 @@ import type { ReplaySession } from '../replay/replay-session.ts';
 export async function deliverCancel(session: ReplaySession, seq: number): Promise<void> {
   const reason = session.run.cancel_reason ?? 'cancelled';
   await session.tx(async (tx) => {
-    const row = await insertStep(tx, { runId: session.runId, sequence: seq, kind: 'cancel', name: 'cancel', input: { reason }, status: 'Completed', output: null });
+    const row = await insertStep(tx, {
+      runId: session.runId,
+      sequence: seq,
+      kind: 'cancel',
+      name: 'cancel',
+      input: { reason },
+      status: 'Completed',
+      output: null,
+    });
     if (row.kind !== 'cancel') throw new Error(`step ${seq} was recorded by another replay`);
     session.recorded.set(seq, row);
     await appendFlowEvent(tx, { runId: session.runId, type: 'run.cancel_delivered', sequence: seq, data: { reason } });

@@ -9,10 +9,15 @@ import { settleLostClaim } from './settle-lost-claim.ts';
  * and carries on, so the run never parks with no one left to wake it; if that was us after our
  * block had been given up on elsewhere, it is journaled as `batch_finished_early`.
  */
-export async function runParallelStep(session: ReplaySession, specs: Omit<ActionStepSpec, 'parallelBlock'>[]): Promise<ActionStepResult[]> {
+export async function runParallelStep(
+  session: ReplaySession,
+  specs: Omit<ActionStepSpec, 'parallelBlock'>[],
+): Promise<ActionStepResult[]> {
   const seqs = specs.map(() => session.nextSequence());
   const block = seqs[0] ?? 0;
-  const results = await Promise.all(specs.map((spec, i) => runActionStep(session, seqs[i] ?? 0, { ...spec, parallelBlock: block })));
+  const results = await Promise.all(
+    specs.map((spec, i) => runActionStep(session, seqs[i] ?? 0, { ...spec, parallelBlock: block })),
+  );
   if (!results.some((r) => r.kind === 'pending' && r.running)) return results;
 
   let finishedLate = false;
@@ -22,7 +27,13 @@ export async function runParallelStep(session: ReplaySession, specs: Omit<Action
       const seq = seqs[i] ?? 0;
       const row = session.recorded.get(seq);
       if (!row) return r;
-      const now = await settleLostClaim(session, { table: 'action_runs', rowId: row.id, sequence: seq, name: row.name, waitingFor: null });
+      const now = await settleLostClaim(session, {
+        table: 'action_runs',
+        rowId: row.id,
+        sequence: seq,
+        name: row.name,
+        waitingFor: null,
+      });
       if (now.kind === 'pending') return { ...now };
       finishedLate = true;
       return now;

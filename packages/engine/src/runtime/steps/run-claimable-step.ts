@@ -46,7 +46,10 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   const now = deps.clock.now();
 
   const claim = await session.tx(async (tx) => {
-    if (locks.enabled && !(await acquireLock(tx, { key: lockKey, owner: deps.workerId, ttlSeconds: locks.action_ttl_seconds, now }))) {
+    if (
+      locks.enabled &&
+      !(await acquireLock(tx, { key: lockKey, owner: deps.workerId, ttlSeconds: locks.action_ttl_seconds, now }))
+    ) {
       return { attempts: null, locked: true };
     }
     const attempts = await claimStep(tx, { table, id: rowId, workerId: deps.workerId, now });
@@ -66,7 +69,11 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
 
   if (claim.locked) {
     // Another worker holds the overlap lock: this duplicate goes back to the queue instead of running.
-    await enqueueJob(deps.prisma, { kind: 'wake-run', runId, availableAt: new Date(now.getTime() + deps.config.worker.poll_interval_ms * 4) });
+    await enqueueJob(deps.prisma, {
+      kind: 'wake-run',
+      runId,
+      availableAt: new Date(now.getTime() + deps.config.worker.poll_interval_ms * 4),
+    });
     return { kind: 'not-here', waitingFor: `step ${sequence} is locked by another worker`, lost: true };
   }
   if (claim.attempts === null) return { kind: 'not-here', waitingFor: null, lost: true };
@@ -94,7 +101,9 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   }
   const ref = { runId, rowId, sequence, name, attempt: attempts };
   const claimedStep: ClaimedStep = { table, ...ref };
-  await (isComp ? deps.emit('compensation.step_started', { ...ref, level: step.level ?? 0 }) : deps.emit('action.started', ref));
+  await (isComp
+    ? deps.emit('compensation.step_started', { ...ref, level: step.level ?? 0 })
+    : deps.emit('action.started', ref));
   await deps.faults.afterClaim?.(claimedStep);
 
   let outcome: StepOutcome;
@@ -115,7 +124,10 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
       });
     }
     const error = serializeError(err);
-    outcome = decision.retryInMs === null ? { kind: 'errored', error } : { kind: 'failed', error, retryAt: new Date(deps.clock.now().getTime() + decision.retryInMs) };
+    outcome =
+      decision.retryInMs === null
+        ? { kind: 'errored', error }
+        : { kind: 'failed', error, retryAt: new Date(deps.clock.now().getTime() + decision.retryInMs) };
   }
   await deps.faults.beforeOutcome?.(claimedStep);
 
@@ -124,7 +136,13 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
     const result = await recordStepOutcome(tx, { table, id: rowId, attempts, outcome, now: at });
     if (result !== 'recorded') return result;
     const type = outcome.kind === 'completed' ? 'completed' : outcome.kind === 'failed' ? 'retry_scheduled' : 'failed';
-    await appendFlowEvent(tx, { runId, type: `${isComp ? 'compensation' : 'action'}.${type}`, sequence, rowId, data: { name, attempt: attempts } });
+    await appendFlowEvent(tx, {
+      runId,
+      type: `${isComp ? 'compensation' : 'action'}.${type}`,
+      sequence,
+      rowId,
+      data: { name, attempt: attempts },
+    });
     if (outcome.kind === 'failed') await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: outcome.retryAt });
     if (locks.enabled) await releaseLock(tx, { key: lockKey, owner: deps.workerId });
     return result;
@@ -150,16 +168,26 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
       output: outcome.kind === 'completed' ? outcome.output : null,
       error: outcome.kind === 'completed' ? null : outcome.error,
     };
-    await (isComp ? deps.emit('compensation.outcome_rejected', { ...payload, level: step.level ?? 0 }) : deps.emit('action.outcome_rejected', payload));
+    await (isComp
+      ? deps.emit('compensation.outcome_rejected', { ...payload, level: step.level ?? 0 })
+      : deps.emit('action.outcome_rejected', payload));
     return { kind: 'not-here', waitingFor: null, lost: true };
   }
 
   if (outcome.kind === 'completed') {
-    await (isComp ? deps.emit('compensation.completed', { ...ref, level: step.level ?? 0, output: outcome.output }) : deps.emit('action.completed', { ...ref, output: outcome.output }));
+    await (isComp
+      ? deps.emit('compensation.completed', { ...ref, level: step.level ?? 0, output: outcome.output })
+      : deps.emit('action.completed', { ...ref, output: outcome.output }));
     return outcome;
   }
   const failed = { ...ref, error: outcome.error, willRetry: outcome.kind === 'failed' };
-  await (isComp ? deps.emit('compensation.failed', { ...failed, level: step.level ?? 0 }) : deps.emit('action.failed', failed));
+  await (isComp
+    ? deps.emit('compensation.failed', { ...failed, level: step.level ?? 0 })
+    : deps.emit('action.failed', failed));
   if (outcome.kind === 'errored') return outcome;
-  return { kind: 'not-here', waitingFor: `retry of step ${sequence} (${name}) at ${outcome.retryAt.toISOString()}`, lost: false };
+  return {
+    kind: 'not-here',
+    waitingFor: `retry of step ${sequence} (${name}) at ${outcome.retryAt.toISOString()}`,
+    lost: false,
+  };
 }

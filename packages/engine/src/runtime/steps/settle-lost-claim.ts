@@ -16,14 +16,19 @@ export async function settleLostClaim(
   session: ReplaySession,
   step: { table: StepTable; rowId: string; sequence: number; name: string; waitingFor: string | null },
 ): Promise<LostClaimResult> {
-  const rows = await session.deps.prisma.$queryRaw<{ status: string; output: Json; error: Json; attempts: number; available_at: Date }[]>(
+  const rows = await session.deps.prisma.$queryRaw<
+    { status: string; output: Json; error: Json; attempts: number; available_at: Date }[]
+  >(
     Prisma.sql`select status, output, error, attempts, available_at from ${tableSql(step.table)} where id = ${step.rowId}::uuid`,
   );
   const row = rows[0];
   if (row?.status === 'Completed') return { kind: 'completed', output: row.output };
   if (row?.status === 'Errored') return { kind: 'errored', error: row.error };
   if (row?.status === 'Expired' || row?.status === 'Cancelled') {
-    return { kind: 'errored', error: { name: 'StepNotCompleted', message: `step ${step.sequence} (${step.name}) ended ${row.status}` } };
+    return {
+      kind: 'errored',
+      error: { name: 'StepNotCompleted', message: `step ${step.sequence} (${step.name}) ended ${row.status}` },
+    };
   }
   if (row?.status === 'Running') {
     await session.deps.journal({
@@ -36,8 +41,15 @@ export async function settleLostClaim(
       site: step.table,
       details: { attempts: row.attempts },
     });
-    return { kind: 'pending', waitingFor: step.waitingFor ?? `step ${step.sequence} (${step.name}) is running on another worker`, running: true };
+    return {
+      kind: 'pending',
+      waitingFor: step.waitingFor ?? `step ${step.sequence} (${step.name}) is running on another worker`,
+      running: true,
+    };
   }
-  const retry = row?.status === 'Failed' ? `retry of step ${step.sequence} (${step.name}) at ${row.available_at.toISOString()}` : null;
+  const retry =
+    row?.status === 'Failed'
+      ? `retry of step ${step.sequence} (${step.name}) at ${row.available_at.toISOString()}`
+      : null;
   return { kind: 'pending', waitingFor: step.waitingFor ?? retry, running: false };
 }

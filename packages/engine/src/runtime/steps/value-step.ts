@@ -6,7 +6,11 @@ import type { ReplaySession } from '../replay/replay-session.ts';
  * replay's next transaction (nothing durable can depend on it before then). Returns undefined when
  * the history does not match; the caller then stops.
  */
-export function valueStep(session: ReplaySession, name: 'now' | 'random' | 'uuid', fresh: () => Json): Json | undefined {
+export function valueStep(
+  session: ReplaySession,
+  name: 'now' | 'random' | 'uuid',
+  fresh: () => Json,
+): Json | undefined {
   const seq = session.nextSequence();
   const row = session.recorded.get(seq);
   if (row) {
@@ -20,6 +24,14 @@ export function valueStep(session: ReplaySession, name: 'now' | 'random' | 'uuid
     return row.output as Json;
   }
   const value = fresh();
-  session.pendingValues.push({ runId: session.runId, sequence: seq, kind: 'value', name, input: null, status: 'Completed', output: value });
+  session.pendingValues.push({
+    runId: session.runId,
+    sequence: seq,
+    kind: 'value',
+    name,
+    input: null,
+    status: 'Completed',
+    output: value,
+  });
   return value;
 }

@@ -41,44 +41,87 @@ export async function runWaitStep(
   } else {
     const wakeAt = new Date(deps.clock.now().getTime() + spec.seconds * 1000);
     row = await session.tx(async (tx) => {
-      const created = await insertStep(tx, { runId: session.runId, sequence: seq, kind: spec.kind, name: spec.name, input: { seconds: spec.seconds }, status: 'Waiting', wakeAt });
-      if (spec.kind === 'timer') await tx.timer.create({ data: { run_id: session.runId, sequence: seq, fire_at: wakeAt } });
+      const created = await insertStep(tx, {
+        runId: session.runId,
+        sequence: seq,
+        kind: spec.kind,
+        name: spec.name,
+        input: { seconds: spec.seconds },
+        status: 'Waiting',
+        wakeAt,
+      });
+      if (spec.kind === 'timer')
+        await tx.timer.create({ data: { run_id: session.runId, sequence: seq, fire_at: wakeAt } });
       await enqueueJob(tx, { kind: 'wake-run', runId: session.runId, availableAt: wakeAt });
-      await appendFlowEvent(tx, { runId: session.runId, type: spec.kind === 'signal' ? 'signal.waiting' : 'timer.started', sequence: seq, rowId: created.id, data: { name: spec.name, until: wakeAt.toISOString() } });
+      await appendFlowEvent(tx, {
+        runId: session.runId,
+        type: spec.kind === 'signal' ? 'signal.waiting' : 'timer.started',
+        sequence: seq,
+        rowId: created.id,
+        data: { name: spec.name, until: wakeAt.toISOString() },
+      });
       return created;
     });
     if (row.kind !== spec.kind || row.name !== spec.name) return runWaitStep(session, seq, spec);
     session.recorded.set(seq, row);
   }
-  if (row.status === 'Completed') return { kind: 'completed', output: (row.output as { value: Json } | null)?.value ?? null };
+  if (row.status === 'Completed')
+    return { kind: 'completed', output: (row.output as { value: Json } | null)?.value ?? null };
   if (row.status === 'Cancelled') return { kind: 'cancelled' };
-  if (row.status !== 'Waiting') return { kind: 'errored', error: { name: 'StepNotCompleted', message: `step ${seq} ended ${row.status}` } };
+  if (row.status !== 'Waiting')
+    return { kind: 'errored', error: { name: 'StepNotCompleted', message: `step ${seq} ended ${row.status}` } };
 
   const now = deps.clock.now();
   const due = row.wake_at !== null && row.wake_at.getTime() <= now.getTime();
   const id = row.id;
-  const settled = await session.tx(async (tx) => {
-    if (session.cancelRequested && !session.cancellationDelivered) {
-      if (!(await settleWaitStep(tx, { id, status: 'Cancelled', now }))) return 'raced' as const;
-      await appendFlowEvent(tx, { runId: session.runId, type: 'run.cancel_delivered', sequence: seq, rowId: id, data: {} });
-      return { cancelled: true } as const;
-    }
-    if (spec.kind === 'signal') {
-      const signal = await consumeSignal(tx, { runId: session.runId, name: spec.name, sequence: seq, now });
-      if (signal || due) {
-        const value = signal ? signal.payload : null;
-        if (!(await settleWaitStep(tx, { id, status: 'Completed', output: { value }, now }))) return 'raced' as const;
-        await appendFlowEvent(tx, { runId: session.runId, type: signal ? 'signal.received' : 'signal.timed_out', sequence: seq, rowId: id, data: { name: spec.name } });
-        return { value };
+  const settled = await session
+    .tx(async (tx) => {
+      if (session.cancelRequested && !session.cancellationDelivered) {
+        if (!(await settleWaitStep(tx, { id, status: 'Cancelled', now }))) throw new WaitRaced();
+        await appendFlowEvent(tx, {
+          runId: session.runId,
+          type: 'run.cancel_delivered',
+          sequence: seq,
+          rowId: id,
+          data: {},
+        });
+        return { cancelled: true } as const;
       }
-      return null;
-    }
-    if (!due) return null;
-    if (!(await settleWaitStep(tx, { id, status: 'Completed', output: { value: null }, now }))) return 'raced' as const;
-    await tx.timer.updateMany({ where: { run_id: session.runId, sequence: seq, status: 'Pending' }, data: { status: 'Fired', fired_at: now } });
-    await appendFlowEvent(tx, { runId: session.runId, type: 'timer.fired', sequence: seq, rowId: id, data: { name: spec.name } });
-    return { value: null };
-  });
+      if (spec.kind === 'signal') {
+        const signal = await consumeSignal(tx, { runId: session.runId, name: spec.name, sequence: seq, now });
+        if (signal || due) {
+          const value = signal ? signal.payload : null;
+          if (!(await settleWaitStep(tx, { id, status: 'Completed', output: { value }, now }))) throw new WaitRaced();
+          await appendFlowEvent(tx, {
+            runId: session.runId,
+            type: signal ? 'signal.received' : 'signal.timed_out',
+            sequence: seq,
+            rowId: id,
+            data: { name: spec.name },
+          });
+          return { value };
+        }
+        return null;
+      }
+      if (!due) return null;
+      if (!(await settleWaitStep(tx, { id, status: 'Completed', output: { value: null }, now }))) throw new WaitRaced();
+      await tx.timer.updateMany({
+        where: { run_id: session.runId, sequence: seq, status: 'Pending' },
+        data: { status: 'Fired', fired_at: now },
+      });
+      await appendFlowEvent(tx, {
+        runId: session.runId,
+        type: 'timer.fired',
+        sequence: seq,
+        rowId: id,
+        data: { name: spec.name },
+      });
+      return { value: null };
+    })
+    .catch((err: unknown) => {
+      if (err instanceof WaitRaced) return 'raced' as const;
+      throw err;
+    });
   if (settled === 'raced') {
     const fresh = await deps.prisma.actionRun.findUniqueOrThrow({ where: { id } });
     session.recorded.set(seq, fresh);
@@ -86,7 +129,10 @@ export async function runWaitStep(
   }
   if (settled === null) {
     const until = row.wake_at?.toISOString() ?? 'ever';
-    return { kind: 'waiting', waitingFor: spec.kind === 'signal' ? `signal "${spec.name}" until ${until}` : `timer until ${until}` };
+    return {
+      kind: 'waiting',
+      waitingFor: spec.kind === 'signal' ? `signal "${spec.name}" until ${until}` : `timer until ${until}`,
+    };
   }
   if ('cancelled' in settled) {
     session.cancellationDelivered = true;
@@ -94,3 +140,6 @@ export async function runWaitStep(
   }
   return { kind: 'completed', output: settled.value };
 }
+
+/** Another replay settled the wait first: thrown inside the transaction so a consumed signal rolls back with it. */
+class WaitRaced extends Error {}

@@ -1,0 +1,75 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/** Linux reports process CPU time in clock ticks; USER_HZ is 100 on every mainstream build. */
+const msPerTick = 10;
+
+/** CPU time used so far, in milliseconds: this Node process, the PostgreSQL server, the whole machine. */
+export interface CpuTimes {
+  readonly nodeMs: number;
+  /** Null when /proc or the cluster's postmaster.pid cannot be read. */
+  readonly postgresMs: number | null;
+  /** Every CPU's non-idle time (/proc/stat); null when unreadable. */
+  readonly machineMs: number | null;
+}
+
+/**
+ * Reads CPU time from the kernel: `process.cpuUsage()` for this process (all its threads), and
+ * utime+stime from /proc for the postmaster of `dataDir` and its children (backends, WAL writer,
+ * autovacuum...). Backends that exit take their time with them, so read before closing a pool.
+ */
+export async function readCpuTimes(dataDir: string): Promise<CpuTimes> {
+  const usage = process.cpuUsage();
+  const [postgresMs, machineMs] = await Promise.all([readPostgresCpuMs(dataDir), readMachineBusyMs()]);
+  return { nodeMs: (usage.user + usage.system) / 1000, postgresMs, machineMs };
+}
+
+async function readMachineBusyMs(): Promise<number | null> {
+  try {
+    // cpu  user nice system idle iowait irq softirq steal ...
+    const fields = ((await readFile('/proc/stat', 'utf8')).split('\n')[0] ?? '').trim().split(/\s+/).slice(1, 9);
+    const ticks = fields.map(Number);
+    const busy = ticks.reduce((a, b) => a + b, 0) - (ticks[3] ?? 0) - (ticks[4] ?? 0);
+    return Number.isFinite(busy) ? busy * msPerTick : null;
+  } catch {
+    return null;
+  }
+}
+
+async function readPostgresCpuMs(dataDir: string): Promise<number | null> {
+  try {
+    const postmaster = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    let ticks = 0;
+    for (const entry of await readdir('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = await readFile(join('/proc', entry, 'stat'), 'utf8').catch(() => null);
+      if (stat === null) continue;
+      // Fields after the parenthesised command name: state ppid ... utime(14th) stime(15th).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const pid = Number(entry);
+      if (pid !== postmaster && Number(fields[1]) !== postmaster) continue;
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    return ticks * msPerTick;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU used between two readings, as cores busy on average over `wallMs`; `other` is the rest of the machine. */
+export function coresBusy(before: CpuTimes, after: CpuTimes, wallMs: number): CoresBusy {
+  const delta = (from: number | null, to: number | null) =>
+    from === null || to === null ? null : (to - from) / wallMs;
+  const node = (after.nodeMs - before.nodeMs) / wallMs;
+  const postgres = delta(before.postgresMs, after.postgresMs);
+  const machine = delta(before.machineMs, after.machineMs);
+  const other = machine === null || postgres === null ? null : Math.max(0, machine - node - postgres);
+  return { node, postgres, other };
+}
+
+export interface CoresBusy {
+  readonly node: number;
+  readonly postgres: number | null;
+  /** Everything else on the machine (other people's tests, say): noise in the figures when high. */
+  readonly other: number | null;
+}
