@@ -27,6 +27,8 @@ export interface TransactionalHooks {
 
 /** Test-kit faults; never set in production. */
 export interface Faults {
+  /** Before the claim: e.g. hold this worker back until a rival has claimed the row. */
+  beforeClaim?: (step: ClaimedStep) => Promise<void> | void;
   /** After the claim committed and before the action runs: throw to simulate a process dying here. */
   afterClaim?: (step: ClaimedStep) => Promise<void> | void;
   /** Before the outcome is written: e.g. let another worker take the row over (a straggler). */

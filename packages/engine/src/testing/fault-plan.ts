@@ -9,15 +9,23 @@ type Rule = { action: string; remaining: number; apply: (step: ClaimedStep) => P
  * times. Pass `plan.faults` to createEngine (the test kit does).
  */
 export class FaultPlan {
+  private readonly beforeClaimRules: Rule[] = [];
   private readonly afterClaimRules: Rule[] = [];
   private readonly beforeOutcomeRules: Rule[] = [];
 
   constructor(private readonly db: Database) {}
 
   readonly faults: Faults = {
+    beforeClaim: (step) => fire(this.beforeClaimRules, step),
     afterClaim: (step) => fire(this.afterClaimRules, step),
     beforeOutcome: (step) => fire(this.beforeOutcomeRules, step),
   };
+
+  /** This worker reaches the claim late: it waits for `until` first (a rival gets there before it). */
+  delayClaim(action: string, until: () => Promise<void>, times = 1): this {
+    this.beforeClaimRules.push({ action, remaining: times, apply: () => until() });
+    return this;
+  }
 
   /** The worker dies right after its claim committed: the row stays Running, the job is not acknowledged. */
   crashAfterClaim(action: string, times = 1): this {

@@ -43,6 +43,7 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   const lockKey = `step:${table}:${rowId}`;
   const locks = deps.config.locks;
   const isComp = table === 'compensation_runs';
+  await deps.faults.beforeClaim?.({ table, runId, rowId, sequence, name, attempt: 0 });
   const now = deps.clock.now();
 
   const claim = await session.tx(async (tx) => {
