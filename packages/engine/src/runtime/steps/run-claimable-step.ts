@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ActionDefinition, Json, RetryPolicy } from '../../definitions/define-action.ts';
 import { acquireLock, releaseLock } from '../../store/acquire-lock.ts';
 import { appendFlowEvent } from '../../store/append-flow-event.ts';
@@ -41,6 +42,8 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   const { table, rowId, sequence, name } = step;
   const runId = session.runId;
   const lockKey = `step:${table}:${rowId}`;
+  // The lock belongs to this execution, not to the process: two replays in one process exclude each other too.
+  const lockOwner = `${deps.workerId}:${randomUUID()}`;
   const locks = deps.config.locks;
   const isComp = table === 'compensation_runs';
   await deps.faults.beforeClaim?.({ table, runId, rowId, sequence, name, attempt: 0 });
@@ -49,7 +52,7 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   const claim = await session.tx(async (tx) => {
     if (
       locks.enabled &&
-      !(await acquireLock(tx, { key: lockKey, owner: deps.workerId, ttlSeconds: locks.action_ttl_seconds, now }))
+      !(await acquireLock(tx, { key: lockKey, owner: lockOwner, ttlSeconds: locks.action_ttl_seconds, now }))
     ) {
       return { attempts: null, locked: true };
     }
@@ -75,7 +78,7 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
       runId,
       availableAt: new Date(now.getTime() + deps.config.worker.poll_interval_ms * 4),
     });
-    return { kind: 'not-here', waitingFor: `step ${sequence} is locked by another worker`, lost: true };
+    return { kind: 'not-here', waitingFor: `step ${sequence} (${name}) is locked by another worker`, lost: false };
   }
   if (claim.attempts === null) return { kind: 'not-here', waitingFor: null, lost: true };
   const attempts = claim.attempts;
@@ -145,7 +148,7 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
       data: { name, attempt: attempts },
     });
     if (outcome.kind === 'failed') await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: outcome.retryAt });
-    if (locks.enabled) await releaseLock(tx, { key: lockKey, owner: deps.workerId });
+    if (locks.enabled) await releaseLock(tx, { key: lockKey, owner: lockOwner });
     return result;
   });
 
