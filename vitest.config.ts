@@ -34,7 +34,7 @@ export default defineConfig({
       {
         test: {
           name: 'postgres',
-          include: [...engineIntegration, 'apps/control/test/**/*.test.ts'],
+          include: [...engineIntegration, 'apps/control/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
           env: { SAGAFLOW_TEST_DB: 'postgres' },
           globalSetup: ['packages/engine/test/support/global-setup-postgres.ts'],
           testTimeout: 60_000,

@@ -72,7 +72,9 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-const control = spawn(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'apps', 'control', 'src', 'main.ts')], {
+// `node --import tsx` rather than the tsx binary: the binary's signal relay gives up on a child that
+// takes more than a moment to drain, and the control plane drains its workers on SIGTERM.
+const control = spawn(process.execPath, ['--import', 'tsx', join(root, 'apps', 'control', 'src', 'main.ts')], {
   cwd: root,
   stdio: 'inherit',
   env: { SAGAFLOW_DEMO: '1', ...env, CONTROL_HOST: host, CONTROL_PORT: String(controlPort) },

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createDatabase, createEngine, migrate, type Database, type Engine } from '@sagaflow/engine';
 import { pino, type Logger } from 'pino';
-import { demoActions, demoFlows } from './demo/order-flow.ts';
+import { demoActions, demoFlows } from './demo/demo-flows.ts';
 import { startDemoTraffic } from './demo/start-demo-traffic.ts';
 import type { ControlEnv } from './env.ts';
 import { checkPortFree } from './http/check-port-free.ts';

@@ -37,6 +37,3 @@ export const orderFlow = defineFlow({
     };
   },
 });
-
-export const demoFlows = [orderFlow];
-export const demoActions = [chargeCard, reserveStock, shipOrder];

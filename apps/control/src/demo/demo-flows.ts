@@ -1,0 +1,7 @@
+import { chargeCard, orderFlow, reserveStock, shipOrder } from './order-flow.ts';
+import { reservationActions, reservationFlow } from './reservation-flow.ts';
+import { tripActions, tripFlow } from './trip-flow.ts';
+
+/** Every demo definition the control plane registers. */
+export const demoFlows = [orderFlow, tripFlow, reservationFlow];
+export const demoActions = [chargeCard, reserveStock, shipOrder, ...tripActions, ...reservationActions];
