@@ -7,13 +7,20 @@ import { useTRPC } from '@/trpc/trpc-context';
 import { formatClock } from '@/ui/format-time';
 import { PendingNotice } from '@/ui/pending-notice';
 import { useNow } from '@/ui/use-now';
+import { AnomaliesTable } from './anomalies-table';
+import { childRunIds } from './child-run-ids';
+import { CompensationsTable } from './compensations-table';
 import { EventsTimeline } from './events-timeline';
 import { RunHeader } from './run-header';
 import { RunLoadError } from './run-load-error';
 import { isOpenRun } from './run-statuses';
+import { RunStuckBanner } from './run-stuck-banner';
 import { StepsTable } from './steps-table';
 
-/** One run: header, steps and timeline; polls every second until the run reaches a terminal status. */
+/**
+ * One run: why it is stuck (if it is), header, steps, compensations and anomalies (when there are
+ * any) and timeline; polls every second until the run reaches a terminal status.
+ */
 export function RunDetailView({ id }: { id: string }) {
   const trpc = useTRPC();
   const now = useNow();
@@ -49,7 +56,7 @@ export function RunDetailView({ id }: { id: string }) {
       </>
     );
   }
-  const { run, actions, events } = detail.data;
+  const { run, actions, compensations, anomalies, events } = detail.data;
   return (
     <>
       {back}
@@ -62,12 +69,25 @@ export function RunDetailView({ id }: { id: string }) {
           </button>
         </p>
       ) : null}
+      {run.stuckReason ? <RunStuckBanner reason={run.stuckReason} anomalyCount={anomalies.length} /> : null}
       <RunHeader run={run} now={now} />
-      <section>
+      <section id="steps">
         <h2>Steps</h2>
-        <StepsTable steps={actions} now={now} />
+        <StepsTable steps={actions} childRunIds={childRunIds(events)} now={now} />
       </section>
-      <section>
+      {compensations.length > 0 ? (
+        <section id="compensations" data-testid="compensations">
+          <h2>Compensations</h2>
+          <CompensationsTable compensations={compensations} steps={actions} now={now} />
+        </section>
+      ) : null}
+      {anomalies.length > 0 ? (
+        <section id="anomalies" data-testid="anomalies">
+          <h2>Anomalies</h2>
+          <AnomaliesTable anomalies={anomalies} />
+        </section>
+      ) : null}
+      <section id="events">
         <h2>Events</h2>
         <EventsTimeline events={events} />
       </section>

@@ -1,19 +1,22 @@
+import Link from 'next/link';
 import type { RunDetail } from '@/trpc/api-types';
-import { formatDuration } from '@/ui/format-time';
 import { JsonBlock } from '@/ui/json-block';
-import { RecordedError } from './recorded-error';
 import { StatusBadge } from '@/ui/status-badge';
-import { Timestamp } from '@/ui/timestamp';
+import { RecordedError } from './recorded-error';
+import { RunCancelNotice } from './run-cancel-notice';
+import { RunFacts } from './run-facts';
 import { isOpenRun } from './run-statuses';
+import { StuckTag } from './stuck-tag';
+import { WaitingForText } from './waiting-for-text';
 
-/** Who the run is, where it stands, and what it produced or why it failed. */
+/** Who the run is, where it stands (and what it waits for), and what it produced or why it failed. */
 export function RunHeader({ run, now }: { run: RunDetail['run']; now: number }) {
   const open = isOpenRun(run.status);
-  const endedAt = run.finishedAt ? new Date(run.finishedAt).getTime() : now;
   return (
     <section className="panel">
       <div className="run-title">
         <StatusBadge status={run.status} testId="run-status" />
+        {run.stuckReason ? <StuckTag /> : null}
         <h1>
           {run.flowName} <span className="muted">v{run.flowVersion}</span>
         </h1>
@@ -21,37 +24,21 @@ export function RunHeader({ run, now }: { run: RunDetail['run']; now: number }) 
           {open ? 'Live · refreshing every 1 s' : 'Finished · not refreshing'}
         </span>
       </div>
-      {run.stuckReason ? (
-        <p className="notice notice-bad" data-testid="stuck-reason">
-          <strong>Stuck:</strong> {run.stuckReason}
+      {run.parentRunId ? (
+        <p className="lineage muted">
+          Child run of{' '}
+          <Link href={`/runs/${run.parentRunId}`} className="mono" data-testid="parent-run-link">
+            {run.parentRunId}
+          </Link>
         </p>
       ) : null}
-      <dl className="facts">
-        <dt>Run id</dt>
-        <dd className="mono">{run.id}</dd>
-        <dt>Business key</dt>
-        <dd className="mono">{run.businessKey ?? '—'}</dd>
-        <dt>Tags</dt>
-        <dd>{run.tags.length ? run.tags.join(', ') : '—'}</dd>
-        <dt>Created</dt>
-        <dd>
-          <Timestamp iso={run.createdAt} now={now} />
-        </dd>
-        <dt>Started</dt>
-        <dd>
-          <Timestamp iso={run.startedAt} now={now} />
-        </dd>
-        <dt>Finished</dt>
-        <dd>
-          <Timestamp iso={run.finishedAt} now={now} />
-        </dd>
-        <dt>Last update</dt>
-        <dd>
-          <Timestamp iso={run.updatedAt} now={now} />
-        </dd>
-        <dt>{open ? 'Running for' : 'Took'}</dt>
-        <dd>{run.startedAt ? formatDuration(endedAt - new Date(run.startedAt).getTime()) : '—'}</dd>
-      </dl>
+      {run.waitingFor ? (
+        <p className="waiting-line" data-testid="waiting-for">
+          <WaitingForText text={run.waitingFor} now={now} />
+        </p>
+      ) : null}
+      <RunCancelNotice run={run} open={open} now={now} />
+      <RunFacts run={run} open={open} now={now} />
       <div className="json-columns">
         <div>
           <h3>Input</h3>

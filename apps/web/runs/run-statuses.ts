@@ -10,6 +10,7 @@ export const terminalRunStatuses = [
   'Expired',
   'Cancelled',
   'Terminated',
+  'TimedOut',
 ] as const;
 export const allRunStatuses = [...openRunStatuses, ...terminalRunStatuses] as const;
 export type RunStatus = (typeof allRunStatuses)[number];
@@ -36,10 +37,11 @@ const runTones: Record<string, Tone> = {
   Expired: 'bad',
   Cancelled: 'muted',
   Terminated: 'muted',
+  TimedOut: 'bad',
 };
 
 // For a step, Failed is the pause between its own retries; Errored is the final failure.
-const actionTones: Record<string, Tone> = { ...runTones, Failed: 'warn', Errored: 'bad' };
+const actionTones: Record<string, Tone> = { ...runTones, Failed: 'warn', Errored: 'bad', Expired: 'bad' };
 
 export function toneFor(kind: 'run' | 'step', status: string): Tone {
   return (kind === 'run' ? runTones : actionTones)[status] ?? 'muted';

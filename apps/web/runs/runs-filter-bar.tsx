@@ -1,12 +1,23 @@
 'use client';
 
 import { useRouter } from 'next/navigation';
-import { runsHref, statusChoices, type RunsFilter } from './runs-filter';
+import { startTransition, useOptimistic } from 'react';
+import { runsHref, statusChoiceGroups, type RunsFilter } from './runs-filter';
 
-/** Status and order pickers; changing one rewrites the URL, which re-renders the list. */
-export function RunsFilterBar({ filter }: { filter: RunsFilter }) {
+/**
+ * Status, stuck-only and order pickers; changing one rewrites the URL, which re-renders the list.
+ * The pickers show the new choice at once (optimistically) instead of snapping back while the
+ * server renders the new URL.
+ */
+export function RunsFilterBar({ filter: current }: { filter: RunsFilter }) {
   const router = useRouter();
-  const go = (next: RunsFilter) => router.replace(runsHref(next), { scroll: false });
+  const [filter, setFilter] = useOptimistic(current);
+  const go = (next: RunsFilter) =>
+    startTransition(() => {
+      setFilter(next);
+      router.replace(runsHref(next), { scroll: false });
+    });
+  const stuckByStatus = filter.status === 'stuck';
   return (
     <div className="filters">
       <label>
@@ -16,12 +27,31 @@ export function RunsFilterBar({ filter }: { filter: RunsFilter }) {
           onChange={(e) => go({ ...filter, status: e.target.value })}
           data-testid="status-filter"
         >
-          {statusChoices.map((c) => (
-            <option key={c.value} value={c.value}>
-              {c.label}
-            </option>
-          ))}
+          {statusChoiceGroups.map((group) => {
+            const options = group.choices.map((c) => (
+              <option key={c.value} value={c.value}>
+                {c.label}
+              </option>
+            ));
+            return group.label ? (
+              <optgroup key={group.label} label={group.label}>
+                {options}
+              </optgroup>
+            ) : (
+              options
+            );
+          })}
         </select>
+      </label>
+      <label className="toggle" title={stuckByStatus ? 'Set by the status filter' : undefined}>
+        <input
+          type="checkbox"
+          checked={filter.stuckOnly || stuckByStatus}
+          disabled={stuckByStatus}
+          onChange={(e) => go({ ...filter, stuckOnly: e.target.checked })}
+          data-testid="stuck-only"
+        />{' '}
+        Stuck only
       </label>
       <label>
         Order{' '}

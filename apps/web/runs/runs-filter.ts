@@ -1,19 +1,37 @@
-import { allRunStatuses, isRunStatus, openRunStatuses, terminalRunStatuses, type RunStatus } from './run-statuses';
+import { isRunStatus, openRunStatuses, terminalRunStatuses, type RunStatus } from './run-statuses';
 
 /** What the runs list shows; kept in the URL so a filtered view can be shared and reloaded. */
 export interface RunsFilter {
-  /** 'all', 'open', 'finished', or one run status. */
+  /** 'all', 'open', 'stuck', 'finished', or one run status. */
   status: string;
+  /** Only runs with a stuck reason (filtered in the browser: the API has no such filter yet). */
+  stuckOnly: boolean;
   order: 'newest' | 'stalest';
 }
 
-export const statusChoices: { value: string; label: string }[] = [
-  { value: 'all', label: 'All statuses' },
-  { value: 'open', label: 'Open (not finished)' },
-  { value: 'finished', label: 'Finished' },
-  ...allRunStatuses.map((s) => ({ value: s, label: s })),
+export interface StatusChoiceGroup {
+  /** The `<optgroup>` label; null for choices that belong to no group. */
+  label: string | null;
+  choices: { value: string; label: string }[];
+}
+
+export const statusChoiceGroups: StatusChoiceGroup[] = [
+  { label: null, choices: [{ value: 'all', label: 'All statuses' }] },
+  {
+    label: 'Open',
+    choices: [{ value: 'open', label: 'Any open' }, ...openRunStatuses.map((s) => ({ value: s, label: s }))],
+  },
+  { label: 'Needs attention', choices: [{ value: 'stuck', label: 'Stuck (stuck reason set)' }] },
+  {
+    label: 'Finished',
+    choices: [
+      { value: 'finished', label: 'Any finished' },
+      ...terminalRunStatuses.map((s) => ({ value: s, label: s })),
+    ],
+  },
 ];
 
+const choiceValues = new Set(statusChoiceGroups.flatMap((g) => g.choices.map((c) => c.value)));
 const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
 /** Reads the filter from search params; anything unknown falls back to the default. */
@@ -21,21 +39,41 @@ export function parseRunsFilter(params: Record<string, string | string[] | undef
   const status = first(params.status) ?? 'all';
   const order = first(params.order);
   return {
-    status: statusChoices.some((c) => c.value === status) ? status : 'all',
+    status: choiceValues.has(status) ? status : 'all',
+    stuckOnly: first(params.stuck) === '1',
     order: order === 'stalest' ? 'stalest' : 'newest',
   };
 }
 
-/** The `status` input for runs.list, or undefined for every status. */
-export function statusesFor(choice: string): RunStatus[] | undefined {
-  if (choice === 'open') return [...openRunStatuses];
-  if (choice === 'finished') return [...terminalRunStatuses];
-  return isRunStatus(choice) ? [choice] : undefined;
+/** Whether the list keeps only runs with a stuck reason (the "Stuck" status choice or the toggle). */
+export function wantsStuck(filter: RunsFilter): boolean {
+  return filter.stuckOnly || filter.status === 'stuck';
+}
+
+/**
+ * The `status` input for runs.list, or undefined for every status. Asking for stuck runs narrows
+ * the query to open statuses: a finished run never keeps a stuck reason, and without that the
+ * browser-side filter would look for stuck runs among the newest finished ones.
+ */
+export function statusesFor(filter: RunsFilter): RunStatus[] | undefined {
+  const choice = filter.status;
+  const chosen: RunStatus[] | undefined =
+    choice === 'open' || choice === 'stuck'
+      ? [...openRunStatuses]
+      : choice === 'finished'
+        ? [...terminalRunStatuses]
+        : isRunStatus(choice)
+          ? [choice]
+          : undefined;
+  if (!wantsStuck(filter)) return chosen;
+  const open = (chosen ?? [...openRunStatuses]).filter((s) => (openRunStatuses as readonly string[]).includes(s));
+  return open.length > 0 ? open : chosen;
 }
 
 export function runsHref(filter: RunsFilter): string {
   const params = new URLSearchParams();
   if (filter.status !== 'all') params.set('status', filter.status);
+  if (filter.stuckOnly) params.set('stuck', '1');
   if (filter.order !== 'newest') params.set('order', filter.order);
   const query = params.toString();
   return query ? `/runs?${query}` : '/runs';

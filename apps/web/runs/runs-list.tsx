@@ -9,24 +9,30 @@ import { formatClock } from '@/ui/format-time';
 import { PendingNotice } from '@/ui/pending-notice';
 import { useNow } from '@/ui/use-now';
 import { RunsFilterBar } from './runs-filter-bar';
-import { statusesFor, type RunsFilter } from './runs-filter';
+import { statusesFor, wantsStuck, type RunsFilter } from './runs-filter';
 import { RunsTable } from './runs-table';
 import { StartDemoRun } from './start-demo-run';
 
 const refreshMs = 2000;
 const limit = 100;
+// Stuck runs are picked out in the browser, so fetch as many as the API allows to find them.
+const stuckLimit = 500;
 
 /** The runs list: filters, a start button, and a table that refreshes every 2 s. */
 export function RunsList({ filter }: { filter: RunsFilter }) {
   const trpc = useTRPC();
   const now = useNow();
-  const status = statusesFor(filter.status);
+  const status = statusesFor(filter);
+  const stuck = wantsStuck(filter);
+  const fetchLimit = stuck ? stuckLimit : limit;
   const runs = useQuery(
     trpc.runs.list.queryOptions(
-      { ...(status ? { status } : {}), order: filter.order, limit },
+      { ...(status ? { status } : {}), order: filter.order, limit: fetchLimit },
       { refetchInterval: refreshMs, placeholderData: (previous) => previous },
     ),
   );
+  const fetched = runs.data;
+  const shown = fetched && stuck ? fetched.filter((r) => r.stuckReason) : fetched;
   return (
     <>
       <div className="page-head">
@@ -52,19 +58,27 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
           <p>{apiErrorInfo(runs.error).message}</p>
         </ErrorPanel>
       ) : null}
-      {runs.data && runs.data.length > 0 ? <RunsTable runs={runs.data} now={now} /> : null}
-      {runs.data && runs.data.length === 0 ? (
+      {fetched && stuck ? (
+        <p className="muted" data-testid="stuck-filter-note">
+          {shown?.length ?? 0} of the {fetched.length} runs fetched {shown?.length === 1 ? 'is' : 'are'} stuck (picked
+          out in the browser: the API has no stuck filter yet
+          {fetched.length === fetchLimit ? `; only the first ${fetchLimit} runs in this order were searched` : ''}).
+        </p>
+      ) : null}
+      {shown && shown.length > 0 ? <RunsTable runs={shown} now={now} /> : null}
+      {shown && shown.length === 0 ? (
         <p className="empty">
-          {filter.status === 'all' ? (
+          {filter.status === 'all' && !stuck ? (
             'No runs yet. Start a demo run above, or start one through the API.'
           ) : (
             <>
-              No runs match this filter. <Link href="/runs">Show all runs</Link>
+              No runs match this filter{stuck ? ' (no run is stuck right now)' : ''}.{' '}
+              <Link href="/runs">Show all runs</Link>
             </>
           )}
         </p>
       ) : null}
-      {runs.data && runs.data.length === limit ? (
+      {fetched && !stuck && fetched.length === limit ? (
         <p className="muted">Showing the first {limit} runs in this order.</p>
       ) : null}
     </>

@@ -2,6 +2,8 @@ import Link from 'next/link';
 import type { RunSummary } from '@/trpc/api-types';
 import { formatAge } from '@/ui/format-time';
 import { StatusBadge } from '@/ui/status-badge';
+import { RunReason } from './run-reason';
+import { StuckTag } from './stuck-tag';
 
 /** One row per run; the whole row's first cell links to the run. */
 export function RunsTable({ runs, now }: { runs: RunSummary[]; now: number }) {
@@ -15,7 +17,7 @@ export function RunsTable({ runs, now }: { runs: RunSummary[]; now: number }) {
           <th>Business key</th>
           <th>Created</th>
           <th>Last update</th>
-          <th>Stuck reason</th>
+          <th>Reason</th>
         </tr>
       </thead>
       <tbody>
@@ -26,8 +28,8 @@ export function RunsTable({ runs, now }: { runs: RunSummary[]; now: number }) {
             data-run-id={run.id}
             className={run.stuckReason ? 'row-stuck' : undefined}
           >
-            <td>
-              <StatusBadge status={run.status} />
+            <td className="nowrap">
+              <StatusBadge status={run.status} /> {run.stuckReason ? <StuckTag /> : null}
             </td>
             <td>
               <Link href={`/runs/${run.id}`} className="mono" title={run.id}>
@@ -45,11 +47,7 @@ export function RunsTable({ runs, now }: { runs: RunSummary[]; now: number }) {
               {formatAge(run.updatedAt, now)}
             </td>
             <td>
-              {run.stuckReason ? (
-                <strong className="stuck">{run.stuckReason}</strong>
-              ) : (
-                <span className="muted">—</span>
-              )}
+              <RunReason run={run} now={now} />
             </td>
           </tr>
         ))}

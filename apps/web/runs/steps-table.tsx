@@ -1,58 +1,70 @@
-import type { StepRow } from '@/trpc/api-types';
-import { formatClock, formatDuration } from '@/ui/format-time';
-import { JsonInline } from '@/ui/json-block';
-import { StatusBadge } from '@/ui/status-badge';
-import { errorMessage } from './error-message';
+'use client';
 
-/** The run's steps in order, with attempts and the result or error of each. */
-export function StepsTable({ steps, now }: { steps: StepRow[]; now: number }) {
+import { useState } from 'react';
+import type { StepRow as Step } from '@/trpc/api-types';
+import { countValueSteps, stepLines } from './step-lines';
+import { StepRow } from './step-row';
+
+const columns = 9;
+
+/**
+ * The run's steps in order. Recorded values are hidden behind a toggle (they are replay bookkeeping,
+ * rarely what an operator is after); steps of one parallel block sit under a shared header.
+ */
+export function StepsTable({
+  steps,
+  childRunIds,
+  now,
+}: {
+  steps: Step[];
+  childRunIds: ReadonlyMap<number, string>;
+  now: number;
+}) {
+  const [showValues, setShowValues] = useState(false);
+  const valueCount = countValueSteps(steps);
   if (steps.length === 0) return <p className="empty">No steps recorded yet.</p>;
   return (
-    <table className="table" data-testid="steps-table">
-      <thead>
-        <tr>
-          <th>#</th>
-          <th>Step</th>
-          <th>Status</th>
-          <th>Attempts</th>
-          <th>Started</th>
-          <th>Finished</th>
-          <th>Took</th>
-          <th>Result</th>
-        </tr>
-      </thead>
-      <tbody>
-        {steps.map((step) => (
-          <tr key={step.id} data-testid="step-row" data-step-name={step.name}>
-            <td className="num">{step.sequence}</td>
-            <td className="mono nowrap">{step.name}</td>
-            <td>
-              <StatusBadge status={step.status} kind="step" testId="step-status" />
-            </td>
-            <td className="num">
-              {step.attempts}/{step.maxAttempts}
-            </td>
-            <td title={step.startedAt ?? undefined}>{step.startedAt ? formatClock(step.startedAt, true) : '—'}</td>
-            <td title={step.finishedAt ?? undefined}>{step.finishedAt ? formatClock(step.finishedAt, true) : '—'}</td>
-            <td className="num">
-              {step.startedAt
-                ? formatDuration(
-                    (step.finishedAt ? new Date(step.finishedAt).getTime() : now) - new Date(step.startedAt).getTime(),
-                  )
-                : '—'}
-            </td>
-            <td>
-              {step.error !== null ? (
-                <span className="text-bad">{errorMessage(step.error) ?? <JsonInline value={step.error} />}</span>
-              ) : step.output !== null ? (
-                <JsonInline value={step.output} max={80} />
-              ) : (
-                <span className="muted">—</span>
-              )}
-            </td>
+    <>
+      {valueCount > 0 ? (
+        <label className="toggle" data-testid="show-values">
+          <input type="checkbox" checked={showValues} onChange={(e) => setShowValues(e.target.checked)} /> Show recorded
+          values ({valueCount} {valueCount === 1 ? 'step' : 'steps'} holding a ctx.now(), random() or uuid() result)
+        </label>
+      ) : null}
+      <table className="table" data-testid="steps-table">
+        <thead>
+          <tr>
+            <th>#</th>
+            <th>Kind</th>
+            <th>Step</th>
+            <th>Status</th>
+            <th className="num">Attempts</th>
+            <th>Started</th>
+            <th>Finished</th>
+            <th className="num">Took</th>
+            <th>Result</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {stepLines(steps, showValues).map((line) =>
+            line.type === 'block' ? (
+              <tr key={`block-${line.block}-${line.first}`} className="block-row" data-testid="parallel-block">
+                <td colSpan={columns}>
+                  Parallel block · steps {line.first}–{line.last} ran side by side
+                </td>
+              </tr>
+            ) : (
+              <StepRow
+                key={line.step.id}
+                step={line.step}
+                inBlock={line.inBlock}
+                now={now}
+                childRunId={childRunIds.get(line.step.sequence)}
+              />
+            ),
+          )}
+        </tbody>
+      </table>
+    </>
   );
 }

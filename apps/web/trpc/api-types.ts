@@ -8,3 +8,5 @@ export type RunSummary = Outputs['runs']['list'][number];
 export type RunDetail = Outputs['runs']['get'];
 export type StepRow = RunDetail['actions'][number];
 export type FlowEventRow = RunDetail['events'][number];
+export type CompensationRow = RunDetail['compensations'][number];
+export type AnomalyRow = RunDetail['anomalies'][number];

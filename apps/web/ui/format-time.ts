@@ -31,3 +31,21 @@ export function formatAge(iso: string, now: number): string {
   const ms = now - new Date(iso).getTime();
   return ms < 1000 ? 'just now' : `${formatDuration(ms)} ago`;
 }
+
+/** "in 23 s" for a time still ahead of `now`, "12 s ago" for one behind it, "just now" within a second. */
+export function formatRelative(iso: string, now: number): string {
+  const ms = new Date(iso).getTime() - now;
+  if (Math.abs(ms) < 1000) return 'just now';
+  return ms > 0 ? `in ${formatDuration(ms)}` : `${formatDuration(-ms)} ago`;
+}
+
+/** "10:42:13" when `iso` falls on the same local day as `now`, the full date and time otherwise. */
+export function formatNear(iso: string, now: number): string {
+  return new Date(iso).toDateString() === new Date(now).toDateString() ? formatClock(iso) : formatDateTime(iso);
+}
+
+/** How long something took (or has taken so far, if it has not finished); "—" if it never started. */
+export function formatSpan(startedAt: string | null, finishedAt: string | null, now: number): string {
+  if (!startedAt) return '—';
+  return formatDuration((finishedAt ? new Date(finishedAt).getTime() : now) - new Date(startedAt).getTime());
+}

@@ -1,12 +1,12 @@
-import { formatAge, formatDateTime } from './format-time';
+import { formatDateTime, formatRelative } from './format-time';
 
-/** An absolute local time with its age beside it; the UTC instant is in the tooltip. */
+/** An absolute local time with how far it is from now ("3 min ago", "in 20 s"); the UTC instant is in the tooltip. */
 export function Timestamp({ iso, now, showAge = true }: { iso: string | null; now: number; showAge?: boolean }) {
   if (!iso) return <span className="muted">—</span>;
   return (
     <time dateTime={iso} title={`${iso} (UTC)`}>
       {formatDateTime(iso)}
-      {showAge ? <span className="muted"> · {formatAge(iso, now)}</span> : null}
+      {showAge ? <span className="muted"> · {formatRelative(iso, now)}</span> : null}
     </time>
   );
 }

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { stuckHint } from './stuck-hint';
+
+describe('stuckHint', () => {
+  it.each([
+    ['replay_blocked: step 3 is recorded as action "a" but…', 'replay_blocked', /matches the recorded history/],
+    ['claim_not_committed: the claim of step 2 (x) did not commit', 'claim_not_committed', /listener/],
+    ['unknown_flow: no flow named "x" is registered on this worker', 'unknown_flow', /Register the flow/],
+    ['unknown_action: compensation "x" is not registered on this worker', 'unknown_action', /Register the action/],
+  ])('a %s reason gets its code and a hint', (reason, code, hint) => {
+    const result = stuckHint(reason);
+    expect(result.code).toBe(code);
+    expect(result.hint).toMatch(hint);
+  });
+
+  it('an unknown code is read but gets no hint', () => {
+    expect(stuckHint('disk_on_fire: everything')).toEqual({ code: 'disk_on_fire', hint: null });
+  });
+
+  it('a reason without a code gets neither', () => {
+    expect(stuckHint('something went wrong')).toEqual({ code: null, hint: null });
+  });
+});

@@ -1,0 +1,20 @@
+/** What an operator can do about each kind of stuck reason the engine writes (`code: details`). */
+const hints: Record<string, string> = {
+  replay_blocked: 'Deploy code that matches the recorded history, then kick the run.',
+  claim_not_committed: "A listener inside the engine's transaction failed; fix it, then kick the run.",
+  unknown_flow: 'Register the flow on a worker (deploy a worker that has it).',
+  unknown_action: 'Register the action on a worker (deploy a worker that has it).',
+};
+
+export interface StuckHint {
+  /** The reason's leading code (`replay_blocked`), or null when it has none. */
+  code: string | null;
+  /** One line on what to do, or null for a code this console does not know. */
+  hint: string | null;
+}
+
+/** Reads the code off a stuck reason and the matching one-line hint. */
+export function stuckHint(reason: string): StuckHint {
+  const code = /^([a-z][a-z0-9_]*):/.exec(reason)?.[1] ?? null;
+  return { code, hint: code ? (hints[code] ?? null) : null };
+}
