@@ -16,6 +16,8 @@ export default defineConfig({
           include: [
             'packages/*/src/**/*.test.ts',
             'apps/control/src/**/*.test.ts',
+            'apps/web/runs/**/*.test.ts',
+            'apps/web/ui/**/*.test.ts',
             'tooling/lint-rules/src/**/*.test.ts',
           ],
           testTimeout: 30_000,
