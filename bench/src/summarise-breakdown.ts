@@ -30,8 +30,7 @@ export function summariseBreakdown(latency: LatencyResult): { cycleMs: number; r
   const cycleMs = latency.loopMs / runs;
   const shapes = new Map<string, { count: number; ms: number; waitingMs: number }>();
   for (const tx of latency.driver.transactions) {
-    // Without the SET column lists: the neighbours already tell the transactions apart.
-    const key = tx.labels.map((label) => label.replace(/ SET .*$/, '')).join(' → ');
+    const key = tx.labels.map(shortLabel).join(' → ');
     const shape = shapes.get(key) ?? { count: 0, ms: 0, waitingMs: 0 };
     shape.count += 1;
     shape.ms += tx.ms;
@@ -91,4 +90,12 @@ export function summariseStatements(latency: LatencyResult): StatementRow[] {
       };
     })
     .sort((a, b) => b.driverCallsPerRun - a.driverCallsPerRun || a.label.localeCompare(b.label));
+}
+
+/** A label with its SET list cut to three columns, short enough to chain yet telling two UPDATEs apart. */
+function shortLabel(label: string): string {
+  const m = /^(.* SET )(.*)$/.exec(label);
+  if (!m) return label;
+  const columns = (m[2] ?? '').split(',');
+  return `${m[1]}${columns.slice(0, 3).join(',')}${columns.length > 3 ? ',…' : ''}`;
 }
