@@ -93,7 +93,13 @@ describe('a duplicate delivery splits a parallel block between two workers (real
       await waitFor('B to run the right branch', async () => (runs.get(`right:${key}`) ? true : undefined));
       // A finishes first: the right branch is still in B's hands, so A must park.
       gates.left.open();
-      await waitFor('A to park', async () => ((await a.getRun(runId))?.run.status === 'Waiting' ? true : undefined));
+      await waitFor('A to record the left branch', async () =>
+        (await dbA.prisma.actionRun.findFirst({ where: { run_id: runId, name: 'left' } }))?.status === 'Completed'
+          ? true
+          : undefined,
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await a.getRun(runId))?.run.status).not.toBe('Completed');
       gates.right.open();
       const done = await waitFor('the run to complete', async () => {
         const d = await a.getRun(runId);

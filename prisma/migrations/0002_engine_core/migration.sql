@@ -16,3 +16,12 @@ CREATE INDEX "flow_runs_parent_run_id_parent_sequence_idx" ON "sagaflow"."flow_r
 
 -- AlterTable
 ALTER TABLE "sagaflow"."signals" ADD COLUMN "seq" BIGSERIAL NOT NULL;
+
+-- AlterTable
+ALTER TABLE "sagaflow"."compensation_runs" ADD COLUMN "ordinal" INTEGER NOT NULL DEFAULT 0;
+
+-- DropIndex
+DROP INDEX "sagaflow"."compensation_runs_run_id_action_sequence_rollback_level_key";
+
+-- CreateIndex
+CREATE UNIQUE INDEX "compensation_runs_run_id_rollback_level_ordinal_key" ON "sagaflow"."compensation_runs"("run_id", "rollback_level", "ordinal");

@@ -9,7 +9,7 @@ export type Json = string | number | boolean | null | Json[] | { [key: string]: 
 export interface RetryPolicy {
   /** Total tries, the first included. Default 1 (no retry). */
   maxAttempts?: number;
-  /** Delay before try n+1 is `initialMs * multiplier^(n-1)`, capped at `maxMs`, with full jitter unless `jitter` is false. */
+  /** Delay before try n+1 is `initialMs * multiplier^(n-1)`, capped at `maxMs`, with equal jitter (half fixed, half random) unless `jitter` is false. */
   backoff?: { initialMs?: number; multiplier?: number; maxMs?: number; jitter?: boolean };
   /** Error names (`err.name`) that are never retried. */
   nonRetryableErrors?: string[];

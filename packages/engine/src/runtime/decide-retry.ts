@@ -20,6 +20,8 @@ export function decideRetry(
   if (policy.delay) {
     try {
       const ms = policy.delay(failedAttempt, error);
+      if (ms !== null && !Number.isFinite(ms))
+        throw new RangeError(`retry delay must be a finite number of ms, got ${String(ms)}`);
       return { retryInMs: ms === null ? null : Math.max(0, ms) };
     } catch (threw) {
       return { retryInMs: null, policyThrew: threw };

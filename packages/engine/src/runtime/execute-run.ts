@@ -1,6 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
-import { findRun, type DbFlowRun } from '../store/find-run.ts';
+import { findRun } from '../store/find-run.ts';
 import { listActionRuns } from '../store/list-action-runs.ts';
 import { listCompensationRuns } from '../store/list-compensation-runs.ts';
 import { markRunActive } from '../store/mark-run-active.ts';
@@ -49,24 +49,28 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
       runId,
       waitingFor: null,
       stuckReason: `unknown_flow: no flow named "${run.flow_name}" is registered on this worker`,
+      expectedVersion: null,
       now,
     });
     return 'parked';
   }
-  await deps.prisma.$transaction(async (tx) => {
-    const { wasPending } = await markRunActive(tx, {
+  const active = await deps.prisma.$transaction(async (tx) => {
+    const a = await markRunActive(tx, {
       runId,
       status: run.status === 'Compensating' ? 'Compensating' : 'Running',
       now,
     });
-    if (wasPending) await appendFlowEvent(tx, { runId, type: 'run.running' });
+    if (a.wasPending) await appendFlowEvent(tx, { runId, type: 'run.running' });
+    return a;
   });
+  if (!active.open) return 'not-open';
 
   const [steps, compensations] = await Promise.all([
     listActionRuns(deps.prisma, runId),
     listCompensationRuns(deps.prisma, runId),
   ]);
   const session = new ReplaySession(deps, run, new Map(steps.map((r) => [r.sequence, r])), compensations);
+  session.runVersion = active.version;
   const ctx = createFlowContext(session);
 
   type Settled = { kind: 'ok'; output: Json } | { kind: 'threw'; error: unknown } | { kind: 'parked'; park: Park };
@@ -80,12 +84,12 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
     session.parked.then((park): Settled => ({ kind: 'parked', park })),
   ]);
 
-  if (settled.kind === 'parked') return park(deps, run, settled.park);
-  if (session.park) return park(deps, run, session.park);
+  if (settled.kind === 'parked') return park(deps, session, settled.park);
+  if (session.park) return park(deps, session, session.park);
   const last = session.lastRecordedSequence();
   if (last > session.sequence) {
     const row = session.recorded.get(last);
-    return park(deps, run, {
+    return park(deps, session, {
       waitingFor: null,
       stuckReason: `replay_blocked: the code finished after step ${session.sequence}, but step ${last} (${row?.kind ?? '?'} "${row?.name ?? '?'}") is recorded; deploy code that matches the record, then kick the run`,
     });
@@ -104,12 +108,15 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
   return 'finished';
 }
 
-async function park(deps: RuntimeDeps, run: DbFlowRun, p: Park): Promise<ExecuteOutcome> {
+async function park(deps: RuntimeDeps, session: ReplaySession, p: Park): Promise<ExecuteOutcome> {
   if (p.abort !== undefined) throw p.abort instanceof Error ? p.abort : new Error(JSON.stringify(p.abort));
   await parkRun(deps.prisma, {
-    runId: run.id,
+    runId: session.runId,
     waitingFor: p.waitingFor,
     stuckReason: p.stuckReason,
+    // A stuck reason always lands: a run that cannot move must say so. A healthy wait only lands if
+    // no newer replay wrote the run since (its state is the fresher one).
+    expectedVersion: p.stuckReason ? null : session.runVersion,
     now: deps.clock.now(),
   });
   return 'parked';

@@ -1,9 +1,8 @@
 import type { Json } from '../definitions/define-action.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
-import { enqueueJob } from '../store/enqueue-job.ts';
 import type { DbFlowRun } from '../store/find-run.ts';
 import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
-import { settleWaitStep } from '../store/settle-wait-step.ts';
+import { settleParentStep } from '../store/settle-parent-step.ts';
 import { ReplayConflict, type ReplaySession } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 
@@ -17,6 +16,7 @@ export async function settleRun(
   result: { status: FinalRunStatus; output?: Json; error?: Json; session?: ReplaySession },
 ): Promise<boolean> {
   const now = deps.clock.now();
+  const refused: { parent: string | null } = { parent: null };
   const write = async (tx: Parameters<Parameters<RuntimeDeps['prisma']['$transaction']>[0]>[0]) => {
     const finished = await finishRun(tx, {
       id: run.id,
@@ -32,25 +32,13 @@ export async function settleRun(
       data: result.error ? { error: result.error } : {},
     });
     if (finished.parentRunId !== null && finished.parentSequence !== null) {
-      const step = await tx.actionRun.findUnique({
-        where: { run_id_sequence: { run_id: finished.parentRunId, sequence: finished.parentSequence } },
+      refused.parent = await settleParentStep(tx, {
+        parentRunId: finished.parentRunId,
+        parentSequence: finished.parentSequence,
+        childRunId: run.id,
+        result,
+        now,
       });
-      if (step) {
-        await settleWaitStep(tx, {
-          id: step.id,
-          now,
-          ...(result.status === 'Completed'
-            ? { status: 'Completed', output: result.output ?? null }
-            : { status: 'Errored', error: { status: result.status, error: result.error ?? null } }),
-        });
-        await appendFlowEvent(tx, {
-          runId: finished.parentRunId,
-          type: 'child.finished',
-          sequence: finished.parentSequence,
-          data: { child: run.id, status: result.status },
-        });
-      }
-      await enqueueJob(tx, { kind: 'wake-run', runId: finished.parentRunId, availableAt: now });
     }
     return true;
   };
@@ -60,6 +48,15 @@ export async function settleRun(
   } catch (err) {
     if (err instanceof ReplayConflict) return false;
     throw err;
+  }
+  if (landed && refused.parent) {
+    await deps.journal({
+      code: 'write_refused',
+      message: `child run ${run.id} finished after its parent ${refused.parent} had; the parent's step was left as it was`,
+      runId: refused.parent,
+      site: 'child.finish',
+      details: { child: run.id, status: result.status },
+    });
   }
   if (landed) {
     await deps.emit('run.finished', {

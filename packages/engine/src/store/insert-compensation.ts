@@ -1,31 +1,31 @@
 import type { Json } from '../definitions/define-action.ts';
 import type { Db } from './types.ts';
 
-/** Schedules one compensation of a rollback level; idempotent on (run, forward step, level). */
+/**
+ * Schedules one compensation of a rollback level at its position (ordinal) in the level; idempotent
+ * on (run, level, ordinal). Returns the row and whether this call wrote it.
+ */
 export async function insertCompensation(
   db: Db,
   c: {
     runId: string;
     actionSequence: number;
     level: number;
+    ordinal: number;
     name: string;
     input: Json;
     maxAttempts: number;
     reclaimAfterSeconds: number | null;
   },
 ) {
-  await db.$executeRaw`
-    insert into "sagaflow"."compensation_runs" (run_id, action_sequence, rollback_level, name, input, max_attempts, reclaim_stale_after_seconds)
-    values (${c.runId}::uuid, ${c.actionSequence}::int, ${c.level}::int, ${c.name}, ${JSON.stringify(c.input)}::jsonb,
-            ${c.maxAttempts}::int, ${c.reclaimAfterSeconds}::int)
-    on conflict (run_id, action_sequence, rollback_level) do nothing`;
-  return db.compensationRun.findUniqueOrThrow({
-    where: {
-      run_id_action_sequence_rollback_level: {
-        run_id: c.runId,
-        action_sequence: c.actionSequence,
-        rollback_level: c.level,
-      },
-    },
+  const inserted = await db.$executeRaw`
+    insert into "sagaflow"."compensation_runs"
+      (run_id, action_sequence, rollback_level, ordinal, name, input, max_attempts, reclaim_stale_after_seconds)
+    values (${c.runId}::uuid, ${c.actionSequence}::int, ${c.level}::int, ${c.ordinal}::int, ${c.name},
+            ${JSON.stringify(c.input)}::jsonb, ${c.maxAttempts}::int, ${c.reclaimAfterSeconds}::int)
+    on conflict (run_id, rollback_level, ordinal) do nothing`;
+  const row = await db.compensationRun.findUniqueOrThrow({
+    where: { run_id_rollback_level_ordinal: { run_id: c.runId, rollback_level: c.level, ordinal: c.ordinal } },
   });
+  return Object.assign(row, { inserted: inserted === 1 });
 }

@@ -1,17 +1,21 @@
 import type { Db } from './types.ts';
 
-/** An open run being replayed shows Running (or Compensating), with no wait or stuck reason. Returns whether it was Pending. */
+/**
+ * An open run being replayed shows Running (or Compensating), with no wait or stuck reason.
+ * Returns whether it was Pending, whether it is open, and the run's version after this write (a
+ * replay's later park only lands if nobody else wrote the run since).
+ */
 export async function markRunActive(
   db: Db,
   args: { runId: string; status: 'Running' | 'Compensating'; now: Date },
-): Promise<{ wasPending: boolean; open: boolean }> {
-  const rows = await db.$queryRaw<{ was: string }[]>`
+): Promise<{ wasPending: boolean; open: boolean; version: number }> {
+  const rows = await db.$queryRaw<{ was: string; version: number }[]>`
     update "sagaflow"."flow_runs" r
        set status = ${args.status}, waiting_for = null, stuck_reason = null,
            started_at = coalesce(r.started_at, ${args.now}::timestamptz), updated_at = ${args.now}::timestamptz, version = r.version + 1
       from (select id, status as was from "sagaflow"."flow_runs" where id = ${args.runId}::uuid for update) prev
      where r.id = prev.id and prev.was in ('Pending', 'Running', 'Waiting', 'Compensating')
-    returning prev.was`;
-  const was = rows[0]?.was;
-  return { wasPending: was === 'Pending', open: was !== undefined };
+    returning prev.was, r.version`;
+  const row = rows[0];
+  return { wasPending: row?.was === 'Pending', open: row !== undefined, version: row?.version ?? -1 };
 }

@@ -2,15 +2,24 @@ import type { Db } from './types.ts';
 
 /**
  * Parks an open run: Waiting with what it waits for (healthy) or why it cannot move (stuck).
- * Running/Pending/Compensating become Waiting; the reason is replaced either way.
+ * Conditional on the version the parking replay saw: a replay that was overtaken by another (which
+ * wrote the run since) leaves the newer state alone. Returns whether it landed.
  */
 export async function parkRun(
   db: Db,
-  args: { runId: string; waitingFor: string | null; stuckReason: string | null; now: Date },
-): Promise<void> {
-  await db.$executeRaw`
+  args: {
+    runId: string;
+    waitingFor: string | null;
+    stuckReason: string | null;
+    expectedVersion: number | null;
+    now: Date;
+  },
+): Promise<boolean> {
+  const n = await db.$executeRaw`
     update "sagaflow"."flow_runs"
        set status = 'Waiting', waiting_for = ${args.waitingFor}, stuck_reason = ${args.stuckReason},
            updated_at = ${args.now}::timestamptz, version = version + 1
-     where id = ${args.runId}::uuid and status in ('Pending', 'Running', 'Waiting', 'Compensating')`;
+     where id = ${args.runId}::uuid and status in ('Pending', 'Running', 'Waiting', 'Compensating')
+       and (${args.expectedVersion}::int is null or version = ${args.expectedVersion}::int)`;
+  return n === 1;
 }

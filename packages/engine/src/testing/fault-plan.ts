@@ -22,8 +22,8 @@ export class FaultPlan {
   };
 
   /** This worker reaches the claim late: it waits for `until` first (a rival gets there before it). */
-  delayClaim(action: string, until: () => Promise<void>, times = 1): this {
-    this.beforeClaimRules.push({ action, remaining: times, apply: () => until() });
+  delayClaim(action: string, until: () => Promise<unknown>, times = 1): this {
+    this.beforeClaimRules.push({ action, remaining: times, apply: async () => void (await until()) });
     return this;
   }
 

@@ -154,6 +154,14 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       if (session.park) return never();
       const base = session.sequence;
       const results = await internal(session, () => runParallelStep(session, states.map(specOf)));
+      // The block is settled only when every branch is: while one is still running (here or
+      // elsewhere) or waiting for a retry, the run parks, whatever the others did.
+      if (results.some((r) => r.kind === 'blocked')) return never();
+      const pending = results.find((r) => r.kind === 'pending');
+      if (pending?.kind === 'pending') {
+        session.stop({ waitingFor: pending.waitingFor, stuckReason: pending.stuckReason ?? null });
+        return never();
+      }
       // Every branch that succeeded registers its compensation before any failure is raised, so a
       // rollback after a failed block undoes exactly the branches that went through.
       results.forEach((r, i) => {

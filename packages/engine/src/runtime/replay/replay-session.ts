@@ -43,6 +43,8 @@ export class ReplaySession {
   /** ctx.now()/random()/uuid() values not yet written: they go out with the next transaction. */
   readonly pendingValues: NewStep[] = [];
   park: Park | null = null;
+  /** The run's version after this replay last wrote it; its park only lands if it still holds. */
+  runVersion: number | null = null;
   readonly parked: Promise<Park>;
   private signalPark: (p: Park) => void = () => undefined;
 
@@ -54,7 +56,7 @@ export class ReplaySession {
   ) {
     this.parked = new Promise<Park>((resolve) => (this.signalPark = resolve));
     this.cancellationDelivered = [...recorded.values()].some(
-      (r) => r.kind === 'cancel' || (r.status === 'Cancelled' && r.kind !== 'action'),
+      (r) => r.kind === 'cancel' || (r.status === 'Cancelled' && run.cancel_requested_at !== null),
     );
   }
 

@@ -1,4 +1,5 @@
 import type { ActionDefinition, Json, RetryPolicy } from '../../definitions/define-action.ts';
+import { cancelWaitingStep } from '../../store/cancel-waiting-step.ts';
 import { insertStep } from '../../store/insert-step.ts';
 import { resolveReclaimSeconds, type ReclaimOverride } from '../resolve-reclaim.ts';
 import type { ReplaySession } from '../replay/replay-session.ts';
@@ -42,6 +43,26 @@ export async function runActionStep(
   let row = verdict.kind === 'recorded' ? verdict.row : undefined;
   if (row?.status === 'Completed') return { kind: 'completed', output: row.output as Json };
   if (row?.status === 'Errored') return { kind: 'errored', error: row.error as Json };
+  // A step cancelled at the request of a cancellation is where that cancellation was delivered.
+  if (row?.status === 'Cancelled' && session.cancelRequested) {
+    session.cancellationDelivered = true;
+    return { kind: 'cancelled' };
+  }
+  if (
+    row &&
+    (row.status === 'Pending' || row.status === 'Failed') &&
+    session.cancelRequested &&
+    !session.cancellationDelivered
+  ) {
+    // A step waiting for its first try or its retry is interrupted, like a wait: cancellation lands here.
+    session.cancellationDelivered = true;
+    const id = row.id;
+    const cancelled = await session.tx((tx) => cancelWaitingStep(tx, { id, now: deps.clock.now() }));
+    if (cancelled) return { kind: 'cancelled' };
+    session.cancellationDelivered = false;
+    session.recorded.set(seq, await deps.prisma.actionRun.findUniqueOrThrow({ where: { id } }));
+    return runActionStep(session, seq, spec);
+  }
   if (row && row.status !== 'Pending' && row.status !== 'Failed' && row.status !== 'Running') {
     // Expired or Cancelled under us (the monitor, an operator): the step did not succeed.
     return {
@@ -64,7 +85,11 @@ export async function runActionStep(
         expiresAt: spec.expiresInSeconds === null ? null : new Date(now.getTime() + spec.expiresInSeconds * 1000),
       }),
     );
-    if (created.kind !== 'action' || created.name !== name) return runActionStep(session, seq, spec);
+    if (!created.inserted) {
+      // Another replay recorded this step first: judge its record like any recorded step.
+      session.recorded.set(seq, created);
+      return runActionStep(session, seq, spec);
+    }
     session.recorded.set(seq, created);
     row = created;
   }
@@ -85,11 +110,9 @@ export async function runActionStep(
       ...(result.stuckReason ? { stuckReason: result.stuckReason } : {}),
       running: false,
     };
-  return settleLostClaim(session, {
-    table: 'action_runs',
-    rowId: row.id,
-    sequence: seq,
-    name,
-    waitingFor: result.waitingFor,
-  });
+  return settleLostClaim(
+    session,
+    { table: 'action_runs', rowId: row.id, sequence: seq, name, waitingFor: result.waitingFor },
+    { journal: !result.rejected },
+  );
 }

@@ -65,8 +65,8 @@ export async function runChildStep(
       await enqueueJob(tx, { kind: 'wake-run', runId: childId, availableAt: now });
       return created;
     });
-    if (row.kind !== 'child' || row.name !== spec.flowName) return runChildStep(session, seq, spec);
     session.recorded.set(seq, row);
+    if (row.kind !== 'child' || row.name !== spec.flowName) return runChildStep(session, seq, spec);
   }
   if (row.status === 'Completed') return { kind: 'completed', output: row.output as Json };
   if (row.status === 'Cancelled') return { kind: 'cancelled' };

@@ -3,7 +3,7 @@ import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { insertCompensation } from '../../store/insert-compensation.ts';
 import type { DbCompensationRun } from '../../store/list-compensation-runs.ts';
 import { markRunActive } from '../../store/mark-run-active.ts';
-import type { ReplaySession } from '../replay/replay-session.ts';
+import { ReplayConflict, type ReplaySession } from '../replay/replay-session.ts';
 import { runClaimableStep } from './run-claimable-step.ts';
 import { settleLostClaim } from './settle-lost-claim.ts';
 
@@ -21,8 +21,9 @@ type RowResult =
 
 /**
  * One rollback level (one compensate() call): every compensation registered and not yet run,
- * newest first. Its rows are written together when the level starts, with `compensation.started`
- * once; each row is then claimed and fenced exactly like an action.
+ * newest first, each at its position (ordinal) in the level. The level's rows are written together
+ * when it starts, with `compensation.started` once; each row is then claimed and fenced exactly
+ * like an action. A recorded level whose names differ from what the code registers blocks the run.
  */
 export async function runCompensateStep(
   session: ReplaySession,
@@ -33,38 +34,53 @@ export async function runCompensateStep(
   const items = session.compensations.splice(0).reverse();
   if (items.length === 0) return { kind: 'ok' };
 
+  const recorded = session.recordedCompensations.filter((r) => r.rollback_level === level);
+  const mismatch = recorded.find((r) => items[r.ordinal]?.name !== r.name);
+  if (mismatch || (recorded.length > 0 && recorded.length !== items.length)) {
+    session.stop({
+      waitingFor: null,
+      stuckReason: `replay_blocked: rollback level ${level} is recorded as [${recorded.map((r) => r.name).join(', ')}] but the code now registers [${items.map((i) => i.name).join(', ')}] (flow ${session.run.flow_name} v${session.run.flow_version}); deploy code that matches the record, then kick the run`,
+    });
+    return { kind: 'pending', waitingFor: null };
+  }
+
   const now = deps.clock.now();
-  const firstTime = !session.recordedCompensations.some((r) => r.rollback_level === level);
-  const rows = await session.tx(async (tx) => {
-    await markRunActive(tx, { runId: session.runId, status: 'Compensating', now });
+  const { rows, started } = await session.tx(async (tx) => {
+    const active = await markRunActive(tx, { runId: session.runId, status: 'Compensating', now });
+    if (!active.open) throw new ReplayConflict();
+    session.runVersion = active.version;
     const out: DbCompensationRun[] = [];
-    for (const item of items) {
+    let inserted = false;
+    for (const [ordinal, item] of items.entries()) {
       const action = deps.registry.actions.get(item.name);
-      out.push(
-        await insertCompensation(tx, {
-          runId: session.runId,
-          actionSequence: item.actionSequence,
-          level,
-          name: item.name,
-          input: item.input,
-          maxAttempts: action?.retry.maxAttempts ?? 1,
-          reclaimAfterSeconds: item.reclaimAfterSeconds,
-        }),
-      );
+      const row = await insertCompensation(tx, {
+        runId: session.runId,
+        actionSequence: item.actionSequence,
+        level,
+        ordinal,
+        name: item.name,
+        input: item.input,
+        maxAttempts: action?.retry.maxAttempts ?? 1,
+        reclaimAfterSeconds: item.reclaimAfterSeconds,
+      });
+      inserted ||= row.inserted;
+      out.push(row);
     }
-    if (firstTime)
+    // Only the replay that wrote the level announces it: two replays starting it announce it once.
+    if (inserted)
       await appendFlowEvent(tx, {
         runId: session.runId,
         type: 'compensation.started',
         data: { level, steps: items.length },
       });
-    return out;
+    return { rows: out, started: inserted };
   });
-  if (firstTime) await deps.emit('compensation.started', { runId: session.runId, level, steps: items.length });
+  if (started) await deps.emit('compensation.started', { runId: session.runId, level, steps: items.length });
 
   const results: RowResult[] = [];
   if (opts.parallel) {
     results.push(...(await Promise.all(rows.map((row) => runOne(session, row, level)))));
+    await rereadLost(session, rows, results, level);
   } else {
     for (const row of rows) {
       const r = await runOne(session, row, level);
@@ -81,16 +97,59 @@ export async function runCompensateStep(
     };
   const failedAt = results.findIndex((r) => r.kind === 'errored');
   const failed = results[failedAt];
-  if (failed?.kind === 'errored' && !opts.continueWithError)
+  if (failed?.kind === 'errored' && !opts.continueWithError) {
     return { kind: 'failed', error: failed.error, sequence: rows[failedAt]?.action_sequence ?? 0 };
+  }
   const unfinished = results.flatMap((r, i) =>
     r.kind === 'unfinished'
       ? [{ sequence: rows[i]?.action_sequence ?? 0, name: rows[i]?.name ?? '', status: r.status }]
       : [],
   );
   if (unfinished.length > 0) return { kind: 'unfinished', rows: unfinished };
-  session.compensated = true;
+  // Compensated means the undo happened: every compensation of the level completed.
+  if (results.every((r) => r.kind === 'completed')) session.compensated = true;
   return { kind: 'ok' };
+}
+
+/**
+ * A parallel level split by a duplicate delivery: rows another replay held are read again once ours
+ * settled. The replay that finishes last sees them all settled and carries on (seed 000's
+ * batch_finished_early), so the run never parks with nobody left to wake it.
+ */
+async function rereadLost(
+  session: ReplaySession,
+  rows: DbCompensationRun[],
+  results: RowResult[],
+  level: number,
+): Promise<void> {
+  let late = false;
+  for (const [i, r] of results.entries()) {
+    const row = rows[i];
+    if (r.kind !== 'pending' || !r.running || !row) continue;
+    const now = await settleLostClaim(
+      session,
+      { table: 'compensation_runs', rowId: row.id, sequence: row.action_sequence, name: row.name, waitingFor: null },
+      { journal: false },
+    );
+    if (now.kind === 'pending') continue;
+    late = true;
+    results[i] = now.kind === 'completed' ? { kind: 'completed' } : classifyErrored(now.error);
+  }
+  if (late && !results.some((r) => r.kind === 'pending')) {
+    await session.deps.journal({
+      code: 'batch_finished_early',
+      message: `rollback level ${level} finished here after another worker had left it; this worker carries the run on`,
+      runId: session.runId,
+      details: { level },
+    });
+  }
+}
+
+function classifyErrored(error: Json): RowResult {
+  const e = error as { name?: string; message?: string } | null;
+  return e?.name === 'StepNotCompleted'
+    ? { kind: 'unfinished', status: e.message ?? 'not completed' }
+    : { kind: 'errored', error };
 }
 
 async function runOne(session: ReplaySession, row: DbCompensationRun, level: number): Promise<RowResult> {
@@ -126,19 +185,12 @@ async function runOne(session: ReplaySession, row: DbCompensationRun, level: num
       ...(r.stuckReason ? { stuckReason: r.stuckReason } : {}),
       running: false,
     };
-  const lost = await settleLostClaim(session, {
-    table: 'compensation_runs',
-    rowId: row.id,
-    sequence: seq,
-    name: row.name,
-    waitingFor: r.waitingFor,
-  });
+  const lost = await settleLostClaim(
+    session,
+    { table: 'compensation_runs', rowId: row.id, sequence: seq, name: row.name, waitingFor: r.waitingFor },
+    { journal: !r.rejected },
+  );
   if (lost.kind === 'completed') return { kind: 'completed' };
-  if (lost.kind === 'errored') {
-    const e = lost.error as { name?: string; message?: string } | null;
-    return e?.name === 'StepNotCompleted'
-      ? { kind: 'unfinished', status: e.message ?? 'not completed' }
-      : { kind: 'errored', error: lost.error };
-  }
+  if (lost.kind === 'errored') return classifyErrored(lost.error);
   return lost;
 }

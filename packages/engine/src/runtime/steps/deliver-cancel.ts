@@ -1,11 +1,13 @@
 import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { insertStep } from '../../store/insert-step.ts';
 import { FlowError } from '../flow-error.ts';
-import type { ReplaySession } from '../replay/replay-session.ts';
+import { ReplayConflict, type ReplaySession } from '../replay/replay-session.ts';
 
 /** Records where the cancellation reached the flow's code, so every replay delivers it at the same point. */
 export async function deliverCancel(session: ReplaySession, seq: number): Promise<void> {
   const reason = session.run.cancel_reason ?? 'cancelled';
+  // Delivered once per replay, decided before any await: parallel branches must not each take it.
+  session.cancellationDelivered = true;
   await session.tx(async (tx) => {
     const row = await insertStep(tx, {
       runId: session.runId,
@@ -16,11 +18,17 @@ export async function deliverCancel(session: ReplaySession, seq: number): Promis
       status: 'Completed',
       output: null,
     });
-    if (row.kind !== 'cancel') throw new Error(`step ${seq} was recorded by another replay`);
+    // Another replay recorded something else here: its view is newer; this one stops quietly.
+    if (row.kind !== 'cancel') throw new ReplayConflict();
     session.recorded.set(seq, row);
-    await appendFlowEvent(tx, { runId: session.runId, type: 'run.cancel_delivered', sequence: seq, data: { reason } });
+    if (row.inserted)
+      await appendFlowEvent(tx, {
+        runId: session.runId,
+        type: 'run.cancel_delivered',
+        sequence: seq,
+        data: { reason },
+      });
   });
-  session.cancellationDelivered = true;
 }
 
 export function cancelledError(session: ReplaySession, seq: number): FlowError {

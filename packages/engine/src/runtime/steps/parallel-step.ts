@@ -1,6 +1,7 @@
 import type { Json } from '../../definitions/define-action.ts';
 import type { ReplaySession } from '../replay/replay-session.ts';
 import { runActionStep, type ActionStepResult, type ActionStepSpec } from './action-step.ts';
+import { deliverCancel } from './deliver-cancel.ts';
 import { settleLostClaim } from './settle-lost-claim.ts';
 
 /**
@@ -15,6 +16,13 @@ export async function runParallelStep(
 ): Promise<ActionStepResult[]> {
   const seqs = specs.map(() => session.nextSequence());
   const block = seqs[0] ?? 0;
+  // A cancellation meets the block as a whole: delivered once, at its first sequence, and no branch runs.
+  const first = session.recorded.get(block);
+  if (first?.kind === 'cancel') return specs.map(() => ({ kind: 'cancelled' }));
+  if (!first && session.cancelRequested && !session.cancellationDelivered) {
+    await deliverCancel(session, block);
+    return specs.map(() => ({ kind: 'cancelled' }));
+  }
   const results = await Promise.all(
     specs.map((spec, i) => runActionStep(session, seqs[i] ?? 0, { ...spec, parallelBlock: block })),
   );
@@ -27,13 +35,11 @@ export async function runParallelStep(
       const seq = seqs[i] ?? 0;
       const row = session.recorded.get(seq);
       if (!row) return r;
-      const now = await settleLostClaim(session, {
-        table: 'action_runs',
-        rowId: row.id,
-        sequence: seq,
-        name: row.name,
-        waitingFor: null,
-      });
+      const now = await settleLostClaim(
+        session,
+        { table: 'action_runs', rowId: row.id, sequence: seq, name: row.name, waitingFor: null },
+        { journal: false },
+      );
       if (now.kind === 'pending') return { ...now };
       finishedLate = true;
       return now;

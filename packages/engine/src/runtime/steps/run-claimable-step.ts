@@ -17,7 +17,7 @@ export type ClaimableResult =
   | { kind: 'completed'; output: Json }
   | { kind: 'errored'; error: Json }
   /** Not finished here: retry scheduled, claim lost, lock held, outcome rejected, claim not committed. */
-  | { kind: 'not-here'; waitingFor: string | null; stuckReason?: string; lost: boolean };
+  | { kind: 'not-here'; waitingFor: string | null; stuckReason?: string; lost: boolean; rejected?: boolean };
 
 export interface ClaimableStep {
   table: StepTable;
@@ -49,27 +49,34 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   await deps.faults.beforeClaim?.({ table, runId, rowId, sequence, name, attempt: 0 });
   const now = deps.clock.now();
 
-  const claim = await session.tx(async (tx) => {
-    if (
-      locks.enabled &&
-      !(await acquireLock(tx, { key: lockKey, owner: lockOwner, ttlSeconds: locks.action_ttl_seconds, now }))
-    ) {
-      return { attempts: null, locked: true };
-    }
-    const attempts = await claimStep(tx, { table, id: rowId, workerId: deps.workerId, now });
-    if (attempts !== null) {
-      const claimed: ClaimedStep = { table, runId, rowId, sequence, name, attempt: attempts };
-      await appendFlowEvent(tx, {
-        runId,
-        type: isComp ? 'compensation.step_started' : 'action.started',
-        sequence,
-        rowId,
-        data: { name, attempt: attempts, ...(isComp ? { level: step.level ?? 0 } : {}) },
-      });
-      await deps.hooks.stepClaimed?.(tx, claimed);
-    }
-    return { attempts, locked: false };
-  });
+  const claim = await session
+    .tx(async (tx) => {
+      if (
+        locks.enabled &&
+        !(await acquireLock(tx, { key: lockKey, owner: lockOwner, ttlSeconds: locks.action_ttl_seconds, now }))
+      ) {
+        return { attempts: null, locked: true };
+      }
+      const attempts = await claimStep(tx, { table, id: rowId, workerId: deps.workerId, now });
+      // A lost claim must not leave the lock it took behind: roll the whole transaction back.
+      if (attempts === null && locks.enabled) throw new ClaimLost();
+      if (attempts !== null) {
+        const claimed: ClaimedStep = { table, runId, rowId, sequence, name, attempt: attempts };
+        await appendFlowEvent(tx, {
+          runId,
+          type: isComp ? 'compensation.step_started' : 'action.started',
+          sequence,
+          rowId,
+          data: { name, attempt: attempts, ...(isComp ? { level: step.level ?? 0 } : {}) },
+        });
+        await deps.hooks.stepClaimed?.(tx, claimed);
+      }
+      return { attempts, locked: false };
+    })
+    .catch((err: unknown) => {
+      if (err instanceof ClaimLost) return { attempts: null, locked: false };
+      throw err;
+    });
 
   if (claim.locked) {
     // Another worker holds the overlap lock: this duplicate goes back to the queue instead of running.
@@ -113,6 +120,9 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   let outcome: StepOutcome;
   try {
     const output = (await step.action.run(step.input)) ?? null;
+    // An output that cannot be stored as JSON (a BigInt, a cycle) is the action's failure, not a
+    // reason to abandon the row Running: check it here, where it can still be recorded.
+    JSON.stringify(output);
     outcome = { kind: 'completed', output };
   } catch (err) {
     const decision = decideRetry(step.retry, deps.config.retry, attempts, err);
@@ -138,6 +148,7 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   const at = deps.clock.now();
   const written = await deps.prisma.$transaction(async (tx) => {
     const result = await recordStepOutcome(tx, { table, id: rowId, attempts, outcome, now: at });
+    if (locks.enabled) await releaseLock(tx, { key: lockKey, owner: lockOwner });
     if (result !== 'recorded') return result;
     const type = outcome.kind === 'completed' ? 'completed' : outcome.kind === 'failed' ? 'retry_scheduled' : 'failed';
     await appendFlowEvent(tx, {
@@ -148,7 +159,6 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
       data: { name, attempt: attempts },
     });
     if (outcome.kind === 'failed') await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: outcome.retryAt });
-    if (locks.enabled) await releaseLock(tx, { key: lockKey, owner: lockOwner });
     return result;
   });
 
@@ -175,7 +185,7 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
     await (isComp
       ? deps.emit('compensation.outcome_rejected', { ...payload, level: step.level ?? 0 })
       : deps.emit('action.outcome_rejected', payload));
-    return { kind: 'not-here', waitingFor: null, lost: true };
+    return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
   }
 
   if (outcome.kind === 'completed') {
@@ -195,3 +205,6 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
     lost: false,
   };
 }
+
+/** Thrown inside the claim transaction to roll back the lock a lost claim took. */
+class ClaimLost extends Error {}

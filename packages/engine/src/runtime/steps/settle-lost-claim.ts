@@ -15,6 +15,7 @@ export type LostClaimResult =
 export async function settleLostClaim(
   session: ReplaySession,
   step: { table: StepTable; rowId: string; sequence: number; name: string; waitingFor: string | null },
+  opts: { journal: boolean } = { journal: true },
 ): Promise<LostClaimResult> {
   const rows = await session.deps.prisma.$queryRaw<
     { status: string; output: Json; error: Json; attempts: number; available_at: Date }[]
@@ -31,16 +32,17 @@ export async function settleLostClaim(
     };
   }
   if (row?.status === 'Running') {
-    await session.deps.journal({
-      code: 'claim_lost',
-      message: `step ${step.sequence} (${step.name}) is owned by another worker; not executing it`,
-      runId: session.runId,
-      rowId: step.rowId,
-      sequence: step.sequence,
-      name: step.name,
-      site: step.table,
-      details: { attempts: row.attempts },
-    });
+    if (opts.journal)
+      await session.deps.journal({
+        code: 'claim_lost',
+        message: `step ${step.sequence} (${step.name}) is owned by another worker; not executing it`,
+        runId: session.runId,
+        rowId: step.rowId,
+        sequence: step.sequence,
+        name: step.name,
+        site: step.table,
+        details: { attempts: row.attempts },
+      });
     return {
       kind: 'pending',
       waitingFor: step.waitingFor ?? `step ${step.sequence} (${step.name}) is running on another worker`,

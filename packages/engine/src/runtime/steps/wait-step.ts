@@ -50,6 +50,8 @@ export async function runWaitStep(
         status: 'Waiting',
         wakeAt,
       });
+      // Another replay scheduled this wait first: its timer, wake and event already exist.
+      if (!created.inserted) return created;
       if (spec.kind === 'timer')
         await tx.timer.create({ data: { run_id: session.runId, sequence: seq, fire_at: wakeAt } });
       await enqueueJob(tx, { kind: 'wake-run', runId: session.runId, availableAt: wakeAt });
@@ -62,8 +64,8 @@ export async function runWaitStep(
       });
       return created;
     });
-    if (row.kind !== spec.kind || row.name !== spec.name) return runWaitStep(session, seq, spec);
     session.recorded.set(seq, row);
+    if (row.kind !== spec.kind || row.name !== spec.name) return runWaitStep(session, seq, spec);
   }
   if (row.status === 'Completed')
     return { kind: 'completed', output: (row.output as { value: Json } | null)?.value ?? null };
