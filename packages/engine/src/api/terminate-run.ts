@@ -14,10 +14,9 @@ export async function terminateRun(
 ): Promise<{ terminated: boolean }> {
   const run = await deps.prisma.flowRun.findUnique({ where: { id: runId } });
   if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-  const terminated = await settleRun(deps, run, {
-    status: 'Terminated',
-    error: { name: 'Terminated', message: opts.reason },
-  });
+  const terminated =
+    (await settleRun(deps, run, { status: 'Terminated', error: { name: 'Terminated', message: opts.reason } })) ===
+    'settled';
   if (terminated) {
     for (const child of await listOpenChildren(deps.prisma, runId))
       await terminateRun(deps, child, { reason: `parent ${runId} was terminated: ${opts.reason}` });

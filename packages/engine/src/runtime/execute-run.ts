@@ -8,7 +8,7 @@ import { parkRun } from '../store/park-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
 import { createFlowContext } from './replay/create-flow-context.ts';
-import { ReplaySession, type Park } from './replay/replay-session.ts';
+import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 import { settleRun } from './settle-run.ts';
 
@@ -94,23 +94,26 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
       stuckReason: `replay_blocked: the code finished after step ${session.sequence}, but step ${last} (${row?.kind ?? '?'} "${row?.name ?? '?'}") is recorded; deploy code that matches the record, then kick the run`,
     });
   }
-  if (settled.kind === 'ok') {
-    await settleRun(deps, run, { status: 'Completed', output: settled.output, session });
-  } else if (isFlowError(settled.error, 'cancelled')) {
-    await settleRun(deps, run, { status: 'Cancelled', error: serializeError(settled.error), session });
-  } else {
-    await settleRun(deps, run, {
-      status: session.compensated ? 'Compensated' : 'Failed',
-      error: serializeError(settled.error),
-      session,
-    });
-  }
+  const result =
+    settled.kind === 'ok'
+      ? await settleRun(deps, run, { status: 'Completed', output: settled.output, session })
+      : isFlowError(settled.error, 'cancelled')
+        ? await settleRun(deps, run, { status: 'Cancelled', error: serializeError(settled.error), session })
+        : await settleRun(deps, run, {
+            status: session.compensated ? 'Compensated' : 'Failed',
+            error: serializeError(settled.error),
+            session,
+          });
+  if (result === 'stale') return park(deps, session, { waitingFor: null, stuckReason: null });
   return 'finished';
 }
 
 async function park(deps: RuntimeDeps, session: ReplaySession, p: Park): Promise<ExecuteOutcome> {
-  if (p.abort !== undefined) throw p.abort instanceof Error ? p.abort : new Error(JSON.stringify(p.abort));
-  await parkRun(deps.prisma, {
+  if (p.abort !== undefined) {
+    await session.flush();
+    throw p.abort instanceof Error ? p.abort : new Error(JSON.stringify(p.abort));
+  }
+  const args = {
     runId: session.runId,
     waitingFor: p.waitingFor,
     stuckReason: p.stuckReason,
@@ -118,6 +121,12 @@ async function park(deps: RuntimeDeps, session: ReplaySession, p: Park): Promise
     // no newer replay wrote the run since (its state is the fresher one).
     expectedVersion: p.stuckReason ? null : session.runVersion,
     now: deps.clock.now(),
-  });
+  };
+  // The park carries whatever this replay still has buffered (a completed step's outcome).
+  await session
+    .tx((tx) => parkRun(tx, args))
+    .catch((err: unknown) => {
+      if (!(err instanceof ReplayConflict)) throw err;
+    });
   return 'parked';
 }

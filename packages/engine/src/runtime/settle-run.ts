@@ -14,7 +14,7 @@ export async function settleRun(
   deps: RuntimeDeps,
   run: DbFlowRun,
   result: { status: FinalRunStatus; output?: Json; error?: Json; session?: ReplaySession },
-): Promise<boolean> {
+): Promise<'settled' | 'already-finished' | 'stale'> {
   const now = deps.clock.now();
   const refused: { parent: string | null } = { parent: null };
   const write = async (tx: Parameters<Parameters<RuntimeDeps['prisma']['$transaction']>[0]>[0]) => {
@@ -46,7 +46,8 @@ export async function settleRun(
   try {
     landed = result.session ? await result.session.tx(write) : await deps.prisma.$transaction(write);
   } catch (err) {
-    if (err instanceof ReplayConflict) return false;
+    // This replay's buffered writes lost to another replay: it is stale and must not finish the run.
+    if (err instanceof ReplayConflict) return 'stale';
     throw err;
   }
   if (landed && refused.parent) {
@@ -67,5 +68,5 @@ export async function settleRun(
       error: result.error ?? null,
     });
   }
-  return landed;
+  return landed ? 'settled' : 'already-finished';
 }

@@ -2,6 +2,12 @@ import type { Json } from '../../definitions/define-action.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { DbFlowRun } from '../../store/find-run.ts';
 import { insertStep, type NewStep } from '../../store/insert-step.ts';
+import {
+  emitCompleted,
+  reportLostOutcome,
+  writeCompletedOutcome,
+  type PendingOutcome,
+} from '../steps/pending-outcome.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../../store/list-compensation-runs.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
@@ -87,21 +93,57 @@ export class ReplaySession {
   }
 
   /**
-   * Runs `fn` in a transaction that first writes any buffered ctx.now()/random()/uuid() values. If
-   * another replay recorded a different value at the same sequence, this replay's view is stale:
-   * the transaction rolls back and the replay parks, leaving the run to the other.
+   * Completed outcomes not yet written. A completed step's outcome goes out with the replay's next
+   * transaction (the next step's claim, a wait, the finish, or the park): one commit per step
+   * instead of two, with exactly the same fence.
+   */
+  readonly pendingOutcomes: PendingOutcome[] = [];
+
+  /**
+   * Runs `fn` in a transaction that first writes the buffered completed outcomes and
+   * ctx.now()/random()/uuid() values. If an outcome is rejected (the row changed hands) or a value
+   * conflicts with another replay's, this replay's view is stale: the transaction rolls back, the
+   * loss is reported, and the replay stops quietly (ReplayConflict). If `fn` itself fails, the
+   * buffers are kept for the next transaction.
    */
   async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
     const values = this.pendingValues.splice(0);
-    return this.deps.prisma.$transaction(async (tx) => {
-      for (const v of values) {
-        const row = await insertStep(tx, v);
-        if (JSON.stringify(row.output) !== JSON.stringify(v.output ?? null) || row.kind !== 'value')
-          throw new ReplayConflict();
-        this.recorded.set(v.sequence, row);
+    const outcomes = this.pendingOutcomes.splice(0);
+    const lost: { outcome: PendingOutcome; result: 'rejected' | 'refused' }[] = [];
+    try {
+      const result = await this.deps.prisma.$transaction(async (tx) => {
+        for (const o of outcomes) {
+          const r = await writeCompletedOutcome(tx, o, this.deps.clock.now());
+          if (r !== 'recorded') {
+            lost.push({ outcome: o, result: r });
+            throw new ReplayConflict();
+          }
+        }
+        for (const v of values) {
+          const row = await insertStep(tx, v);
+          if (JSON.stringify(row.output) !== JSON.stringify(v.output ?? null) || row.kind !== 'value')
+            throw new ReplayConflict();
+          this.recorded.set(v.sequence, row);
+        }
+        return fn(tx);
+      });
+      for (const o of outcomes) await emitCompleted(this.deps, o);
+      return result;
+    } catch (err) {
+      if (lost.length > 0) {
+        for (const l of lost) await reportLostOutcome(this.deps, l.outcome, l.result);
+      } else if (!(err instanceof ReplayConflict)) {
+        this.pendingOutcomes.unshift(...outcomes);
+        this.pendingValues.unshift(...values);
       }
-      return fn(tx);
-    });
+      throw err;
+    }
+  }
+
+  /** Writes what is buffered on its own, best effort: before a replay gives up on an engine fault. */
+  async flush(): Promise<void> {
+    if (this.pendingOutcomes.length === 0) return;
+    await this.tx(() => Promise.resolve()).catch(() => undefined);
   }
 }
 

@@ -1,6 +1,5 @@
 import type { ActionDefinition, Json, RetryPolicy } from '../../definitions/define-action.ts';
 import { cancelWaitingStep } from '../../store/cancel-waiting-step.ts';
-import { insertStep } from '../../store/insert-step.ts';
 import { resolveReclaimSeconds, type ReclaimOverride } from '../resolve-reclaim.ts';
 import type { ReplaySession } from '../replay/replay-session.ts';
 import { checkHistory } from './check-history.ts';
@@ -40,7 +39,7 @@ export async function runActionStep(
     await deliverCancel(session, seq);
     return { kind: 'cancelled' };
   }
-  let row = verdict.kind === 'recorded' ? verdict.row : undefined;
+  const row = verdict.kind === 'recorded' ? verdict.row : undefined;
   if (row?.status === 'Completed') return { kind: 'completed', output: row.output as Json };
   if (row?.status === 'Errored') return { kind: 'errored', error: row.error as Json };
   // A step cancelled at the request of a cancellation is where that cancellation was delivered.
@@ -70,38 +69,36 @@ export async function runActionStep(
       error: { name: 'StepNotCompleted', message: `step ${seq} (${name}) ended ${row.status}` },
     };
   }
-  if (!row) {
-    const now = deps.clock.now();
-    const created = await session.tx((tx) =>
-      insertStep(tx, {
-        runId: session.runId,
-        sequence: seq,
-        kind: 'action',
-        name,
-        input: spec.input,
-        maxAttempts: spec.retry.maxAttempts ?? 1,
-        parallelBlock: spec.parallelBlock,
-        reclaimAfterSeconds: resolveReclaimSeconds(spec.reclaim, deps.config.reclaim.actions),
-        expiresAt: spec.expiresInSeconds === null ? null : new Date(now.getTime() + spec.expiresInSeconds * 1000),
-      }),
-    );
-    if (!created.inserted) {
-      // Another replay recorded this step first: judge its record like any recorded step.
-      session.recorded.set(seq, created);
-      return runActionStep(session, seq, spec);
-    }
-    session.recorded.set(seq, created);
-    row = created;
-  }
+  const now = deps.clock.now();
   const result = await runClaimableStep(session, {
     table: 'action_runs',
-    rowId: row.id,
+    row: row
+      ? { id: row.id }
+      : {
+          insert: {
+            runId: session.runId,
+            sequence: seq,
+            kind: 'action',
+            name,
+            input: spec.input,
+            maxAttempts: spec.retry.maxAttempts ?? 1,
+            parallelBlock: spec.parallelBlock,
+            reclaimAfterSeconds: resolveReclaimSeconds(spec.reclaim, deps.config.reclaim.actions),
+            expiresAt: spec.expiresInSeconds === null ? null : new Date(now.getTime() + spec.expiresInSeconds * 1000),
+          },
+        },
     sequence: seq,
     name,
-    input: row.input as Json,
+    input: row ? (row.input as Json) : spec.input,
     action: spec.action,
     retry: spec.retry,
   });
+  if (result.kind === 'raced') {
+    // Another replay recorded this step first: judge its record like any recorded step.
+    session.recorded.set(seq, result.row);
+    return runActionStep(session, seq, spec);
+  }
+  const rowId = session.recorded.get(seq)?.id ?? row?.id ?? '';
   if (result.kind !== 'not-here') return result;
   if (!result.lost)
     return {
@@ -112,7 +109,7 @@ export async function runActionStep(
     };
   return settleLostClaim(
     session,
-    { table: 'action_runs', rowId: row.id, sequence: seq, name, waitingFor: result.waitingFor },
+    { table: 'action_runs', rowId, sequence: seq, name, waitingFor: result.waitingFor },
     { journal: !result.rejected },
   );
 }

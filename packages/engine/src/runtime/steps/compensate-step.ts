@@ -122,6 +122,9 @@ async function rereadLost(
   results: RowResult[],
   level: number,
 ): Promise<void> {
+  if (!results.some((r) => r.kind === 'pending' && r.running)) return;
+  // Our own outcomes must be durable before we look at the rows another replay held.
+  await session.tx(() => Promise.resolve());
   let late = false;
   for (const [i, r] of results.entries()) {
     const row = rows[i];
@@ -168,7 +171,7 @@ async function runOne(session: ReplaySession, row: DbCompensationRun, level: num
   const seq = row.action_sequence;
   const r = await runClaimableStep(session, {
     table: 'compensation_runs',
-    rowId: row.id,
+    row: { id: row.id },
     sequence: seq,
     name: row.name,
     input: row.input as Json,
@@ -178,6 +181,7 @@ async function runOne(session: ReplaySession, row: DbCompensationRun, level: num
   });
   if (r.kind === 'completed') return { kind: 'completed' };
   if (r.kind === 'errored') return r;
+  if (r.kind === 'raced') return { kind: 'pending', waitingFor: null, running: false };
   if (!r.lost)
     return {
       kind: 'pending',

@@ -28,6 +28,9 @@ export async function runParallelStep(
   );
   if (!results.some((r) => r.kind === 'pending' && r.running)) return results;
 
+  // Our own outcomes must be durable before we look at the siblings: of two replays that split the
+  // block, the one whose re-read comes last then sees every outcome.
+  await session.tx(() => Promise.resolve());
   let finishedLate = false;
   const reread = await Promise.all(
     results.map(async (r, i): Promise<ActionStepResult> => {

@@ -4,24 +4,30 @@ import { acquireLock, releaseLock } from '../../store/acquire-lock.ts';
 import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { claimStep } from '../../store/claim-step.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
+import { insertStep, type NewStep } from '../../store/insert-step.ts';
+import type { DbActionRun } from '../../store/list-action-runs.ts';
 import { readStepClaim } from '../../store/read-step-claim.ts';
 import { recordStepOutcome, type StepOutcome } from '../../store/record-step-outcome.ts';
 import type { StepTable } from '../../store/step-table.ts';
-import { serializeError } from '../flow-error.ts';
-import type { ReplaySession } from '../replay/replay-session.ts';
 import { decideRetry } from '../decide-retry.ts';
+import { serializeError } from '../flow-error.ts';
+import { ReplayConflict, type ReplaySession } from '../replay/replay-session.ts';
 import type { ClaimedStep } from '../runtime-deps.ts';
+import { reportLostOutcome } from './pending-outcome.ts';
 
 /** How a claimable step (an action or a compensation) ended for this replay. */
 export type ClaimableResult =
   | { kind: 'completed'; output: Json }
   | { kind: 'errored'; error: Json }
+  /** The step was new to this replay but another one had recorded it first: judge that record. */
+  | { kind: 'raced'; row: DbActionRun }
   /** Not finished here: retry scheduled, claim lost, lock held, outcome rejected, claim not committed. */
   | { kind: 'not-here'; waitingFor: string | null; stuckReason?: string; lost: boolean; rejected?: boolean };
 
 export interface ClaimableStep {
   table: StepTable;
-  rowId: string;
+  /** The row to claim, or the row to schedule and claim in one transaction. */
+  row: { id: string } | { insert: NewStep };
   sequence: number;
   name: string;
   input: Json;
@@ -32,36 +38,45 @@ export interface ClaimableStep {
 }
 
 /**
- * Claims, executes and records one step, fenced by its claim: ONE conditional update to claim, a
- * read-back after the claim's transaction closed, the action, and an outcome write conditional on
- * the claim's attempts and the row still Running. A worker that loses anywhere records nothing and
- * says so in the anomaly journal.
+ * Claims, executes and records one step, fenced by its claim: ONE conditional update to claim (in
+ * the transaction that also writes the previous step's outcome and, for a new step, its row), a
+ * read-back after that transaction closed, the action, and an outcome conditional on the claim's
+ * attempts and the row still Running. A completed outcome rides on the replay's next transaction.
+ * A worker that loses anywhere records nothing and says so in the anomaly journal.
  */
 export async function runClaimableStep(session: ReplaySession, step: ClaimableStep): Promise<ClaimableResult> {
   const { deps } = session;
-  const { table, rowId, sequence, name } = step;
+  const { table, sequence, name } = step;
   const runId = session.runId;
-  const lockKey = `step:${table}:${rowId}`;
-  // The lock belongs to this execution, not to the process: two replays in one process exclude each other too.
-  const lockOwner = `${deps.workerId}:${randomUUID()}`;
   const locks = deps.config.locks;
   const isComp = table === 'compensation_runs';
-  await deps.faults.beforeClaim?.({ table, runId, rowId, sequence, name, attempt: 0 });
+  // The lock belongs to this execution, not to the process: two replays in one process exclude each other too.
+  const lockOwner = `${deps.workerId}:${randomUUID()}`;
+  const knownId = 'id' in step.row ? step.row.id : null;
+  await deps.faults.beforeClaim?.({ table, runId, rowId: knownId ?? '', sequence, name, attempt: 0 });
   const now = deps.clock.now();
 
-  const claim = await session
-    .tx(async (tx) => {
+  let claim: { rowId: string; attempts: number | null; locked: boolean };
+  try {
+    claim = await session.tx(async (tx) => {
+      let rowId = knownId ?? '';
+      if ('insert' in step.row) {
+        const row = await insertStep(tx, step.row.insert);
+        if (!row.inserted) throw new InsertRaced(row);
+        session.recorded.set(sequence, row);
+        rowId = row.id;
+      }
+      const lockKey = `step:${table}:${rowId}`;
       if (
         locks.enabled &&
         !(await acquireLock(tx, { key: lockKey, owner: lockOwner, ttlSeconds: locks.action_ttl_seconds, now }))
       ) {
-        return { attempts: null, locked: true };
+        return { rowId, attempts: null, locked: true };
       }
       const attempts = await claimStep(tx, { table, id: rowId, workerId: deps.workerId, now });
       // A lost claim must not leave the lock it took behind: roll the whole transaction back.
-      if (attempts === null && locks.enabled) throw new ClaimLost();
+      if (attempts === null && locks.enabled) throw new ClaimLost(rowId);
       if (attempts !== null) {
-        const claimed: ClaimedStep = { table, runId, rowId, sequence, name, attempt: attempts };
         await appendFlowEvent(tx, {
           runId,
           type: isComp ? 'compensation.step_started' : 'action.started',
@@ -69,17 +84,19 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
           rowId,
           data: { name, attempt: attempts, ...(isComp ? { level: step.level ?? 0 } : {}) },
         });
-        await deps.hooks.stepClaimed?.(tx, claimed);
+        await deps.hooks.stepClaimed?.(tx, { table, runId, rowId, sequence, name, attempt: attempts });
       }
-      return { attempts, locked: false };
-    })
-    .catch((err: unknown) => {
-      if (err instanceof ClaimLost) return { attempts: null, locked: false };
-      throw err;
+      return { rowId, attempts, locked: false };
     });
+  } catch (err) {
+    if (err instanceof InsertRaced) return { kind: 'raced', row: err.row };
+    if (err instanceof ClaimLost) claim = { rowId: err.rowId, attempts: null, locked: false };
+    else throw err;
+  }
+  const rowId = claim.rowId;
 
   if (claim.locked) {
-    // Another worker holds the overlap lock: this duplicate goes back to the queue instead of running.
+    // Another execution holds the overlap lock: this duplicate goes back to the queue instead of running.
     await enqueueJob(deps.prisma, {
       kind: 'wake-run',
       runId,
@@ -144,67 +161,78 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
         : { kind: 'failed', error, retryAt: new Date(deps.clock.now().getTime() + decision.retryInMs) };
   }
   await deps.faults.beforeOutcome?.(claimedStep);
+  const lock = locks.enabled ? { key: `step:${table}:${rowId}`, owner: lockOwner } : undefined;
 
-  const at = deps.clock.now();
-  const written = await deps.prisma.$transaction(async (tx) => {
-    const result = await recordStepOutcome(tx, { table, id: rowId, attempts, outcome, now: at });
-    if (locks.enabled) await releaseLock(tx, { key: lockKey, owner: lockOwner });
-    if (result !== 'recorded') return result;
-    const type = outcome.kind === 'completed' ? 'completed' : outcome.kind === 'failed' ? 'retry_scheduled' : 'failed';
-    await appendFlowEvent(tx, {
-      runId,
-      type: `${isComp ? 'compensation' : 'action'}.${type}`,
-      sequence,
-      rowId,
-      data: { name, attempt: attempts },
-    });
-    if (outcome.kind === 'failed') await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: outcome.retryAt });
-    return result;
-  });
-
-  if (written !== 'recorded') {
-    await deps.journal({
-      code: written === 'refused' ? 'write_refused' : 'outcome_rejected',
-      message:
-        written === 'refused'
-          ? `the outcome of step ${sequence} (${name}) was refused: its run has finished`
-          : `the outcome of step ${sequence} (${name}) was rejected: the row changed hands`,
+  if (outcome.kind === 'completed') {
+    session.pendingOutcomes.push({
+      table,
       runId,
       rowId,
       sequence,
       name,
-      site: `${table}.outcome`,
-      details: { attempts, outcome: outcome.kind },
+      attempts,
+      output: outcome.output,
+      ...(step.level === undefined ? {} : { level: step.level }),
+      ...(lock ? { lock } : {}),
     });
-    const payload = {
-      ...ref,
-      outcome: outcome.kind === 'completed' ? ('completed' as const) : ('failed' as const),
-      output: outcome.kind === 'completed' ? outcome.output : null,
-      error: outcome.kind === 'completed' ? null : outcome.error,
-    };
-    await (isComp
-      ? deps.emit('compensation.outcome_rejected', { ...payload, level: step.level ?? 0 })
-      : deps.emit('action.outcome_rejected', payload));
-    return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
-  }
-
-  if (outcome.kind === 'completed') {
-    await (isComp
-      ? deps.emit('compensation.completed', { ...ref, level: step.level ?? 0, output: outcome.output })
-      : deps.emit('action.completed', { ...ref, output: outcome.output }));
     return outcome;
   }
-  const failed = { ...ref, error: outcome.error, willRetry: outcome.kind === 'failed' };
+
+  const failure = outcome;
+  const at = deps.clock.now();
+  let written: 'recorded' | 'rejected' | 'refused';
+  try {
+    written = await session.tx(async (tx) => {
+      const result = await recordStepOutcome(tx, { table, id: rowId, attempts, outcome: failure, now: at });
+      if (lock) await releaseLock(tx, lock);
+      if (result !== 'recorded') return result;
+      await appendFlowEvent(tx, {
+        runId,
+        type: `${isComp ? 'compensation' : 'action'}.${failure.kind === 'failed' ? 'retry_scheduled' : 'failed'}`,
+        sequence,
+        rowId,
+        data: { name, attempt: attempts },
+      });
+      if (failure.kind === 'failed') await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: failure.retryAt });
+      return result;
+    });
+  } catch (err) {
+    // A buffered outcome of an earlier step was lost: this replay is stale and stops.
+    if (err instanceof ReplayConflict) return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
+    throw err;
+  }
+
+  if (written !== 'recorded') {
+    await reportLostOutcome(
+      deps,
+      { table, runId, rowId, sequence, name, attempts, ...(step.level === undefined ? {} : { level: step.level }) },
+      written,
+      failure,
+    );
+    return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
+  }
+  const failed = { ...ref, error: failure.error, willRetry: failure.kind === 'failed' };
   await (isComp
     ? deps.emit('compensation.failed', { ...failed, level: step.level ?? 0 })
     : deps.emit('action.failed', failed));
-  if (outcome.kind === 'errored') return outcome;
+  if (failure.kind === 'errored') return { kind: 'errored', error: failure.error };
   return {
     kind: 'not-here',
-    waitingFor: `retry of step ${sequence} (${name}) at ${outcome.retryAt.toISOString()}`,
+    waitingFor: `retry of step ${sequence} (${name}) at ${failure.retryAt.toISOString()}`,
     lost: false,
   };
 }
 
 /** Thrown inside the claim transaction to roll back the lock a lost claim took. */
-class ClaimLost extends Error {}
+class ClaimLost extends Error {
+  constructor(readonly rowId: string) {
+    super('claim lost');
+  }
+}
+
+/** Thrown inside the claim transaction: another replay scheduled this step first. */
+class InsertRaced extends Error {
+  constructor(readonly row: DbActionRun) {
+    super('step recorded by another replay');
+  }
+}

@@ -1,0 +1,99 @@
+import type { Json } from '../../definitions/define-action.ts';
+import type { Prisma } from '../../generated/prisma/client.ts';
+import { releaseLock } from '../../store/acquire-lock.ts';
+import { appendFlowEvent } from '../../store/append-flow-event.ts';
+import { recordStepOutcome } from '../../store/record-step-outcome.ts';
+import type { StepTable } from '../../store/step-table.ts';
+import type { RuntimeDeps } from '../runtime-deps.ts';
+
+/** A completed step whose outcome waits for the replay's next transaction. */
+export interface PendingOutcome {
+  table: StepTable;
+  runId: string;
+  rowId: string;
+  sequence: number;
+  name: string;
+  attempts: number;
+  output: Json;
+  level?: number;
+  lock?: { key: string; owner: string };
+}
+
+/** The fenced outcome write and its history row (and the lock's release), inside the caller's transaction. */
+export async function writeCompletedOutcome(
+  tx: Prisma.TransactionClient,
+  o: PendingOutcome,
+  now: Date,
+): Promise<'recorded' | 'rejected' | 'refused'> {
+  const result = await recordStepOutcome(tx, {
+    table: o.table,
+    id: o.rowId,
+    attempts: o.attempts,
+    outcome: { kind: 'completed', output: o.output },
+    now,
+  });
+  if (o.lock) await releaseLock(tx, o.lock);
+  if (result !== 'recorded') return result;
+  const isComp = o.table === 'compensation_runs';
+  await appendFlowEvent(tx, {
+    runId: o.runId,
+    type: isComp ? 'compensation.completed' : 'action.completed',
+    sequence: o.sequence,
+    rowId: o.rowId,
+    data: { name: o.name, attempt: o.attempts },
+  });
+  return result;
+}
+
+export async function emitCompleted(deps: RuntimeDeps, o: PendingOutcome): Promise<void> {
+  const ref = { runId: o.runId, rowId: o.rowId, sequence: o.sequence, name: o.name, attempt: o.attempts };
+  await (o.table === 'compensation_runs'
+    ? deps.emit('compensation.completed', { ...ref, level: o.level ?? 0, output: o.output })
+    : deps.emit('action.completed', { ...ref, output: o.output }));
+}
+
+/** The loser's side of the fence: journal, and hand the dropped result to the rejection event. */
+export async function reportLostOutcome(
+  deps: RuntimeDeps,
+  o: {
+    table: StepTable;
+    runId: string;
+    rowId: string;
+    sequence: number;
+    name: string;
+    attempts: number;
+    level?: number;
+  },
+  result: 'rejected' | 'refused',
+  outcome: { kind: 'completed'; output: Json } | { kind: 'failed' | 'errored'; error: Json } = {
+    kind: 'completed',
+    output: (o as PendingOutcome).output ?? null,
+  },
+): Promise<void> {
+  await deps.journal({
+    code: result === 'refused' ? 'write_refused' : 'outcome_rejected',
+    message:
+      result === 'refused'
+        ? `the outcome of step ${o.sequence} (${o.name}) was refused: its run has finished`
+        : `the outcome of step ${o.sequence} (${o.name}) was rejected: the row changed hands`,
+    runId: o.runId,
+    rowId: o.rowId,
+    sequence: o.sequence,
+    name: o.name,
+    site: `${o.table}.outcome`,
+    details: { attempts: o.attempts, outcome: outcome.kind },
+  });
+  const payload = {
+    runId: o.runId,
+    rowId: o.rowId,
+    sequence: o.sequence,
+    name: o.name,
+    attempt: o.attempts,
+    outcome: outcome.kind === 'completed' ? ('completed' as const) : ('failed' as const),
+    output: outcome.kind === 'completed' ? outcome.output : null,
+    error: outcome.kind === 'completed' ? null : outcome.error,
+  };
+  await (o.table === 'compensation_runs'
+    ? deps.emit('compensation.outcome_rejected', { ...payload, level: o.level ?? 0 })
+    : deps.emit('action.outcome_rejected', payload));
+}
