@@ -22,9 +22,28 @@ export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
  * An engine-internal failure (database down) is rethrown so the job is redelivered.
  */
 export async function executeRun(deps: RuntimeDeps, runId: string): Promise<ExecuteOutcome> {
-  const run = await findRun(deps.prisma, runId);
-  if (!run || (terminalRunStatuses as readonly string[]).includes(run.status)) return 'not-open';
   const now = deps.clock.now();
+  // One transaction loads the run, marks it active and reads its record.
+  const loaded = await deps.prisma.$transaction(async (tx) => {
+    const run = await findRun(tx, runId);
+    if (!run || (terminalRunStatuses as readonly string[]).includes(run.status)) return null;
+    const overdue =
+      (run.run_timeout_at !== null && run.run_timeout_at.getTime() <= now.getTime()) ||
+      (run.cancel_deadline_at !== null && run.cancel_deadline_at.getTime() <= now.getTime());
+    if (overdue || !deps.registry.flows.has(run.flow_name)) return { run, replay: null };
+    const active = await markRunActive(tx, {
+      runId,
+      status: run.status === 'Compensating' ? 'Compensating' : 'Running',
+      now,
+    });
+    if (!active.open) return null;
+    if (active.wasPending) await appendFlowEvent(tx, { runId, type: 'run.running' });
+    const steps = await listActionRuns(tx, runId);
+    const compensations = await listCompensationRuns(tx, runId);
+    return { run, replay: { active, steps, compensations } };
+  });
+  if (!loaded) return 'not-open';
+  const { run } = loaded;
 
   if (run.run_timeout_at && run.run_timeout_at.getTime() <= now.getTime()) {
     await settleRun(deps, run, {
@@ -44,7 +63,7 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
     return 'finished';
   }
   const flow = deps.registry.flows.get(run.flow_name);
-  if (!flow) {
+  if (!flow || !loaded.replay) {
     await parkRun(deps.prisma, {
       runId,
       waitingFor: null,
@@ -54,21 +73,7 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
     });
     return 'parked';
   }
-  const active = await deps.prisma.$transaction(async (tx) => {
-    const a = await markRunActive(tx, {
-      runId,
-      status: run.status === 'Compensating' ? 'Compensating' : 'Running',
-      now,
-    });
-    if (a.wasPending) await appendFlowEvent(tx, { runId, type: 'run.running' });
-    return a;
-  });
-  if (!active.open) return 'not-open';
-
-  const [steps, compensations] = await Promise.all([
-    listActionRuns(deps.prisma, runId),
-    listCompensationRuns(deps.prisma, runId),
-  ]);
+  const { active, steps, compensations } = loaded.replay;
   const session = new ReplaySession(deps, run, new Map(steps.map((r) => [r.sequence, r])), compensations);
   session.runVersion = active.version;
   const ctx = createFlowContext(session);
