@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { pino, type Logger } from 'pino';
 import { cancelRun } from './api/cancel-run.ts';
 import { getRunDetail } from './api/get-run-detail.ts';
+import { kickRun, type KickResult } from './api/kick-run.ts';
 import { signalRun } from './api/signal-run.ts';
 import { startFlow, type StartFlowOptions } from './api/start-flow.ts';
 import { terminateRun } from './api/terminate-run.ts';
@@ -45,6 +46,8 @@ export interface Engine {
   signal(runId: string, name: string, payload?: Json): Promise<{ signalId: string }>;
   /** Requests cooperative cancellation with a cleanup window for compensations. */
   cancel(runId: string, options: { reason: string; cleanupSeconds?: number }): Promise<{ requested: boolean }>;
+  /** A fresh job for the step an open run is parked on; skips a Running step not yet stale. */
+  kick(runId: string): Promise<KickResult>;
   /** Closes the run now, without cleanup. */
   terminate(runId: string, options: { reason: string }): Promise<{ terminated: boolean }>;
   getRun(runId: string): Promise<RunDetail | null>;
@@ -116,6 +119,11 @@ export function createEngine(options: EngineOptions): Engine {
     },
     async cancel(runId, opts) {
       const r = await cancelRun(deps, runId, opts);
+      nudge();
+      return r;
+    },
+    async kick(runId) {
+      const r = await kickRun(deps, runId);
       nudge();
       return r;
     },

@@ -1,3 +1,4 @@
+export type { KickResult } from './api/kick-run.ts';
 export type { StartFlowOptions } from './api/start-flow.ts';
 export { createEngine, type Engine, type EngineOptions } from './create-engine.ts';
 export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
