@@ -17,6 +17,8 @@ const schema = z.object({
   CONTROL_PORT: z.coerce.number().int().min(0).max(65_535).default(4000),
   SAGAFLOW_DEMO: bool.default(false),
   SAGAFLOW_DEMO_INTERVAL_MS: z.coerce.number().int().min(50).default(3000),
+  /** How often the expiration monitor sweeps overdue steps (the lease holder among replicas does). */
+  SAGAFLOW_MONITOR_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
   SAGAFLOW_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(4),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });

@@ -62,6 +62,7 @@ export async function startControlPlane(
   const { port } = server.address() as AddressInfo;
   const url = `http://${env.CONTROL_HOST}:${port}`;
   engine.startWorkers();
+  engine.startMonitor({ intervalMs: env.SAGAFLOW_MONITOR_INTERVAL_MS });
   const stopDemo = env.SAGAFLOW_DEMO
     ? startDemoTraffic(engine, logger, env.SAGAFLOW_DEMO_INTERVAL_MS)
     : () => undefined;
@@ -78,6 +79,7 @@ export async function startControlPlane(
         ready = false;
         stopDemo();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await engine.stopMonitor();
         const { drained } = await engine.stopWorkers(10_000);
         if (!drained)
           logger.warn('in-flight jobs did not finish within 10 s; they will be redelivered after their lease');

@@ -6,6 +6,7 @@ import { getRunDetail } from './api/get-run-detail.ts';
 import { kickRun, type KickResult } from './api/kick-run.ts';
 import { signalRun } from './api/signal-run.ts';
 import { startFlow, type StartFlowOptions } from './api/start-flow.ts';
+import { sweepExpiredSteps } from './api/sweep-expired-steps.ts';
 import { terminateRun } from './api/terminate-run.ts';
 import type { Database } from './db/database.ts';
 import type { ActionDefinition, Json } from './definitions/define-action.ts';
@@ -18,6 +19,7 @@ import type { Faults, RuntimeDeps, TransactionalHooks } from './runtime/runtime-
 import { toRunView, type RunDetail, type RunView } from './runtime/run-view.ts';
 import { insertAnomaly, type Anomaly } from './store/insert-anomaly.ts';
 import { listRuns, type ListRunsFilter } from './store/list-runs.ts';
+import { startMonitor, type Monitor } from './worker/start-monitor.ts';
 import { startWorkerPool, type WorkerPool } from './worker/worker-pool.ts';
 
 export interface EngineOptions {
@@ -48,6 +50,11 @@ export interface Engine {
   cancel(runId: string, options: { reason: string; cleanupSeconds?: number }): Promise<{ requested: boolean }>;
   /** A fresh job for the step an open run is parked on; skips a Running step not yet stale. */
   kick(runId: string): Promise<KickResult>;
+  /** One pass of the expiration monitor over steps whose business deadline passed. */
+  sweepExpiredSteps(options?: { pageSize?: number; maxPages?: number }): Promise<{ expired: number }>;
+  /** Runs the monitor loop in this process; among replicas, the lease holder sweeps (idempotent). */
+  startMonitor(options?: { intervalMs?: number }): void;
+  stopMonitor(): Promise<void>;
   /** Closes the run now, without cleanup. */
   terminate(runId: string, options: { reason: string }): Promise<{ terminated: boolean }>;
   getRun(runId: string): Promise<RunDetail | null>;
@@ -78,6 +85,7 @@ export function createEngine(options: EngineOptions): Engine {
   const logger = options.logger ?? pino({ name: 'sagaflow' });
   const prisma = options.db.prisma;
   let pool: WorkerPool | null = null;
+  let monitor: Monitor | null = null;
 
   const journal = async (anomaly: Anomaly) => {
     const level = config.logging.anomaly_level;
@@ -126,6 +134,19 @@ export function createEngine(options: EngineOptions): Engine {
       const r = await kickRun(deps, runId);
       nudge();
       return r;
+    },
+    async sweepExpiredSteps(opts) {
+      const r = await sweepExpiredSteps(deps, opts);
+      if (r.expired > 0) nudge();
+      return r;
+    },
+    startMonitor(opts = {}) {
+      monitor ??= startMonitor(deps, { intervalMs: opts.intervalMs ?? 5000 });
+    },
+    async stopMonitor() {
+      const m = monitor;
+      monitor = null;
+      await m?.stop();
     },
     terminate: (runId, opts) => terminateRun(deps, runId, opts),
     getRun: (runId) => getRunDetail(prisma, runId),

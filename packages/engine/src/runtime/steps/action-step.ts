@@ -66,7 +66,7 @@ export async function runActionStep(
     // Expired or Cancelled under us (the monitor, an operator): the step did not succeed.
     return {
       kind: 'errored',
-      error: { name: 'StepNotCompleted', message: `step ${seq} (${name}) ended ${row.status}` },
+      error: (row.error as Json) ?? { name: 'StepNotCompleted', message: `step ${seq} (${name}) ended ${row.status}` },
     };
   }
   const now = deps.clock.now();

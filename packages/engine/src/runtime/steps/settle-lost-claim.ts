@@ -28,7 +28,10 @@ export async function settleLostClaim(
   if (row?.status === 'Expired' || row?.status === 'Cancelled') {
     return {
       kind: 'errored',
-      error: { name: 'StepNotCompleted', message: `step ${step.sequence} (${step.name}) ended ${row.status}` },
+      error: (step.table === 'action_runs' ? row.error : null) ?? {
+        name: 'StepNotCompleted',
+        message: `step ${step.sequence} (${step.name}) ended ${row.status}`,
+      },
     };
   }
   if (row?.status === 'Running') {
