@@ -18,9 +18,19 @@ export async function settleLostClaim(
   opts: { journal: boolean } = { journal: true },
 ): Promise<LostClaimResult> {
   const rows = await session.deps.prisma.$queryRaw<
-    { status: string; output: Json; error: Json; attempts: number; available_at: Date }[]
+    {
+      status: string;
+      output: Json;
+      error: Json;
+      attempts: number;
+      available_at: Date;
+      claimed_by: string | null;
+      started_at: Date | null;
+      reclaim_stale_at: Date | null;
+    }[]
   >(
-    Prisma.sql`select status, output, error, attempts, available_at from ${tableSql(step.table)} where id = ${step.rowId}::uuid`,
+    Prisma.sql`select status, output, error, attempts, available_at, claimed_by, started_at, reclaim_stale_at
+                 from ${tableSql(step.table)} where id = ${step.rowId}::uuid`,
   );
   const row = rows[0];
   if (row?.status === 'Completed') return { kind: 'completed', output: row.output };
@@ -48,7 +58,7 @@ export async function settleLostClaim(
       });
     return {
       kind: 'pending',
-      waitingFor: step.waitingFor ?? `step ${step.sequence} (${step.name}) is running on another worker`,
+      waitingFor: step.waitingFor ?? runningElsewhere(step, row),
       running: true,
     };
   }
@@ -57,4 +67,15 @@ export async function settleLostClaim(
       ? `retry of step ${step.sequence} (${step.name}) at ${row.available_at.toISOString()}`
       : null;
   return { kind: 'pending', waitingFor: step.waitingFor ?? retry, running: false };
+}
+
+/** What an operator needs to judge a step held by another worker: who, since when, and whether reclaim can ever take it over. */
+function runningElsewhere(
+  step: { sequence: number; name: string },
+  row: { claimed_by: string | null; started_at: Date | null; reclaim_stale_at: Date | null; attempts: number },
+): string {
+  const who = `step ${step.sequence} (${step.name}) is running on another worker (${row.claimed_by ?? 'unknown'}, attempt ${row.attempts}, since ${row.started_at?.toISOString() ?? '?'})`;
+  return row.reclaim_stale_at
+    ? `${who}; it can be reclaimed after ${row.reclaim_stale_at.toISOString()}`
+    : `${who}; reclaim is off for this step, so if that worker died the run waits for an operator`;
 }
