@@ -1,5 +1,6 @@
 import type { Json } from '../../definitions/define-action.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
+import { enqueueJob } from '../../store/enqueue-job.ts';
 import { tableSql, type StepTable } from '../../store/step-table.ts';
 import type { ReplaySession } from '../replay/replay-session.ts';
 
@@ -56,6 +57,15 @@ export async function settleLostClaim(
         site: step.table,
         details: { attempts: row.attempts },
       });
+    if (row.reclaim_stale_at) {
+      // The job that brought us here is acknowledged when we park: hand the run back to the queue
+      // for the moment the row may be reclaimed, or a dead worker's step would wait for a doctor.
+      await enqueueJob(session.deps.prisma, {
+        kind: 'wake-run',
+        runId: session.runId,
+        availableAt: new Date(row.reclaim_stale_at.getTime() + 10),
+      });
+    }
     return {
       kind: 'pending',
       waitingFor: step.waitingFor ?? runningElsewhere(step, row),

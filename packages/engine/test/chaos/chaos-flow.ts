@@ -1,0 +1,52 @@
+import { defineAction, defineFlow, NonRetryableError } from '../../src/index.ts';
+
+/** A 4-step flow with a compensation per step; every tenth run fails for business reasons at step 3. */
+const pause = () => new Promise((r) => setTimeout(r, Math.floor(Math.random() * 15)));
+const step = (name: string) =>
+  defineAction({
+    name,
+    retry: { maxAttempts: 3, backoff: { initialMs: 50, maxMs: 200 } },
+    run: async (i: { n: number }) => {
+      await pause();
+      if (name === 'chaos-3' && i.n % 10 === 0) throw new NonRetryableError(`run ${i.n} is refused at step 3`);
+      return { n: i.n, step: name };
+    },
+  });
+const undo = (name: string) =>
+  defineAction({
+    name,
+    retry: { maxAttempts: 5, backoff: { initialMs: 50, maxMs: 200 } },
+    run: async (i: { n: number }) => {
+      await pause();
+      return { undone: i.n };
+    },
+  });
+
+const steps = [step('chaos-1'), step('chaos-2'), step('chaos-3'), step('chaos-4')];
+const undos = [undo('undo-1'), undo('undo-2'), undo('undo-3'), undo('undo-4')];
+export const chaosActions = [...steps, ...undos];
+
+export const chaosFlow = defineFlow({
+  name: 'chaos',
+  version: 1,
+  run: async (ctx, input: { n: number }) => {
+    try {
+      for (const [i, s] of steps.entries()) {
+        const u = undos[i];
+        if (!u) throw new Error('chaos actions missing');
+        await ctx.action(s, input).compensateWith(u, () => input);
+      }
+      return { n: input.n };
+    } catch (err) {
+      await ctx.compensate();
+      throw err;
+    }
+  },
+});
+
+/** Reclaim on with short windows, so a killed worker's rows come back within seconds. */
+export const chaosConfig = {
+  worker: { concurrency: 8, poll_interval_ms: 25, lease_seconds: 3 },
+  reclaim: { actions: { enabled: true, after_seconds: 3 }, compensations: { enabled: true, after_seconds: 3 } },
+  logging: { anomaly_level: null },
+} as const;

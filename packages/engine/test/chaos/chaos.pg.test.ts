@@ -1,0 +1,172 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createDatabase as createPgDatabase, startCluster, type PgCluster } from '@sagaflow/test-postgres';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createDatabase,
+  createEngine,
+  migrate,
+  type ActionDefinition,
+  type Database,
+  type Json,
+} from '../../src/index.ts';
+import { chaosActions, chaosConfig, chaosFlow } from './chaos-flow.ts';
+
+const RUNS = 500;
+const WORKERS = 3;
+const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
+const workerScript = fileURLToPath(new URL('./chaos-worker.ts', import.meta.url));
+
+/**
+ * Issue 4's chaos test: three worker processes on a real PostgreSQL, 500 runs of a 4-step flow with
+ * compensations and business failures, a random worker SIGKILLed about every 2 s and restarted, and
+ * one PostgreSQL restart mid-run. Afterwards, from the database alone: every run terminal, no
+ * terminal state overwritten, at most one outcome per step, every compensation done exactly once.
+ */
+describe('chaos: SIGKILLed workers and a PostgreSQL restart (real PostgreSQL, real processes)', () => {
+  let cluster: PgCluster;
+  let db: Database;
+  let url = '';
+  const workers: (ChildProcess | null)[] = [];
+  beforeAll(async () => {
+    cluster = await startCluster();
+    url = await createPgDatabase(cluster.adminUrl, 'chaos');
+    db = await createDatabase({ kind: 'postgres', url, poolSize: 4 });
+    await migrate(db);
+  }, 60_000);
+  afterAll(async () => {
+    for (const w of workers) w?.kill('SIGKILL');
+    await db?.close().catch(() => undefined);
+    await cluster?.stop();
+  });
+
+  const startWorker = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', workerScript, url], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      workers[i] = child;
+      child.stdout.once('data', () => resolve());
+      child.once('exit', (code, signal) => {
+        if (workers[i] === child) workers[i] = null;
+        if (code !== null && code !== 0) reject(new Error(`chaos worker ${i} exited with ${code}`));
+        else if (signal === null) resolve();
+      });
+    });
+
+  it('every run ends terminal, once, with at most one outcome per step and every compensation done exactly once', async () => {
+    const t0 = Date.now();
+    const starter = createEngine({
+      db,
+      flows: [chaosFlow],
+      actions: chaosActions,
+      config: chaosConfig,
+      logger: pino({ level: 'silent' }),
+    });
+    for (let n = 1; n <= RUNS; n++) await starter.startFlow(chaosFlow, { n });
+    await Promise.all(Array.from({ length: WORKERS }, (_, i) => startWorker(i)));
+
+    let kills = 0;
+    let restarted = false;
+    const open = async () => {
+      try {
+        return await db.prisma.flowRun.count({
+          where: { status: { in: ['Pending', 'Running', 'Waiting', 'Compensating'] } },
+        });
+      } catch {
+        return -1; // the database is restarting
+      }
+    };
+    const deadline = Date.now() + 180_000;
+    let remaining = await open();
+    while (remaining !== 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 1500 + Math.random() * 1000));
+      const victim = Math.floor(Math.random() * WORKERS);
+      workers[victim]?.kill('SIGKILL');
+      kills += 1;
+      await new Promise((r) => setTimeout(r, 50));
+      await startWorker(victim);
+      remaining = await open();
+      if (!restarted && remaining >= 0 && remaining < RUNS / 2) {
+        restarted = true;
+        await cluster.restart();
+      }
+    }
+    expect(restarted).toBe(true);
+    if (remaining !== 0) {
+      const stuck = await db.prisma.flowRun.findMany({
+        where: { status: { in: ['Pending', 'Running', 'Waiting', 'Compensating'] } },
+        select: {
+          id: true,
+          status: true,
+          waiting_for: true,
+          stuck_reason: true,
+          actions: { select: { sequence: true, status: true, attempts: true, claimed_by: true } },
+        },
+        take: 5,
+      });
+      const jobs = await db.prisma.job.count();
+      console.log('open runs', remaining, 'jobs', jobs, JSON.stringify(stuck, null, 1));
+    }
+    expect(remaining).toBe(0);
+
+    // Everything below is read from the database alone.
+    const runs = await db.prisma.flowRun.findMany({ select: { id: true, status: true, input: true } });
+    const events = await db.prisma.flowEvent.findMany({
+      select: { run_id: true, type: true, sequence: true, row_id: true },
+      orderBy: { id: 'asc' },
+    });
+    const steps = await db.prisma.actionRun.findMany({ where: { kind: 'action' } });
+    const comps = await db.prisma.compensationRun.findMany();
+    const anomalies = await db.prisma.anomalyLog.groupBy({ by: ['code'], _count: true });
+    const byRun = new Map<string, typeof events>();
+    for (const e of events) byRun.set(e.run_id, [...(byRun.get(e.run_id) ?? []), e]);
+
+    expect(runs).toHaveLength(RUNS);
+    for (const run of runs) {
+      const n = (run.input as { n: number }).n;
+      // Business outcome: every tenth run is refused at step 3 and compensated; all others complete.
+      expect(run.status).toBe(n % 10 === 0 ? 'Compensated' : 'Completed');
+      // No terminal state overwritten: exactly one terminal event, the last run-level event, matching the row.
+      const runEvents = byRun.get(run.id) ?? [];
+      const terminal = runEvents.filter((e) =>
+        ['run.completed', 'run.failed', 'run.compensated', 'run.cancelled', 'run.terminated', 'run.timedout'].includes(
+          e.type,
+        ),
+      );
+      expect(terminal.map((e) => e.type)).toEqual([`run.${run.status.toLowerCase()}`]);
+    }
+    // At most one recorded outcome per step, and the row agrees with it.
+    const outcomes = new Map<string, string[]>();
+    for (const e of events) {
+      if (!e.row_id || !/^(action|compensation)\.(completed|failed)$/.test(e.type)) continue;
+      outcomes.set(e.row_id, [...(outcomes.get(e.row_id) ?? []), e.type]);
+    }
+    for (const s of steps) {
+      const recorded = outcomes.get(s.id) ?? [];
+      expect(recorded.length).toBeLessThanOrEqual(1);
+      if (s.status === 'Completed') expect(recorded).toEqual(['action.completed']);
+      if (s.status === 'Errored') expect(recorded).toEqual(['action.failed']);
+    }
+    // Every compensation of a failed run done exactly once in the record, newest first.
+    for (const run of runs.filter((r) => r.status === 'Compensated')) {
+      const mine = comps.filter((c) => c.run_id === run.id).sort((a, b) => a.ordinal - b.ordinal);
+      expect(mine.map((c) => [c.name, c.status])).toEqual([
+        ['undo-2', 'Completed'],
+        ['undo-1', 'Completed'],
+      ]);
+      for (const c of mine) expect(outcomes.get(c.id)).toEqual(['compensation.completed']);
+    }
+    expect(comps.filter((c) => !runs.some((r) => r.id === c.run_id && r.status === 'Compensated'))).toEqual([]);
+
+    const reclaims = steps.filter((s) => s.attempts > 1).length + comps.filter((c) => c.attempts > 1).length;
+    const table = [
+      '| runs | kills | PostgreSQL restarts | steps claimed more than once | anomalies by code | wall time |',
+      '| ---: | ---: | ---: | ---: | --- | ---: |',
+      `| ${RUNS} | ${kills} | 1 | ${reclaims} | ${anomalies.map((a) => `${a.code} ${a._count}`).join(', ') || 'none'} | ${((Date.now() - t0) / 1000).toFixed(1)} s |`,
+    ].join('\n');
+    console.log(`\nchaos summary\n${table}\n`);
+  }, 300_000);
+});
