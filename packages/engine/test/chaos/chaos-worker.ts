@@ -1,6 +1,6 @@
 // One chaos worker process: an engine with its pool on the database URL given as argv[2], until killed.
 import { pino } from 'pino';
-import { createDatabase, createEngine, type ActionDefinition, type Json } from '../../src/index.ts';
+import { createDatabase, createEngine } from '../../src/index.ts';
 import { chaosActions, chaosConfig, chaosFlow } from './chaos-flow.ts';
 
 const url = process.argv[2];

@@ -3,14 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createDatabase as createPgDatabase, startCluster, type PgCluster } from '@sagaflow/test-postgres';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createDatabase,
-  createEngine,
-  migrate,
-  type ActionDefinition,
-  type Database,
-  type Json,
-} from '../../src/index.ts';
+import { createDatabase, createEngine, migrate, type Database } from '../../src/index.ts';
 import { chaosActions, chaosConfig, chaosFlow } from './chaos-flow.ts';
 
 const RUNS = 500;
