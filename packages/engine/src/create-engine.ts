@@ -6,6 +6,7 @@ import { getRunDetail } from './api/get-run-detail.ts';
 import { kickRun, type KickResult } from './api/kick-run.ts';
 import { signalRun } from './api/signal-run.ts';
 import { startFlow, type StartFlowOptions } from './api/start-flow.ts';
+import { sweepDoctor } from './api/sweep-doctor.ts';
 import { sweepExpiredSteps } from './api/sweep-expired-steps.ts';
 import { terminateRun } from './api/terminate-run.ts';
 import type { Database } from './db/database.ts';
@@ -52,6 +53,8 @@ export interface Engine {
   kick(runId: string): Promise<KickResult>;
   /** One pass of the expiration monitor over steps whose business deadline passed. */
   sweepExpiredSteps(options?: { pageSize?: number; maxPages?: number }): Promise<{ expired: number }>;
+  /** One pass of the doctor (R1–R3), whatever `repair.enabled` says; the loop runs it only when enabled. */
+  sweepDoctor(): Promise<{ redispatched: { runId: string; rule: string }[] }>;
   /** Runs the monitor loop in this process; among replicas, the lease holder sweeps (idempotent). */
   startMonitor(options?: { intervalMs?: number }): void;
   stopMonitor(): Promise<void>;
@@ -138,6 +141,11 @@ export function createEngine(options: EngineOptions): Engine {
     async sweepExpiredSteps(opts) {
       const r = await sweepExpiredSteps(deps, opts);
       if (r.expired > 0) nudge();
+      return r;
+    },
+    async sweepDoctor() {
+      const r = await sweepDoctor(deps);
+      if (r.redispatched.length > 0) nudge();
       return r;
     },
     startMonitor(opts = {}) {

@@ -34,6 +34,8 @@ export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickRes
       };
     }
     await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
+    // A kick refills the doctor's repair budget for this run.
+    await tx.flowRun.update({ where: { id: runId }, data: { repair_count: 0 } });
     await appendFlowEvent(tx, { runId, type: 'run.kicked' });
     return { kicked: true };
   });

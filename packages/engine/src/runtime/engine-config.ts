@@ -37,6 +37,19 @@ export const engineConfigSchema = z
       .object({ enabled: z.boolean().default(false), action_ttl_seconds: seconds.default(900) })
       .strict()
       .prefault({}),
+    /** The doctor (seed 000): re-dispatches work whose job was lost. Opt-in. */
+    repair: z
+      .object({
+        enabled: z.boolean().default(false),
+        /** R1: how long a run may sit Pending with no job before its job is presumed lost. */
+        grace_seconds: seconds.default(60),
+        /** R3: re-dispatch ordinary Running actions past their reclaim deadline. */
+        redispatch_stale_running_actions: z.boolean().default(true),
+        /** Re-dispatches the doctor may make per run; kick refills it. */
+        budget: z.number().int().min(1).max(1000).default(5),
+      })
+      .strict()
+      .prefault({}),
     runs: z
       .object({
         /** The engine's backstop: a run open this long is closed as TimedOut, without compensation. Null = none. */

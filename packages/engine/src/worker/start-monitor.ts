@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sweepDoctor } from '../api/sweep-doctor.ts';
 import { sweepExpiredSteps } from '../api/sweep-expired-steps.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { acquireLease, releaseLease } from '../store/acquire-lease.ts';
@@ -22,6 +23,10 @@ export function startMonitor(deps: RuntimeDeps, opts: { intervalMs: number }): M
         if (lease.held) {
           const { expired } = await sweepExpiredSteps(deps);
           if (expired > 0) deps.logger.info({ expired }, 'monitor expired overdue steps');
+          if (deps.config.repair.enabled) {
+            const { redispatched } = await sweepDoctor(deps);
+            if (redispatched.length > 0) deps.logger.info({ redispatched }, 'doctor re-dispatched lost work');
+          }
         }
       } catch (err) {
         deps.logger.warn({ err }, 'monitor sweep failed; it will try again');
