@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { parseEngineConfig } from './engine-config.ts';
+
+describe('engine config is parsed once, and a bad value names its key', () => {
+  it('defaults: reclaim and the doctor are off; locks off with a 900 s TTL', () => {
+    const c = parseEngineConfig(undefined);
+    expect(c.reclaim.actions).toEqual({ enabled: false, after_seconds: 900 });
+    expect(c.reclaim.compensations).toEqual({ enabled: false, after_seconds: 900 });
+    expect(c.repair).toMatchObject({ enabled: false, grace_seconds: 60 });
+    expect(c.locks).toEqual({ enabled: false, action_ttl_seconds: 900 });
+  });
+
+  it.each([
+    [{ reclaim: { actions: { after_seconds: -5 } } }, 'reclaim.actions.after_seconds'],
+    [{ repair: { grace_seconds: 0 } }, 'repair.grace_seconds'],
+    [{ worker: { concurrency: 0 } }, 'worker.concurrency'],
+    [{ reclaim: { actions: { enabeld: true } } }, 'reclaim.actions.enabeld'],
+    [{ monitor: {} }, 'monitor'],
+  ])('%j is refused, naming %s', (input, key) => {
+    expect(() => parseEngineConfig(input)).toThrow(new RegExp(`invalid engine config at "${key.replaceAll('.', '\\.')}"`));
+  });
+});
