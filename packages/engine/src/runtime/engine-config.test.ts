@@ -17,6 +17,8 @@ describe('engine config is parsed once, and a bad value names its key', () => {
     [{ reclaim: { actions: { enabeld: true } } }, 'reclaim.actions.enabeld'],
     [{ monitor: {} }, 'monitor'],
   ])('%j is refused, naming %s', (input, key) => {
-    expect(() => parseEngineConfig(input)).toThrow(new RegExp(`invalid engine config at "${key.replaceAll('.', '\\.')}"`));
+    expect(() => parseEngineConfig(input)).toThrow(
+      new RegExp(`invalid engine config at "${key.replaceAll('.', '\\.')}"`),
+    );
   });
 });
