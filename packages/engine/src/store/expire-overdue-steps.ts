@@ -1,3 +1,4 @@
+import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
 
 /**
@@ -16,7 +17,7 @@ export async function expireOverdueSteps(
            error = jsonb_build_object('name', 'StepExpired', 'message', 'the step''s business deadline passed at ' || s.expires_at::text)
      where s.id in (
        select c.id from "sagaflow"."action_runs" c
-         join "sagaflow"."flow_runs" r on r.id = c.run_id and r.status in ('Pending', 'Running', 'Waiting', 'Compensating')
+         join "sagaflow"."flow_runs" r on r.id = c.run_id and r.status in ${openRunStatusesSql}
         where c.expires_at <= ${args.now}::timestamptz and c.status in ('Pending', 'Running', 'Failed')
         order by c.expires_at
         limit ${args.limit}::int

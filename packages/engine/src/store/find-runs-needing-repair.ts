@@ -1,3 +1,4 @@
+import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
 
 export interface RepairCandidate {
@@ -32,7 +33,7 @@ export async function findRunsNeedingRepair(
          where ${args.staleRunning} and s.run_id = r.id and s.status = 'Running' and s.parallel_block is null
            and s.reclaim_stale_at is not null and s.reclaim_stale_at < ${args.now}::timestamptz
         limit 1) c
-     where r.status in ('Pending', 'Running', 'Waiting', 'Compensating')
+     where r.status in ${openRunStatusesSql}
        and r.repair_count < ${args.budget}::int
        and not exists (select 1 from "sagaflow"."jobs" j where j.run_id = r.id)
      order by r.updated_at

@@ -1,3 +1,4 @@
+import { openRunStatusesSql } from './step-table.ts';
 import type { Json } from '../definitions/define-action.ts';
 import type { Db } from './types.ts';
 
@@ -21,7 +22,7 @@ export async function finishRun(
            error = ${args.error === undefined ? null : JSON.stringify(args.error)}::jsonb,
            waiting_for = null, stuck_reason = null,
            finished_at = ${args.now}::timestamptz, updated_at = ${args.now}::timestamptz, version = version + 1
-     where id = ${args.id}::uuid and status in ('Pending', 'Running', 'Waiting', 'Compensating')
+     where id = ${args.id}::uuid and status in ${openRunStatusesSql}
     returning flow_name, parent_run_id::text as parent_run_id, parent_sequence`;
   const r = rows[0];
   return r ? { flowName: r.flow_name, parentRunId: r.parent_run_id, parentSequence: r.parent_sequence } : null;

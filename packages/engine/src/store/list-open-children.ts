@@ -1,3 +1,4 @@
+import { openRunStatuses } from './types.ts';
 import type { Db } from './types.ts';
 
 /** Open child runs that a parent's cancellation reaches (policy propagate). */
@@ -6,7 +7,7 @@ export async function listOpenChildren(db: Db, parentRunId: string): Promise<str
     where: {
       parent_run_id: parentRunId,
       parent_cancel_policy: 'propagate',
-      status: { in: ['Pending', 'Running', 'Waiting', 'Compensating'] },
+      status: { in: [...openRunStatuses] },
     },
     select: { id: true },
   });

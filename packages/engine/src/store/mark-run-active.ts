@@ -1,3 +1,4 @@
+import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
 
 /**
@@ -14,7 +15,7 @@ export async function markRunActive(
        set status = ${args.status}, waiting_for = null, stuck_reason = null,
            started_at = coalesce(r.started_at, ${args.now}::timestamptz), updated_at = ${args.now}::timestamptz, version = r.version + 1
       from (select id, status as was from "sagaflow"."flow_runs" where id = ${args.runId}::uuid for update) prev
-     where r.id = prev.id and prev.was in ('Pending', 'Running', 'Waiting', 'Compensating')
+     where r.id = prev.id and prev.was in ${openRunStatusesSql}
     returning prev.was, r.version`;
   const row = rows[0];
   return { wasPending: row?.was === 'Pending', open: row !== undefined, version: row?.version ?? -1 };

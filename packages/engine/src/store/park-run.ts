@@ -1,3 +1,4 @@
+import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
 
 /**
@@ -19,7 +20,7 @@ export async function parkRun(
     update "sagaflow"."flow_runs"
        set status = 'Waiting', waiting_for = ${args.waitingFor}, stuck_reason = ${args.stuckReason},
            updated_at = ${args.now}::timestamptz, version = version + 1
-     where id = ${args.runId}::uuid and status in ('Pending', 'Running', 'Waiting', 'Compensating')
+     where id = ${args.runId}::uuid and status in ${openRunStatusesSql}
        and (${args.expectedVersion}::int is null or version = ${args.expectedVersion}::int)`;
   return n === 1;
 }

@@ -1,3 +1,4 @@
+import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
 
 /** Records a cancellation request once on an open run; returns whether this call recorded it. */
@@ -10,6 +11,6 @@ export async function requestCancel(
        set cancel_requested_at = ${args.now}::timestamptz, cancel_reason = ${args.reason},
            cancel_deadline_at = ${args.deadline}::timestamptz, updated_at = ${args.now}::timestamptz, version = version + 1
      where id = ${args.runId}::uuid and cancel_requested_at is null
-       and status in ('Pending', 'Running', 'Waiting', 'Compensating')`;
+       and status in ${openRunStatusesSql}`;
   return n === 1;
 }

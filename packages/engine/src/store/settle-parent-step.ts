@@ -1,3 +1,4 @@
+import { openRunStatusesSql } from './step-table.ts';
 import type { Json } from '../definitions/define-action.ts';
 import { appendFlowEvent } from './append-flow-event.ts';
 import { enqueueJob } from './enqueue-job.ts';
@@ -20,7 +21,7 @@ export async function settleParentStep(
   },
 ): Promise<string | null> {
   const parent = await tx.$queryRaw<{ open: boolean; step_id: string | null }[]>`
-    select r.status in ('Pending', 'Running', 'Waiting', 'Compensating') as open, s.id::text as step_id
+    select r.status in ${openRunStatusesSql} as open, s.id::text as step_id
       from "sagaflow"."flow_runs" r
       left join "sagaflow"."action_runs" s on s.run_id = r.id and s.sequence = ${args.parentSequence}::int
      where r.id = ${args.parentRunId}::uuid

@@ -55,15 +55,7 @@ export async function emitCompleted(deps: RuntimeDeps, o: PendingOutcome): Promi
 /** The loser's side of the fence: journal, and hand the dropped result to the rejection event. */
 export async function reportLostOutcome(
   deps: RuntimeDeps,
-  o: {
-    table: StepTable;
-    runId: string;
-    rowId: string;
-    sequence: number;
-    name: string;
-    attempts: number;
-    level?: number;
-  },
+  o: Omit<PendingOutcome, 'output' | 'lock'> & { output?: Json },
   result: 'rejected' | 'refused',
   outcome: { kind: 'completed'; output: Json } | { kind: 'failed' | 'errored'; error: Json } = {
     kind: 'completed',
