@@ -7,6 +7,7 @@ import { kickRun, type KickResult } from './api/kick-run.ts';
 import { signalRun } from './api/signal-run.ts';
 import { startFlow, type StartFlowOptions } from './api/start-flow.ts';
 import { sweepDoctor } from './api/sweep-doctor.ts';
+import { sweepExpiredRuns, type ExpiredRunsSweep } from './api/sweep-expired-runs.ts';
 import { sweepExpiredSteps } from './api/sweep-expired-steps.ts';
 import { terminateRun } from './api/terminate-run.ts';
 import type { Database } from './db/database.ts';
@@ -53,6 +54,11 @@ export interface Engine {
   kick(runId: string): Promise<KickResult>;
   /** One pass of the expiration monitor over steps whose business deadline passed. */
   sweepExpiredSteps(options?: { pageSize?: number; maxPages?: number }): Promise<{ expired: number }>;
+  /**
+   * One pass of the expiration monitor over runs whose business deadline passed: plans each
+   * rollback by replay, expires the run and starts it; a run that cannot be planned is held off.
+   */
+  sweepExpiredRuns(options?: { pageSize?: number; maxPages?: number }): Promise<ExpiredRunsSweep>;
   /** One pass of the doctor (R1–R3), whatever `repair.enabled` says; the loop runs it only when enabled. */
   sweepDoctor(): Promise<{ redispatched: { runId: string; rule: string }[] }>;
   /** Runs the monitor loop in this process; among replicas, the lease holder sweeps (idempotent). */
@@ -141,6 +147,11 @@ export function createEngine(options: EngineOptions): Engine {
     async sweepExpiredSteps(opts) {
       const r = await sweepExpiredSteps(deps, opts);
       if (r.expired > 0) nudge();
+      return r;
+    },
+    async sweepExpiredRuns(opts) {
+      const r = await sweepExpiredRuns(deps, opts);
+      if (r.expired.length > 0) nudge();
       return r;
     },
     async sweepDoctor() {

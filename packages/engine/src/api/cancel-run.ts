@@ -26,7 +26,8 @@ export async function cancelRun(
   return { requested };
 }
 
-async function cancelTree(tx: Db, runId: string, reason: string, deadline: Date, now: Date): Promise<boolean> {
+/** Requests cancellation of a run and, recursively, of its open children started with 'propagate'. */
+export async function cancelTree(tx: Db, runId: string, reason: string, deadline: Date, now: Date): Promise<boolean> {
   const requested = await requestCancel(tx, { runId, reason, deadline, now });
   if (!requested) return false;
   await appendFlowEvent(tx, {

@@ -9,7 +9,7 @@ export interface StartFlowOptions {
   /** A business identity; starting a second run of the same flow with it is rejected (reject-duplicate). */
   businessKey?: string;
   tags?: string[];
-  /** The business deadline of the whole run (expires_at), enforced by the monitor. */
+  /** The business deadline of the whole run (expires_at), enforced by the monitor; default monitor.expiration.defaults.run. */
   expiresInSeconds?: number;
   /** The engine's backstop: past it the run is closed as TimedOut, without compensation. */
   runTimeoutSeconds?: number;
@@ -32,6 +32,7 @@ export async function startFlow(
   }
   const now = deps.clock.now();
   const timeout = opts.runTimeoutSeconds ?? deps.config.runs.default_timeout_seconds ?? undefined;
+  const expiresIn = opts.expiresInSeconds ?? deps.config.monitor.expiration.defaults.run;
   const runTimeoutAt = timeout === undefined ? null : new Date(now.getTime() + timeout * 1000);
   try {
     const runId = await deps.prisma.$transaction(async (tx) => {
@@ -41,7 +42,7 @@ export async function startFlow(
         input,
         businessKey: opts.businessKey ?? null,
         tags: opts.tags ?? [],
-        expiresAt: opts.expiresInSeconds === undefined ? null : new Date(now.getTime() + opts.expiresInSeconds * 1000),
+        expiresAt: expiresIn === null ? null : new Date(now.getTime() + expiresIn * 1000),
         runTimeoutAt,
         now,
       });

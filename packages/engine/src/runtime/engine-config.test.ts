@@ -8,6 +8,8 @@ describe('engine config is parsed once, and a bad value names its key', () => {
     expect(c.reclaim.compensations).toEqual({ enabled: false, after_seconds: 900 });
     expect(c.repair).toMatchObject({ enabled: false, grace_seconds: 60 });
     expect(c.locks).toEqual({ enabled: false, action_ttl_seconds: 900 });
+    expect(c.monitor.expiration.defaults).toEqual({ action: null, compensation: null, run: null });
+    expect(c.monitor.expiration.backoff).toEqual({ base_seconds: 30, max_seconds: 3600 });
   });
 
   it.each([
@@ -15,7 +17,10 @@ describe('engine config is parsed once, and a bad value names its key', () => {
     [{ repair: { grace_seconds: 0 } }, 'repair.grace_seconds'],
     [{ worker: { concurrency: 0 } }, 'worker.concurrency'],
     [{ reclaim: { actions: { enabeld: true } } }, 'reclaim.actions.enabeld'],
-    [{ monitor: {} }, 'monitor'],
+    [{ monitors: {} }, 'monitors'],
+    [{ monitor: { expiration: { defaults: { run: -1 } } } }, 'monitor.expiration.defaults.run'],
+    [{ monitor: { expiration: { backoff: { max_seconds: 0 } } } }, 'monitor.expiration.backoff.max_seconds'],
+    [{ monitor: { expiration: { defaults: { step: 5 } } } }, 'monitor.expiration.defaults.step'],
   ])('%j is refused, naming %s', (input, key) => {
     expect(() => parseEngineConfig(input)).toThrow(
       new RegExp(`invalid engine config at "${key.replaceAll('.', '\\.')}"`),

@@ -50,6 +50,33 @@ export const engineConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** The expiration monitor (seed 000): business deadlines, enforced by a sweep. */
+    monitor: z
+      .object({
+        expiration: z
+          .object({
+            /** Deadlines given to steps and runs that do not set their own; null = none. */
+            defaults: z
+              .object({
+                action: seconds.nullable().default(null),
+                compensation: seconds.nullable().default(null),
+                run: seconds.nullable().default(null),
+              })
+              .strict()
+              .prefault({}),
+            /** The hold-off after a run's rollback could not be planned: doubles per failure up to max. */
+            backoff: z
+              .object({ base_seconds: seconds.default(30), max_seconds: seconds.default(3600) })
+              .strict()
+              .prefault({}),
+            /** Candidates per page: one sweep pages through overdue rows this many at a time. */
+            page_size: z.number().int().min(1).max(10_000).default(100),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
     runs: z
       .object({
         /** The engine's backstop: a run open this long is closed as TimedOut, without compensation. Null = none. */

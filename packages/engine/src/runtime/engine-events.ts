@@ -28,6 +28,8 @@ export interface EngineEventMap {
     output: Json;
     error: Json;
   };
+  /** The monitor expired an overdue run and started its rollback (the compensations it will undo). */
+  'run.expired': { runId: string; flowName: string; compensations: { actionSequence: number; name: string }[] };
   'run.finished': { runId: string; flowName: string; status: string; output: Json; error: Json };
 }
 

@@ -53,11 +53,12 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
     return 'finished';
   }
   if (run.cancel_deadline_at && run.cancel_deadline_at.getTime() <= now.getTime()) {
+    const expired = run.expired_at !== null;
     await settleRun(deps, run, {
-      status: 'Cancelled',
+      status: expired ? 'Expired' : 'Cancelled',
       error: {
         name: 'CleanupWindowClosed',
-        message: `cancelled; the cleanup window closed at ${run.cancel_deadline_at.toISOString()}`,
+        message: `${expired ? 'expired' : 'cancelled'}; the cleanup window closed at ${run.cancel_deadline_at.toISOString()}`,
       },
     });
     return 'finished';
@@ -102,13 +103,15 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
   const result =
     settled.kind === 'ok'
       ? await settleRun(deps, run, { status: 'Completed', output: settled.output, session })
-      : isFlowError(settled.error, 'cancelled')
-        ? await settleRun(deps, run, { status: 'Cancelled', error: serializeError(settled.error), session })
-        : await settleRun(deps, run, {
-            status: session.compensated ? 'Compensated' : 'Failed',
-            error: serializeError(settled.error),
-            session,
-          });
+      : run.expired_at !== null
+        ? await settleRun(deps, run, { status: 'Expired', error: serializeError(settled.error), session })
+        : isFlowError(settled.error, 'cancelled')
+          ? await settleRun(deps, run, { status: 'Cancelled', error: serializeError(settled.error), session })
+          : await settleRun(deps, run, {
+              status: session.compensated ? 'Compensated' : 'Failed',
+              error: serializeError(settled.error),
+              session,
+            });
   if (result === 'stale') return park(deps, session, { waitingFor: null, stuckReason: null });
   return 'finished';
 }

@@ -5,6 +5,8 @@ export type FlowErrorCode =
   | 'action_failed'
   /** Cancellation was requested; catch it to clean up (compensate) within the cleanup window. */
   | 'cancelled'
+  /** The run's business deadline passed and the monitor expired it; compensate, as for a cancellation. */
+  | 'expired'
   /** A compensation failed and continue-with-error was off. */
   | 'compensation_failed'
   /** A rollback level ended with a compensation that did not finish (expired or cancelled under it). */

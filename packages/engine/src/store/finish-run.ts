@@ -2,7 +2,8 @@ import { openRunStatusesSql } from './step-table.ts';
 import type { Json } from '../definitions/define-action.ts';
 import type { Db } from './types.ts';
 
-export type FinalRunStatus = 'Completed' | 'Failed' | 'Compensated' | 'Cancelled' | 'Terminated' | 'TimedOut';
+export type FinalRunStatus =
+  'Completed' | 'Failed' | 'Compensated' | 'Expired' | 'Cancelled' | 'Terminated' | 'TimedOut';
 
 /**
  * Settles a run once: compare-and-swap from an open status. Returns the run's parent link when this

@@ -18,6 +18,8 @@ export interface Park {
   stuckReason: string | null;
   /** Engine-internal failure (database down, simulated crash): the job is not acknowledged and comes back. */
   abort?: unknown;
+  /** A planning replay reached the run's live position (its first write) without the code throwing. */
+  planReached?: boolean;
 }
 
 /** A compensation registered after its forward step succeeded, waiting for compensate(). */
@@ -51,6 +53,11 @@ export class ReplaySession {
   park: Park | null = null;
   /** The run's version after this replay last wrote it; its park only lands if it still holds. */
   runVersion: number | null = null;
+  /**
+   * A planning replay (the monitor working out an overdue run's rollback) reads the record and
+   * never writes: the first write it would make marks the live position, and it stops there.
+   */
+  planOnly = false;
   readonly parked: Promise<Park>;
   private signalPark: (p: Park) => void = () => undefined;
 
@@ -107,6 +114,10 @@ export class ReplaySession {
    * buffers are kept for the next transaction.
    */
   async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+    if (this.planOnly) {
+      this.stop({ waitingFor: null, stuckReason: null, planReached: true });
+      return never<T>();
+    }
     const values = this.pendingValues.splice(0);
     const outcomes = this.pendingOutcomes.splice(0);
     const lost: { outcome: PendingOutcome; result: 'rejected' | 'refused' }[] = [];

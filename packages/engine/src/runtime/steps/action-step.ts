@@ -84,7 +84,7 @@ export async function runActionStep(
             maxAttempts: spec.retry.maxAttempts ?? 1,
             parallelBlock: spec.parallelBlock,
             reclaimAfterSeconds: resolveReclaimSeconds(spec.reclaim, deps.config.reclaim.actions),
-            expiresAt: spec.expiresInSeconds === null ? null : new Date(now.getTime() + spec.expiresInSeconds * 1000),
+            expiresAt: expiresAt(now, spec.expiresInSeconds ?? deps.config.monitor.expiration.defaults.action),
           },
         },
     sequence: seq,
@@ -113,3 +113,6 @@ export async function runActionStep(
     { journal: !result.rejected },
   );
 }
+
+const expiresAt = (now: Date, seconds: number | null) =>
+  seconds === null ? null : new Date(now.getTime() + seconds * 1000);

@@ -45,6 +45,8 @@ export async function runCompensateStep(
   }
 
   const now = deps.clock.now();
+  const expiresIn = deps.config.monitor.expiration.defaults.compensation;
+  const expiresAt = expiresIn === null ? null : new Date(now.getTime() + expiresIn * 1000);
   const { rows, started } = await session.tx(async (tx) => {
     const active = await markRunActive(tx, { runId: session.runId, status: 'Compensating', now });
     if (!active.open) throw new ReplayConflict();
@@ -62,6 +64,7 @@ export async function runCompensateStep(
         input: item.input,
         maxAttempts: action?.retry.maxAttempts ?? 1,
         reclaimAfterSeconds: item.reclaimAfterSeconds,
+        expiresAt,
       });
       inserted ||= row.inserted;
       out.push(row);

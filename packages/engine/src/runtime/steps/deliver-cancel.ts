@@ -33,5 +33,8 @@ export async function deliverCancel(session: ReplaySession, seq: number): Promis
 
 export function cancelledError(session: ReplaySession, seq: number): FlowError {
   session.cancellationDelivered = true;
-  return new FlowError('cancelled', `run was cancelled: ${session.run.cancel_reason ?? 'cancelled'}`, null, seq);
+  const reason = session.run.cancel_reason ?? 'cancelled';
+  return session.run.expired_at
+    ? new FlowError('expired', `run expired: ${reason}`, null, seq)
+    : new FlowError('cancelled', `run was cancelled: ${reason}`, null, seq);
 }

@@ -1,0 +1,102 @@
+import { planRollback } from '../runtime/plan-rollback.ts';
+import { serializeError } from '../runtime/flow-error.ts';
+import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
+import { appendFlowEvent } from '../store/append-flow-event.ts';
+import { enqueueJob } from '../store/enqueue-job.ts';
+import { expireRunningSteps } from '../store/expire-running-steps.ts';
+import { findOverdueRuns } from '../store/find-overdue-runs.ts';
+import { findRun } from '../store/find-run.ts';
+import { holdOffExpiry } from '../store/hold-off-expiry.ts';
+import { listOpenChildren } from '../store/list-open-children.ts';
+import { markRunExpired } from '../store/mark-run-expired.ts';
+import { cancelTree } from './cancel-run.ts';
+
+export interface ExpiredRunsSweep {
+  /** Runs expired by this sweep: their rollback was planned and started. */
+  expired: string[];
+  /** Runs whose rollback could not be planned, each held off (expiry_failed). */
+  failed: { runId: string; attempts: number; retryAt: string }[];
+}
+
+/**
+ * One pass of the expiration monitor over runs past their business deadline (seed 000). For each
+ * candidate the sweep first replays the run without writing, to plan its rollback; if that throws,
+ * the run is journaled expiry_failed, counted and held off, and the sweep moves on to the next.
+ * Otherwise one transaction marks the run Expired (conditionally), expires its Running actions,
+ * records the plan and wakes the run, whose replay delivers FlowError('expired') at its live step
+ * and compensates within the cleanup window.
+ */
+export async function sweepExpiredRuns(
+  deps: RuntimeDeps,
+  opts: { pageSize?: number; maxPages?: number } = {},
+): Promise<ExpiredRunsSweep> {
+  const cfg = deps.config.monitor.expiration;
+  const pageSize = opts.pageSize ?? cfg.page_size;
+  const out: ExpiredRunsSweep = { expired: [], failed: [] };
+  for (let page = 0; page < (opts.maxPages ?? 10); page++) {
+    const candidates = await findOverdueRuns(deps.prisma, { now: deps.clock.now(), limit: pageSize });
+    for (const runId of candidates) {
+      const run = await findRun(deps.prisma, runId);
+      if (!run) continue;
+      const plan = await planRollback(deps, run).catch((err: unknown) => ({
+        ok: false as const,
+        error: serializeError(err),
+      }));
+      const now = deps.clock.now();
+      if (!plan.ok) {
+        const held = await holdOffExpiry(deps.prisma, {
+          runId,
+          baseSeconds: cfg.backoff.base_seconds,
+          maxSeconds: cfg.backoff.max_seconds,
+          now,
+        });
+        if (!held) continue;
+        out.failed.push({ runId, attempts: held.attempts, retryAt: held.retryAt.toISOString() });
+        await deps.journal({
+          code: 'expiry_failed',
+          message: `could not plan the rollback of overdue run ${runId} (${run.flow_name}): ${plan.error.message}; attempt ${held.attempts}, held off until ${held.retryAt.toISOString()}`,
+          runId,
+          name: run.flow_name,
+          site: 'monitor.run',
+          details: { error: plan.error, attempts: held.attempts, retry_at: held.retryAt.toISOString() },
+        });
+        continue;
+      }
+      const deadline = run.expires_at?.toISOString() ?? '?';
+      const cleanupUntil = new Date(now.getTime() + deps.config.runs.cancel_cleanup_seconds * 1000);
+      const reason = `its business deadline passed at ${deadline}`;
+      const expired = await deps.prisma.$transaction(async (tx) => {
+        if (!(await markRunExpired(tx, { runId, reason, cleanupUntil, now }))) return false;
+        await appendFlowEvent(tx, {
+          runId,
+          type: 'run.expiry_started',
+          data: {
+            expires_at: deadline,
+            cleanup_until: cleanupUntil.toISOString(),
+            position: plan.position,
+            compensations: plan.compensations.map((c) => c.name),
+          },
+        });
+        for (const step of await expireRunningSteps(tx, { runId, now }))
+          await appendFlowEvent(tx, {
+            runId,
+            type: 'action.expired',
+            sequence: step.sequence,
+            rowId: step.id,
+            data: { name: step.name, cause: 'run_expired' },
+          });
+        for (const child of await listOpenChildren(tx, runId))
+          await cancelTree(tx, child, `parent ${runId} expired: ${reason}`, cleanupUntil, now);
+        await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
+        await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: cleanupUntil });
+        return true;
+      });
+      if (expired) {
+        out.expired.push(runId);
+        await deps.emit('run.expired', { runId, flowName: run.flow_name, compensations: plan.compensations });
+      }
+    }
+    if (candidates.length < pageSize) break;
+  }
+  return out;
+}

@@ -1,0 +1,20 @@
+import type { Db } from './types.ts';
+
+/**
+ * Counts a failed attempt to expire a run and holds the run off for a window that doubles per
+ * failure (base, 2·base, 4·base, ...) up to `maxSeconds`. The count is never reset.
+ */
+export async function holdOffExpiry(
+  db: Db,
+  args: { runId: string; baseSeconds: number; maxSeconds: number; now: Date },
+): Promise<{ attempts: number; retryAt: Date } | null> {
+  const rows = await db.$queryRaw<{ attempts: number; retry_at: Date }[]>`
+    update "sagaflow"."flow_runs"
+       set expiry_attempts = expiry_attempts + 1,
+           expiry_retry_at = ${args.now}::timestamptz + make_interval(secs =>
+             least(${args.maxSeconds}::float8, ${args.baseSeconds}::float8 * power(2, least(expiry_attempts, 40))))
+     where id = ${args.runId}::uuid and expired_at is null
+    returning expiry_attempts as attempts, expiry_retry_at as retry_at`;
+  const row = rows[0];
+  return row ? { attempts: row.attempts, retryAt: row.retry_at } : null;
+}
