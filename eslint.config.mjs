@@ -100,6 +100,7 @@ const noProcessEnvImport = {
 const processEnvAllowed = [
   '**/env.ts',
   '**/main.ts',
+  'apps/control/src/cli.ts',
   '**/*.config.ts',
   '**/*.config.mts',
   '**/*.test.ts',

@@ -1,23 +1,11 @@
 import type { AddressInfo } from 'node:net';
-import { createDatabase, createEngine, migrate, type Database, type Engine } from '@sagaflow/engine';
+import { migrate, type Database, type Engine } from '@sagaflow/engine';
 import { pino, type Logger } from 'pino';
-import { demoActions, demoFlows } from './demo/demo-flows.ts';
+import { createControlEngine, openDatabase } from './control-engine.ts';
 import { startDemoTraffic } from './demo/start-demo-traffic.ts';
 import type { ControlEnv } from './env.ts';
 import { checkPortFree } from './http/check-port-free.ts';
 import { createHttpServer } from './http/create-http-server.ts';
-
-/** Opens the configured database; a failure names the setting to fix. */
-async function openDatabase(env: ControlEnv): Promise<Database> {
-  const setting = env.DATABASE_URL ? 'DATABASE_URL' : 'SAGAFLOW_DATA_DIR';
-  try {
-    return env.DATABASE_URL
-      ? await createDatabase({ kind: 'postgres', url: env.DATABASE_URL })
-      : await createDatabase({ kind: 'pglite', dataDir: env.SAGAFLOW_DATA_DIR });
-  } catch (err) {
-    throw new Error(`${setting}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-  }
-}
 
 export interface ControlPlane {
   url: string;
@@ -46,13 +34,7 @@ export async function startControlPlane(
     throw err;
   }
 
-  const engine = createEngine({
-    db,
-    flows: [...demoFlows],
-    actions: [...demoActions],
-    config: { worker: { concurrency: env.SAGAFLOW_WORKER_CONCURRENCY } },
-    logger: logger.child({ component: 'engine' }),
-  });
+  const engine = createControlEngine(db, env, logger);
   let ready = false;
   const server = createHttpServer({ engine, logger, isReady: () => ready });
   await new Promise<void>((resolve, reject) => {

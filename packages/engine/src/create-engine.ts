@@ -21,7 +21,7 @@ import type { Faults, RuntimeDeps, TransactionalHooks } from './runtime/runtime-
 import { toRunView, type RunDetail, type RunView } from './runtime/run-view.ts';
 import { insertAnomaly, type Anomaly } from './store/insert-anomaly.ts';
 import { listRuns, type ListRunsFilter } from './store/list-runs.ts';
-import { startMonitor, type Monitor } from './worker/start-monitor.ts';
+import { runMonitorPass, startMonitor, type Monitor, type MonitorPass } from './worker/start-monitor.ts';
 import { startWorkerPool, type WorkerPool } from './worker/worker-pool.ts';
 
 export interface EngineOptions {
@@ -61,6 +61,11 @@ export interface Engine {
   sweepExpiredRuns(options?: { pageSize?: number; maxPages?: number }): Promise<ExpiredRunsSweep>;
   /** One pass of the doctor (R1–R3), whatever `repair.enabled` says; the loop runs it only when enabled. */
   sweepDoctor(): Promise<{ redispatched: { runId: string; rule: string }[] }>;
+  /**
+   * One monitor pass under the replicas' lease (steps, runs, and the doctor when `doctor`): what the
+   * loop does each interval, for a CLI or an operator. Skipped while another replica holds the lease.
+   */
+  monitorPass(options?: { doctor?: boolean }): Promise<MonitorPass>;
   /** Runs the monitor loop in this process; among replicas, the lease holder sweeps (idempotent). */
   startMonitor(options?: { intervalMs?: number }): void;
   stopMonitor(): Promise<void>;
@@ -157,6 +162,16 @@ export function createEngine(options: EngineOptions): Engine {
     async sweepDoctor() {
       const r = await sweepDoctor(deps);
       if (r.redispatched.length > 0) nudge();
+      return r;
+    },
+    async monitorPass(opts = {}) {
+      const r = await runMonitorPass(deps, {
+        doctor: opts.doctor ?? config.repair.enabled,
+        ttlSeconds: 60,
+        holder: `${deps.workerId}:pass`,
+        release: true,
+      });
+      if (r.swept) nudge();
       return r;
     },
     startMonitor(opts = {}) {

@@ -1,5 +1,6 @@
 export type { KickResult } from './api/kick-run.ts';
 export type { StartFlowOptions } from './api/start-flow.ts';
+export type { ExpiredRunsSweep } from './api/sweep-expired-runs.ts';
 export { createEngine, type Engine, type EngineOptions } from './create-engine.ts';
 export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
 export type { Database } from './db/database.ts';
@@ -37,3 +38,4 @@ export type {
 export { anomalyCodes, type AnomalyCode } from './store/insert-anomaly.ts';
 export type { ListRunsFilter } from './store/list-runs.ts';
 export { openRunStatuses, terminalRunStatuses, type RunStatus } from './store/types.ts';
+export type { MonitorPass } from './worker/start-monitor.ts';

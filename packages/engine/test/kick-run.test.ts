@@ -4,6 +4,7 @@ import { openTestEngine } from './support/open-test-engine.ts';
 import { testDbKind } from './support/test-database.ts';
 
 let sabotage = true;
+let sabotageKick = false;
 let runs = 0;
 const work = defineAction({ name: 'kick-work', run: async () => (runs++, { ok: true }) });
 const flow = defineFlow({ name: 'kickable', version: 1, run: async (ctx) => ctx.action(work, null) });
@@ -22,6 +23,10 @@ describe(`kick (${testDbKind()})`, () => {
       hooks: {
         stepClaimed: async (tx) => {
           if (!sabotage) return;
+          await tx.$executeRawUnsafe('select 1 from no_such_table').catch(() => undefined);
+        },
+        runKicked: async (tx) => {
+          if (!sabotageKick) return;
           await tx.$executeRawUnsafe('select 1 from no_such_table').catch(() => undefined);
         },
       },
@@ -57,6 +62,33 @@ describe(`kick (${testDbKind()})`, () => {
     const done = await t.drive(runId, { skipTime: false });
     expect(done.run.status).toBe('Completed');
     expect(done.actions[0]).toMatchObject({ status: 'Completed', attempts: 2 });
+  });
+
+  it('a kick whose refill did not commit says so (claim_not_committed) and changes nothing', async () => {
+    sabotage = true;
+    const { runId } = await t.engine.startFlow(flow, null);
+    await t.drive(runId, { skipTime: false, until: (d) => d.run.stuckReason !== null });
+    await t.db.prisma.flowRun.update({ where: { id: runId }, data: { repair_count: 3 } });
+    sabotage = false;
+    sabotageKick = true;
+    try {
+      const r = await t.engine.kick(runId);
+      expect(r).toMatchObject({ kicked: false, reason: expect.stringMatching(/claim_not_committed/) as unknown });
+    } finally {
+      sabotageKick = false;
+    }
+    const anomaly = await t.db.prisma.anomalyLog.findFirstOrThrow({
+      where: { run_id: runId, code: 'claim_not_committed', site: 'kick' },
+    });
+    expect(anomaly).toMatchObject({ name: 'kickable', details: { status: 'Waiting', repair_count: 3 } });
+    const run = await t.db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    expect(run.repair_count).toBe(3);
+    expect(await t.db.prisma.job.count({ where: { run_id: runId } })).toBe(0);
+    expect(await t.db.prisma.flowEvent.count({ where: { run_id: runId, type: 'run.kicked' } })).toBe(0);
+    // Kicked again once the cause is gone: refilled, and the run completes.
+    expect(await t.engine.kick(runId)).toEqual({ kicked: true });
+    expect((await t.db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } })).repair_count).toBe(0);
+    expect((await t.drive(runId, { skipTime: false })).run.status).toBe('Completed');
   });
 
   it('refuses a finished or unknown run with a clear error', async () => {

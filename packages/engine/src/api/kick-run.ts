@@ -13,7 +13,7 @@ export type KickResult = { kicked: true } | { kicked: false; reason: string };
  */
 export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickResult> {
   const now = deps.clock.now();
-  return deps.prisma.$transaction(async (tx) => {
+  const result = await deps.prisma.$transaction(async (tx): Promise<KickResult & { eventId?: bigint }> => {
     const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
     if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
     if (!(openRunStatuses as readonly string[]).includes(run.status)) {
@@ -36,7 +36,31 @@ export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickRes
     await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
     // A kick refills the doctor's repair budget for this run.
     await tx.flowRun.update({ where: { id: runId }, data: { repair_count: 0 } });
-    await appendFlowEvent(tx, { runId, type: 'run.kicked' });
-    return { kicked: true };
+    const event = await appendFlowEvent(tx, { runId, type: 'run.kicked' });
+    await deps.hooks.runKicked?.(tx, { runId });
+    return { kicked: true, eventId: event.id };
   });
+  if (!result.kicked || result.eventId === undefined) return result;
+  // Read the kick back: a transaction aborted inside (a failing statement whose error was
+  // swallowed) reports success but rolls back on COMMIT, refill, job and history row with it.
+  const landed = await deps.prisma.flowEvent.count({ where: { id: result.eventId } });
+  if (landed === 0) {
+    const after = await deps.prisma.flowRun.findUniqueOrThrow({
+      where: { id: runId },
+      select: { status: true, repair_count: true, flow_name: true },
+    });
+    await deps.journal({
+      code: 'claim_not_committed',
+      message: `the kick of run ${runId} (${after.flow_name}) did not commit: its repair budget was not refilled and no job was sent; kick it again`,
+      runId,
+      name: after.flow_name,
+      site: 'kick',
+      details: { status: after.status, repair_count: after.repair_count },
+    });
+    return {
+      kicked: false,
+      reason: 'the kick did not commit (claim_not_committed); see the anomaly log and kick again',
+    };
+  }
+  return { kicked: true };
 }

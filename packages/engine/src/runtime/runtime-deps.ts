@@ -23,6 +23,8 @@ export interface ClaimedStep {
 export interface TransactionalHooks {
   /** Inside the claim's transaction, after the claim statement. */
   stepClaimed?: (tx: Prisma.TransactionClient, step: ClaimedStep) => Promise<void>;
+  /** Inside a kick's transaction, after the repair budget was refilled. */
+  runKicked?: (tx: Prisma.TransactionClient, run: { runId: string }) => Promise<void>;
 }
 
 /** Test-kit faults; never set in production. */

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sweepDoctor } from '../api/sweep-doctor.ts';
-import { sweepExpiredRuns } from '../api/sweep-expired-runs.ts';
+import { sweepExpiredRuns, type ExpiredRunsSweep } from '../api/sweep-expired-runs.ts';
 import { sweepExpiredSteps } from '../api/sweep-expired-steps.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { acquireLease, releaseLease } from '../store/acquire-lease.ts';
@@ -9,9 +9,45 @@ export interface Monitor {
   stop(): Promise<void>;
 }
 
+export type MonitorPass =
+  | { swept: false; reason: string }
+  | {
+      swept: true;
+      steps: { expired: number };
+      runs: ExpiredRunsSweep;
+      doctor: { redispatched: { runId: string; rule: string }[] } | null;
+    };
+
+/**
+ * One pass of the monitor under the `monitor` lease (on the database clock): overdue steps, then
+ * overdue runs, then the doctor if asked. A replica that does not hold the lease sweeps nothing, so
+ * two replicas (or a replica and the CLI) never sweep the same page.
+ */
+export async function runMonitorPass(
+  deps: RuntimeDeps,
+  opts: { doctor: boolean; ttlSeconds: number; holder?: string; release?: boolean },
+): Promise<MonitorPass> {
+  const holder = opts.holder ?? deps.workerId;
+  const lease = await acquireLease(deps.prisma, { name: 'monitor', holder, ttlSeconds: opts.ttlSeconds });
+  if (!lease.held)
+    return {
+      swept: false,
+      reason: `another replica holds the monitor lease until ${lease.expiresAt?.toISOString() ?? '?'}; it sweeps`,
+    };
+  try {
+    const steps = await sweepExpiredSteps(deps);
+    const runs = await sweepExpiredRuns(deps);
+    const doctor = opts.doctor ? await sweepDoctor(deps) : null;
+    return { swept: true, steps, runs, doctor };
+  } finally {
+    if (opts.release) await releaseLease(deps.prisma, { name: 'monitor', holder }).catch(() => undefined);
+  }
+}
+
 /**
  * The expiration monitor as a loop: every `intervalMs`, the replica that holds the `monitor` lease
- * (on the database clock) sweeps overdue steps and runs. Any number of replicas may run it; one sweeps.
+ * sweeps overdue steps and runs, and runs the doctor when `repair.enabled`. Any number of replicas
+ * may run it; one sweeps.
  */
 export function startMonitor(deps: RuntimeDeps, opts: { intervalMs: number }): Monitor {
   const ttlSeconds = Math.max(10, Math.ceil((opts.intervalMs * 3) / 1000));
@@ -20,20 +56,16 @@ export function startMonitor(deps: RuntimeDeps, opts: { intervalMs: number }): M
   const loop = async () => {
     while (running) {
       try {
-        const lease = await acquireLease(deps.prisma, { name: 'monitor', holder: deps.workerId, ttlSeconds });
-        if (lease.held) {
-          const { expired } = await sweepExpiredSteps(deps);
-          if (expired > 0) deps.logger.info({ expired }, 'monitor expired overdue steps');
-          const runs = await sweepExpiredRuns(deps);
-          if (runs.expired.length > 0 || runs.failed.length > 0)
+        const pass = await runMonitorPass(deps, { doctor: deps.config.repair.enabled, ttlSeconds });
+        if (pass.swept) {
+          const { steps, runs, doctor } = pass;
+          if (steps.expired > 0 || runs.expired.length > 0 || runs.failed.length > 0)
             deps.logger.info(
-              { expired: runs.expired.length, failed: runs.failed.length },
-              'monitor swept overdue runs',
+              { steps: steps.expired, runs: runs.expired.length, expiry_failed: runs.failed.length },
+              'monitor expired overdue work',
             );
-          if (deps.config.repair.enabled) {
-            const { redispatched } = await sweepDoctor(deps);
-            if (redispatched.length > 0) deps.logger.info({ redispatched }, 'doctor re-dispatched lost work');
-          }
+          if (doctor && doctor.redispatched.length > 0)
+            deps.logger.info({ redispatched: doctor.redispatched }, 'doctor re-dispatched lost work');
         }
       } catch (err) {
         deps.logger.warn({ err }, 'monitor sweep failed; it will try again');

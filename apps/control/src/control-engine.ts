@@ -1,0 +1,27 @@
+import { createDatabase, createEngine, type Database, type Engine } from '@sagaflow/engine';
+import type { Logger } from 'pino';
+import { demoActions, demoFlows } from './demo/demo-flows.ts';
+import type { ControlEnv } from './env.ts';
+
+/** Opens the configured database; a failure names the setting to fix. */
+export async function openDatabase(env: ControlEnv): Promise<Database> {
+  const setting = env.DATABASE_URL ? 'DATABASE_URL' : 'SAGAFLOW_DATA_DIR';
+  try {
+    return env.DATABASE_URL
+      ? await createDatabase({ kind: 'postgres', url: env.DATABASE_URL })
+      : await createDatabase({ kind: 'pglite', dataDir: env.SAGAFLOW_DATA_DIR });
+  } catch (err) {
+    throw new Error(`${setting}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
+/** The engine this control plane runs: its flows and actions, its config. The CLI builds the same one. */
+export function createControlEngine(db: Database, env: ControlEnv, logger: Logger): Engine {
+  return createEngine({
+    db,
+    flows: [...demoFlows],
+    actions: [...demoActions],
+    config: { worker: { concurrency: env.SAGAFLOW_WORKER_CONCURRENCY } },
+    logger: logger.child({ component: 'engine' }),
+  });
+}

@@ -1,0 +1,88 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
+import { createDatabase, type Database, type Engine } from '@sagaflow/engine';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import './provided-context.ts';
+import { createControlEngine } from '../src/control-engine.ts';
+import { parseEnv } from '../src/env.ts';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** Runs the real CLI process, as `npm run sagaflow -- ...` does. */
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'apps/control/src/cli.ts', ...args],
+      { cwd: root, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr }),
+    );
+  });
+}
+
+describe('the sagaflow CLI against PostgreSQL', () => {
+  let url: string;
+  let db: Database;
+  let engine: Engine;
+  beforeAll(async () => {
+    url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('cli'), { template: inject('pgTemplate') });
+    db = await createDatabase({ kind: 'postgres', url });
+    engine = createControlEngine(db, parseEnv({ DATABASE_URL: url }), pino({ level: 'silent' }));
+    engine.startWorkers();
+  });
+  afterAll(async () => {
+    await engine.stopWorkers(5000);
+    await db.close();
+  });
+
+  const statusOf = async (runId: string) => (await engine.getRun(runId))?.run.status;
+  const until = async (runId: string, want: string) => {
+    for (let i = 0; i < 400; i++) {
+      if ((await statusOf(runId)) === want) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error(`run ${runId} did not reach ${want}; it is ${await statusOf(runId)}`);
+  };
+
+  it('monitor sweep expires an overdue run and prints what it did', async () => {
+    const { runId } = await engine.startFlow('demo.reservation', { orderId: 'cli-1' }, { expiresInSeconds: 1 });
+    await until(runId, 'Waiting');
+    await new Promise((r) => setTimeout(r, 1100));
+    const r = await cli(['monitor', 'sweep'], { DATABASE_URL: url });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ swept: true, runs: { expired: [runId], failed: [] } });
+    await until(runId, 'Expired');
+  });
+
+  it('kick sends a fresh job for a parked run, and refuses a finished one with its reason', async () => {
+    const { runId } = await engine.startFlow('demo.reservation', { orderId: 'cli-2' });
+    await until(runId, 'Waiting');
+    const kicked = await cli(['kick', runId], { DATABASE_URL: url });
+    expect(kicked.code).toBe(0);
+    expect(JSON.parse(kicked.out)).toEqual({ kicked: true });
+    const events = (await engine.getRun(runId))?.events.map((e) => e.type) ?? [];
+    expect(events).toContain('run.kicked');
+
+    await engine.signal(runId, 'confirm');
+    await until(runId, 'Completed');
+    const refused = await cli(['kick', runId], { DATABASE_URL: url });
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/run_not_open: run .* is Completed/);
+  });
+
+  it('bad input gets a usage error naming what is wrong, and touches nothing', async () => {
+    const bad = await cli(['kick', 'not-a-run'], { DATABASE_URL: url });
+    expect(bad.code).toBe(64);
+    expect(bad.err).toMatch(/run-id must be a run's UUID, got "not-a-run"/);
+    const unknown = await cli(['monitor', 'sweeep'], { DATABASE_URL: url });
+    expect(unknown.code).toBe(64);
+    expect(unknown.err).toMatch(/unknown command "monitor sweeep"/);
+    const badUrl = await cli(['doctor', 'sweep'], { DATABASE_URL: 'mysql://x' });
+    expect(badUrl.code).toBe(1);
+    expect(badUrl.err).toMatch(/DATABASE_URL/);
+  });
+});
