@@ -1,7 +1,11 @@
 import { defineAction, defineFlow, NonRetryableError } from '../../src/index.ts';
 
-/** A 4-step flow with a compensation per step; every tenth run fails for business reasons at step 3. */
-const pause = () => new Promise((r) => setTimeout(r, Math.floor(Math.random() * 15)));
+/**
+ * A 4-step flow with a compensation per step; every tenth run fails for business reasons at step 3.
+ * Each step takes 40-160 ms, like a call to another service: the 500 runs last about a minute, so
+ * the killer reaches workers in the middle of their steps many times over.
+ */
+const pause = () => new Promise((r) => setTimeout(r, 40 + Math.floor(Math.random() * 120)));
 const step = (name: string) =>
   defineAction({
     name,
@@ -46,7 +50,7 @@ export const chaosFlow = defineFlow({
 
 /** Reclaim on with short windows, so a killed worker's rows come back within seconds. */
 export const chaosConfig = {
-  worker: { concurrency: 8, poll_interval_ms: 25, lease_seconds: 3 },
+  worker: { concurrency: 4, poll_interval_ms: 25, lease_seconds: 3 },
   reclaim: { actions: { enabled: true, after_seconds: 3 }, compensations: { enabled: true, after_seconds: 3 } },
   logging: { anomaly_level: null },
 } as const;

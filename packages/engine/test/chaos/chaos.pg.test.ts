@@ -22,6 +22,7 @@ describe('chaos: SIGKILLed workers and a PostgreSQL restart (real PostgreSQL, re
   let db: Database;
   let url = '';
   const workers: (ChildProcess | null)[] = [];
+  const ready = new WeakSet<ChildProcess>();
   beforeAll(async () => {
     cluster = await startCluster();
     url = await createPgDatabase(cluster.adminUrl, 'chaos');
@@ -41,11 +42,14 @@ describe('chaos: SIGKILLed workers and a PostgreSQL restart (real PostgreSQL, re
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       workers[i] = child;
-      child.stdout.once('data', () => resolve());
+      child.stdout.once('data', () => {
+        ready.add(child);
+        resolve();
+      });
       child.once('exit', (code, signal) => {
         if (workers[i] === child) workers[i] = null;
-        if (code !== null && code !== 0) reject(new Error(`chaos worker ${i} exited with ${code}`));
-        else if (signal === null) resolve();
+        if (code !== null && code !== 0) reject(new Error(`chaos worker ${i} exited with ${code} (${signal})`));
+        else resolve();
       });
     });
 
@@ -62,6 +66,7 @@ describe('chaos: SIGKILLed workers and a PostgreSQL restart (real PostgreSQL, re
     await Promise.all(Array.from({ length: WORKERS }, (_, i) => startWorker(i)));
 
     let kills = 0;
+    const restarts: Promise<void>[] = [];
     let restarted = false;
     const open = async () => {
       try {
@@ -76,17 +81,22 @@ describe('chaos: SIGKILLed workers and a PostgreSQL restart (real PostgreSQL, re
     let remaining = await open();
     while (remaining !== 0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 1500 + Math.random() * 1000));
-      const victim = Math.floor(Math.random() * WORKERS);
-      workers[victim]?.kill('SIGKILL');
-      kills += 1;
-      await new Promise((r) => setTimeout(r, 50));
-      await startWorker(victim);
+      // A random live worker dies mid-step; its replacement boots while the next kill is pending.
+      const alive = workers.flatMap((w, i) => (w && ready.has(w) ? [i] : []));
+      const victim = alive[Math.floor(Math.random() * alive.length)];
+      if (victim !== undefined) {
+        workers[victim]?.kill('SIGKILL');
+        workers[victim] = null;
+        kills += 1;
+        restarts.push(startWorker(victim));
+      }
       remaining = await open();
       if (!restarted && remaining >= 0 && remaining < RUNS / 2) {
         restarted = true;
         await cluster.restart();
       }
     }
+    await Promise.all(restarts);
     expect(restarted).toBe(true);
     if (remaining !== 0) {
       const stuck = await db.prisma.flowRun.findMany({
