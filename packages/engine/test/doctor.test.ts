@@ -13,6 +13,37 @@ const napper = defineFlow({
     return ctx.action(work, null);
   },
 });
+const other = defineAction({ name: 'doc-other', run: async () => ({ ok: true }) });
+const undo = defineAction({ name: 'doc-undo', run: async () => ({ undone: true }) });
+const refuse = defineAction({
+  name: 'doc-refuse',
+  retry: { maxAttempts: 1 },
+  run: async (): Promise<null> => {
+    throw new Error('refused');
+  },
+});
+const inParallel = defineFlow({
+  name: 'doc-parallel',
+  version: 1,
+  run: async (ctx) =>
+    ctx.parallel([ctx.action(work, null).reclaimStaleAfter(30), ctx.action(other, null).reclaimStaleAfter(30)]),
+});
+const undoing = defineFlow({
+  name: 'doc-undoing',
+  version: 1,
+  run: async (ctx) => {
+    try {
+      await ctx
+        .action(other, null)
+        .compensateWith(undo, () => null)
+        .reclaimCompensationStaleAfter(30);
+      return await ctx.action(refuse, null);
+    } catch (err) {
+      await ctx.compensate();
+      throw err;
+    }
+  },
+});
 const reclaimable = defineFlow({
   name: 'doc-reclaim',
   version: 1,
@@ -23,8 +54,8 @@ describe(`the doctor, R1-R3 (${testDbKind()})`, () => {
   let t: Awaited<ReturnType<typeof openTestEngine>>;
   beforeAll(async () => {
     t = await openTestEngine({
-      flows: [plain, napper, reclaimable],
-      actions: [work],
+      flows: [plain, napper, reclaimable, inParallel, undoing],
+      actions: [work, other, undo, refuse],
       config: { repair: { grace_seconds: 60, budget: 1 } },
     });
   });
@@ -72,5 +103,32 @@ describe(`the doctor, R1-R3 (${testDbKind()})`, () => {
     const d = await t.drive(runId, { skipTime: false });
     expect(d.run.status).toBe('Completed');
     expect(d.actions[0]).toMatchObject({ status: 'Completed', attempts: 2 });
+  });
+
+  it('R3 leaves parallel actions and compensations passive: past their deadline they wait for the next claimer', async () => {
+    t.faults.crashAfterClaim('doc-work');
+    const par = await t.engine.startFlow(inParallel, null);
+    await t.drive(par.runId, {
+      skipTime: false,
+      until: (d) => d.actions.some((a) => a.name === 'doc-work' && a.status === 'Running'),
+    });
+    t.faults.crashAfterClaim('doc-undo');
+    const comp = await t.engine.startFlow(undoing, null);
+    await t.drive(comp.runId, { skipTime: false, until: (d) => d.compensations[0]?.status === 'Running' });
+    await new Promise((r) => setTimeout(r, 50));
+    await loseJobs(par.runId);
+    await loseJobs(comp.runId);
+    t.clock.advance(31_000);
+    const swept = (await t.engine.sweepDoctor()).redispatched.map((r) => r.runId);
+    expect(swept).not.toContain(par.runId);
+    expect(swept).not.toContain(comp.runId);
+    // Passive reclaim: the next claimer (here a kick) gets in, and both runs finish.
+    const k = await t.engine.kick(par.runId);
+    expect(k).toEqual({ kicked: true });
+    expect(await t.engine.kick(comp.runId)).toEqual({ kicked: true });
+    expect((await t.drive(par.runId, { skipTime: false })).run.status).toBe('Completed');
+    const undone = await t.drive(comp.runId, { skipTime: false });
+    expect(undone.run.status).toBe('Compensated');
+    expect(undone.compensations[0]).toMatchObject({ status: 'Completed', attempts: 2 });
   });
 });
