@@ -21,7 +21,10 @@ export function createControlEngine(db: Database, env: ControlEnv, logger: Logge
     db,
     flows: [...demoFlows],
     actions: [...demoActions],
-    config: { worker: { concurrency: env.SAGAFLOW_WORKER_CONCURRENCY } },
+    config: {
+      ...env.engineConfig,
+      worker: { concurrency: env.SAGAFLOW_WORKER_CONCURRENCY, ...env.engineConfig.worker },
+    },
     logger: logger.child({ component: 'engine' }),
   });
 }

@@ -1,5 +1,6 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseEngineConfig, type EngineConfigInput } from '@sagaflow/engine';
 import { z } from 'zod';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -20,10 +21,16 @@ const schema = z.object({
   /** How often the expiration monitor sweeps overdue steps (the lease holder among replicas does). */
   SAGAFLOW_MONITOR_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
   SAGAFLOW_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(4),
+  /** The engine's settings as JSON (reclaim, repair, monitor, ...): see packages/engine/README.md. */
+  SAGAFLOW_ENGINE_CONFIG: z.string().default('{}'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
-export type ControlEnv = z.output<typeof schema> & { SAGAFLOW_DATA_DIR: string };
+export type ControlEnv = Omit<z.output<typeof schema>, 'SAGAFLOW_ENGINE_CONFIG'> & {
+  SAGAFLOW_DATA_DIR: string;
+  /** Validated at start-up: a bad key stops the process with its name. */
+  engineConfig: EngineConfigInput;
+};
 
 /** Parses the environment once; on a bad value throws a message that names the variable. */
 export function parseEnv(source: Record<string, string | undefined>): ControlEnv {
@@ -32,6 +39,28 @@ export function parseEnv(source: Record<string, string | undefined>): ControlEnv
     const issue = parsed.error.issues[0];
     throw new Error(`invalid setting ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? 'invalid'}`);
   }
-  const dir = parsed.data.SAGAFLOW_DATA_DIR;
-  return { ...parsed.data, SAGAFLOW_DATA_DIR: isAbsolute(dir) ? dir : resolve(dir) };
+  const { SAGAFLOW_ENGINE_CONFIG: rawConfig, ...rest } = parsed.data;
+  let engineConfig: EngineConfigInput;
+  try {
+    engineConfig = JSON.parse(rawConfig) as EngineConfigInput;
+  } catch (err) {
+    throw new Error(
+      `invalid setting SAGAFLOW_ENGINE_CONFIG: not JSON (${err instanceof Error ? err.message : String(err)})`,
+      { cause: err },
+    );
+  }
+  if (typeof engineConfig !== 'object' || engineConfig === null || Array.isArray(engineConfig))
+    throw new Error('invalid setting SAGAFLOW_ENGINE_CONFIG: must be a JSON object, e.g. {"repair":{"enabled":true}}');
+  try {
+    parseEngineConfig({
+      ...engineConfig,
+      worker: { concurrency: rest.SAGAFLOW_WORKER_CONCURRENCY, ...engineConfig.worker },
+    });
+  } catch (err) {
+    throw new Error(`invalid setting SAGAFLOW_ENGINE_CONFIG: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
+  }
+  const dir = rest.SAGAFLOW_DATA_DIR;
+  return { ...rest, SAGAFLOW_DATA_DIR: isAbsolute(dir) ? dir : resolve(dir), engineConfig };
 }

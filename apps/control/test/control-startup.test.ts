@@ -59,4 +59,15 @@ describe('control plane start-up refuses bad settings with one clear line and cr
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('CONTROL_PORT');
   });
+
+  it('an invalid engine setting names the key inside SAGAFLOW_ENGINE_CONFIG', () => {
+    const negative = runControl({ CONTROL_PORT: '0', SAGAFLOW_ENGINE_CONFIG: '{"repair":{"grace_seconds":-1}}' });
+    expect(negative.code).toBe(1);
+    expect(negative.stderr).toMatch(/SAGAFLOW_ENGINE_CONFIG: invalid engine config at "repair\.grace_seconds"/);
+    const unknown = runControl({ CONTROL_PORT: '0', SAGAFLOW_ENGINE_CONFIG: '{"reclaim":{"action":{}}}' });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/invalid engine config at "reclaim\.action"/);
+    const notJson = runControl({ CONTROL_PORT: '0', SAGAFLOW_ENGINE_CONFIG: '{repair' });
+    expect(notJson.stderr).toMatch(/SAGAFLOW_ENGINE_CONFIG: not JSON/);
+  });
 });
