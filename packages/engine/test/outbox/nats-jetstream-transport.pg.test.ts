@@ -13,7 +13,7 @@ import { clearOutbox, outboxRow, seedOutbox } from './seed-outbox.ts';
 const logger = pino({ level: 'silent' });
 
 /** Every message of `stream`, in stream order, as (subject, Nats-Msg-Id, body). */
-export async function readStream(jsm: JetStreamManager, stream: string) {
+async function readStream(jsm: JetStreamManager, stream: string) {
   const info = await jsm.streams.info(stream);
   const out: { subject: string; msgId: string | undefined; body: { messageId: string; sourceId: string } }[] = [];
   for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
