@@ -3,9 +3,10 @@ import { defineConfig } from 'vitest/config';
 const engineIntegration = ['packages/engine/test/**/*.test.ts'];
 
 /**
- * One run, four projects: pure unit tests; the engine suite on embedded PGlite; the same suite
+ * One run, five projects: pure unit tests; the engine suite on embedded PGlite; the same suite
  * plus concurrency and control-plane tests on a real PostgreSQL 15 server started by the harness;
- * the harness's own tests. `*.pg.test.ts` files need real concurrent connections: PostgreSQL only.
+ * the two harnesses' own tests (PostgreSQL, NATS). `*.pg.test.ts` files need real concurrent
+ * connections: PostgreSQL only.
  */
 export default defineConfig({
   test: {
@@ -39,6 +40,14 @@ export default defineConfig({
           include: [...engineIntegration, 'apps/control/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
           env: { SAGAFLOW_TEST_DB: 'postgres' },
           globalSetup: ['packages/engine/test/support/global-setup-postgres.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'test-nats',
+          include: ['tooling/test-nats/src/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

@@ -22,6 +22,11 @@ if (!existsSync('/usr/lib/postgresql/15/bin/initdb') && !process.env.DATABASE_UR
     'PostgreSQL 15 binaries are missing (/usr/lib/postgresql/15/bin): install them with `apt-get install -y postgresql`, or set DATABASE_URL to a server the tests may use.',
   );
 }
+if (!existsSync('/usr/sbin/nats-server') && !existsSync('/usr/bin/nats-server')) {
+  preflight.push(
+    'nats-server is missing (/usr/sbin/nats-server): install it with `apt-get install -y nats-server` (the outbox broker tests start it).',
+  );
+}
 if (!existsSync('/usr/bin/chromium')) {
   preflight.push(
     'Chromium is missing (/usr/bin/chromium): install it with `apt-get install -y chromium` (Playwright downloads do not work here).',

@@ -21,6 +21,8 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   duplicate_business_key: 409,
   run_not_found: 404,
   run_not_open: 409,
+  outbox_unroutable: 500,
+  outbox_publish_failed: 502,
   internal: 500,
 };
 

@@ -22,6 +22,18 @@ export type {
   StepOutputs,
 } from './definitions/flow-context.ts';
 export { EngineError, type EngineErrorCode } from './errors/engine-error.ts';
+export { consumeOnce, type ConsumeOnceResult } from './outbox/consume-once.ts';
+export { inProcessTransport } from './outbox/in-process-transport.ts';
+export { natsJetStreamTransport, type NatsJetStreamTransportOptions } from './outbox/nats-jetstream-transport.ts';
+export { outboxBackoffMs } from './outbox/outbox-backoff.ts';
+export { encodeOutboxBody, type OutboxEnvelope } from './outbox/outbox-envelope.ts';
+export { outboxLag, type OutboxLag } from './outbox/outbox-lag.ts';
+export type { OutboxPublisherOptions } from './outbox/outbox-publisher-options.ts';
+export type { OutboxTransport } from './outbox/outbox-transport.ts';
+export { publishOutboxBatch, type OutboxBatchResult } from './outbox/publish-outbox-batch.ts';
+export { signWebhook, verifyWebhookSignature, webhookHeaders } from './outbox/sign-webhook.ts';
+export { startOutboxPublisher, type OutboxPublisher } from './outbox/start-outbox-publisher.ts';
+export { webhookTransport, type WebhookTransportOptions } from './outbox/webhook-transport.ts';
 export { systemClock, type Clock } from './runtime/clock.ts';
 export { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
 export type { EngineEventMap, EngineEventName, EngineEvents, EngineListener } from './runtime/engine-events.ts';

@@ -16,5 +16,7 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   duplicate_business_key: 'CONFLICT',
   run_not_found: 'NOT_FOUND',
   run_not_open: 'CONFLICT',
+  outbox_unroutable: 'INTERNAL_SERVER_ERROR',
+  outbox_publish_failed: 'BAD_GATEWAY',
   internal: 'INTERNAL_SERVER_ERROR',
 };

@@ -16,9 +16,11 @@ export type EngineErrorCode =
   | 'duplicate_business_key'
   | 'run_not_found'
   | 'run_not_open'
+  | 'outbox_unroutable'
+  | 'outbox_publish_failed'
   | 'internal';
 
-const retryableCodes: ReadonlySet<EngineErrorCode> = new Set(['database_unreachable']);
+const retryableCodes: ReadonlySet<EngineErrorCode> = new Set(['database_unreachable', 'outbox_publish_failed']);
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

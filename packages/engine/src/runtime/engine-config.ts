@@ -86,6 +86,27 @@ export const engineConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** The outbox publisher (ADR 0009): at-least-once, per-source order, backoff, then Dead. */
+    outbox: z
+      .object({
+        /** Rows claimed per pass. */
+        batch_size: z.number().int().min(1).max(1000).default(100),
+        poll_interval_ms: z.number().int().min(10).max(60_000).default(1000),
+        /** How long a claim hides a row from other publishers; a publisher that dies is retried after it. */
+        visibility_timeout_seconds: seconds.default(30),
+        /** Attempts before a row is marked Dead (kept, never deleted). */
+        max_attempts: z.number().int().min(1).max(1000).default(10),
+        /** Retry n waits base * 2^(n-1), at most max. */
+        backoff: z
+          .object({
+            base_delay_ms: z.number().int().min(0).default(1000),
+            max_delay_ms: z.number().int().min(0).default(300_000),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
     logging: z
       .object({
         /** Level at which anomalies are also logged; null = off. */

@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { pino, type Logger } from 'pino';
+import type { Database } from '../db/database.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
+import { systemClock, type Clock } from '../runtime/clock.ts';
+import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from '../runtime/engine-config.ts';
+import type { OutboxTransport } from './outbox-transport.ts';
+
+export interface OutboxPublisherOptions {
+  /** The database handle the host built with createDatabase. */
+  db: Pick<Database, 'prisma'>;
+  /** Route name (an outbox row's `destination`) → transport. A row with no route fails and is retried. */
+  routes: Readonly<Record<string, OutboxTransport>>;
+  /** The engine config's `outbox` section; parsed here (defaults from engine-config.ts). */
+  config?: EngineConfigInput['outbox'];
+  logger?: Logger;
+  /** Business time for claims, backoff and lag; the test kit passes a controllable one. */
+  clock?: Clock;
+  /** Names this publisher in logs. */
+  publisherId?: string;
+}
+
+/** What a publisher runs on, resolved once. */
+export interface OutboxPublisherDeps {
+  prisma: PrismaClient;
+  routes: Readonly<Record<string, OutboxTransport>>;
+  config: EngineConfig['outbox'];
+  logger: Logger;
+  clock: Clock;
+  publisherId: string;
+}
+
+export function resolveOutboxPublisher(options: OutboxPublisherOptions): OutboxPublisherDeps {
+  const publisherId = options.publisherId ?? `outbox-${randomUUID().slice(0, 8)}`;
+  return {
+    prisma: options.db.prisma,
+    routes: options.routes,
+    config: parseEngineConfig({ outbox: options.config ?? {} }).outbox,
+    logger: (options.logger ?? pino({ name: 'sagaflow' })).child({ component: 'outbox', publisherId }),
+    clock: options.clock ?? systemClock,
+    publisherId,
+  };
+}

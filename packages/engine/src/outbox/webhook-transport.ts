@@ -1,0 +1,63 @@
+import { EngineError } from '../errors/engine-error.ts';
+import { encodeOutboxBody } from './outbox-envelope.ts';
+import type { OutboxTransport } from './outbox-transport.ts';
+import { signWebhook, webhookHeaders } from './sign-webhook.ts';
+
+export interface WebhookTransportOptions {
+  url: string;
+  /** Shared with the receiver, who checks the signature with {@link verifyWebhookSignature}. */
+  secret: string;
+  /** The whole request, connect to last byte; past it the attempt fails and is retried. Default 10 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * POSTs each message as JSON, signed (HMAC-SHA256 over timestamp + body), with the message id in a
+ * header for the receiver's dedup. A 2xx answer is the acknowledgement; anything else, a network
+ * error or the timeout is a failure the publisher retries.
+ *
+ * @example
+ * const routes = { billing: webhookTransport({ url: 'https://billing.internal/hooks', secret }) };
+ */
+export function webhookTransport(options: WebhookTransportOptions): OutboxTransport {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return {
+    kind: 'webhook',
+    async publish(message) {
+      const body = encodeOutboxBody(message);
+      const timestamp = Math.floor(Date.now() / 1000);
+      let response: Response;
+      try {
+        response = await fetch(options.url, {
+          method: 'POST',
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+          headers: {
+            'content-type': 'application/json',
+            [webhookHeaders.messageId]: message.messageId,
+            [webhookHeaders.messageType]: message.type,
+            [webhookHeaders.timestamp]: String(timestamp),
+            [webhookHeaders.signature]: signWebhook(options.secret, timestamp, body),
+          },
+        });
+      } catch (cause) {
+        const timedOut = cause instanceof Error && cause.name === 'TimeoutError';
+        throw new EngineError(
+          'outbox_publish_failed',
+          timedOut
+            ? `webhook ${options.url} did not answer within ${timeoutMs} ms`
+            : `webhook ${options.url} unreachable: ${cause instanceof Error ? cause.message : String(cause)}`,
+          { cause },
+        );
+      }
+      if (!response.ok) {
+        const text = await response.text().catch(() => '');
+        throw new EngineError(
+          'outbox_publish_failed',
+          `webhook ${options.url} answered ${response.status}${text === '' ? '' : `: ${text.slice(0, 200)}`}`,
+        );
+      }
+      await response.body?.cancel().catch(() => undefined);
+    },
+  };
+}
