@@ -155,11 +155,13 @@ describe(`the expiration monitor over runs (${testDbKind()})`, () => {
     expect(anomalies[0]?.name).toBe('mr-fragile');
     const stillOpen = await row();
     expect(stillOpen).toMatchObject({ status: 'Waiting', expired_at: null, expiry_attempts: 4 });
+    expect(stillOpen.stuck_reason).toMatch(/^expiry_failed: .*\(attempt 4\): pricing table is gone$/);
     expect(log).not.toContain('unreserve d');
 
     // The cause clears: the next open window expires it, and the count stays.
     fragileBroken = false;
     expect((await t.engine.sweepExpiredRuns()).expired).toEqual([runId]);
+    expect((await row()).stuck_reason).toBeNull();
     expect((await t.drive(runId, { skipTime: false })).run.status).toBe('Expired');
     expect(log.filter((l) => l === 'unreserve d')).toHaveLength(1);
     expect((await row()).expiry_attempts).toBe(4);

@@ -49,6 +49,7 @@ export async function sweepExpiredRuns(
           baseSeconds: cfg.backoff.base_seconds,
           maxSeconds: cfg.backoff.max_seconds,
           now,
+          error: plan.error.message,
         });
         if (!held) continue;
         out.failed.push({ runId, attempts: held.attempts, retryAt: held.retryAt.toISOString() });

@@ -2,17 +2,20 @@ import type { Db } from './types.ts';
 
 /**
  * Counts a failed attempt to expire a run and holds the run off for a window that doubles per
- * failure (base, 2·base, 4·base, ...) up to `maxSeconds`. The count is never reset.
+ * failure (base, 2·base, 4·base, ...) up to `maxSeconds`. The count is never reset. The run says
+ * why it is stuck (`expiry_failed: ...`) until it is expired or moves on by itself.
  */
 export async function holdOffExpiry(
   db: Db,
-  args: { runId: string; baseSeconds: number; maxSeconds: number; now: Date },
+  args: { runId: string; baseSeconds: number; maxSeconds: number; now: Date; error: string },
 ): Promise<{ attempts: number; retryAt: Date } | null> {
   const rows = await db.$queryRaw<{ attempts: number; retry_at: Date }[]>`
     update "sagaflow"."flow_runs"
        set expiry_attempts = expiry_attempts + 1,
            expiry_retry_at = ${args.now}::timestamptz + make_interval(secs =>
-             least(${args.maxSeconds}::float8, ${args.baseSeconds}::float8 * power(2, least(expiry_attempts, 40))))
+             least(${args.maxSeconds}::float8, ${args.baseSeconds}::float8 * power(2, least(expiry_attempts, 40)))),
+           stuck_reason = 'expiry_failed: past its business deadline, but its rollback could not be planned (attempt '
+             || (expiry_attempts + 1)::text || '): ' || left(${args.error}, 500)
      where id = ${args.runId}::uuid and expired_at is null
     returning expiry_attempts as attempts, expiry_retry_at as retry_at`;
   const row = rows[0];

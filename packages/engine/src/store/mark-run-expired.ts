@@ -14,7 +14,7 @@ export async function markRunExpired(
     update "sagaflow"."flow_runs"
        set expired_at = ${args.now}::timestamptz, cancel_requested_at = ${args.now}::timestamptz,
            cancel_reason = ${args.reason}, cancel_deadline_at = ${args.cleanupUntil}::timestamptz,
-           expiry_retry_at = null, updated_at = ${args.now}::timestamptz, version = version + 1
+           expiry_retry_at = null, stuck_reason = null, updated_at = ${args.now}::timestamptz, version = version + 1
      where id = ${args.runId}::uuid and expired_at is null and cancel_requested_at is null
        and expires_at <= ${args.now}::timestamptz and status in ${openRunStatusesSql}`;
   return n === 1;
