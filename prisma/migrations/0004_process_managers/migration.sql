@@ -1,8 +1,8 @@
 -- Process managers (ADR 0008): what deliver, quarantine, release and the timeout scheduler need
 -- beyond 0001's tables.
 
--- The message an instance stopped on, kept whole so `release(..., { mode: 'retry' })` can deliver it again.
-ALTER TABLE "sagaflow"."saga_instances" ADD COLUMN "failure_message_id" TEXT;
+-- The payload of the message an instance stopped on (its id is the failure's redelivery key and its
+-- type is failure_message_type), kept so `release(..., { mode: 'retry' })` can deliver it again.
 ALTER TABLE "sagaflow"."saga_instances" ADD COLUMN "failure_payload" JSONB;
 
 -- Who and why, for operator commands, releases and quarantines (the audit lives in the history).

@@ -16,5 +16,12 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   duplicate_business_key: 'CONFLICT',
   run_not_found: 'NOT_FOUND',
   run_not_open: 'CONFLICT',
+  invalid_definition: 'INTERNAL_SERVER_ERROR',
+  unknown_process: 'BAD_REQUEST',
+  instance_not_found: 'NOT_FOUND',
+  instance_not_quarantined: 'CONFLICT',
+  state_undecodable: 'INTERNAL_SERVER_ERROR',
+  version_conflict: 'CONFLICT',
+  release_failed: 'CONFLICT',
   internal: 'INTERNAL_SERVER_ERROR',
 };

@@ -16,9 +16,16 @@ export type EngineErrorCode =
   | 'duplicate_business_key'
   | 'run_not_found'
   | 'run_not_open'
+  | 'invalid_definition'
+  | 'unknown_process'
+  | 'instance_not_found'
+  | 'instance_not_quarantined'
+  | 'state_undecodable'
+  | 'version_conflict'
+  | 'release_failed'
   | 'internal';
 
-const retryableCodes: ReadonlySet<EngineErrorCode> = new Set(['database_unreachable']);
+const retryableCodes: ReadonlySet<EngineErrorCode> = new Set(['database_unreachable', 'version_conflict']);
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';
