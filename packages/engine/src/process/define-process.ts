@@ -81,11 +81,11 @@ export interface ProcessSpec<
   /** Accepted message types and their payload schemas. A message of another type is refused before any write. */
   messages: M;
   /** Message → instance key. A message with a transition out of `initial` starts an instance. */
-  correlate: (message: ProcessMessageOf<M>) => string;
+  correlate: (message: ProcessMessageOf<NoInfer<M>>) => string;
   timeouts?: T;
   /** The transition table: per message or timeout type, the transitions it may take. */
   on: {
-    [K in keyof M | keyof T]?: readonly TransitionSpec<
+    [K in keyof NoInfer<M> | keyof NoInfer<T>]?: readonly TransitionSpec<
       S,
       z.output<DS>,
       K extends keyof M ? z.output<M[K]> : TimeoutPayload
