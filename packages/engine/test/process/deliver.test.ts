@@ -46,6 +46,8 @@ describe(`deliver: one transaction per message (${testDbKind()})`, () => {
     ]);
     expect(rows.outbox[1]?.payload).toEqual({ orderId: order, reservationId: `res-${order}` });
     expect(rows.outbox[0]?.headers).toMatchObject({ 'sagaflow-causation-id': pay.id });
+    expect(rows.outbox.every((o) => o.source_id === rows.instance?.id && o.attempts === 0)).toBe(true);
+    expect(rows.outbox[0]?.available_at).toEqual(rows.instance?.created_at);
     expect(rows.inbox.map((i) => [i.consumer, i.message_id]).sort()).toEqual(
       [
         ['order-fulfilment', pay.id],
@@ -139,6 +141,24 @@ describe(`deliver: one transaction per message (${testDbKind()})`, () => {
       [`order-fulfilment/${timeoutId}/1`, 'ReleaseInventory'],
     ]);
     expect(rows.inbox.map((i) => i.message_id)).toContain(timeoutId);
+  });
+
+  it('the scheduler loop delivers due timeouts without anyone sweeping by hand, and stops', async () => {
+    const { pm, clock } = processManagerOn(db);
+    const order = newOrderId();
+    await pm.deliver('order-fulfilment', msg.paymentCaptured(order));
+    await pm.deliver('order-fulfilment', msg.inventoryReserved(order));
+    clock.advance(twoHours);
+    pm.startTimeoutScheduler({ intervalMs: 20 });
+    try {
+      const deadline = Date.now() + 10_000;
+      while ((await rowsOf(db, order)).timeouts[0]?.status !== 'Delivered' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    } finally {
+      await pm.stopTimeoutScheduler();
+    }
+    expect((await rowsOf(db, order)).instance?.current_state).toBe('Refunding');
   });
 
   it('failed compensation ends in ManualReview, an open (ACTIVE) state, not a silent failure', async () => {

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import type { Database } from '../../src/db/database.ts';
+import { createEngine } from '../../src/index.ts';
+import { TestClock } from '../../src/testing/test-clock.ts';
 import { openTestDatabase, testDbKind } from '../support/test-database.ts';
 import { fragileProcess } from './support/fragile-process.ts';
 import { orderFulfilment } from './support/order-fulfilment.ts';
@@ -40,6 +43,29 @@ describe(`instances: find and findByStatus (${testDbKind()})`, () => {
     });
     expect(await pm.find('6f1d7a9e-0000-4000-8000-000000000000')).toBeNull();
     await expect(pm.find('nope')).rejects.toMatchObject({ code: 'invalid_input' });
+  });
+
+  it('an engine built with processes exposes the same manager as engine.processes', async () => {
+    const clock = new TestClock(new Date('2026-04-01T00:00:00.000Z'));
+    const engine = createEngine({
+      db,
+      flows: [],
+      actions: [],
+      processes: [orderFulfilment()],
+      clock,
+      logger: pino({ level: 'silent' }),
+      config: { processes: { quarantine_after_seconds: 60 } },
+    });
+    const order = newOrderId();
+    const r = await engine.processes.deliver('order-fulfilment', msg.paymentCaptured(order));
+    expect(r.outcome).toBe('applied');
+    expect(await engine.processes.find(r.instanceId!)).toMatchObject({
+      currentState: 'ReservingInventory',
+      createdAt: clock.now(),
+    });
+    expect(() =>
+      createEngine({ db, flows: [], actions: [], config: { processes: { quarantine_after_seconds: 0 } } }),
+    ).toThrow(/processes\.quarantine_after_seconds/);
   });
 
   it('findByStatus: strictly before the instant, stalest first, at most limit, never decoding state', async () => {
