@@ -1,6 +1,7 @@
 import { claimDueProcessTimeout, type DbDueTimeout } from '../store/claim-due-process-timeout.ts';
 import { markProcessTimeoutDelivered } from '../store/mark-process-timeout-delivered.ts';
 import { markProcessTimeoutFailed } from '../store/mark-process-timeout-failed.ts';
+import { recordHeldTimeouts } from '../store/record-held-timeouts.ts';
 import { deliverInTransaction } from './deliver-in-transaction.ts';
 import { inTransaction, type ProcessDeps } from './process-deps.ts';
 import { errorMessage } from './record-failure.ts';
@@ -11,6 +12,7 @@ import { withStoreRetry } from './store-retry.ts';
  * each through the same transaction as any message, its row id as the message id, marking it
  * Delivered in that transaction. A stale timeout becomes a recorded no-op. A timeout whose delivery
  * throws records nothing on the instance (seed 002); it stays Pending and is tried again later.
+ * Timers of a quarantined instance stay armed (Pending) and are noted once as `skipped_quarantined`.
  */
 export async function sweepProcessTimeouts(
   deps: ProcessDeps,
@@ -20,6 +22,12 @@ export async function sweepProcessTimeouts(
   const processNames = [...deps.definitions.keys()];
   let delivered = 0;
   let failed = 0;
+  // A quarantined instance's due timers are not claimed; each is noted once in its history.
+  await withStoreRetry(
+    deps.storeRetry,
+    () => recordHeldTimeouts(deps.prisma, { now: deps.clock.now(), processNames }),
+    deps.sleep,
+  );
   while (delivered + failed < limit) {
     let claimed: DbDueTimeout | null = null;
     try {

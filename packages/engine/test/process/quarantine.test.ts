@@ -164,7 +164,10 @@ describe(`quarantine (${testDbKind()})`, () => {
     expect(s.inbox).toEqual(quarantined.inbox);
     expect(s.transitions.slice(quarantined.transitions.length)).toMatchObject([
       { outcome: 'skipped_quarantined', message_id: late.id },
+      { outcome: 'skipped_quarantined', message_id: s.timeouts[0]?.id, message_type: 'ShipmentTimeout' },
     ]);
+    await pm.sweepProcessTimeouts();
+    expect((await rowsOf(db, stuck.order)).transitions).toHaveLength(s.transitions.length);
     expect(s.instance?.state).toMatchObject({ orderId: stuck.order, reservationId: `res-${stuck.order}` });
 
     const h = await rowsOf(db, healthy.order);
