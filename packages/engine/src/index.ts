@@ -44,6 +44,7 @@ export {
   type TransitionSpec,
 } from './process/define-process.ts';
 export type { DeliverOutcome, DeliverResult } from './process/deliver-in-transaction.ts';
+export { describeProcess, type ProcessDescription } from './process/describe-process.ts';
 export {
   instanceStatuses,
   type InstanceFailure,
@@ -51,6 +52,7 @@ export {
   type ProcessInstance,
 } from './process/instance-view.ts';
 export type { IncomingMessage } from './process/parse-message.ts';
+export type { OperatorCommandPreview } from './process/preview-operator-command.ts';
 export type { ReleaseOptions, ReleaseResult } from './process/release-instance.ts';
 export type { OperatorCommand, OperatorCommandResult } from './process/run-operator-command.ts';
 export {

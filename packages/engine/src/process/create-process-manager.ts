@@ -10,6 +10,7 @@ import type { DeliverResult } from './deliver-in-transaction.ts';
 import { findInstance, findInstancesByStatus } from './find-instances.ts';
 import type { InstanceStatus, ProcessInstance } from './instance-view.ts';
 import type { IncomingMessage } from './parse-message.ts';
+import { previewOperatorCommand, type OperatorCommandPreview } from './preview-operator-command.ts';
 import type { ProcessDeps, ProcessFaults } from './process-deps.ts';
 import { releaseInstance, type ReleaseOptions, type ReleaseResult } from './release-instance.ts';
 import { runOperatorCommand, type OperatorCommand, type OperatorCommandResult } from './run-operator-command.ts';
@@ -49,6 +50,12 @@ export interface ProcessManager {
     instanceId: string,
     command: OperatorCommand,
   ): Promise<OperatorCommandResult>;
+  /** What `runOperatorCommand` would do now, without writing. */
+  previewOperatorCommand(
+    process: string | ProcessDefinition,
+    instanceId: string,
+    command: OperatorCommand,
+  ): Promise<OperatorCommandPreview>;
   release(instanceId: string, options: ReleaseOptions): Promise<ReleaseResult>;
 }
 
@@ -96,6 +103,7 @@ export function buildProcessManager(
     findByStatus: (status, updatedBefore, limit, opts) =>
       findInstancesByStatus(deps, status, updatedBefore, limit, opts),
     runOperatorCommand: (process, id, cmd) => runOperatorCommand(deps, process, id, cmd),
+    previewOperatorCommand: (process, id, cmd) => previewOperatorCommand(deps, process, id, cmd),
     release: (id, opts) => releaseInstance(deps, id, opts),
   };
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { parseEngineConfig } from '../runtime/engine-config.ts';
 import { decide } from './decide.ts';
 import { defineProcess } from './define-process.ts';
+import { describeProcess } from './describe-process.ts';
 import { parseMessage } from './parse-message.ts';
 
 const base = {
@@ -108,5 +109,28 @@ describe('processes config', () => {
     expect(() => parseEngineConfig({ processes: { store_retry: { max_attempts: 0 } } })).toThrow(
       /store_retry\.max_attempts/,
     );
+  });
+});
+
+describe('describeProcess', () => {
+  it('gives the console the state table and a JSON Schema per operator command', () => {
+    const door = defineProcess({
+      ...base,
+      timeouts: { Creak: { afterMs: 1000, expects: 'Open' } },
+      on: { Push: [{ from: 'Closed', to: 'Open', schedule: ['Creak'] }], Creak: [{ from: 'Open', to: 'Closed' }] },
+      operatorInputs: { Unhinge: z.object({ why: z.string().min(3) }) },
+      operatorCommands: { Unhinge: { from: ['Open', 'Closed'], to: 'Gone', description: 'Take the door off.' } },
+    });
+    const d = describeProcess(door);
+    expect(JSON.parse(JSON.stringify(d))).toEqual(d);
+    expect(d.transitions).toEqual([
+      { on: 'Push', kind: 'message', from: ['Closed'], to: 'Open', late: false, guarded: false },
+      { on: 'Creak', kind: 'timeout', from: ['Open'], to: 'Closed', late: false, guarded: false },
+    ]);
+    expect(d.operatorCommands[0]).toMatchObject({
+      name: 'Unhinge',
+      to: 'Gone',
+      inputSchema: { type: 'object', properties: { why: { type: 'string', minLength: 3 } }, required: ['why'] },
+    });
   });
 });

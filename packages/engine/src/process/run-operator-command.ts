@@ -42,18 +42,8 @@ export function requireText(value: unknown, field: string): string {
   return value;
 }
 
-/**
- * Applies an operator command through the same lock, transition, outbox and inbox transaction as an
- * automated message; its history row (outcome `repair`) carries the operator and the reason. The
- * idempotency key is its message id: resubmitting it is a no-op.
- */
-export async function runOperatorCommand(
-  deps: ProcessDeps,
-  process: string | ProcessDefinition,
-  instanceId: string,
-  cmd: OperatorCommand,
-): Promise<OperatorCommandResult> {
-  const def = definitionOf(deps, process);
+/** Validates an operator command before any read or write; the error names the field. */
+export function parseOperatorCommand(def: ProcessDefinition, instanceId: string, cmd: OperatorCommand) {
   const id = requireInstanceId(instanceId);
   const spec = Object.hasOwn(def.operatorCommands, cmd.command) ? def.operatorCommands[cmd.command] : undefined;
   const schema = def.operatorInputs[cmd.command];
@@ -69,10 +59,43 @@ export async function runOperatorCommand(
   }
   if (!def.states.includes(cmd.expectedState))
     throw new EngineError('invalid_input', `expectedState: "${cmd.expectedState}" is not a state of "${def.name}"`);
-  const operator = requireText(cmd.operator, 'operator');
-  const reason = requireText(cmd.reason, 'reason');
-  const messageId = `operator:${requireText(cmd.idempotencyKey, 'idempotencyKey')}`;
-  const messageType = `operator:${cmd.command}`;
+  return {
+    id,
+    spec,
+    input: parsed.data,
+    operator: requireText(cmd.operator, 'operator'),
+    reason: requireText(cmd.reason, 'reason'),
+    messageId: `operator:${requireText(cmd.idempotencyKey, 'idempotencyKey')}`,
+    messageType: `operator:${cmd.command}`,
+  };
+}
+
+/** Why an operator command cannot apply to this instance as it is now, or null if it can. */
+export function checkOperatorCommand(
+  row: { status: string; current_state: string },
+  expectedState: string,
+  spec: { from: readonly string[] },
+): (OperatorCommandResult & { outcome: 'rejected' }) | null {
+  const currentState = row.current_state;
+  if (row.status === 'QUARANTINED') return { outcome: 'rejected', reason: 'quarantined', currentState };
+  if (currentState !== expectedState) return { outcome: 'rejected', reason: 'expected_state_changed', currentState };
+  if (!spec.from.includes(currentState)) return { outcome: 'rejected', reason: 'not_allowed_in_state', currentState };
+  return null;
+}
+
+/**
+ * Applies an operator command through the same lock, transition, outbox and inbox transaction as an
+ * automated message; its history row (outcome `repair`) carries the operator and the reason. The
+ * idempotency key is its message id: resubmitting it is a no-op.
+ */
+export async function runOperatorCommand(
+  deps: ProcessDeps,
+  process: string | ProcessDefinition,
+  instanceId: string,
+  cmd: OperatorCommand,
+): Promise<OperatorCommandResult> {
+  const def = definitionOf(deps, process);
+  const { id, spec, input, operator, reason, messageId, messageType } = parseOperatorCommand(def, instanceId, cmd);
 
   return withStoreRetry(
     deps.storeRetry,
@@ -82,18 +105,15 @@ export async function runOperatorCommand(
         if (!row || row.process_name !== def.name)
           throw new EngineError('instance_not_found', `no instance ${id} of "${def.name}"`);
         if (await hasInboxMessage(tx, { consumer: def.name, messageId })) return { outcome: 'duplicate' };
+        const rejected = checkOperatorCommand(row, cmd.expectedState, spec);
+        if (rejected) return rejected;
         const currentState = row.current_state;
-        if (row.status === 'QUARANTINED') return { outcome: 'rejected', reason: 'quarantined', currentState };
-        if (currentState !== cmd.expectedState)
-          return { outcome: 'rejected', reason: 'expected_state_changed', currentState };
-        if (!spec.from.includes(currentState))
-          return { outcome: 'rejected', reason: 'not_allowed_in_state', currentState };
         const data = decodeStateOrThrow(def, row.state, row.id);
-        const result = spec.then?.(data, parsed.data, { key: row.correlation_key }) ?? {};
+        const result = spec.then?.(data, input, { key: row.correlation_key }) ?? {};
         const decision = applied(def, { state: currentState, data }, spec.to, result, [], false);
         await applyDecision(tx, deps, def, row, { id: messageId, type: messageType }, decision, {
           outcome: 'repair',
-          detail: { operator, reason, command: cmd.command, input: parsed.data as Json },
+          detail: { operator, reason, command: cmd.command, input: input as Json },
         });
         return { outcome: 'applied', from: decision.from, to: decision.to, commands: decision.commands.length };
       }),

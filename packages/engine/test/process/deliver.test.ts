@@ -210,6 +210,17 @@ describe(`deliver: one transaction per message (${testDbKind()})`, () => {
       reason: 'provider fixed the card issue',
       idempotencyKey: `k-${order}`,
     };
+    const before = await rowsOf(db, order);
+    expect(await pm.previewOperatorCommand('order-fulfilment', id, repair)).toEqual({
+      outcome: 'would_apply',
+      from: 'ManualReview',
+      to: 'Refunding',
+      commands: [
+        { type: 'RefundPayment', destination: 'payments', payload: { orderId: order, paymentId: `pay-${order}` } },
+      ],
+      timeouts: [],
+    });
+    expect(await rowsOf(db, order)).toEqual(before);
     expect(await pm.runOperatorCommand('order-fulfilment', id, repair)).toEqual({
       outcome: 'applied',
       from: 'ManualReview',
@@ -231,6 +242,7 @@ describe(`deliver: one transaction per message (${testDbKind()})`, () => {
     });
 
     expect((await pm.runOperatorCommand('order-fulfilment', id, repair)).outcome).toBe('duplicate');
+    expect((await pm.previewOperatorCommand('order-fulfilment', id, repair)).outcome).toBe('duplicate');
     const stale = await pm.runOperatorCommand('order-fulfilment', id, {
       ...repair,
       command: 'AcceptLateBooking',
