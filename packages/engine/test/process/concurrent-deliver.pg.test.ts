@@ -3,6 +3,7 @@ import type { Database } from '../../src/db/database.ts';
 import { defaultStoreRetry, isTransientStoreError } from '../../src/index.ts';
 import { withStoreRetry } from '../../src/process/store-retry.ts';
 import { openTestDatabase } from '../support/test-database.ts';
+import { twoHours } from './support/order-fulfilment.ts';
 import { msg, newOrderId, processManagerOn, rowsOf } from './support/process-harness.ts';
 
 const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -91,6 +92,25 @@ describe('concurrent handlers on one instance (postgres)', () => {
     expect(await delivery).toMatchObject({ outcome: 'ignored', reason: 'not_accepted_in_state' });
     expect((await rowsOf(db, order)).outbox).toHaveLength(1);
     expect(waits).toEqual([]);
+  });
+
+  it('three schedulers sweeping at once deliver each due timeout exactly once', async () => {
+    const { pm, clock } = processManagerOn(db, { faults: { afterLock: () => pause(5) } });
+    const orders = Array.from({ length: 12 }, () => newOrderId());
+    for (const order of orders) {
+      await pm.deliver('order-fulfilment', msg.paymentCaptured(order));
+      await pm.deliver('order-fulfilment', msg.inventoryReserved(order));
+    }
+    clock.advance(twoHours);
+    const sweeps = await Promise.all([pm.sweepProcessTimeouts(), pm.sweepProcessTimeouts(), pm.sweepProcessTimeouts()]);
+    expect(sweeps.reduce((n, s) => n + s.delivered, 0)).toBe(12);
+    for (const order of orders) {
+      const rows = await rowsOf(db, order);
+      expect(rows.instance?.current_state).toBe('Refunding');
+      expect(rows.timeouts.map((t) => t.status)).toEqual(['Delivered']);
+      expect(rows.transitions.filter((t) => t.message_type === 'ShipmentTimeout')).toHaveLength(1);
+      expect(rows.outbox.filter((o) => o.type === 'RefundPayment')).toHaveLength(1);
+    }
   });
 
   it('a real deadlock is classified transient and retried until both transactions commit', async () => {
