@@ -23,6 +23,13 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   run_not_open: 409,
   outbox_unroutable: 500,
   outbox_publish_failed: 502,
+  invalid_definition: 500,
+  unknown_process: 400,
+  instance_not_found: 404,
+  instance_not_quarantined: 409,
+  state_undecodable: 500,
+  version_conflict: 409,
+  release_failed: 409,
   internal: 500,
 };
 

@@ -13,6 +13,8 @@ import { terminateRun } from './api/terminate-run.ts';
 import type { Database } from './db/database.ts';
 import type { ActionDefinition, Json } from './definitions/define-action.ts';
 import type { FlowDefinition } from './definitions/flow-context.ts';
+import { buildProcessManager, type ProcessManager } from './process/create-process-manager.ts';
+import type { ProcessDefinition } from './process/define-process.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
 import { createEngineEvents, type EngineEvents } from './runtime/engine-events.ts';
@@ -28,6 +30,8 @@ export interface EngineOptions {
   db: Database;
   flows: readonly FlowDefinition<never, Json>[];
   actions: readonly ActionDefinition<never, Json>[];
+  /** Process managers (state machines reacting to messages); see `engine.processes`. */
+  processes?: readonly ProcessDefinition[];
   config?: EngineConfigInput;
   logger?: Logger;
   /** Business time; the test kit passes a controllable one. */
@@ -41,6 +45,8 @@ export interface EngineOptions {
 export interface Engine {
   readonly config: EngineConfig;
   readonly events: EngineEvents;
+  /** The process managers registered with `processes`: deliver, timeouts, instances, repairs. */
+  readonly processes: ProcessManager;
   startFlow<I extends Json>(
     flow: FlowDefinition<I, Json> | string,
     input: I,
@@ -125,8 +131,17 @@ export function createEngine(options: EngineOptions): Engine {
   };
   const nudge = () => pool?.nudge();
 
+  const processes = buildProcessManager({
+    db: options.db,
+    processes: options.processes ?? [],
+    config: config.processes,
+    clock: deps.clock,
+    logger,
+  });
+
   return {
     config,
+    processes,
     events: events.emitter,
     runtime: deps,
     async startFlow(flow, input, opts = {}) {

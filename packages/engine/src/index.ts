@@ -37,6 +37,43 @@ export { webhookTransport, type WebhookTransportOptions } from './outbox/webhook
 export { systemClock, type Clock } from './runtime/clock.ts';
 export { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
 export type { EngineEventMap, EngineEventName, EngineEvents, EngineListener } from './runtime/engine-events.ts';
+export {
+  createProcessManager,
+  type ProcessManager,
+  type ProcessManagerOptions,
+} from './process/create-process-manager.ts';
+export { decide, type ArmedTimeout, type Decision, type IgnoreReason, type ProcessSnapshot } from './process/decide.ts';
+export {
+  defineProcess,
+  type EmittedCommand,
+  type OperatorCommandSpec,
+  type ProcessDefinition,
+  type ProcessMessageOf,
+  type ProcessSpec,
+  type ScheduledTimeout,
+  type TimeoutPayload,
+  type TimeoutSpec,
+  type TransitionResult,
+  type TransitionSpec,
+} from './process/define-process.ts';
+export type { DeliverOutcome, DeliverResult } from './process/deliver-in-transaction.ts';
+export { describeProcess, type ProcessDescription } from './process/describe-process.ts';
+export {
+  instanceStatuses,
+  type InstanceFailure,
+  type InstanceStatus,
+  type ProcessInstance,
+} from './process/instance-view.ts';
+export type { IncomingMessage } from './process/parse-message.ts';
+export type { OperatorCommandPreview } from './process/preview-operator-command.ts';
+export type { ReleaseOptions, ReleaseResult } from './process/release-instance.ts';
+export type { OperatorCommand, OperatorCommandResult } from './process/run-operator-command.ts';
+export {
+  defaultStoreRetry,
+  isTransientStoreError,
+  storeRetryDelay,
+  type StoreRetryPolicy,
+} from './process/store-retry.ts';
 export { FlowError, isFlowError, type FlowErrorCode } from './runtime/flow-error.ts';
 export type { ClaimedStep, TransactionalHooks } from './runtime/runtime-deps.ts';
 export type {

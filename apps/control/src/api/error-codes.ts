@@ -18,5 +18,12 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   run_not_open: 'CONFLICT',
   outbox_unroutable: 'INTERNAL_SERVER_ERROR',
   outbox_publish_failed: 'BAD_GATEWAY',
+  invalid_definition: 'INTERNAL_SERVER_ERROR',
+  unknown_process: 'BAD_REQUEST',
+  instance_not_found: 'NOT_FOUND',
+  instance_not_quarantined: 'CONFLICT',
+  state_undecodable: 'INTERNAL_SERVER_ERROR',
+  version_conflict: 'CONFLICT',
+  release_failed: 'CONFLICT',
   internal: 'INTERNAL_SERVER_ERROR',
 };

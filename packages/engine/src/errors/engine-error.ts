@@ -18,9 +18,20 @@ export type EngineErrorCode =
   | 'run_not_open'
   | 'outbox_unroutable'
   | 'outbox_publish_failed'
+  | 'invalid_definition'
+  | 'unknown_process'
+  | 'instance_not_found'
+  | 'instance_not_quarantined'
+  | 'state_undecodable'
+  | 'version_conflict'
+  | 'release_failed'
   | 'internal';
 
-const retryableCodes: ReadonlySet<EngineErrorCode> = new Set(['database_unreachable', 'outbox_publish_failed']);
+const retryableCodes: ReadonlySet<EngineErrorCode> = new Set([
+  'database_unreachable',
+  'outbox_publish_failed',
+  'version_conflict',
+]);
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

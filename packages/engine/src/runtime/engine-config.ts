@@ -107,6 +107,31 @@ export const engineConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** Process managers (seeds 002 and 004). */
+    processes: z
+      .object({
+        /**
+         * Quarantine budget, measured from an instance's first recorded failure. Absent = quarantine
+         * off (the default). Zero, negative and null are refused: leave it out to turn it off.
+         */
+        quarantine_after_seconds: seconds.optional(),
+        /** Transient database errors (serialization, deadlock, lost connection) are retried first. */
+        store_retry: z
+          .object({
+            /** Total attempts, the first included; 1 = no retry. */
+            max_attempts: z.number().int().min(1).max(100).default(10),
+            base_delay_ms: z.number().int().min(0).max(60_000).default(100),
+            max_delay_ms: z.number().int().min(0).max(600_000).default(2000),
+          })
+          .strict()
+          .prefault({}),
+        /** A timeout whose delivery threw is tried again this much later (its deadline stays). */
+        timeout_retry_seconds: seconds.default(30),
+        /** How long one deliver transaction may wait for, and hold, its connection. */
+        transaction_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
+      })
+      .strict()
+      .prefault({}),
     logging: z
       .object({
         /** Level at which anomalies are also logged; null = off. */

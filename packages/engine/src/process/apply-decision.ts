@@ -1,0 +1,88 @@
+import type { Json } from '../definitions/define-action.ts';
+import { EngineError } from '../errors/engine-error.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
+import { insertInboxMessage } from '../store/insert-inbox-message.ts';
+import { insertOutboxMessage } from '../store/insert-outbox-message.ts';
+import { insertProcessTimeout } from '../store/insert-process-timeout.ts';
+import { insertProcessTransition } from '../store/insert-process-transition.ts';
+import type { DbSagaInstance } from '../store/lock-saga-instance.ts';
+import { saveSagaInstance } from '../store/save-saga-instance.ts';
+import type { Decision } from './decide.ts';
+import type { ProcessDefinition } from './define-process.ts';
+import type { ProcessDeps } from './process-deps.ts';
+
+/** The outbox id of the `index`-th command caused by a message: the same on every retry of it. */
+export function commandMessageId(processName: string, causationId: string, index: number): string {
+  return `${processName}/${causationId}/${index}`;
+}
+
+/**
+ * Writes an applied decision inside the caller's transaction (which holds the instance lock): armed
+ * timeouts, the state save (version-checked), outbox rows, the inbox record and the history row.
+ */
+export async function applyDecision(
+  tx: Prisma.TransactionClient,
+  deps: ProcessDeps,
+  def: ProcessDefinition,
+  row: DbSagaInstance,
+  message: { id: string; type: string },
+  decision: Decision & { kind: 'applied' },
+  history: { outcome: 'applied' | 'repair'; detail: Json | null },
+): Promise<void> {
+  const now = deps.clock.now();
+  for (const t of decision.timeouts) {
+    await insertProcessTimeout(tx, {
+      instanceId: row.id,
+      name: t.name,
+      expectedState: t.expectedState,
+      payload: t.payload,
+      dueAt: new Date(now.getTime() + t.afterMs),
+      now,
+    });
+  }
+  const saved = await saveSagaInstance(tx, {
+    id: row.id,
+    expectedVersion: row.version,
+    state: decision.to,
+    data: decision.data,
+    status: decision.completes ? 'COMPLETED' : 'ACTIVE',
+    messageId: message.id,
+    now,
+  });
+  if (!saved) throw new EngineError('version_conflict', `instance ${row.id} changed under its lock; delivery retried`);
+  for (const [i, c] of decision.commands.entries()) {
+    await insertOutboxMessage(tx, {
+      messageId: commandMessageId(def.name, message.id, i),
+      sourceKind: 'process',
+      sourceId: row.id,
+      type: c.type,
+      destination: c.destination,
+      payload: c.payload,
+      headers: {
+        ...c.headers,
+        'sagaflow-process': def.name,
+        'sagaflow-instance': row.id,
+        'sagaflow-causation-id': message.id,
+      },
+      now,
+    });
+  }
+  await deps.faults.afterOutbox?.(tx, { instanceId: row.id, messageId: message.id });
+  await insertInboxMessage(tx, {
+    consumer: def.name,
+    messageId: message.id,
+    messageType: message.type,
+    instanceId: row.id,
+    now,
+  });
+  await insertProcessTransition(tx, {
+    instanceId: row.id,
+    from: decision.from,
+    to: decision.to,
+    messageId: message.id,
+    messageType: message.type,
+    outcome: history.outcome,
+    detail: decision.late ? { ...(history.detail as object | null), late: true } : history.detail,
+    now,
+  });
+}

@@ -1,0 +1,123 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino, type Logger } from 'pino';
+import type { Database } from '../db/database.ts';
+import { EngineError } from '../errors/engine-error.ts';
+import { systemClock, type Clock } from '../runtime/clock.ts';
+import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from '../runtime/engine-config.ts';
+import type { ProcessDefinition } from './define-process.ts';
+import { deliverMessage } from './deliver-message.ts';
+import type { DeliverResult } from './deliver-in-transaction.ts';
+import { findInstance, findInstancesByStatus } from './find-instances.ts';
+import type { InstanceStatus, ProcessInstance } from './instance-view.ts';
+import type { IncomingMessage } from './parse-message.ts';
+import { previewOperatorCommand, type OperatorCommandPreview } from './preview-operator-command.ts';
+import type { ProcessDeps, ProcessFaults } from './process-deps.ts';
+import { releaseInstance, type ReleaseOptions, type ReleaseResult } from './release-instance.ts';
+import { runOperatorCommand, type OperatorCommand, type OperatorCommandResult } from './run-operator-command.ts';
+import { startTimeoutScheduler, type TimeoutScheduler } from './start-timeout-scheduler.ts';
+import { sweepProcessTimeouts } from './sweep-process-timeouts.ts';
+
+export interface ProcessManagerOptions {
+  db: Database;
+  processes: readonly ProcessDefinition[];
+  /** The `processes` section of the engine config (quarantine budget, store retries). */
+  config?: EngineConfigInput['processes'];
+  clock?: Clock;
+  logger?: Logger;
+  /** @internal Test-kit fault injection. */
+  faults?: ProcessFaults;
+  /** @internal How store retries wait (tests pass a recorder). */
+  sleep?: (ms: number) => Promise<unknown>;
+}
+
+export interface ProcessManager {
+  readonly definitions: ReadonlyMap<string, ProcessDefinition>;
+  /** Delivers one message in one transaction; see {@link deliverMessage}. */
+  deliver(process: string | ProcessDefinition, message: IncomingMessage): Promise<DeliverResult>;
+  /** One pass of the timeout scheduler over due timeouts. */
+  sweepProcessTimeouts(options?: { limit?: number }): Promise<{ delivered: number; failed: number }>;
+  startTimeoutScheduler(options?: { intervalMs?: number }): void;
+  stopTimeoutScheduler(): Promise<void>;
+  find(instanceId: string): Promise<ProcessInstance | null>;
+  findByStatus(
+    status: InstanceStatus,
+    updatedBefore: Date,
+    limit: number,
+    options?: { processName?: string },
+  ): Promise<ProcessInstance[]>;
+  runOperatorCommand(
+    process: string | ProcessDefinition,
+    instanceId: string,
+    command: OperatorCommand,
+  ): Promise<OperatorCommandResult>;
+  /** What `runOperatorCommand` would do now, without writing. */
+  previewOperatorCommand(
+    process: string | ProcessDefinition,
+    instanceId: string,
+    command: OperatorCommand,
+  ): Promise<OperatorCommandPreview>;
+  release(instanceId: string, options: ReleaseOptions): Promise<ReleaseResult>;
+}
+
+/** @internal Builds the manager from an already parsed config (createEngine's path). */
+export function buildProcessManager(
+  options: Omit<ProcessManagerOptions, 'config'> & { config: EngineConfig['processes'] },
+): ProcessManager {
+  const definitions = new Map<string, ProcessDefinition>();
+  for (const def of options.processes) {
+    if (definitions.has(def.name))
+      throw new EngineError('invalid_definition', `process "${def.name}" is registered twice`);
+    definitions.set(def.name, def);
+  }
+  const c = options.config;
+  const deps: ProcessDeps = {
+    prisma: options.db.prisma,
+    definitions,
+    clock: options.clock ?? systemClock,
+    logger: options.logger ?? pino({ name: 'sagaflow' }),
+    quarantineAfterMs: c.quarantine_after_seconds === undefined ? null : c.quarantine_after_seconds * 1000,
+    storeRetry: {
+      maxAttempts: c.store_retry.max_attempts,
+      baseDelayMs: c.store_retry.base_delay_ms,
+      maxDelayMs: c.store_retry.max_delay_ms,
+    },
+    timeoutRetryMs: c.timeout_retry_seconds * 1000,
+    transactionTimeoutMs: c.transaction_timeout_ms,
+    faults: options.faults ?? {},
+    sleep: options.sleep ?? ((ms) => sleep(ms)),
+  };
+  let scheduler: TimeoutScheduler | null = null;
+  return {
+    definitions,
+    deliver: (process, message) => deliverMessage(deps, process, message),
+    sweepProcessTimeouts: (opts) => sweepProcessTimeouts(deps, opts),
+    startTimeoutScheduler(opts = {}) {
+      scheduler ??= startTimeoutScheduler(deps, { intervalMs: opts.intervalMs ?? 1000 });
+    },
+    async stopTimeoutScheduler() {
+      const s = scheduler;
+      scheduler = null;
+      await s?.stop();
+    },
+    find: (id) => findInstance(deps, id),
+    findByStatus: (status, updatedBefore, limit, opts) =>
+      findInstancesByStatus(deps, status, updatedBefore, limit, opts),
+    runOperatorCommand: (process, id, cmd) => runOperatorCommand(deps, process, id, cmd),
+    previewOperatorCommand: (process, id, cmd) => previewOperatorCommand(deps, process, id, cmd),
+    release: (id, opts) => releaseInstance(deps, id, opts),
+  };
+}
+
+/**
+ * Process managers over a database handle the host built: deliver messages, run the timeout
+ * scheduler, inspect instances, repair them. Config is parsed here and refused with the key named.
+ *
+ * @example
+ * const pm = createProcessManager({ db, processes: [fulfilment], config: { quarantine_after_seconds: 300 } });
+ * await pm.deliver('order-fulfilment', { id: 'evt-1', type: 'PaymentCaptured', payload: { orderId: 'o-1', paymentId: 'p-1' } });
+ * pm.startTimeoutScheduler();
+ */
+export function createProcessManager(options: ProcessManagerOptions): ProcessManager {
+  const config = parseEngineConfig({ processes: options.config ?? {} }).processes;
+  return buildProcessManager({ ...options, config });
+}

@@ -1,0 +1,133 @@
+import type { Prisma } from '../generated/prisma/client.ts';
+import { clearInstanceFailure } from '../store/clear-instance-failure.ts';
+import { hasInboxMessage } from '../store/has-inbox-message.ts';
+import { insertInboxMessage } from '../store/insert-inbox-message.ts';
+import { insertProcessTransition } from '../store/insert-process-transition.ts';
+import { insertSagaInstance } from '../store/insert-saga-instance.ts';
+import { lockSagaInstance } from '../store/lock-saga-instance.ts';
+import { applyDecision } from './apply-decision.ts';
+import { decide, type IgnoreReason } from './decide.ts';
+import { startsInstance, type ProcessDefinition } from './define-process.ts';
+import { decodeStateOrThrow } from './decode-state.ts';
+import type { ProcessDeps } from './process-deps.ts';
+
+export type DeliverOutcome =
+  /** The message moved the instance (state saved, commands queued). */
+  | 'applied'
+  /** Not valid in the instance's state (or a stale timeout): handled as a recorded no-op. */
+  | 'ignored'
+  /** Exact redelivery of a handled message id: nothing written. */
+  | 'duplicate'
+  /** The instance is quarantined: skipped (recorded in its history, not in the inbox). */
+  | 'skipped_quarantined'
+  /** It failed past the budget and the instance was quarantined on it; returned, not thrown. */
+  | 'quarantined'
+  /** No instance, and this message does not start one: nothing written. */
+  | 'unroutable';
+
+export interface DeliverResult {
+  outcome: DeliverOutcome;
+  instanceId: string | null;
+  from?: string;
+  to?: string;
+  reason?: IgnoreReason;
+  commands?: number;
+}
+
+/** A message the transaction delivers: a validated incoming one, or a timeout (which expects a state). */
+export interface DeliverableMessage {
+  id: string;
+  type: string;
+  payload: unknown;
+  expectedState?: string;
+}
+
+/**
+ * One delivery, inside the caller's transaction: create the instance if this message starts it, lock
+ * it, check the inbox under the lock, skip a quarantined instance, decide, and write the decision (or
+ * the recorded no-op). Throws whatever the definition's code or the store throws: the caller rolls back.
+ */
+export async function deliverInTransaction(
+  tx: Prisma.TransactionClient,
+  deps: ProcessDeps,
+  def: ProcessDefinition,
+  message: DeliverableMessage,
+  target: { key: string } | { id: string },
+): Promise<DeliverResult> {
+  const now = deps.clock.now();
+  if ('key' in target && startsInstance(def, message.type)) {
+    await insertSagaInstance(tx, {
+      processName: def.name,
+      key: target.key,
+      state: def.initial,
+      data: def.initialData(target.key),
+      now,
+    });
+  }
+  const row = await lockSagaInstance(tx, 'key' in target ? { processName: def.name, key: target.key } : target);
+  if (!row || row.process_name !== def.name) return { outcome: 'unroutable', instanceId: null };
+  await deps.faults.afterLock?.({ instanceId: row.id, messageId: message.id });
+  if (await hasInboxMessage(tx, { consumer: def.name, messageId: message.id })) {
+    return { outcome: 'duplicate', instanceId: row.id };
+  }
+  if (row.status === 'QUARANTINED') {
+    // Not an inbox row: after a release, this message's redelivery must still be applied.
+    await insertProcessTransition(tx, {
+      instanceId: row.id,
+      from: row.current_state,
+      to: row.current_state,
+      messageId: message.id,
+      messageType: message.type,
+      outcome: 'skipped_quarantined',
+      detail: { stoppedOn: row.failure_redelivery_key },
+      now,
+    });
+    return { outcome: 'skipped_quarantined', instanceId: row.id, from: row.current_state, to: row.current_state };
+  }
+  const data = decodeStateOrThrow(def, row.state, row.id);
+  const decision = decide(
+    def,
+    { state: row.current_state, data },
+    {
+      type: message.type,
+      payload: message.payload,
+      ...(message.expectedState === undefined ? {} : { expectedState: message.expectedState }),
+    },
+    { key: row.correlation_key },
+  );
+  if (decision.kind === 'ignored') {
+    await insertInboxMessage(tx, {
+      consumer: def.name,
+      messageId: message.id,
+      messageType: message.type,
+      instanceId: row.id,
+      now,
+    });
+    await insertProcessTransition(tx, {
+      instanceId: row.id,
+      from: row.current_state,
+      to: row.current_state,
+      messageId: message.id,
+      messageType: message.type,
+      outcome: 'ignored',
+      detail: { reason: decision.reason },
+      now,
+    });
+    await clearInstanceFailure(tx, { id: row.id, messageId: message.id, now });
+    return {
+      outcome: 'ignored',
+      instanceId: row.id,
+      from: row.current_state,
+      to: row.current_state,
+      reason: decision.reason,
+    };
+  }
+  await applyDecision(tx, deps, def, row, message, decision, { outcome: 'applied', detail: null });
+  return {
+    outcome: 'applied',
+    instanceId: row.id,
+    from: decision.from,
+    to: decision.to,
+    commands: decision.commands.length,
+  };
+}

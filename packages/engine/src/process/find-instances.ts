@@ -1,0 +1,38 @@
+import { EngineError } from '../errors/engine-error.ts';
+import { findSagaInstance } from '../store/find-saga-instance.ts';
+import { findSagaInstancesByStatus } from '../store/find-saga-instances-by-status.ts';
+import { decodeState } from './decode-state.ts';
+import { instanceStatuses, toProcessInstance, type InstanceStatus, type ProcessInstance } from './instance-view.ts';
+import type { ProcessDeps } from './process-deps.ts';
+import { requireInstanceId } from './run-operator-command.ts';
+
+/** One instance by id. Its state is decoded when it still decodes, else null; it is found either way. */
+export async function findInstance(deps: ProcessDeps, instanceId: string): Promise<ProcessInstance | null> {
+  const row = await findSagaInstance(deps.prisma, requireInstanceId(instanceId));
+  if (!row) return null;
+  const def = deps.definitions.get(row.process_name);
+  const decoded = def ? decodeState(def, row.state) : null;
+  return toProcessInstance(row, decoded?.ok ? decoded.data : null);
+}
+
+/**
+ * Instances in `status` whose updatedAt is strictly before `updatedBefore`, least recently updated
+ * first, at most `limit`: no paging (seed 002). State is never read, so it costs little and lists
+ * instances whose state no longer decodes (with state null).
+ */
+export async function findInstancesByStatus(
+  deps: ProcessDeps,
+  status: InstanceStatus,
+  updatedBefore: Date,
+  limit: number,
+  opts: { processName?: string } = {},
+): Promise<ProcessInstance[]> {
+  if (!instanceStatuses.includes(status))
+    throw new EngineError('invalid_input', `status must be one of ${instanceStatuses.join(', ')}`);
+  if (!(updatedBefore instanceof Date) || Number.isNaN(updatedBefore.getTime()))
+    throw new EngineError('invalid_input', 'updatedBefore must be a valid date');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+    throw new EngineError('invalid_input', 'limit must be an integer from 1 to 10000');
+  const rows = await findSagaInstancesByStatus(deps.prisma, { status, updatedBefore, limit, ...opts });
+  return rows.map((r) => toProcessInstance(r, null));
+}

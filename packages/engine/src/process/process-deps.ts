@@ -1,0 +1,44 @@
+import type { Logger } from 'pino';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { EngineError } from '../errors/engine-error.ts';
+import type { ProcessDefinition } from './define-process.ts';
+import type { StoreRetryPolicy } from './store-retry.ts';
+
+/** Test-kit faults inside the deliver transaction; never set in production. */
+export interface ProcessFaults {
+  /** After the instance row is locked and read: e.g. hold a handler so a rival overlaps it. */
+  afterLock?: (ctx: { instanceId: string; messageId: string }) => Promise<void> | void;
+  /** After the outbox rows are inserted, before the inbox and history rows: throw to roll it all back. */
+  afterOutbox?: (tx: Prisma.TransactionClient, ctx: { instanceId: string; messageId: string }) => Promise<void> | void;
+}
+
+/** What the process-manager operations need, built once. */
+export interface ProcessDeps {
+  prisma: PrismaClient;
+  definitions: ReadonlyMap<string, ProcessDefinition>;
+  clock: Clock;
+  logger: Logger;
+  /** Null: quarantine is off. */
+  quarantineAfterMs: number | null;
+  storeRetry: StoreRetryPolicy;
+  timeoutRetryMs: number;
+  transactionTimeoutMs: number;
+  faults: ProcessFaults;
+  sleep: (ms: number) => Promise<unknown>;
+}
+
+export function definitionOf(deps: ProcessDeps, process: string | ProcessDefinition): ProcessDefinition {
+  const name = typeof process === 'string' ? process : process.name;
+  const def = deps.definitions.get(name);
+  if (!def) throw new EngineError('unknown_process', `no process named "${name}" is registered`);
+  return def;
+}
+
+/** Runs `work` in one transaction with the configured wait and hold limits. */
+export function inTransaction<T>(deps: ProcessDeps, work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  return deps.prisma.$transaction(work, {
+    maxWait: deps.transactionTimeoutMs,
+    timeout: deps.transactionTimeoutMs,
+  });
+}

@@ -1,0 +1,120 @@
+import { insertProcessTransition } from '../store/insert-process-transition.ts';
+import { insertSagaInstance } from '../store/insert-saga-instance.ts';
+import { lockSagaInstance } from '../store/lock-saga-instance.ts';
+import { writeInstanceFailure } from '../store/write-instance-failure.ts';
+import { startsInstance, type ProcessDefinition } from './define-process.ts';
+import type { ParsedMessage } from './parse-message.ts';
+import { inTransaction, type ProcessDeps } from './process-deps.ts';
+import { withStoreRetry } from './store-retry.ts';
+
+/** What a failure did to the record: see seed 002's rules, one branch each. */
+export type FailureRecording = 'nothing' | 'recorded' | 'unchanged' | 'quarantined';
+
+const maxMessageLength = 1000;
+
+export function errorType(err: unknown): string {
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return typeof code === 'string' && err.name === 'EngineError'
+      ? `EngineError:${code}`
+      : err.name || err.constructor.name;
+  }
+  return typeof err;
+}
+
+export function errorMessage(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.length > maxMessageLength ? text.slice(0, maxMessageLength) : text;
+}
+
+/**
+ * Seed 002's failure record, in its own transaction after the delivery rolled back. First failure:
+ * write the record (the caller rethrows). Same message again inside the budget: write nothing.
+ * Another message: rewrite the record, keep firstFailedAt. Past the budget: quarantine on this
+ * message (the caller returns normally). Quarantine off, an instance that cannot be found or created,
+ * or a lost compare-and-set: nothing (the next failure tries again).
+ */
+export async function recordFailure(
+  deps: ProcessDeps,
+  def: ProcessDefinition,
+  key: string,
+  message: ParsedMessage,
+  err: unknown,
+): Promise<{ recording: FailureRecording; instanceId: string | null }> {
+  const budget = deps.quarantineAfterMs;
+  if (budget === null) return { recording: 'nothing', instanceId: null };
+  return withStoreRetry(
+    deps.storeRetry,
+    () =>
+      inTransaction(deps, async (tx): Promise<{ recording: FailureRecording; instanceId: string | null }> => {
+        const nothing = { recording: 'nothing', instanceId: null } as const;
+        const now = deps.clock.now();
+        let row = await lockSagaInstance(tx, { processName: def.name, key });
+        if (!row) {
+          // A message that fails before its instance exists creates the instance to hold the record.
+          if (!startsInstance(def, message.type)) return nothing;
+          await insertSagaInstance(tx, {
+            processName: def.name,
+            key,
+            state: def.initial,
+            data: def.initialData(key),
+            now,
+          });
+          row = await lockSagaInstance(tx, { processName: def.name, key });
+          if (!row) return nothing;
+        }
+        if (row.status !== 'ACTIVE') return nothing;
+        const id = row.id;
+        const record = {
+          redeliveryKey: message.id,
+          messageType: message.type,
+          payload: message.payload,
+          position: message.position,
+          errorType: errorType(err),
+          message: errorMessage(err),
+        };
+        if (row.first_failed_at === null) {
+          const ok = await writeInstanceFailure(tx, {
+            id: row.id,
+            expectedVersion: row.version,
+            record: { ...record, firstFailedAt: now },
+            quarantine: false,
+            now,
+          });
+          return ok ? { recording: 'recorded', instanceId: id } : nothing;
+        }
+        const firstFailedAt = row.first_failed_at;
+        if (now.getTime() - firstFailedAt.getTime() >= budget) {
+          const ok = await writeInstanceFailure(tx, {
+            id: row.id,
+            expectedVersion: row.version,
+            record: { ...record, firstFailedAt },
+            quarantine: true,
+            now,
+          });
+          if (!ok) return nothing;
+          await insertProcessTransition(tx, {
+            instanceId: row.id,
+            from: row.current_state,
+            to: row.current_state,
+            messageId: message.id,
+            messageType: message.type,
+            outcome: 'quarantined',
+            detail: { errorType: record.errorType, firstFailedAt: firstFailedAt.toISOString() },
+            now,
+          });
+          return { recording: 'quarantined', instanceId: id };
+        }
+        if (row.failure_redelivery_key === message.id) return { recording: 'unchanged', instanceId: id };
+        const ok = await writeInstanceFailure(tx, {
+          id: row.id,
+          expectedVersion: row.version,
+          record: { ...record, firstFailedAt },
+          quarantine: false,
+          now,
+        });
+        return ok ? { recording: 'recorded', instanceId: id } : nothing;
+      }),
+    deps.sleep,
+  );
+}

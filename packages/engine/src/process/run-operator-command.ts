@@ -1,0 +1,122 @@
+import type { Json } from '../definitions/define-action.ts';
+import { EngineError } from '../errors/engine-error.ts';
+import { hasInboxMessage } from '../store/has-inbox-message.ts';
+import { lockSagaInstance } from '../store/lock-saga-instance.ts';
+import { applyDecision } from './apply-decision.ts';
+import { applied } from './decide.ts';
+import type { ProcessDefinition } from './define-process.ts';
+import { decodeStateOrThrow } from './decode-state.ts';
+import { definitionOf, inTransaction, type ProcessDeps } from './process-deps.ts';
+import { withStoreRetry } from './store-retry.ts';
+
+/** A typed repair, as seed 004 asks: expected state, who, why, and a fresh idempotency key. */
+export interface OperatorCommand {
+  command: string;
+  input: unknown;
+  /** The state the operator saw; if the instance moved since, the command changes nothing. */
+  expectedState: string;
+  operator: string;
+  reason: string;
+  idempotencyKey: string;
+}
+
+export type OperatorCommandResult =
+  | { outcome: 'applied'; from: string; to: string; commands: number }
+  | { outcome: 'duplicate' }
+  | {
+      outcome: 'rejected';
+      reason: 'expected_state_changed' | 'not_allowed_in_state' | 'quarantined';
+      currentState: string;
+    };
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function requireInstanceId(instanceId: unknown): string {
+  if (typeof instanceId !== 'string' || !uuidPattern.test(instanceId))
+    throw new EngineError('invalid_input', 'instanceId must be a uuid');
+  return instanceId;
+}
+
+export function requireText(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new EngineError('invalid_input', `${field} is required`);
+  return value;
+}
+
+/** Validates an operator command before any read or write; the error names the field. */
+export function parseOperatorCommand(def: ProcessDefinition, instanceId: string, cmd: OperatorCommand) {
+  const id = requireInstanceId(instanceId);
+  const spec = Object.hasOwn(def.operatorCommands, cmd.command) ? def.operatorCommands[cmd.command] : undefined;
+  const schema = def.operatorInputs[cmd.command];
+  if (!spec || !schema)
+    throw new EngineError('invalid_input', `command: "${cmd.command}" is not an operator command of "${def.name}"`);
+  const parsed = schema.safeParse(cmd.input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new EngineError(
+      'invalid_input',
+      `${['input', ...(issue?.path ?? []).map(String)].join('.')}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  if (!def.states.includes(cmd.expectedState))
+    throw new EngineError('invalid_input', `expectedState: "${cmd.expectedState}" is not a state of "${def.name}"`);
+  return {
+    id,
+    spec,
+    input: parsed.data,
+    operator: requireText(cmd.operator, 'operator'),
+    reason: requireText(cmd.reason, 'reason'),
+    messageId: `operator:${requireText(cmd.idempotencyKey, 'idempotencyKey')}`,
+    messageType: `operator:${cmd.command}`,
+  };
+}
+
+/** Why an operator command cannot apply to this instance as it is now, or null if it can. */
+export function checkOperatorCommand(
+  row: { status: string; current_state: string },
+  expectedState: string,
+  spec: { from: readonly string[] },
+): (OperatorCommandResult & { outcome: 'rejected' }) | null {
+  const currentState = row.current_state;
+  if (row.status === 'QUARANTINED') return { outcome: 'rejected', reason: 'quarantined', currentState };
+  if (currentState !== expectedState) return { outcome: 'rejected', reason: 'expected_state_changed', currentState };
+  if (!spec.from.includes(currentState)) return { outcome: 'rejected', reason: 'not_allowed_in_state', currentState };
+  return null;
+}
+
+/**
+ * Applies an operator command through the same lock, transition, outbox and inbox transaction as an
+ * automated message; its history row (outcome `repair`) carries the operator and the reason. The
+ * idempotency key is its message id: resubmitting it is a no-op.
+ */
+export async function runOperatorCommand(
+  deps: ProcessDeps,
+  process: string | ProcessDefinition,
+  instanceId: string,
+  cmd: OperatorCommand,
+): Promise<OperatorCommandResult> {
+  const def = definitionOf(deps, process);
+  const { id, spec, input, operator, reason, messageId, messageType } = parseOperatorCommand(def, instanceId, cmd);
+
+  return withStoreRetry(
+    deps.storeRetry,
+    () =>
+      inTransaction(deps, async (tx): Promise<OperatorCommandResult> => {
+        const row = await lockSagaInstance(tx, { id });
+        if (!row || row.process_name !== def.name)
+          throw new EngineError('instance_not_found', `no instance ${id} of "${def.name}"`);
+        if (await hasInboxMessage(tx, { consumer: def.name, messageId })) return { outcome: 'duplicate' };
+        const rejected = checkOperatorCommand(row, cmd.expectedState, spec);
+        if (rejected) return rejected;
+        const currentState = row.current_state;
+        const data = decodeStateOrThrow(def, row.state, row.id);
+        const result = spec.then?.(data, input, { key: row.correlation_key }) ?? {};
+        const decision = applied(def, { state: currentState, data }, spec.to, result, [], false);
+        await applyDecision(tx, deps, def, row, { id: messageId, type: messageType }, decision, {
+          outcome: 'repair',
+          detail: { operator, reason, command: cmd.command, input: input as Json },
+        });
+        return { outcome: 'applied', from: decision.from, to: decision.to, commands: decision.commands.length };
+      }),
+    deps.sleep,
+  );
+}

@@ -1,0 +1,77 @@
+import { claimDueProcessTimeout, type DbDueTimeout } from '../store/claim-due-process-timeout.ts';
+import { markProcessTimeoutDelivered } from '../store/mark-process-timeout-delivered.ts';
+import { markProcessTimeoutFailed } from '../store/mark-process-timeout-failed.ts';
+import { recordHeldTimeouts } from '../store/record-held-timeouts.ts';
+import { deliverInTransaction } from './deliver-in-transaction.ts';
+import { inTransaction, type ProcessDeps } from './process-deps.ts';
+import { errorMessage } from './record-failure.ts';
+import { withStoreRetry } from './store-retry.ts';
+
+/**
+ * One pass of the timeout scheduler: claims due timeouts one at a time (SKIP LOCKED) and delivers
+ * each through the same transaction as any message, its row id as the message id, marking it
+ * Delivered in that transaction. A stale timeout becomes a recorded no-op. A timeout whose delivery
+ * throws records nothing on the instance (seed 002); it stays Pending and is tried again later.
+ * Timers of a quarantined instance stay armed (Pending) and are noted once as `skipped_quarantined`.
+ */
+export async function sweepProcessTimeouts(
+  deps: ProcessDeps,
+  opts: { limit?: number } = {},
+): Promise<{ delivered: number; failed: number }> {
+  const limit = opts.limit ?? 100;
+  const processNames = [...deps.definitions.keys()];
+  let delivered = 0;
+  let failed = 0;
+  // A quarantined instance's due timers are not claimed; each is noted once in its history.
+  await withStoreRetry(
+    deps.storeRetry,
+    () => recordHeldTimeouts(deps.prisma, { now: deps.clock.now(), processNames }),
+    deps.sleep,
+  );
+  while (delivered + failed < limit) {
+    let claimed: DbDueTimeout | null = null;
+    try {
+      const done = await withStoreRetry(
+        deps.storeRetry,
+        () =>
+          inTransaction(deps, async (tx) => {
+            claimed = null;
+            const due = await claimDueProcessTimeout(tx, { now: deps.clock.now(), processNames });
+            if (!due) return false;
+            claimed = due;
+            const def = deps.definitions.get(due.process_name);
+            if (!def) return false;
+            const payload = { ...(due.payload as object), expectedState: due.expected_state };
+            const r = await deliverInTransaction(
+              tx,
+              deps,
+              def,
+              { id: due.id, type: due.name, payload, expectedState: due.expected_state },
+              { id: due.instance_id },
+            );
+            // Quarantined after the claim: leave it armed, as a quarantined instance's timers are.
+            if (r.outcome !== 'skipped_quarantined')
+              await markProcessTimeoutDelivered(tx, { id: due.id, now: deps.clock.now() });
+            return true;
+          }),
+        deps.sleep,
+      );
+      if (!done) break;
+      delivered++;
+    } catch (err) {
+      const due = claimed as DbDueTimeout | null;
+      if (!due) throw err;
+      failed++;
+      deps.logger.warn(
+        { err, timeout: due.id, name: due.name },
+        'process timeout delivery failed; it will be tried again',
+      );
+      await markProcessTimeoutFailed(deps.prisma, {
+        id: due.id,
+        error: errorMessage(err),
+        retryAt: new Date(deps.clock.now().getTime() + deps.timeoutRetryMs),
+      }).catch((markErr: unknown) => deps.logger.error({ err: markErr }, 'could not mark a failed timeout'));
+    }
+  }
+  return { delivered, failed };
+}

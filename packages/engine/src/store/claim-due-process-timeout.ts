@@ -1,0 +1,33 @@
+import type { Db } from './types.ts';
+
+export interface DbDueTimeout {
+  id: string;
+  instance_id: string;
+  process_name: string;
+  name: string;
+  expected_state: string;
+  payload: unknown;
+  attempts: number;
+}
+
+/**
+ * Claims one due timeout for the rest of the caller's transaction. SKIP LOCKED lets any number of
+ * schedulers sweep at once. A quarantined instance's timers are not claimed: they stay armed.
+ */
+export async function claimDueProcessTimeout(
+  db: Db,
+  args: { now: Date; processNames: readonly string[] },
+): Promise<DbDueTimeout | null> {
+  const rows = await db.$queryRaw<DbDueTimeout[]>`
+    select t.id::text as id, t.instance_id::text as instance_id, i.process_name, t.name, t.expected_state, t.payload, t.attempts
+      from "sagaflow"."process_timeouts" t
+      join "sagaflow"."saga_instances" i on i.id = t.instance_id
+     where t.status = 'Pending'
+       and coalesce(t.retry_at, t.due_at) <= ${args.now}::timestamptz
+       and i.status <> 'QUARANTINED'
+       and i.process_name = any(${args.processNames}::text[])
+     order by t.due_at, t.id
+     limit 1
+       for update of t skip locked`;
+  return rows[0] ?? null;
+}

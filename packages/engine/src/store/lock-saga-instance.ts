@@ -1,0 +1,39 @@
+import { Prisma } from '../generated/prisma/client.ts';
+import type { Db } from './types.ts';
+
+/** An instance row as the deliver path reads it (state undecoded: jsonb as the driver returns it). */
+export interface DbSagaInstance {
+  id: string;
+  process_name: string;
+  correlation_key: string;
+  status: 'ACTIVE' | 'COMPLETED' | 'QUARANTINED';
+  current_state: string;
+  state: unknown;
+  version: number;
+  failure_redelivery_key: string | null;
+  failure_message_type: string | null;
+  failure_payload: unknown;
+  failure_position: bigint | null;
+  first_failed_at: Date | null;
+}
+
+/**
+ * Reads an instance and locks its row until the transaction ends (`for update`): every handler of
+ * one instance is serialised here, so two cannot both advance one state.
+ */
+export async function lockSagaInstance(
+  db: Db,
+  by: { processName: string; key: string } | { id: string },
+): Promise<DbSagaInstance | null> {
+  const where =
+    'id' in by
+      ? Prisma.sql`id = ${by.id}::uuid`
+      : Prisma.sql`process_name = ${by.processName} and correlation_key = ${by.key}`;
+  const rows = await db.$queryRaw<DbSagaInstance[]>(Prisma.sql`
+    select id::text as id, process_name, correlation_key, status, current_state, state, version,
+           failure_redelivery_key, failure_message_type, failure_payload,
+           failure_position, first_failed_at
+      from "sagaflow"."saga_instances" where ${where}
+       for update`);
+  return rows[0] ?? null;
+}

@@ -1,0 +1,8 @@
+import type { Db } from './types.ts';
+
+export async function markProcessTimeoutDelivered(db: Db, args: { id: string; now: Date }): Promise<void> {
+  await db.$executeRaw`
+    update "sagaflow"."process_timeouts"
+       set status = 'Delivered', delivered_at = ${args.now}::timestamptz, retry_at = null
+     where id = ${args.id}::uuid and status = 'Pending'`;
+}

@@ -1,0 +1,25 @@
+import type { Db } from './types.ts';
+
+/**
+ * Records, once per timer, that a due timeout of a quarantined instance was held back: a
+ * `skipped_quarantined` history row named after the timeout. The timeout itself stays Pending
+ * (armed); it fires after a release. Returns how many were newly recorded.
+ */
+export async function recordHeldTimeouts(
+  db: Db,
+  args: { now: Date; processNames: readonly string[] },
+): Promise<number> {
+  return db.$executeRaw`
+    insert into "sagaflow"."process_transitions" (instance_id, from_state, to_state, message_id, message_type, outcome, detail, at)
+    select t.instance_id, i.current_state, i.current_state, t.id::text, t.name, 'skipped_quarantined',
+           jsonb_build_object('timer', 'held until release', 'dueAt', t.due_at), ${args.now}::timestamptz
+      from "sagaflow"."process_timeouts" t
+      join "sagaflow"."saga_instances" i on i.id = t.instance_id
+     where t.status = 'Pending'
+       and t.due_at <= ${args.now}::timestamptz
+       and i.status = 'QUARANTINED'
+       and i.process_name = any(${args.processNames}::text[])
+       and not exists (select 1 from "sagaflow"."process_transitions" p
+                        where p.instance_id = t.instance_id and p.message_id = t.id::text
+                          and p.outcome = 'skipped_quarantined')`;
+}

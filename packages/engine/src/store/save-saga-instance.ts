@@ -1,0 +1,41 @@
+import type { Db } from './types.ts';
+
+/**
+ * Saves a transition: state, data, status, the next due timer of the new state. Conditional on the
+ * version read under the lock (belt and braces: a writer that skipped the lock loses here). A
+ * failure record naming this message is cleared: the message it failed on has now succeeded.
+ * Returns whether the row was written.
+ */
+export async function saveSagaInstance(
+  db: Db,
+  args: {
+    id: string;
+    expectedVersion: number;
+    state: string;
+    data: unknown;
+    status: 'ACTIVE' | 'COMPLETED';
+    messageId: string;
+    now: Date;
+  },
+): Promise<boolean> {
+  const n = await db.$executeRaw`
+    update "sagaflow"."saga_instances" i
+       set current_state = ${args.state},
+           state = ${JSON.stringify(args.data ?? null)}::jsonb,
+           status = ${args.status},
+           version = i.version + 1,
+           last_message_id = ${args.messageId},
+           updated_at = ${args.now}::timestamptz,
+           completed_at = case when ${args.status} = 'COMPLETED' then ${args.now}::timestamptz else null end,
+           next_timer_due_at = (select min(t.due_at) from "sagaflow"."process_timeouts" t
+                                 where t.instance_id = i.id and t.status = 'Pending' and t.expected_state = ${args.state}),
+           failure_redelivery_key = case when i.failure_redelivery_key = ${args.messageId} then null else i.failure_redelivery_key end,
+           failure_position = case when i.failure_redelivery_key = ${args.messageId} then null else i.failure_position end,
+           failure_error_type = case when i.failure_redelivery_key = ${args.messageId} then null else i.failure_error_type end,
+           failure_message = case when i.failure_redelivery_key = ${args.messageId} then null else i.failure_message end,
+           failure_message_type = case when i.failure_redelivery_key = ${args.messageId} then null else i.failure_message_type end,
+           failure_payload = case when i.failure_redelivery_key = ${args.messageId} then null else i.failure_payload end,
+           first_failed_at = case when i.failure_redelivery_key = ${args.messageId} then null else i.first_failed_at end
+     where i.id = ${args.id}::uuid and i.version = ${args.expectedVersion}::int`;
+  return n === 1;
+}
