@@ -8,7 +8,7 @@ export type KickResult = { kicked: true } | { kicked: false; reason: string };
 
 /**
  * Sends a fresh job for the step an open run is parked on, so it reaches the claim (seed 000's
- * kick). It skips a run whose current step is Running and not past its reclaim deadline: that row
+ * kick). It skips a run whose current step or compensation is Running and not past its reclaim deadline: that row
  * may still be worked on, and only reclaim can tell a dead worker from a slow one.
  */
 export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickResult> {
@@ -19,19 +19,29 @@ export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickRes
     if (!(openRunStatuses as readonly string[]).includes(run.status)) {
       throw new EngineError('run_not_open', `run ${runId} is ${run.status}; only an open run can be kicked`);
     }
-    const running = await tx.actionRun.findFirst({
-      where: { run_id: runId, status: 'Running', OR: [{ reclaim_stale_at: null }, { reclaim_stale_at: { gt: now } }] },
+    const live = { status: 'Running', OR: [{ reclaim_stale_at: null }, { reclaim_stale_at: { gt: now } }] };
+    const step = await tx.actionRun.findFirst({
+      where: { run_id: runId, ...live },
       orderBy: { sequence: 'desc' },
       select: { sequence: true, name: true, reclaim_stale_at: true },
     });
+    const comp = step
+      ? null
+      : await tx.compensationRun.findFirst({
+          where: { run_id: runId, ...live },
+          orderBy: [{ rollback_level: 'desc' }, { ordinal: 'asc' }],
+          select: { rollback_level: true, name: true, reclaim_stale_at: true },
+        });
+    const running = step
+      ? { what: `step ${step.sequence} (${step.name})`, staleAt: step.reclaim_stale_at }
+      : comp
+        ? { what: `compensation ${comp.name} of rollback level ${comp.rollback_level}`, staleAt: comp.reclaim_stale_at }
+        : null;
     if (running) {
-      const until = running.reclaim_stale_at
-        ? `until its reclaim deadline ${running.reclaim_stale_at.toISOString()}`
+      const until = running.staleAt
+        ? `until its reclaim deadline ${running.staleAt.toISOString()}`
         : 'and has no reclaim deadline';
-      return {
-        kicked: false,
-        reason: `step ${running.sequence} (${running.name}) is Running ${until}; it may still be worked on`,
-      };
+      return { kicked: false, reason: `${running.what} is Running ${until}; it may still be worked on` };
     }
     await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
     // A kick refills the doctor's repair budget for this run.

@@ -38,7 +38,7 @@ export async function sweepExpiredRuns(
     for (const runId of candidates) {
       const run = await findRun(deps.prisma, runId);
       if (!run) continue;
-      const plan = await planRollback(deps, run).catch((err: unknown) => ({
+      const plan = await planRollback(deps, run, { timeoutMs: cfg.plan_timeout_ms }).catch((err: unknown) => ({
         ok: false as const,
         error: serializeError(err),
       }));

@@ -69,6 +69,8 @@ export const engineConfigSchema = z
               .object({ base_seconds: seconds.default(30), max_seconds: seconds.default(3600) })
               .strict()
               .prefault({}),
+            /** How long the planning replay of one overdue run may take before it counts as expiry_failed. */
+            plan_timeout_ms: z.number().int().min(10).max(600_000).default(10_000),
             /** Candidates per page: one sweep pages through overdue rows this many at a time. */
             page_size: z.number().int().min(1).max(10_000).default(100),
           })

@@ -22,7 +22,11 @@ export type RollbackPlan =
  * will undo. It fails when the flow's code throws on replay (it reads something that has gone, or
  * a deploy changed it) or the record no longer matches the code: such a run cannot be expired yet.
  */
-export async function planRollback(deps: RuntimeDeps, run: DbFlowRun): Promise<RollbackPlan> {
+export async function planRollback(
+  deps: RuntimeDeps,
+  run: DbFlowRun,
+  opts: { timeoutMs: number },
+): Promise<RollbackPlan> {
   const flow = deps.registry.flows.get(run.flow_name);
   if (!flow)
     return { ok: false, error: { name: 'UnknownFlow', message: `no flow named "${run.flow_name}" is registered` } };
@@ -32,7 +36,9 @@ export async function planRollback(deps: RuntimeDeps, run: DbFlowRun): Promise<R
   session.planOnly = true;
   const ctx = createFlowContext(session);
 
-  type Settled = { kind: 'returned' } | { kind: 'threw'; error: unknown } | { kind: 'parked'; park: Park };
+  type Settled =
+    { kind: 'returned' } | { kind: 'threw'; error: unknown } | { kind: 'parked'; park: Park } | { kind: 'hung' };
+  let timer: NodeJS.Timeout | undefined;
   const settled: Settled = await Promise.race([
     Promise.resolve()
       .then(() => flow.run(ctx, run.input as Json))
@@ -41,16 +47,41 @@ export async function planRollback(deps: RuntimeDeps, run: DbFlowRun): Promise<R
         (error: unknown): Settled => ({ kind: 'threw', error }),
       ),
     session.parked.then((park): Settled => ({ kind: 'parked', park })),
-  ]);
+    // Code that awaits something outside the engine that never answers must not hold up the sweep.
+    new Promise<Settled>((resolve) => {
+      timer = setTimeout(() => resolve({ kind: 'hung' }), opts.timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
+  if (settled.kind === 'hung') {
+    session.stop({ waitingFor: null, stuckReason: null });
+    return {
+      ok: false,
+      error: {
+        name: 'PlanTimedOut',
+        message: `the flow's code did not reach its live step within ${opts.timeoutMs} ms of replay (it awaits something outside the engine)`,
+      },
+    };
+  }
   const park = settled.kind === 'parked' ? settled.park : session.park;
   if (park?.abort !== undefined) throw park.abort instanceof Error ? park.abort : new Error(JSON.stringify(park.abort));
   if (park?.stuckReason) return { ok: false, error: { name: 'ReplayBlocked', message: park.stuckReason } };
   // The code's own throw while replaying its record: the rollback cannot be planned.
   if (!park && settled.kind === 'threw' && !isFlowError(settled.error))
     return { ok: false, error: serializeError(settled.error) };
+  // A rollback level already under way: its compensations not yet done come first, then the rest.
+  const level = session.levelInProgress;
+  const inProgress = level
+    ? level.items.filter(
+        (_, ordinal) =>
+          compensations.find((r) => r.rollback_level === level.level && r.ordinal === ordinal)?.status !== 'Completed',
+      )
+    : [];
   return {
     ok: true,
-    compensations: session.compensations.map((c) => ({ actionSequence: c.actionSequence, name: c.name })),
+    compensations: [...inProgress, ...[...session.compensations].reverse()].map((c) => ({
+      actionSequence: c.actionSequence,
+      name: c.name,
+    })),
     position: session.sequence,
   };
 }

@@ -17,6 +17,8 @@ export async function settleRun(
 ): Promise<'settled' | 'already-finished' | 'stale'> {
   const now = deps.clock.now();
   const refused: { parent: string | null } = { parent: null };
+  // What the row says the run ended as: an expired run ends Expired whatever this replay concluded.
+  let status: FinalRunStatus = result.status;
   const write = async (tx: Parameters<Parameters<RuntimeDeps['prisma']['$transaction']>[0]>[0]) => {
     const finished = await finishRun(tx, {
       id: run.id,
@@ -26,9 +28,10 @@ export async function settleRun(
       now,
     });
     if (!finished) return false;
+    status = finished.status;
     await appendFlowEvent(tx, {
       runId: run.id,
-      type: `run.${result.status.toLowerCase()}`,
+      type: `run.${status.toLowerCase()}`,
       data: result.error ? { error: result.error } : {},
     });
     if (finished.parentRunId !== null && finished.parentSequence !== null) {
@@ -36,7 +39,7 @@ export async function settleRun(
         parentRunId: finished.parentRunId,
         parentSequence: finished.parentSequence,
         childRunId: run.id,
-        result,
+        result: { ...result, status },
         now,
       });
     }
@@ -56,14 +59,14 @@ export async function settleRun(
       message: `child run ${run.id} finished after its parent ${refused.parent} had; the parent's step was left as it was`,
       runId: refused.parent,
       site: 'child.finish',
-      details: { child: run.id, status: result.status },
+      details: { child: run.id, status },
     });
   }
   if (landed) {
     await deps.emit('run.finished', {
       runId: run.id,
       flowName: run.flow_name,
-      status: result.status,
+      status,
       output: result.output ?? null,
       error: result.error ?? null,
     });

@@ -6,12 +6,20 @@ import type { Db } from './types.ts';
  * The claim: ONE conditional update (compare-and-swap) on an action or compensation row. It accepts
  * a Pending row, a Failed row (between its own retries) whose retry time has come, or a Running row
  * whose reclaim deadline has passed, and only while the run is open. It increments attempts and
- * derives reclaim_stale_at from the row's own window. Returns the attempts value this claim
- * produced, or null when the claim was lost.
+ * derives reclaim_stale_at from the row's own window. A replay that loaded the run before a
+ * cancellation or expiry reached it (`cancellationKnown: false`) is refused too. Returns the
+ * attempts value this claim produced, or null when the claim was lost.
  */
 export async function claimStep(
   db: Db,
-  args: { table: StepTable; id: string; workerId: string; now: Date },
+  args: {
+    table: StepTable;
+    id: string;
+    workerId: string;
+    now: Date;
+    /** False when the replay has not seen a cancellation: refuse if the run has one (it is stale). */
+    cancellationKnown?: boolean;
+  },
 ): Promise<number | null> {
   const rows = await db.$queryRaw<{ attempts: number }[]>(Prisma.sql`
     update ${tableSql(args.table)} s
@@ -26,7 +34,8 @@ export async function claimStep(
        and (s.status = 'Pending'
             or (s.status = 'Failed' and s.available_at <= ${args.now}::timestamptz)
             or (s.status = 'Running' and s.reclaim_stale_at is not null and s.reclaim_stale_at < ${args.now}::timestamptz))
-       and exists (select 1 from "sagaflow"."flow_runs" r where r.id = s.run_id and r.status in ${openRunStatusesSql})
+       and exists (select 1 from "sagaflow"."flow_runs" r where r.id = s.run_id and r.status in ${openRunStatusesSql}
+                     and (r.cancel_requested_at is null or ${args.cancellationKnown ?? true}))
     returning s.attempts`);
   return rows[0]?.attempts ?? null;
 }

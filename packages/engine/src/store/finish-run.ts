@@ -6,25 +6,35 @@ export type FinalRunStatus =
   'Completed' | 'Failed' | 'Compensated' | 'Expired' | 'Cancelled' | 'Terminated' | 'TimedOut';
 
 /**
- * Settles a run once: compare-and-swap from an open status. Returns the run's parent link when this
- * call settled it (so the caller can settle the parent's waiting step in the same transaction), or
- * null when the run was already finished.
+ * Settles a run once: compare-and-swap from an open status. A run the monitor expired ends Expired
+ * whatever the replay that finishes it concluded (it may have loaded the run before the expiry):
+ * the row decides, not the caller's view. Terminate and the run timeout keep their own status.
+ * Returns the status written and the run's parent link when this call settled it (so the caller
+ * can settle the parent's waiting step in the same transaction), or null when it was already finished.
  */
 export async function finishRun(
   db: Db,
   args: { id: string; status: FinalRunStatus; output?: Json; error?: Json; now: Date },
-): Promise<{ flowName: string; parentRunId: string | null; parentSequence: number | null } | null> {
+): Promise<{
+  status: FinalRunStatus;
+  flowName: string;
+  parentRunId: string | null;
+  parentSequence: number | null;
+} | null> {
   const rows = await db.$queryRaw<
-    { flow_name: string; parent_run_id: string | null; parent_sequence: number | null }[]
+    { status: FinalRunStatus; flow_name: string; parent_run_id: string | null; parent_sequence: number | null }[]
   >`
     update "sagaflow"."flow_runs"
-       set status = ${args.status},
+       set status = case when expired_at is not null and ${args.status} not in ('Terminated', 'TimedOut')
+                         then 'Expired' else ${args.status} end,
            output = ${args.output === undefined ? null : JSON.stringify(args.output)}::jsonb,
            error = ${args.error === undefined ? null : JSON.stringify(args.error)}::jsonb,
            waiting_for = null, stuck_reason = null,
            finished_at = ${args.now}::timestamptz, updated_at = ${args.now}::timestamptz, version = version + 1
      where id = ${args.id}::uuid and status in ${openRunStatusesSql}
-    returning flow_name, parent_run_id::text as parent_run_id, parent_sequence`;
+    returning status, flow_name, parent_run_id::text as parent_run_id, parent_sequence`;
   const r = rows[0];
-  return r ? { flowName: r.flow_name, parentRunId: r.parent_run_id, parentSequence: r.parent_sequence } : null;
+  return r
+    ? { status: r.status, flowName: r.flow_name, parentRunId: r.parent_run_id, parentSequence: r.parent_sequence }
+    : null;
 }

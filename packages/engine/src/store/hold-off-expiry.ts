@@ -1,9 +1,11 @@
+import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
 
 /**
  * Counts a failed attempt to expire a run and holds the run off for a window that doubles per
  * failure (base, 2·base, 4·base, ...) up to `maxSeconds`. The count is never reset. The run says
- * why it is stuck (`expiry_failed: ...`) until it is expired or moves on by itself.
+ * why it is stuck (`expiry_failed: ...`) until it is expired or moves on by itself. A run that
+ * finished meanwhile, or that another sweep already held off, is left alone (null).
  */
 export async function holdOffExpiry(
   db: Db,
@@ -16,7 +18,8 @@ export async function holdOffExpiry(
              least(${args.maxSeconds}::float8, ${args.baseSeconds}::float8 * power(2, least(expiry_attempts, 40)))),
            stuck_reason = 'expiry_failed: past its business deadline, but its rollback could not be planned (attempt '
              || (expiry_attempts + 1)::text || '): ' || left(${args.error}, 500)
-     where id = ${args.runId}::uuid and expired_at is null
+     where id = ${args.runId}::uuid and expired_at is null and status in ${openRunStatusesSql}
+       and (expiry_retry_at is null or expiry_retry_at <= ${args.now}::timestamptz)
     returning expiry_attempts as attempts, expiry_retry_at as retry_at`;
   const row = rows[0];
   return row ? { attempts: row.attempts, retryAt: row.retry_at } : null;

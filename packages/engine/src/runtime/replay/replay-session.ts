@@ -48,6 +48,8 @@ export class ReplaySession {
   compensated = false;
   cancellationDelivered: boolean;
   readonly compensations: RegisteredCompensation[] = [];
+  /** The rollback level compensate() is running (newest first), until it finishes. */
+  levelInProgress: { level: number; items: RegisteredCompensation[] } | null = null;
   /** ctx.now()/random()/uuid() values not yet written: they go out with the next transaction. */
   readonly pendingValues: NewStep[] = [];
   park: Park | null = null;

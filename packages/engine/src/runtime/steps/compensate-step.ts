@@ -33,6 +33,7 @@ export async function runCompensateStep(
   const level = (session.rollbackLevel += 1);
   const items = session.compensations.splice(0).reverse();
   if (items.length === 0) return { kind: 'ok' };
+  session.levelInProgress = { level, items };
 
   const recorded = session.recordedCompensations.filter((r) => r.rollback_level === level);
   const mismatch = recorded.find((r) => items[r.ordinal]?.name !== r.name);
@@ -98,6 +99,7 @@ export async function runCompensateStep(
       waitingFor: pending.waitingFor,
       ...(pending.stuckReason ? { stuckReason: pending.stuckReason } : {}),
     };
+  session.levelInProgress = null;
   const failedAt = results.findIndex((r) => r.kind === 'errored');
   const failed = results[failedAt];
   if (failed?.kind === 'errored' && !opts.continueWithError) {

@@ -6,6 +6,7 @@ import { claimStep } from '../../store/claim-step.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
 import { insertStep, type NewStep } from '../../store/insert-step.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
+import { hasCancellation } from '../../store/has-cancellation.ts';
 import { readStepClaim } from '../../store/read-step-claim.ts';
 import { recordStepOutcome, type StepOutcome } from '../../store/record-step-outcome.ts';
 import type { StepTable } from '../../store/step-table.ts';
@@ -73,7 +74,17 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
       ) {
         return { rowId, attempts: null, locked: true };
       }
-      const attempts = await claimStep(tx, { table, id: rowId, workerId: deps.workerId, now });
+      const attempts = await claimStep(tx, {
+        table,
+        id: rowId,
+        workerId: deps.workerId,
+        now,
+        // A rollback goes on whatever happened since; a forward step must not start behind a
+        // cancellation or expiry this replay has not seen (its view is stale: it stops quietly).
+        cancellationKnown: isComp || session.cancelRequested,
+      });
+      if (attempts === null && !isComp && !session.cancelRequested && (await hasCancellation(tx, runId)))
+        throw new ReplayConflict();
       // A lost claim must not leave the lock it took behind: roll the whole transaction back.
       if (attempts === null && locks.enabled) throw new ClaimLost(rowId);
       if (attempts !== null) {
