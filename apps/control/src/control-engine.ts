@@ -1,6 +1,6 @@
 import { createDatabase, createEngine, type Database, type Engine } from '@sagaflow/engine';
 import type { Logger } from 'pino';
-import { demoActions, demoFlows } from './demo/demo-flows.ts';
+import { demoActions, demoFlows, demoProcesses } from './demo/demo-flows.ts';
 import type { ControlEnv } from './env.ts';
 
 /** Opens the configured database; a failure names the setting to fix. */
@@ -21,7 +21,10 @@ export function createControlEngine(db: Database, env: ControlEnv, logger: Logge
     db,
     flows: [...demoFlows],
     actions: [...demoActions],
+    processes: [...demoProcesses],
     config: {
+      // Demo traffic sends poison messages: quarantine them after 10 s of failing, unless configured.
+      ...(env.SAGAFLOW_DEMO ? { processes: { quarantine_after_seconds: 10 } } : {}),
       ...env.engineConfig,
       worker: { concurrency: env.SAGAFLOW_WORKER_CONCURRENCY, ...env.engineConfig.worker },
     },

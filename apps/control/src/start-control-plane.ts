@@ -1,8 +1,10 @@
 import type { AddressInfo } from 'node:net';
-import { migrate, type Database, type Engine } from '@sagaflow/engine';
+import { migrate, startOutboxPublisher, type Database, type Engine } from '@sagaflow/engine';
 import { pino, type Logger } from 'pino';
 import { createControlEngine, openDatabase } from './control-engine.ts';
+import { fulfilmentRoutes } from './demo/fulfilment-services.ts';
 import { startDemoTraffic } from './demo/start-demo-traffic.ts';
+import { startFulfilmentTraffic } from './demo/start-fulfilment-traffic.ts';
 import type { ControlEnv } from './env.ts';
 import { checkPortFree } from './http/check-port-free.ts';
 import { createHttpServer } from './http/create-http-server.ts';
@@ -45,8 +47,20 @@ export async function startControlPlane(
   const url = `http://${env.CONTROL_HOST}:${port}`;
   engine.startWorkers();
   engine.startMonitor({ intervalMs: env.SAGAFLOW_MONITOR_INTERVAL_MS });
+  // Process managers: due timeouts become messages; committed outbox rows reach their services.
+  engine.processes.startTimeoutScheduler({ intervalMs: 1000 });
+  const services = fulfilmentRoutes(engine, logger.child({ component: 'demo-services' }));
+  const publisher = startOutboxPublisher({
+    db,
+    routes: services.routes,
+    config: engine.config.outbox,
+    logger: logger.child({ component: 'engine' }),
+  });
   const stopDemo = env.SAGAFLOW_DEMO
-    ? startDemoTraffic(engine, logger, env.SAGAFLOW_DEMO_INTERVAL_MS)
+    ? combine(
+        startDemoTraffic(engine, logger, env.SAGAFLOW_DEMO_INTERVAL_MS),
+        startFulfilmentTraffic(engine, logger, env.SAGAFLOW_DEMO_INTERVAL_MS),
+      )
     : () => undefined;
   ready = true;
   logger.info({ url }, 'control plane listening');
@@ -60,6 +74,9 @@ export async function startControlPlane(
       (stopping ??= (async () => {
         ready = false;
         stopDemo();
+        services.stop();
+        await publisher.stop();
+        await engine.processes.stopTimeoutScheduler();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await engine.stopMonitor();
         const { drained } = await engine.stopWorkers(10_000);
@@ -70,3 +87,9 @@ export async function startControlPlane(
       })()),
   };
 }
+
+const combine =
+  (...stops: (() => void)[]) =>
+  () => {
+    for (const stop of stops) stop();
+  };

@@ -1,7 +1,9 @@
+import { fulfilmentProcess } from './fulfilment-process.ts';
 import { chargeCard, orderFlow, reserveStock, shipOrder } from './order-flow.ts';
 import { reservationActions, reservationFlow } from './reservation-flow.ts';
 import { tripActions, tripFlow } from './trip-flow.ts';
 
-/** Every demo definition the control plane registers. */
+/** Every demo definition the control plane registers: flows, their actions, process managers. */
 export const demoFlows = [orderFlow, tripFlow, reservationFlow];
 export const demoActions = [chargeCard, reserveStock, shipOrder, ...tripActions, ...reservationActions];
+export const demoProcesses = [fulfilmentProcess];
