@@ -3,8 +3,10 @@ import type { Engine } from '@sagaflow/engine';
 import type { Logger } from 'pino';
 import { fulfilmentProcess } from './fulfilment-process.ts';
 
-/** Per tick: a new paid order; sometimes a customer note (half of them poison); sometimes a redelivery. */
-const odds = { order: 0.6, note: 0.2, poison: 0.5, redelivery: 0.15 };
+/** Per tick: a new paid order; sometimes a note on a recent order, a redelivery, or a poison note. */
+const odds = { order: 0.6, note: 0.2, redelivery: 0.15, poison: 0.12 };
+/** A poisoned order's payment arrives after its instance was quarantined (10 s of failing). */
+const latePaymentMs = 30_000;
 /** How a broker would offer a failing message again: every few seconds, for a while. */
 const redeliver = { everyMs: 3_000, times: 40 };
 
@@ -55,13 +57,36 @@ export function startFulfilmentTraffic(engine: Engine, logger: Logger, intervalM
     if (!earlier) return;
     if (Math.random() < odds.redelivery) deliver(earlier.paymentMessage);
     if (Math.random() < odds.note) {
-      const poison = Math.random() < odds.poison;
-      const note = poison ? `poison: unparseable ${randomUUID().slice(0, 6)}` : 'please leave it with the neighbours';
+      const note = 'please leave it with the neighbours';
       deliver({ id: `note-${randomUUID()}`, type: 'CustomerNoteAdded', payload: { orderId: earlier.orderId, note } });
     }
   };
-  tick();
-  const timer = setInterval(tick, intervalMs);
+  /**
+   * A customer writes before paying, in a form the process cannot parse: the failure creates the
+   * instance to hold its record, the feed keeps offering the note, and once the budget is spent the
+   * instance is quarantined. Its payment, arriving later, is skipped.
+   */
+  const poisonOrder = () => {
+    const orderId = randomUUID();
+    const note = `poison: unparseable ${orderId.slice(0, 6)}`;
+    deliver({ id: `note-${orderId}`, type: 'CustomerNoteAdded', payload: { orderId, note } });
+    const timer = setTimeout(() => {
+      retries.delete(timer);
+      deliver({
+        id: `payment-${orderId}`,
+        type: 'PaymentCaptured',
+        payload: { orderId, paymentId: `PAY-${orderId.slice(0, 8)}` },
+      });
+    }, latePaymentMs);
+    retries.add(timer);
+  };
+  const everyTick = () => {
+    tick();
+    if (Math.random() < odds.poison) poisonOrder();
+  };
+  everyTick();
+  poisonOrder();
+  const timer = setInterval(everyTick, intervalMs);
   return () => {
     stopped = true;
     clearInterval(timer);
