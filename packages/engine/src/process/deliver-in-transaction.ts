@@ -1,3 +1,4 @@
+import type { Json } from '../definitions/define-action.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { clearInstanceFailure } from '../store/clear-instance-failure.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
@@ -79,7 +80,12 @@ export async function deliverInTransaction(
       messageId: message.id,
       messageType: message.type,
       outcome: 'skipped_quarantined',
-      detail: { stoppedOn: row.failure_redelivery_key },
+      // Kept, not lost: a release applies it, in arrival order, after the message the instance stopped
+      // on. A timeout is not kept here: its row stays Pending and fires on the next sweep after release.
+      detail:
+        message.expectedState === undefined
+          ? { stoppedOn: row.failure_redelivery_key, payload: message.payload as Json }
+          : { stoppedOn: row.failure_redelivery_key },
       now,
     });
     return { outcome: 'skipped_quarantined', instanceId: row.id, from: row.current_state, to: row.current_state };

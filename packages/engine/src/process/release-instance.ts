@@ -2,11 +2,13 @@ import { EngineError, toEngineError } from '../errors/engine-error.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { insertInboxMessage } from '../store/insert-inbox-message.ts';
 import { insertProcessTransition } from '../store/insert-process-transition.ts';
+import { listSkippedMessages } from '../store/list-skipped-messages.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
 import { releaseSagaInstance } from '../store/release-saga-instance.ts';
 import { applyDecision } from './apply-decision.ts';
 import { decide } from './decide.ts';
 import { decodeStateOrThrow } from './decode-state.ts';
+import { deliverInTransaction } from './deliver-in-transaction.ts';
 import { inTransaction, type ProcessDeps } from './process-deps.ts';
 import { requireInstanceId, requireText } from './run-operator-command.ts';
 import { withStoreRetry } from './store-retry.ts';
@@ -26,13 +28,17 @@ export interface ReleaseResult {
   outcome: 'applied' | 'ignored' | 'skipped';
   from: string;
   to: string;
+  /** Messages the instance skipped while quarantined, then applied by this release in arrival order. */
+  resumed: { messageId: string; outcome: string }[];
 }
 
 /**
  * Resumes a quarantined instance at the message it stopped on, in one transaction with its audit row
  * (outcome `repair`). A retry that fails again rolls back whole: the instance stays QUARANTINED,
- * untouched, and this throws `release_failed`. Messages skipped while quarantined were not put in
- * the inbox, so their redelivery is applied; its armed timers fire on the next sweep.
+ * untouched, and this throws `release_failed`. The messages it skipped while quarantined were kept
+ * (payload in their history row) and are then delivered, in arrival order, in the same transaction:
+ * nothing addressed to the instance is lost. If one of them fails, the whole release rolls back and
+ * `release_failed` names it. Its armed timers fire on the next sweep.
  */
 export async function releaseInstance(
   deps: ProcessDeps,
@@ -69,6 +75,28 @@ export async function releaseInstance(
           detail: { ...audit, ...extra },
           now,
         });
+      const resume = async (done: Omit<ReleaseResult, 'resumed'>): Promise<ReleaseResult> => {
+        const resumed: ReleaseResult['resumed'] = [];
+        for (const kept of await listSkippedMessages(tx, { instanceId: id, consumer: def.name })) {
+          try {
+            const r = await deliverInTransaction(
+              tx,
+              deps,
+              def,
+              { id: kept.messageId, type: kept.messageType, payload: kept.payload },
+              { id },
+            );
+            resumed.push({ messageId: kept.messageId, outcome: r.outcome });
+          } catch (err) {
+            throw new EngineError(
+              'release_failed',
+              `instance ${id} was released, but ${kept.messageType} ${kept.messageId}, skipped while it was quarantined, failed when applied: ${toEngineError(err).message}; nothing was changed`,
+              { cause: err },
+            );
+          }
+        }
+        return { ...done, resumed };
+      };
       const alreadyHandled = await hasInboxMessage(tx, { consumer: def.name, messageId });
       if (opts.mode === 'skip' || alreadyHandled) {
         if (!alreadyHandled)
@@ -76,7 +104,7 @@ export async function releaseInstance(
         if (!(await releaseSagaInstance(tx, { id, expectedVersion: row.version, now })))
           throw new EngineError('version_conflict', `instance ${id} changed under its lock`);
         await auditRow(at, { skipped: messageId });
-        return { mode: opts.mode, messageId, outcome: 'skipped', from: at, to: at };
+        return resume({ mode: opts.mode, messageId, outcome: 'skipped', from: at, to: at });
       }
       try {
         const schema = def.messages[messageType];
@@ -89,17 +117,17 @@ export async function releaseInstance(
           if (!(await releaseSagaInstance(tx, { id, expectedVersion: row.version, now })))
             throw new EngineError('version_conflict', `instance ${id} changed under its lock`);
           await auditRow(at, { ignored: decision.reason });
-          return { mode: 'retry', messageId, outcome: 'ignored', from: at, to: at };
+          return await resume({ mode: 'retry', messageId, outcome: 'ignored', from: at, to: at });
         }
         await applyDecision(tx, deps, def, row, { id: messageId, type: messageType }, decision, {
           outcome: 'applied',
           detail: { release: 'retry' },
         });
         await auditRow(decision.to, {});
-        return { mode: 'retry', messageId, outcome: 'applied', from: at, to: decision.to };
+        return await resume({ mode: 'retry', messageId, outcome: 'applied', from: at, to: decision.to });
       } catch (err) {
         const e = toEngineError(err);
-        if (e.code === 'version_conflict') throw e;
+        if (e.code === 'version_conflict' || e.code === 'release_failed') throw e;
         throw new EngineError('release_failed', `retrying ${messageId} on instance ${id} failed again: ${e.message}`, {
           cause: err,
         });

@@ -273,18 +273,20 @@ describe(`quarantine (${testDbKind()})`, () => {
         outcome: 'applied',
         from: 'BookingShipment',
         to: 'BookingShipment',
+        resumed: [{ messageId: skipped.id, outcome: 'applied' }],
       });
       const rows = await rowsOf(db, order);
-      expect(rows.instance).toMatchObject({ status: 'ACTIVE', failure_redelivery_key: null, first_failed_at: null });
+      // The message skipped while quarantined was kept and applied by the release, after the poison one.
+      expect(rows.instance).toMatchObject({ status: 'COMPLETED', failure_redelivery_key: null, first_failed_at: null });
       expect(rows.instance?.state).toMatchObject({ notes: ['poison pill'] });
-      expect(rows.inbox.map((i) => i.message_id)).toContain(poison.id);
-      expect(rows.transitions.slice(-2)).toMatchObject([
+      expect(rows.inbox.map((i) => i.message_id)).toEqual(expect.arrayContaining([poison.id, skipped.id]));
+      expect(rows.transitions.slice(-3)).toMatchObject([
         { outcome: 'applied', message_id: poison.id },
         { outcome: 'repair', message_id: poison.id, detail: { release: 'retry', ...who } },
+        { outcome: 'applied', message_id: skipped.id, from_state: 'BookingShipment', to_state: 'Completed' },
       ]);
-      // The message skipped while quarantined was never marked handled: its redelivery applies.
-      expect((await h.pm.deliver('order-fulfilment', skipped)).outcome).toBe('applied');
-      expect((await rowsOf(db, order)).instance?.status).toBe('COMPLETED');
+      // Its redelivery by the feed is now an exact duplicate.
+      expect((await h.pm.deliver('order-fulfilment', skipped)).outcome).toBe('duplicate');
     });
 
     it('an armed timer of a released instance fires on the next sweep', async () => {
@@ -328,6 +330,19 @@ describe(`quarantine (${testDbKind()})`, () => {
         detail: { release: 'skip', skipped: poison.id },
       });
       expect((await h.pm.deliver('order-fulfilment', poison)).outcome).toBe('duplicate');
+    });
+
+    it('a kept message that fails when the release applies it rolls the whole release back, naming it', async () => {
+      const h = setup();
+      const { order, id } = await quarantinedOrder(h);
+      const second = msg.note(order, 'poison again');
+      expect((await h.pm.deliver('order-fulfilment', second)).outcome).toBe('skipped_quarantined');
+      const before = await rowsOf(db, order);
+      await expect(h.pm.release(id, { mode: 'skip', ...who })).rejects.toMatchObject({
+        code: 'release_failed',
+        message: expect.stringContaining(`CustomerNoteAdded ${second.id}, skipped while it was quarantined`) as unknown,
+      });
+      expect(await rowsOf(db, order)).toEqual(before);
     });
 
     it('refuses to release an instance that is not quarantined, and bad arguments, writing nothing', async () => {
