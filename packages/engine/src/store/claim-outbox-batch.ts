@@ -26,7 +26,7 @@ export interface DbOutboxMessage {
  *    the rows behind it. The claim pushes `available_at` forward by the visibility timeout (the
  *    claim window) and counts the attempt. SKIP LOCKED keeps it off rows another statement locked.
  *
- * Returns the claimed rows in `seq` order (insertion order; see migration 0005).
+ * Returns the claimed rows in `seq` order (insertion order; see migration 0004).
  */
 export async function claimOutboxBatch(
   db: Db,
