@@ -1,0 +1,38 @@
+import { TRPCError } from '@trpc/server';
+import { describeProcess } from '@sagaflow/engine';
+import { z } from 'zod';
+import { publicProcedure } from '../trpc.ts';
+import { toInstanceSummary } from './instance-summary.ts';
+import { listInstanceTransitions } from './list-instance-transitions.ts';
+
+/**
+ * One instance: where it is, what it is failing on, its transition history, and the operator
+ * commands its process defines (with whether each is accepted in the instance's current state).
+ * Read-only: the commands are listed, not run.
+ */
+export const getInstance = publicProcedure.input(z.object({ id: z.uuid() }).strict()).query(async ({ ctx, input }) => {
+  const found = await ctx.engine.processes.find(input.id);
+  if (!found) throw new TRPCError({ code: 'NOT_FOUND', message: `instance ${input.id} does not exist` });
+  const instance = toInstanceSummary(found);
+  // The engine has no read of the history yet; its prisma client is the only handle the API holds.
+  const history = await listInstanceTransitions(ctx.engine.runtime.prisma, input.id);
+  const def = ctx.engine.processes.definitions.get(instance.processName);
+  const description = def ? describeProcess(def) : null;
+  const operatorCommands = (description?.operatorCommands ?? []).map((c) => ({
+    name: c.name,
+    description: c.description,
+    from: c.from,
+    to: c.to,
+    inputSchema: c.inputSchema,
+    acceptedNow: instance.status === 'ACTIVE' && c.from.includes(instance.currentState),
+  }));
+  return {
+    instance,
+    process: description
+      ? { registered: true, final: description.final, compensating: Object.keys(description.compensating) }
+      : { registered: false, final: [], compensating: [] },
+    history: history.transitions,
+    historyTruncated: history.truncated,
+    operatorCommands,
+  };
+});

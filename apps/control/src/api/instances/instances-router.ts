@@ -1,0 +1,6 @@
+import { router } from '../trpc.ts';
+import { getInstance } from './get-instance.ts';
+import { listInstances } from './list-instances.ts';
+
+/** Process-manager instances, read-only: release and repair are audited commands, not here. */
+export const instancesRouter = router({ list: listInstances, get: getInstance });

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
+import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import './provided-context.ts';
+import type { AppRouter } from '../src/api/app-router.ts';
+import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
+import { roll, serviceOdds } from '../src/demo/fulfilment-services.ts';
+import { parseEnv } from '../src/env.ts';
+import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+
+/** An order id the simulated services answer the way `want` says (their answers are fixed per order). */
+function orderWhere(want: (id: string) => boolean): string {
+  for (;;) {
+    const id = randomUUID();
+    if (want(id)) return id;
+  }
+}
+const shipsFine = (id: string) =>
+  roll(id, 'inventory') >= serviceOdds.inventoryRejects && roll(id, 'carrier') >= serviceOdds.carrierSilent;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('instances API over HTTP (PostgreSQL)', () => {
+  let plane: ControlPlane;
+  let api: ReturnType<typeof createTRPCClient<AppRouter>>;
+  beforeAll(async () => {
+    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('instances_api'), {
+      template: inject('pgTemplate'),
+    });
+    plane = await startControlPlane(
+      parseEnv({
+        DATABASE_URL: url,
+        CONTROL_PORT: '0',
+        LOG_LEVEL: 'silent',
+        SAGAFLOW_ENGINE_CONFIG: JSON.stringify({ processes: { quarantine_after_seconds: 1 } }),
+      }),
+    );
+    api = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${plane.url}/trpc` })] });
+  });
+  afterAll(async () => {
+    await plane.stop();
+  });
+
+  const deliver = (message: { id: string; type: string; payload: Record<string, unknown> }) =>
+    plane.engine.processes.deliver(fulfilmentProcess, message);
+  const instanceIdOf = (r: { instanceId: string | null }): string => {
+    if (r.instanceId === null) throw new Error('the delivery reached no instance');
+    return r.instanceId;
+  };
+  /** A note on an unpaid order: creates its instance, which waits in AwaitingPayment and emits nothing. */
+  const noteOn = async (orderId: string, note = 'leave it at the door') => {
+    const r = await deliver({ id: `note-${randomUUID()}`, type: 'CustomerNoteAdded', payload: { orderId, note } });
+    return instanceIdOf(r);
+  };
+  const ids = (list: { id: string }[]) => list.map((i) => i.id);
+  const rejection = async (p: Promise<unknown>) => {
+    const err = await p.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(TRPCClientError);
+    const e = err as TRPCClientError<AppRouter>;
+    return {
+      message: e.message,
+      status: e.data?.httpStatus,
+      field: (e.data as { field?: string | null } | undefined)?.field,
+    };
+  };
+
+  it('lists active instances stalest first, and the stale filter keeps only those quiet for long enough', async () => {
+    const older = await noteOn(randomUUID());
+    await sleep(20);
+    const newer = await noteOn(randomUUID());
+    await sleep(1_200);
+    const fresh = await noteOn(randomUUID());
+
+    const all = ids(await api.instances.list.query({ status: 'ACTIVE', processName: 'demo.fulfilment' }));
+    expect(all).toEqual(expect.arrayContaining([older, newer, fresh]));
+    expect(all.indexOf(older)).toBeLessThan(all.indexOf(newer));
+    expect(all.indexOf(newer)).toBeLessThan(all.indexOf(fresh));
+
+    const stale = ids(await api.instances.list.query({ status: 'ACTIVE', staleForSeconds: 1 }));
+    expect(stale).toEqual(expect.arrayContaining([older, newer]));
+    expect(stale).not.toContain(fresh);
+
+    expect(await api.instances.list.query({ status: 'ACTIVE', limit: 1 })).toHaveLength(1);
+  });
+
+  it('a quarantined instance is listed under QUARANTINED only, with what it stopped on and its history', async () => {
+    const orderId = randomUUID();
+    const poison = { id: `note-${orderId}`, type: 'CustomerNoteAdded', payload: { orderId, note: 'poison: x' } };
+    await expect(deliver(poison)).rejects.toThrow(/cannot parse customer note/);
+    await sleep(1_100);
+    const quarantined = await deliver(poison);
+    expect(quarantined.outcome).toBe('quarantined');
+    const id = instanceIdOf(quarantined);
+    // Its own payment, arriving later, is skipped and says so in the history.
+    const payment = { id: `payment-${orderId}`, type: 'PaymentCaptured', payload: { orderId, paymentId: 'PAY-1' } };
+    expect((await deliver(payment)).outcome).toBe('skipped_quarantined');
+
+    const listed = await api.instances.list.query({ status: 'QUARANTINED' });
+    const row = listed.find((i) => i.id === id);
+    expect(row).toMatchObject({
+      processName: 'demo.fulfilment',
+      correlationKey: orderId,
+      status: 'QUARANTINED',
+      currentState: 'AwaitingPayment',
+      failure: { redeliveryKey: poison.id, messageType: 'CustomerNoteAdded', errorType: 'Error' },
+    });
+    expect(row?.failure?.message).toContain('cannot parse customer note "poison: x"');
+    expect(ids(await api.instances.list.query({ status: 'ACTIVE', limit: 200 }))).not.toContain(id);
+
+    const detail = await api.instances.get.query({ id });
+    expect(detail.instance).toMatchObject({ id, status: 'QUARANTINED', failure: { redeliveryKey: poison.id } });
+    expect(Date.parse(detail.instance.failure?.firstFailedAt ?? '')).toBeLessThan(
+      Date.parse(detail.instance.updatedAt),
+    );
+    expect(detail.history.map((h) => [h.messageId, h.outcome, h.from, h.to])).toEqual([
+      [poison.id, 'quarantined', 'AwaitingPayment', 'AwaitingPayment'],
+      [payment.id, 'skipped_quarantined', 'AwaitingPayment', 'AwaitingPayment'],
+    ]);
+    // A quarantined instance accepts no operator command; the definition's are listed with their states.
+    expect(detail.operatorCommands.map((c) => [c.name, c.from, c.acceptedNow])).toEqual([
+      ['RetryRefund', ['ManualReview'], false],
+      ['AcceptLateBooking', ['ManualReview'], false],
+    ]);
+    expect(detail.operatorCommands[0]?.description).toBe('Ask the payment provider for the refund again.');
+  });
+
+  it('a completed instance has its applied path in order, and a late note recorded as ignored', async () => {
+    const orderId = orderWhere(shipsFine);
+    const paid = await deliver({
+      id: `payment-${orderId}`,
+      type: 'PaymentCaptured',
+      payload: { orderId, paymentId: 'PAY-2' },
+    });
+    const id = instanceIdOf(paid);
+    let status = '';
+    for (let i = 0; i < 400 && status !== 'COMPLETED'; i++) {
+      status = (await api.instances.get.query({ id })).instance.status;
+      if (status !== 'COMPLETED') await sleep(25);
+    }
+    expect(status).toBe('COMPLETED');
+    await noteOn(orderId);
+
+    const detail = await api.instances.get.query({ id });
+    expect(detail.instance).toMatchObject({ currentState: 'Completed', failure: null, nextTimerDueAt: null });
+    expect(detail.instance.completedAt).not.toBeNull();
+    expect(detail.history.map((h) => [h.messageType, h.outcome, `${h.from}>${h.to}`])).toEqual([
+      ['PaymentCaptured', 'applied', 'AwaitingPayment>ReservingInventory'],
+      ['InventoryReserved', 'applied', 'ReservingInventory>BookingShipment'],
+      ['ShipmentBooked', 'applied', 'BookingShipment>Completed'],
+      ['CustomerNoteAdded', 'ignored', 'Completed>Completed'],
+    ]);
+    expect(detail.history[3]?.detail).toEqual({ reason: 'not_accepted_in_state' });
+    expect(ids(await api.instances.list.query({ status: 'COMPLETED' }))).toContain(id);
+    expect(ids(await api.instances.list.query({ status: 'ACTIVE', limit: 200 }))).not.toContain(id);
+  });
+
+  it('bad input gets a 400 naming the field; an unknown instance is a 404 naming it', async () => {
+    expect(await rejection(api.instances.get.query({ id: 'not-a-uuid' }))).toMatchObject({
+      status: 400,
+      field: 'input.id',
+    });
+    expect(await rejection(api.instances.list.query({ status: 'STUCK' as 'ACTIVE' }))).toMatchObject({
+      status: 400,
+      field: 'input.status',
+    });
+    expect(await rejection(api.instances.list.query({ status: 'ACTIVE', limit: 201 }))).toMatchObject({
+      status: 400,
+      field: 'input.limit',
+    });
+    expect(await rejection(api.instances.list.query({ status: 'ACTIVE', staleForSeconds: -1 }))).toMatchObject({
+      status: 400,
+      field: 'input.staleForSeconds',
+    });
+    const unknownProcess = await rejection(api.instances.list.query({ status: 'ACTIVE', processName: 'no.such' }));
+    expect(unknownProcess).toMatchObject({ status: 400, field: 'input.processName' });
+    expect(unknownProcess.message).toContain('no.such');
+    const missing = randomUUID();
+    const notFound = await rejection(api.instances.get.query({ id: missing }));
+    expect(notFound).toMatchObject({ status: 404 });
+    expect(notFound.message).toContain(missing);
+  });
+});
