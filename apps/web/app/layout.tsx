@@ -19,6 +19,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
           </Link>
           <nav>
             <Link href="/runs">Runs</Link>
+            <Link href="/instances">Instances</Link>
           </nav>
         </header>
         <main>

@@ -1,0 +1,70 @@
+'use client';
+
+import Link from 'next/link';
+import { useRouter } from 'next/navigation';
+import { startTransition, useOptimistic } from 'react';
+import { instancesHref, instanceTabs, type InstancesFilter } from './instances-filter';
+
+const stalledChoices = [1, 5, 15, 60, 240, 1440];
+
+/**
+ * Status tabs (links, so each tab is an address) with the quarantined count, and for Active a
+ * "stalled for more than N minutes" picker; a change rewrites the URL, which re-renders the list.
+ */
+export function InstancesFilterBar({
+  filter: current,
+  quarantinedCount,
+}: {
+  filter: InstancesFilter;
+  /** null while unknown; a string like "200+" when the count hit the API's limit. */
+  quarantinedCount: string | null;
+}) {
+  const router = useRouter();
+  const [filter, setFilter] = useOptimistic(current);
+  const go = (next: InstancesFilter) =>
+    startTransition(() => {
+      setFilter(next);
+      router.replace(instancesHref(next), { scroll: false });
+    });
+  return (
+    <div className="filters">
+      <nav className="tabs" aria-label="Instance status">
+        {instanceTabs.map((tab) => (
+          <Link
+            key={tab.status}
+            href={instancesHref({ status: tab.status, stalledMinutes: null })}
+            className={tab.status === filter.status ? 'tab tab-current' : 'tab'}
+            aria-current={tab.status === filter.status ? 'page' : undefined}
+            data-testid={`tab-${tab.status.toLowerCase()}`}
+          >
+            {tab.label}
+            {tab.status === 'QUARANTINED' && quarantinedCount !== null && quarantinedCount !== '0' ? (
+              <span className="badge badge-bad badge-small" data-testid="quarantined-count">
+                {quarantinedCount}
+              </span>
+            ) : null}
+          </Link>
+        ))}
+      </nav>
+      {filter.status === 'ACTIVE' ? (
+        <label>
+          Stalled for more than{' '}
+          <select
+            value={filter.stalledMinutes ?? ''}
+            onChange={(e) => go({ ...filter, stalledMinutes: e.target.value ? Number(e.target.value) : null })}
+            data-testid="stalled-filter"
+          >
+            <option value="">any time (all active)</option>
+            {[...new Set([...stalledChoices, ...(filter.stalledMinutes ? [filter.stalledMinutes] : [])])]
+              .sort((a, b) => a - b)
+              .map((m) => (
+                <option key={m} value={m}>
+                  {m < 60 ? `${m} min` : `${m / 60} h`}
+                </option>
+              ))}
+          </select>
+        </label>
+      ) : null}
+    </div>
+  );
+}
