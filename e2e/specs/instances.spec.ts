@@ -1,0 +1,129 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import { freePort } from '../fixtures/free-port.ts';
+import { startProcessGroup, type ProcessGroup } from '../fixtures/process-group.ts';
+import { expect, test } from '../fixtures/test.ts';
+import { waitUntilAnswers } from '../fixtures/wait-until-answers.ts';
+
+// The shared stack runs no message feed, and nothing in the API delivers process messages. So this
+// file starts its own control plane WITH the demo feed (which sends a poison note at once, and offers
+// it again every 3 s like a broker) and a 1 s quarantine budget, plus the built console in front of it.
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+interface DemoStack {
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+async function startDemoStack(): Promise<DemoStack> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sagaflow-e2e-instances-'));
+  const groups: ProcessGroup[] = [];
+  const stop = async () => {
+    for (const g of [...groups].reverse()) await g.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const env = (extra: Record<string, string>) => {
+    const e: NodeJS.ProcessEnv = { ...process.env, ...extra };
+    delete e.DATABASE_URL;
+    return e;
+  };
+  try {
+    const [controlPort, webPort] = [await freePort(), await freePort()];
+    const controlUrl = `http://127.0.0.1:${controlPort}`;
+    const control = startProcessGroup(
+      'demo control plane',
+      join(repoRoot, 'node_modules', '.bin', 'tsx'),
+      ['src/main.ts'],
+      {
+        cwd: join(repoRoot, 'apps', 'control'),
+        env: env({
+          CONTROL_HOST: '127.0.0.1',
+          CONTROL_PORT: String(controlPort),
+          SAGAFLOW_DATA_DIR: join(dataDir, 'pglite'),
+          SAGAFLOW_DEMO: '1',
+          SAGAFLOW_DEMO_INTERVAL_MS: '5000',
+          SAGAFLOW_ENGINE_CONFIG: JSON.stringify({ processes: { quarantine_after_seconds: 1 } }),
+          LOG_LEVEL: 'warn',
+        }),
+      },
+    );
+    groups.push(control);
+    await waitUntilAnswers(`${controlUrl}/healthz`, control, 90_000);
+    const web = startProcessGroup(
+      'demo web console',
+      process.execPath,
+      [join(repoRoot, 'scripts', 'pnpm.mjs'), 'exec', 'next', 'start', '-p', String(webPort), '-H', '127.0.0.1'],
+      { cwd: join(repoRoot, 'apps', 'web'), env: env({ CONTROL_URL: controlUrl, NEXT_TELEMETRY_DISABLED: '1' }) },
+    );
+    groups.push(web);
+    const baseUrl = `http://127.0.0.1:${webPort}`;
+    await waitUntilAnswers(`${baseUrl}/instances`, web, 60_000);
+    return { baseUrl, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+test.describe('a quarantined instance, fed by the demo message feed', () => {
+  let stack: DemoStack | null = null;
+  // eslint-disable-next-line no-empty-pattern
+  test.beforeAll(async ({}, testInfo) => {
+    testInfo.setTimeout(180_000);
+    stack = await startDemoStack();
+  });
+  test.afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('is counted on the Quarantined tab and listed there; its page says what it stopped on, what to do, and its history', async ({
+    page,
+  }) => {
+    if (!stack) throw new Error('the demo stack did not start');
+    await page.goto(`${stack.baseUrl}/instances`);
+    await expect(page.getByRole('heading', { name: 'Instances' })).toBeVisible();
+    // The poison note is offered again 3 s after it first failed: past the 1 s budget, it quarantines.
+    await expect(page.getByTestId('quarantined-count')).toHaveText(/^[1-9]\d*\+?$/, { timeout: 30_000 });
+    await page.getByTestId('tab-quarantined').click();
+    await expect(page).toHaveURL(/\/instances\?status=QUARANTINED$/);
+
+    const row = page.getByTestId('instance-row').first();
+    await expect(row).toContainText('QUARANTINED');
+    await expect(row).toContainText('demo.fulfilment');
+    await expect(row.getByTestId('failure-summary')).toContainText('cannot parse customer note "poison: unparseable');
+    const key = (await row.getByRole('link').textContent()) ?? '';
+    expect(key).toMatch(/^[0-9a-f-]{36}$/);
+    await row.getByRole('link').click();
+
+    await expect(page).toHaveURL(/\/instances\/[0-9a-f-]{36}$/);
+    await expect(page.getByTestId('instance-status')).toHaveText('QUARANTINED');
+    const banner = page.getByTestId('failure-banner');
+    await expect(banner.getByRole('heading')).toHaveText(/^Quarantined: /);
+    await expect(banner.getByTestId('failure-message-id')).toContainText(`CustomerNoteAdded with id note-${key}`);
+    await expect(banner.getByTestId('failure-error')).toHaveText(/^Error: cannot parse customer note "poison: /);
+    await expect(banner.getByTestId('failure-hint')).toContainText('Release (retry / skip) is coming');
+    await expect(banner.getByRole('button')).toHaveCount(0);
+
+    const history = page.getByTestId('history-row');
+    await expect(history.first()).toHaveAttribute('data-outcome', 'quarantined');
+    await expect(history.first()).toContainText(`note-${key}`);
+    await expect(history.first().getByTestId('history-outcome')).toHaveText('Quarantined');
+    await expect(page.getByTestId('operator-command')).toHaveCount(2);
+    await expect(page.getByTestId('commands-summary')).toContainText('None applies: the instance is QUARANTINED');
+  });
+});
+
+test('the page for an unknown instance id says it was not found and links back to the list', async ({ page }) => {
+  const id = randomUUID();
+  await page.goto(`/instances/${id}`);
+  const notFound = page.getByTestId('instance-not-found');
+  await expect(notFound).toContainText('Instance not found');
+  await expect(notFound).toContainText(id);
+  await notFound.getByRole('link', { name: /Back to all instances/ }).click();
+  await expect(page).toHaveURL(/\/instances$/);
+  await expect(page.getByTestId('instances-empty')).toContainText('No active instances');
+});
