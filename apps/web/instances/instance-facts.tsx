@@ -35,7 +35,7 @@ export function InstanceFacts({ instance: i, now }: { instance: InstanceSummary;
       <dt>Last message</dt>
       <dd className="mono">{i.lastMessageId ?? '—'}</dd>
       <dt>Version</dt>
-      <dd className="num">{i.version}</dd>
+      <dd>{i.version}</dd>
     </dl>
   );
 }
