@@ -64,6 +64,7 @@ export {
   type InstanceStatus,
   type ProcessInstance,
 } from './process/instance-view.ts';
+export type { InstanceTransition } from './process/instance-history.ts';
 export type { IncomingMessage } from './process/parse-message.ts';
 export type { OperatorCommandPreview } from './process/preview-operator-command.ts';
 export type { ReleaseOptions, ReleaseResult } from './process/release-instance.ts';

@@ -8,6 +8,7 @@ import type { ProcessDefinition } from './define-process.ts';
 import { deliverMessage } from './deliver-message.ts';
 import type { DeliverResult } from './deliver-in-transaction.ts';
 import { findInstance, findInstancesByStatus } from './find-instances.ts';
+import { instanceHistory, type InstanceTransition } from './instance-history.ts';
 import type { InstanceStatus, ProcessInstance } from './instance-view.ts';
 import type { IncomingMessage } from './parse-message.ts';
 import { previewOperatorCommand, type OperatorCommandPreview } from './preview-operator-command.ts';
@@ -39,6 +40,11 @@ export interface ProcessManager {
   startTimeoutScheduler(options?: { intervalMs?: number }): void;
   stopTimeoutScheduler(): Promise<void>;
   find(instanceId: string): Promise<ProcessInstance | null>;
+  /** The instance's transition history, oldest first (its newest `limit` rows, default 500). */
+  history(
+    instanceId: string,
+    options?: { limit?: number },
+  ): Promise<{ transitions: InstanceTransition[]; truncated: boolean }>;
   findByStatus(
     status: InstanceStatus,
     updatedBefore: Date,
@@ -100,6 +106,7 @@ export function buildProcessManager(
       await s?.stop();
     },
     find: (id) => findInstance(deps, id),
+    history: (id, opts) => instanceHistory(deps, id, opts),
     findByStatus: (status, updatedBefore, limit, opts) =>
       findInstancesByStatus(deps, status, updatedBefore, limit, opts),
     runOperatorCommand: (process, id, cmd) => runOperatorCommand(deps, process, id, cmd),

@@ -45,6 +45,28 @@ describe(`instances: find and findByStatus (${testDbKind()})`, () => {
     await expect(pm.find('nope')).rejects.toMatchObject({ code: 'invalid_input' });
   });
 
+  it('history(id) is the transition history, oldest first, newest `limit` rows with a truncation flag', async () => {
+    const { pm } = processManagerOn(db);
+    const order = newOrderId();
+    const paid = msg.paymentCaptured(order);
+    await pm.deliver('order-fulfilment', paid);
+    await pm.deliver('order-fulfilment', msg.inventoryReserved(order));
+    await pm.deliver('order-fulfilment', msg.paymentCaptured(order, newMessageId('pay'))); // same fact, new id: ignored
+    const id = (await rowsOf(db, order)).instance!.id;
+    const all = await pm.history(id);
+    expect(all.truncated).toBe(false);
+    expect(all.transitions.map((t) => [t.from, t.to, t.outcome])).toEqual([
+      ['AwaitingPayment', 'ReservingInventory', 'applied'],
+      ['ReservingInventory', 'BookingShipment', 'applied'],
+      ['BookingShipment', 'BookingShipment', 'ignored'],
+    ]);
+    expect(all.transitions[0]?.messageId).toBe(paid.id);
+    const last = await pm.history(id, { limit: 2 });
+    expect(last.truncated).toBe(true);
+    expect(last.transitions.map((t) => t.outcome)).toEqual(['applied', 'ignored']);
+    await expect(pm.history('nope')).rejects.toMatchObject({ code: 'invalid_input' });
+  });
+
   it('an engine built with processes exposes the same manager as engine.processes', async () => {
     const clock = new TestClock(new Date('2026-04-01T00:00:00.000Z'));
     const engine = createEngine({

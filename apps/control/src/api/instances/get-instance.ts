@@ -3,7 +3,6 @@ import { describeProcess } from '@sagaflow/engine';
 import { z } from 'zod';
 import { publicProcedure } from '../trpc.ts';
 import { toInstanceSummary } from './instance-summary.ts';
-import { listInstanceTransitions } from './list-instance-transitions.ts';
 
 /**
  * One instance: where it is, what it is failing on, its transition history, and the operator
@@ -14,8 +13,7 @@ export const getInstance = publicProcedure.input(z.object({ id: z.uuid() }).stri
   const found = await ctx.engine.processes.find(input.id);
   if (!found) throw new TRPCError({ code: 'NOT_FOUND', message: `instance ${input.id} does not exist` });
   const instance = toInstanceSummary(found);
-  // The engine has no read of the history yet; its prisma client is the only handle the API holds.
-  const history = await listInstanceTransitions(ctx.engine.runtime.prisma, input.id);
+  const history = await ctx.engine.processes.history(input.id, { limit: 500 });
   const def = ctx.engine.processes.definitions.get(instance.processName);
   const description = def ? describeProcess(def) : null;
   const operatorCommands = (description?.operatorCommands ?? []).map((c) => ({
@@ -31,7 +29,7 @@ export const getInstance = publicProcedure.input(z.object({ id: z.uuid() }).stri
     process: description
       ? { registered: true, final: description.final, compensating: Object.keys(description.compensating) }
       : { registered: false, final: [], compensating: [] },
-    history: history.transitions,
+    history: history.transitions.map((t) => ({ ...t, at: t.at.toISOString() })),
     historyTruncated: history.truncated,
     operatorCommands,
   };
