@@ -86,6 +86,8 @@ test.describe('a quarantined instance, fed by the demo message feed', () => {
     if (!stack) throw new Error('the demo stack did not start');
     await page.goto(`${stack.baseUrl}/instances`);
     await expect(page.getByRole('heading', { name: 'Instances' })).toBeVisible();
+    // The outbox behind the processes says how much waits to be published (the demo services ack fast).
+    await expect(page.getByTestId('outbox-lag')).toContainText(/^Outbox: /);
     // The poison note is offered again 3 s after it first failed: past the 1 s budget, it quarantines.
     await expect(page.getByTestId('quarantined-count')).toHaveText(/^[1-9]\d*\+?$/, { timeout: 30_000 });
     await page.getByTestId('tab-quarantined').click();

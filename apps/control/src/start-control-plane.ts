@@ -38,7 +38,7 @@ export async function startControlPlane(
 
   const engine = createControlEngine(db, env, logger);
   let ready = false;
-  const server = createHttpServer({ engine, logger, isReady: () => ready });
+  const server = createHttpServer({ engine, db, logger, isReady: () => ready });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(env.CONTROL_PORT, env.CONTROL_HOST, () => resolve());

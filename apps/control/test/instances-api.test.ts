@@ -182,4 +182,37 @@ describe('instances API over HTTP (PostgreSQL)', () => {
     expect(notFound).toMatchObject({ status: 404 });
     expect(notFound.message).toContain(missing);
   });
+
+  it('outbox.lag reports what waits to be published, how old it is, and what is dead', async () => {
+    const before = await api.outbox.lag.query();
+    const createdAt = new Date(Date.now() - 120_000);
+    await plane.db.prisma.outboxMessage.create({
+      data: {
+        message_id: `lag-${randomUUID()}`,
+        source_kind: 'test',
+        source_id: 'lag',
+        type: 'Nowhere',
+        destination: 'no-such-route',
+        payload: {},
+        created_at: createdAt,
+        available_at: new Date(Date.now() + 3_600_000),
+      },
+    });
+    await plane.db.prisma.outboxMessage.create({
+      data: {
+        message_id: `dead-${randomUUID()}`,
+        source_kind: 'test',
+        source_id: 'lag',
+        type: 'Nowhere',
+        destination: 'no-such-route',
+        payload: {},
+        status: 'Dead',
+        attempts: 10,
+      },
+    });
+    const after = await api.outbox.lag.query();
+    expect(after.pending).toBe(before.pending + 1);
+    expect(after.dead).toBe(before.dead + 1);
+    expect(after.oldestPendingAgeSeconds).toBeGreaterThanOrEqual(119);
+  });
 });

@@ -11,6 +11,7 @@ import { useNow } from '@/ui/use-now';
 import { InstancesFilterBar } from './instances-filter-bar';
 import { instancesHref, type InstancesFilter } from './instances-filter';
 import { InstancesTable } from './instances-table';
+import { OutboxLag } from './outbox-lag';
 import './instances.css';
 
 const refreshMs = 2000;
@@ -48,6 +49,7 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
       <div className="page-head">
         <h1>Instances</h1>
       </div>
+      <OutboxLag />
       <div className="toolbar">
         <InstancesFilterBar filter={filter} quarantinedCount={quarantinedCount} />
         <span className="muted" aria-live="off">

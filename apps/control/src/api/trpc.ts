@@ -1,10 +1,12 @@
 import { initTRPC, TRPCError } from '@trpc/server';
-import { EngineError, type Engine } from '@sagaflow/engine';
+import { EngineError, type Database, type Engine } from '@sagaflow/engine';
 import { apiCodeFor } from './error-codes.ts';
 import { formatApiError } from './format-api-error.ts';
 
 export interface ApiContext {
   engine: Engine;
+  /** The control plane's database, for reads outside the engine's own (the outbox's figures). */
+  db: Pick<Database, 'prisma'>;
 }
 
 const t = initTRPC.context<ApiContext>().create({ errorFormatter: formatApiError, isDev: false });

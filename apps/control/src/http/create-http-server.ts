@@ -1,15 +1,20 @@
 import { createServer, type Server } from 'node:http';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
-import type { Engine } from '@sagaflow/engine';
+import type { Database, Engine } from '@sagaflow/engine';
 import type { Logger } from 'pino';
 import { appRouter } from '../api/app-router.ts';
 
 /** Serves the tRPC API under /trpc and health under /healthz. */
-export function createHttpServer(deps: { engine: Engine; logger: Logger; isReady: () => boolean }): Server {
+export function createHttpServer(deps: {
+  engine: Engine;
+  db: Pick<Database, 'prisma'>;
+  logger: Logger;
+  isReady: () => boolean;
+}): Server {
   const trpc = createHTTPHandler({
     router: appRouter,
     basePath: '/trpc/',
-    createContext: () => ({ engine: deps.engine }),
+    createContext: () => ({ engine: deps.engine, db: deps.db }),
     onError: ({ error, path }) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') deps.logger.error({ err: error, path }, 'api error');
     },
