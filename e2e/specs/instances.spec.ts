@@ -96,7 +96,7 @@ test.describe('a quarantined instance, fed by the demo message feed', () => {
     const row = page.getByTestId('instance-row').first();
     await expect(row).toContainText('QUARANTINED');
     await expect(row).toContainText('demo.fulfilment');
-    await expect(row.getByTestId('failure-summary')).toContainText('cannot parse customer note "poison: unparseable');
+    await expect(row.getByTestId('failure-summary')).toContainText('cannot handle note "poison: unparseable');
     const key = (await row.getByRole('link').textContent()) ?? '';
     expect(key).toMatch(/^[0-9a-f-]{36}$/);
     await row.getByRole('link').click();
@@ -106,7 +106,7 @@ test.describe('a quarantined instance, fed by the demo message feed', () => {
     const banner = page.getByTestId('failure-banner');
     await expect(banner.getByRole('heading')).toHaveText(/^Quarantined: /);
     await expect(banner.getByTestId('failure-message-id')).toContainText(`CustomerNoteAdded with id note-${key}`);
-    await expect(banner.getByTestId('failure-error')).toHaveText(/^Error: cannot parse customer note "poison: /);
+    await expect(banner.getByTestId('failure-error')).toHaveText(/^PoisonNoteError: cannot handle note "poison: /);
     await expect(banner.getByTestId('failure-hint')).toContainText('Release (retry / skip) is coming');
     await expect(banner.getByRole('button')).toHaveCount(0);
 

@@ -131,7 +131,7 @@ describe('the demo fulfilment process, end to end through the outbox (PostgreSQL
       type: 'CustomerNoteAdded',
       payload: { orderId, note: 'poison: unparseable' },
     };
-    await expect(engine.processes.deliver(fulfilmentProcess, poison)).rejects.toThrow(/cannot parse customer note/);
+    await expect(engine.processes.deliver(fulfilmentProcess, poison)).rejects.toThrow(/cannot handle note/);
     await new Promise((r) => setTimeout(r, 1100));
     expect((await engine.processes.deliver(fulfilmentProcess, poison)).outcome).toBe('quarantined');
     const row = await instanceOf(orderId);

@@ -89,7 +89,7 @@ describe('instances API over HTTP (PostgreSQL)', () => {
   it('a quarantined instance is listed under QUARANTINED only, with what it stopped on and its history', async () => {
     const orderId = randomUUID();
     const poison = { id: `note-${orderId}`, type: 'CustomerNoteAdded', payload: { orderId, note: 'poison: x' } };
-    await expect(deliver(poison)).rejects.toThrow(/cannot parse customer note/);
+    await expect(deliver(poison)).rejects.toThrow(/cannot handle note/);
     await sleep(1_100);
     const quarantined = await deliver(poison);
     expect(quarantined.outcome).toBe('quarantined');
@@ -105,9 +105,9 @@ describe('instances API over HTTP (PostgreSQL)', () => {
       correlationKey: orderId,
       status: 'QUARANTINED',
       currentState: 'AwaitingPayment',
-      failure: { redeliveryKey: poison.id, messageType: 'CustomerNoteAdded', errorType: 'Error' },
+      failure: { redeliveryKey: poison.id, messageType: 'CustomerNoteAdded', errorType: 'PoisonNoteError' },
     });
-    expect(row?.failure?.message).toContain('cannot parse customer note "poison: x"');
+    expect(row?.failure?.message).toContain('cannot handle note "poison: x"');
     expect(ids(await api.instances.list.query({ status: 'ACTIVE', limit: 200 }))).not.toContain(id);
 
     const detail = await api.instances.get.query({ id });

@@ -1,3 +1,10 @@
 export { createTestEngine, type TestEngine } from './create-test-engine.ts';
 export { FaultPlan } from './fault-plan.ts';
 export { TestClock } from './test-clock.ts';
+export {
+  orderFulfilmentProcess,
+  PoisonNoteError,
+  twoHours,
+  type FulfilmentService,
+  type OrderFulfilmentOptions,
+} from './order-fulfilment.ts';
