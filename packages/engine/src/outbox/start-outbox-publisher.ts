@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { resolveOutboxPublisher, type OutboxPublisherOptions } from './outbox-publisher-options.ts';
+import { startLoop } from '../worker/start-loop.ts';
 import { publishWith } from './publish-outbox-batch.ts';
 
 export interface OutboxPublisher {
@@ -19,27 +19,9 @@ export interface OutboxPublisher {
  */
 export function startOutboxPublisher(options: OutboxPublisherOptions): OutboxPublisher {
   const deps = resolveOutboxPublisher(options);
-  let running = true;
-  const stopSignal = new AbortController();
-  const loop = async () => {
-    while (running) {
-      let full = false;
-      try {
-        const result = await publishWith(deps);
-        full = result.claimed >= deps.config.batch_size;
-      } catch (err) {
-        deps.logger.warn({ err }, 'outbox pass failed; it will try again');
-      }
-      if (!full)
-        await sleep(deps.config.poll_interval_ms, undefined, { signal: stopSignal.signal }).catch(() => undefined);
-    }
-  };
-  const looping = loop();
-  return {
-    async stop() {
-      running = false;
-      stopSignal.abort();
-      await looping;
-    },
-  };
+  return startLoop({
+    intervalMs: deps.config.poll_interval_ms,
+    pass: async () => (await publishWith(deps)).claimed >= deps.config.batch_size,
+    onError: (err) => deps.logger.warn({ err }, 'outbox pass failed; it will try again'),
+  });
 }

@@ -1,9 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sweepDoctor } from '../api/sweep-doctor.ts';
 import { sweepExpiredRuns, type ExpiredRunsSweep } from '../api/sweep-expired-runs.ts';
 import { sweepExpiredSteps } from '../api/sweep-expired-steps.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { acquireLease, releaseLease } from '../store/acquire-lease.ts';
+import { startLoop } from './start-loop.ts';
 
 export interface Monitor {
   stop(): Promise<void>;
@@ -51,34 +51,25 @@ export async function runMonitorPass(
  */
 export function startMonitor(deps: RuntimeDeps, opts: { intervalMs: number }): Monitor {
   const ttlSeconds = Math.max(10, Math.ceil((opts.intervalMs * 3) / 1000));
-  let running = true;
-  const stopSignal = new AbortController();
-  const loop = async () => {
-    while (running) {
-      try {
-        const pass = await runMonitorPass(deps, { doctor: deps.config.repair.enabled, ttlSeconds });
-        if (pass.swept) {
-          const { steps, runs, doctor } = pass;
-          if (steps.expired > 0 || runs.expired.length > 0 || runs.failed.length > 0)
-            deps.logger.info(
-              { steps: steps.expired, runs: runs.expired.length, expiry_failed: runs.failed.length },
-              'monitor expired overdue work',
-            );
-          if (doctor && doctor.redispatched.length > 0)
-            deps.logger.info({ redispatched: doctor.redispatched }, 'doctor re-dispatched lost work');
-        }
-      } catch (err) {
-        deps.logger.warn({ err }, 'monitor sweep failed; it will try again');
-      }
-      await sleep(opts.intervalMs, undefined, { signal: stopSignal.signal }).catch(() => undefined);
-    }
-  };
-  const looping = loop();
+  const loop = startLoop({
+    intervalMs: opts.intervalMs,
+    pass: async () => {
+      const pass = await runMonitorPass(deps, { doctor: deps.config.repair.enabled, ttlSeconds });
+      if (!pass.swept) return;
+      const { steps, runs, doctor } = pass;
+      if (steps.expired > 0 || runs.expired.length > 0 || runs.failed.length > 0)
+        deps.logger.info(
+          { steps: steps.expired, runs: runs.expired.length, expiry_failed: runs.failed.length },
+          'monitor expired overdue work',
+        );
+      if (doctor && doctor.redispatched.length > 0)
+        deps.logger.info({ redispatched: doctor.redispatched }, 'doctor re-dispatched lost work');
+    },
+    onError: (err) => deps.logger.warn({ err }, 'monitor sweep failed; it will try again'),
+  });
   return {
     async stop() {
-      running = false;
-      stopSignal.abort();
-      await looping;
+      await loop.stop();
       await releaseLease(deps.prisma, { name: 'monitor', holder: deps.workerId }).catch(() => undefined);
     },
   };
