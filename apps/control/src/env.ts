@@ -21,16 +21,56 @@ const schema = z.object({
   /** How often the expiration monitor sweeps overdue steps (the lease holder among replicas does). */
   SAGAFLOW_MONITOR_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
   SAGAFLOW_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(4),
+  /** Where the outbox publishes, as JSON: route name → a webhook or a NATS JetStream subject. */
+  SAGAFLOW_OUTBOX_ROUTES: z.string().default('{}'),
+  /** The NATS server for `nats` outbox routes. */
+  SAGAFLOW_NATS_URL: z.url({ protocol: /^(nats|tls)$/ }).optional(),
   /** The engine's settings as JSON (reclaim, repair, monitor, ...): see packages/engine/README.md. */
   SAGAFLOW_ENGINE_CONFIG: z.string().default('{}'),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 
-export type ControlEnv = Omit<z.output<typeof schema>, 'SAGAFLOW_ENGINE_CONFIG'> & {
+/** One outbox route: a signed webhook, or a NATS JetStream subject (a stream must capture it). */
+const outboxRoute = z.discriminatedUnion('kind', [
+  z
+    .object({
+      kind: z.literal('webhook'),
+      url: z.url({ protocol: /^https?$/ }),
+      /** The HMAC key the receiver verifies with; at least 16 characters. */
+      secret: z.string().min(16),
+      timeout_ms: z.number().int().min(100).max(120_000).optional(),
+    })
+    .strict(),
+  z.object({ kind: z.literal('nats'), subject: z.string().min(1).optional() }).strict(),
+]);
+const outboxRoutes = z.record(z.string().min(1), outboxRoute);
+export type OutboxRouteConfig = z.output<typeof outboxRoute>;
+
+export type ControlEnv = Omit<z.output<typeof schema>, 'SAGAFLOW_ENGINE_CONFIG' | 'SAGAFLOW_OUTBOX_ROUTES'> & {
   SAGAFLOW_DATA_DIR: string;
   /** Validated at start-up: a bad key stops the process with its name. */
   engineConfig: EngineConfigInput;
+  outboxRoutes: Record<string, OutboxRouteConfig>;
 };
+
+/** Parses a JSON setting; a bad value names the setting and, inside it, the key. */
+function jsonSetting<T>(name: string, raw: string, schema: z.ZodType<T>): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    throw new Error(`invalid setting ${name}: not JSON (${err instanceof Error ? err.message : String(err)})`, {
+      cause: err,
+    });
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const at = [name, ...(issue?.path ?? []).map(String)].join('.');
+    throw new Error(`invalid setting ${at}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
 
 /** Parses the environment once; on a bad value throws a message that names the variable. */
 export function parseEnv(source: Record<string, string | undefined>): ControlEnv {
@@ -39,7 +79,10 @@ export function parseEnv(source: Record<string, string | undefined>): ControlEnv
     const issue = parsed.error.issues[0];
     throw new Error(`invalid setting ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? 'invalid'}`);
   }
-  const { SAGAFLOW_ENGINE_CONFIG: rawConfig, ...rest } = parsed.data;
+  const { SAGAFLOW_ENGINE_CONFIG: rawConfig, SAGAFLOW_OUTBOX_ROUTES: rawRoutes, ...rest } = parsed.data;
+  const routes = jsonSetting('SAGAFLOW_OUTBOX_ROUTES', rawRoutes, outboxRoutes);
+  if (!rest.SAGAFLOW_NATS_URL && Object.values(routes).some((r) => r.kind === 'nats'))
+    throw new Error('invalid setting SAGAFLOW_NATS_URL: required by the nats routes in SAGAFLOW_OUTBOX_ROUTES');
   let engineConfig: EngineConfigInput;
   try {
     engineConfig = JSON.parse(rawConfig) as EngineConfigInput;
@@ -62,5 +105,5 @@ export function parseEnv(source: Record<string, string | undefined>): ControlEnv
     });
   }
   const dir = rest.SAGAFLOW_DATA_DIR;
-  return { ...rest, SAGAFLOW_DATA_DIR: isAbsolute(dir) ? dir : resolve(dir), engineConfig };
+  return { ...rest, SAGAFLOW_DATA_DIR: isAbsolute(dir) ? dir : resolve(dir), engineConfig, outboxRoutes: routes };
 }

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { migrate, startOutboxPublisher, type Database, type Engine } from '@sagaflow/engine';
 import { pino, type Logger } from 'pino';
 import { createControlEngine, openDatabase } from './control-engine.ts';
+import { openOutboxRoutes } from './outbox-routes.ts';
 import { fulfilmentRoutes } from './demo/fulfilment-services.ts';
 import { startDemoTraffic } from './demo/start-demo-traffic.ts';
 import { startFulfilmentTraffic } from './demo/start-fulfilment-traffic.ts';
@@ -36,6 +37,10 @@ export async function startControlPlane(
     throw err;
   }
 
+  const configured = await openOutboxRoutes(env).catch(async (err: unknown) => {
+    await db.close();
+    throw err;
+  });
   const engine = createControlEngine(db, env, logger);
   let ready = false;
   const server = createHttpServer({ engine, db, logger, isReady: () => ready });
@@ -50,9 +55,10 @@ export async function startControlPlane(
   // Process managers: due timeouts become messages; committed outbox rows reach their services.
   engine.processes.startTimeoutScheduler({ intervalMs: 1000 });
   const services = fulfilmentRoutes(engine, logger.child({ component: 'demo-services' }));
+  // Configured routes win over the demo's simulated services of the same name.
   const publisher = startOutboxPublisher({
     db,
-    routes: services.routes,
+    routes: { ...services.routes, ...configured.routes },
     config: engine.config.outbox,
     logger: logger.child({ component: 'engine' }),
   });
@@ -76,6 +82,7 @@ export async function startControlPlane(
         stopDemo();
         services.stop();
         await publisher.stop();
+        await configured.close();
         await engine.processes.stopTimeoutScheduler();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await engine.stopMonitor();

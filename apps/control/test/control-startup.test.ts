@@ -70,4 +70,21 @@ describe('control plane start-up refuses bad settings with one clear line and cr
     const notJson = runControl({ CONTROL_PORT: '0', SAGAFLOW_ENGINE_CONFIG: '{repair' });
     expect(notJson.stderr).toMatch(/SAGAFLOW_ENGINE_CONFIG: not JSON/);
   });
+
+  it('outbox routes are checked at start-up: a bad key inside SAGAFLOW_OUTBOX_ROUTES is named, and a nats route needs SAGAFLOW_NATS_URL', () => {
+    const badUrl = runControl({
+      CONTROL_PORT: '0',
+      SAGAFLOW_OUTBOX_ROUTES: '{"billing":{"kind":"webhook","url":"ftp://x","secret":"0123456789abcdef"}}',
+    });
+    expect(badUrl.code).toBe(1);
+    expect(badUrl.stderr).toMatch(/invalid setting SAGAFLOW_OUTBOX_ROUTES\.billing\.url/);
+    const shortSecret = runControl({
+      CONTROL_PORT: '0',
+      SAGAFLOW_OUTBOX_ROUTES: '{"billing":{"kind":"webhook","url":"https://x.test/h","secret":"short"}}',
+    });
+    expect(shortSecret.stderr).toMatch(/SAGAFLOW_OUTBOX_ROUTES\.billing\.secret/);
+    const noNats = runControl({ CONTROL_PORT: '0', SAGAFLOW_OUTBOX_ROUTES: '{"inventory":{"kind":"nats"}}' });
+    expect(noNats.code).toBe(1);
+    expect(noNats.stderr).toMatch(/SAGAFLOW_NATS_URL: required by the nats routes/);
+  });
 });
