@@ -31,7 +31,13 @@ export { outboxLag, type OutboxLag } from './outbox/outbox-lag.ts';
 export type { OutboxPublisherOptions } from './outbox/outbox-publisher-options.ts';
 export type { OutboxTransport } from './outbox/outbox-transport.ts';
 export { publishOutboxBatch, type OutboxBatchResult } from './outbox/publish-outbox-batch.ts';
-export { signWebhook, verifyWebhookSignature, webhookHeaders } from './outbox/sign-webhook.ts';
+export {
+  decodeWebhookHeader,
+  encodeWebhookHeader,
+  signWebhook,
+  verifyWebhookSignature,
+  webhookHeaders,
+} from './outbox/sign-webhook.ts';
 export { startOutboxPublisher, type OutboxPublisher } from './outbox/start-outbox-publisher.ts';
 export { webhookTransport, type WebhookTransportOptions } from './outbox/webhook-transport.ts';
 export { systemClock, type Clock } from './runtime/clock.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { signWebhook, verifyWebhookSignature } from './sign-webhook.ts';
+import { decodeWebhookHeader, encodeWebhookHeader, signWebhook, verifyWebhookSignature } from './sign-webhook.ts';
 
 describe('webhook signatures', () => {
   const secret = 's3cret';
@@ -25,5 +25,17 @@ describe('webhook signatures', () => {
     ['a truncated signature', { signature: signature.slice(0, 10) }],
   ])('refuses %s', (_what, over) => {
     expect(verify(over)).toBe(false);
+  });
+});
+
+describe('webhook header values are ASCII', () => {
+  it.each([
+    ['order-1/operator:abc/0', 'order-1/operator:abc/0'],
+    ['注文-1', '%E6%B3%A8%E6%96%87-1'],
+    ['100%', '100%25'],
+    ['façade', 'fa%C3%A7ade'],
+  ])('%s travels as %s and decodes back', (value, sent) => {
+    expect(encodeWebhookHeader(value)).toBe(sent);
+    expect(decodeWebhookHeader(encodeWebhookHeader(value))).toBe(value);
   });
 });

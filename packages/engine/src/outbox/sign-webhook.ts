@@ -8,6 +8,20 @@ export const webhookHeaders = {
   signature: 'x-sagaflow-signature',
 } as const;
 
+/**
+ * A header value as ASCII: `%` and every character outside printable ASCII are percent-encoded
+ * UTF-8, so an id in any script can travel in a header (HTTP headers carry Latin-1 at most).
+ * An ASCII id without `%` is sent as it is. Receivers read it back with {@link decodeWebhookHeader}.
+ */
+export function encodeWebhookHeader(value: string): string {
+  return value.replace(/[^\x20-\x24\x26-\x7e]/gu, (ch) => encodeURIComponent(ch));
+}
+
+/** The receiver's side of {@link encodeWebhookHeader}. */
+export function decodeWebhookHeader(value: string): string {
+  return decodeURIComponent(value);
+}
+
 /** `v1=` + hex HMAC-SHA256 of `${timestamp}.${body}` under the shared secret. */
 export function signWebhook(secret: string, timestamp: number, body: string): string {
   return `v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;

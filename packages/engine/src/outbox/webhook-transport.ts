@@ -1,7 +1,7 @@
 import { EngineError } from '../errors/engine-error.ts';
 import { encodeOutboxBody } from './outbox-envelope.ts';
 import type { OutboxTransport } from './outbox-transport.ts';
-import { signWebhook, webhookHeaders } from './sign-webhook.ts';
+import { encodeWebhookHeader, signWebhook, webhookHeaders } from './sign-webhook.ts';
 
 export interface WebhookTransportOptions {
   url: string;
@@ -34,8 +34,8 @@ export function webhookTransport(options: WebhookTransportOptions): OutboxTransp
           signal: AbortSignal.timeout(timeoutMs),
           headers: {
             'content-type': 'application/json',
-            [webhookHeaders.messageId]: message.messageId,
-            [webhookHeaders.messageType]: message.type,
+            [webhookHeaders.messageId]: encodeWebhookHeader(message.messageId),
+            [webhookHeaders.messageType]: encodeWebhookHeader(message.type),
             [webhookHeaders.timestamp]: String(timestamp),
             [webhookHeaders.signature]: signWebhook(options.secret, timestamp, body),
           },

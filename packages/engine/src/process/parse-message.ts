@@ -21,6 +21,18 @@ export interface ParsedMessage {
   headers: Record<string, string>;
 }
 
+const operatorPrefix = 'operator:';
+const nulMessage = 'contains a NUL character (\\u0000), which the database cannot store';
+
+/** Whether a string anywhere in the value (keys included) holds a NUL, which PostgreSQL text and jsonb refuse. */
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (typeof value === 'object' && value !== null)
+    return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v));
+  return false;
+}
+
 function describe(issue: z.core.$ZodIssue | undefined): string {
   return issue?.message ?? 'invalid';
 }
@@ -32,9 +44,13 @@ export function parseMessage(def: ProcessDefinition, raw: unknown): ParsedMessag
   if (typeof raw !== 'object' || raw === null) throw bad('message', 'must be an object');
   const m = raw as Partial<IncomingMessage>;
   if (typeof m.id !== 'string' || m.id.trim() === '') throw bad('message.id', 'is required (a non-empty string)');
+  if (m.id.startsWith(operatorPrefix))
+    throw bad('message.id', `must not start with "${operatorPrefix}" (reserved for operator commands)`);
+  if (m.id.includes('\u0000')) throw bad('message.id', nulMessage);
   if (typeof m.type !== 'string' || m.type === '') throw bad('message.type', 'is required');
   const schema = Object.hasOwn(def.messages, m.type) ? def.messages[m.type] : undefined;
   if (!schema) throw bad('message.type', `"${m.type}" is not a message this process accepts`);
+  if (hasNul(m.payload)) throw bad('message.payload', nulMessage);
   const parsed = schema.safeParse(m.payload);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

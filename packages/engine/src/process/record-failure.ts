@@ -1,3 +1,4 @@
+import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { insertProcessTransition } from '../store/insert-process-transition.ts';
 import { insertSagaInstance } from '../store/insert-saga-instance.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
@@ -64,6 +65,9 @@ export async function recordFailure(
           if (!row) return nothing;
         }
         if (row.status !== 'ACTIVE') return nothing;
+        // Seed 002: a failing message the instance already counts as handled records nothing (another
+        // worker applied it while this one failed on it; a record naming it would never be cleared).
+        if (await hasInboxMessage(tx, { consumer: def.name, messageId: message.id })) return nothing;
         const id = row.id;
         const record = {
           redeliveryKey: message.id,

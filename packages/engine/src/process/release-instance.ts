@@ -4,10 +4,13 @@ import { insertInboxMessage } from '../store/insert-inbox-message.ts';
 import { insertProcessTransition } from '../store/insert-process-transition.ts';
 import { listSkippedMessages } from '../store/list-skipped-messages.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
+import { writeInstanceFailure } from '../store/write-instance-failure.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
 import { releaseSagaInstance } from '../store/release-saga-instance.ts';
 import { applyDecision } from './apply-decision.ts';
 import { decide } from './decide.ts';
 import { decodeStateOrThrow } from './decode-state.ts';
+import { errorMessage, errorType } from './record-failure.ts';
 import { deliverInTransaction } from './deliver-in-transaction.ts';
 import { inTransaction, type ProcessDeps } from './process-deps.ts';
 import { requireInstanceId, requireText } from './run-operator-command.ts';
@@ -30,6 +33,11 @@ export interface ReleaseResult {
   to: string;
   /** Messages the instance skipped while quarantined, then applied by this release in arrival order. */
   resumed: { messageId: string; outcome: string }[];
+  /**
+   * A kept message that failed as the release applied it: the instance is QUARANTINED again, on it
+   * (release it again to retry or skip it). Null when every kept message went through.
+   */
+  stoppedOn: { messageId: string; messageType: string; errorType: string; message: string } | null;
 }
 
 /**
@@ -37,8 +45,9 @@ export interface ReleaseResult {
  * (outcome `repair`). A retry that fails again rolls back whole: the instance stays QUARANTINED,
  * untouched, and this throws `release_failed`. The messages it skipped while quarantined were kept
  * (payload in their history row) and are then delivered, in arrival order, in the same transaction:
- * nothing addressed to the instance is lost. If one of them fails, the whole release rolls back and
- * `release_failed` names it. Its armed timers fire on the next sweep.
+ * nothing addressed to the instance is lost. One that fails (or that the deployed schema refuses)
+ * quarantines the instance again on it, keeping what came before (`stoppedOn`). Its armed timers
+ * fire on the next sweep.
  */
 export async function releaseInstance(
   deps: ProcessDeps,
@@ -75,27 +84,34 @@ export async function releaseInstance(
           detail: { ...audit, ...extra },
           now,
         });
-      const resume = async (done: Omit<ReleaseResult, 'resumed'>): Promise<ReleaseResult> => {
+      const resume = async (done: Omit<ReleaseResult, 'resumed' | 'stoppedOn'>): Promise<ReleaseResult> => {
         const resumed: ReleaseResult['resumed'] = [];
         for (const kept of await listSkippedMessages(tx, { instanceId: id, consumer: def.name })) {
+          // Each kept message under its own savepoint: one that fails now (a poison message, or a
+          // payload the deployed schema refuses) quarantines the instance again on it, and what the
+          // release did before it stays done.
+          await tx.$executeRawUnsafe('savepoint sagaflow_kept_message');
           try {
+            const schema = def.messages[kept.messageType];
+            if (!schema)
+              throw new EngineError('invalid_input', `"${kept.messageType}" is no longer a message of "${def.name}"`);
+            const payload: unknown = schema.parse(kept.payload);
             const r = await deliverInTransaction(
               tx,
               deps,
               def,
-              { id: kept.messageId, type: kept.messageType, payload: kept.payload },
+              { id: kept.messageId, type: kept.messageType, payload },
               { id },
             );
+            await tx.$executeRawUnsafe('release savepoint sagaflow_kept_message');
             resumed.push({ messageId: kept.messageId, outcome: r.outcome });
           } catch (err) {
-            throw new EngineError(
-              'release_failed',
-              `instance ${id} was released, but ${kept.messageType} ${kept.messageId}, skipped while it was quarantined, failed when applied: ${toEngineError(err).message}; nothing was changed`,
-              { cause: err },
-            );
+            await tx.$executeRawUnsafe('rollback to savepoint sagaflow_kept_message');
+            const stoppedOn = await quarantineAgain(tx, deps, id, kept, err, now);
+            return { ...done, resumed, stoppedOn };
           }
         }
-        return { ...done, resumed };
+        return { ...done, resumed, stoppedOn: null };
       };
       const alreadyHandled = await hasInboxMessage(tx, { consumer: def.name, messageId });
       if (opts.mode === 'skip' || alreadyHandled) {
@@ -134,4 +150,48 @@ export async function releaseInstance(
       }
     });
   return withStoreRetry(deps.storeRetry, attempt, deps.sleep);
+}
+
+/** Quarantines a just-released instance again, on a kept message that failed as the release applied it. */
+async function quarantineAgain(
+  tx: Prisma.TransactionClient,
+  deps: ProcessDeps,
+  id: string,
+  kept: { messageId: string; messageType: string; payload: unknown },
+  err: unknown,
+  now: Date,
+): Promise<NonNullable<ReleaseResult['stoppedOn']>> {
+  const row = await lockSagaInstance(tx, { id });
+  if (!row) throw new EngineError('instance_not_found', `no instance ${id}`);
+  const failure = { errorType: errorType(err), message: errorMessage(err) };
+  const written = await writeInstanceFailure(tx, {
+    id,
+    expectedVersion: row.version,
+    record: {
+      redeliveryKey: kept.messageId,
+      messageType: kept.messageType,
+      payload: kept.payload,
+      position: null,
+      ...failure,
+      firstFailedAt: now,
+    },
+    quarantine: true,
+    now,
+  });
+  if (!written) throw new EngineError('version_conflict', `instance ${id} changed under its lock`);
+  await insertProcessTransition(tx, {
+    instanceId: id,
+    from: row.current_state,
+    to: row.current_state,
+    messageId: kept.messageId,
+    messageType: kept.messageType,
+    outcome: 'quarantined',
+    detail: { errorType: failure.errorType, during: 'release' },
+    now,
+  });
+  deps.logger.warn(
+    { instanceId: id, messageId: kept.messageId, err },
+    'a message kept during quarantine failed as the release applied it; the instance is quarantined on it',
+  );
+  return { messageId: kept.messageId, messageType: kept.messageType, ...failure };
 }

@@ -65,7 +65,9 @@ export function parseOperatorCommand(def: ProcessDefinition, instanceId: string,
     input: parsed.data,
     operator: requireText(cmd.operator, 'operator'),
     reason: requireText(cmd.reason, 'reason'),
-    messageId: `operator:${requireText(cmd.idempotencyKey, 'idempotencyKey')}`,
+    // Scoped to the instance (one key on two instances is two commands); incoming message ids may
+    // not use the `operator:` prefix (parseMessage refuses it), so the two never collide.
+    messageId: `operator:${id}:${requireText(cmd.idempotencyKey, 'idempotencyKey')}`,
     messageType: `operator:${cmd.command}`,
   };
 }

@@ -18,8 +18,9 @@ export interface DbOutboxMessage {
 /**
  * Claims due outbox rows for one publisher, in per-source order. Must run inside a transaction:
  *
- * 1. take a transaction-scoped advisory lock on each source with due rows (try-lock: a source
- *    another publisher is claiming right now is skipped, not waited for);
+ * 1. take a transaction-scoped advisory lock on each source whose FIRST Pending row is due (a source
+ *    whose head waits for its backoff can publish nothing, so it must not take a slot from the
+ *    others); try-lock: a source another publisher is claiming right now is skipped, not waited for;
  * 2. in a NEW statement (so a fresh snapshot, taken after any rival claim on those sources
  *    committed) claim the rows of the locked sources whose every earlier Pending row of the same
  *    source is due too: a row waiting for its backoff, or in flight under another claim, holds back
@@ -34,11 +35,13 @@ export async function claimOutboxBatch(
 ): Promise<DbOutboxMessage[]> {
   const locked = await db.$queryRaw<{ source_id: string }[]>`
     select due.source_id
-      from (select source_id, min(seq) as first_seq
-              from "sagaflow"."outbox"
-             where status = 'Pending' and available_at <= ${args.now}::timestamptz
-             group by source_id
-             order by first_seq
+      from (select head.source_id, head.seq
+              from (select distinct on (source_id) source_id, seq, available_at
+                      from "sagaflow"."outbox"
+                     where status = 'Pending'
+                     order by source_id, seq) head
+             where head.available_at <= ${args.now}::timestamptz
+             order by head.seq
              limit ${args.limit}::int) due
      where pg_try_advisory_xact_lock(hashtextextended('sagaflow.outbox:' || due.source_id, 0))`;
   if (locked.length === 0) return [];

@@ -28,7 +28,9 @@ export async function saveSagaInstance(
            updated_at = ${args.now}::timestamptz,
            completed_at = case when ${args.status} = 'COMPLETED' then ${args.now}::timestamptz else null end,
            next_timer_due_at = (select min(t.due_at) from "sagaflow"."process_timeouts" t
-                                 where t.instance_id = i.id and t.status = 'Pending' and t.expected_state = ${args.state}),
+                                 where t.instance_id = i.id and t.status = 'Pending' and t.expected_state = ${args.state}
+                                   -- the timeout being delivered (its id is the message id) is not next
+                                   and t.id::text <> ${args.messageId}),
            failure_redelivery_key = case when i.failure_redelivery_key = ${args.messageId} then null else i.failure_redelivery_key end,
            failure_position = case when i.failure_redelivery_key = ${args.messageId} then null else i.failure_position end,
            failure_error_type = case when i.failure_redelivery_key = ${args.messageId} then null else i.failure_error_type end,

@@ -229,7 +229,9 @@ describe(`deliver: one transaction per message (${testDbKind()})`, () => {
     });
     const after = await rowsOf(db, order);
     expect(after.instance).toMatchObject({ current_state: 'Refunding', version: 4 });
-    expect(after.outbox.find((o) => o.message_id === `order-fulfilment/operator:k-${order}/0`)).toMatchObject({
+    expect(
+      after.outbox.find((o) => o.message_id === `order-fulfilment/operator:${after.instance?.id ?? ''}:k-${order}/0`),
+    ).toMatchObject({
       type: 'RefundPayment',
       destination: 'payments',
     });

@@ -274,6 +274,7 @@ describe(`quarantine (${testDbKind()})`, () => {
         from: 'BookingShipment',
         to: 'BookingShipment',
         resumed: [{ messageId: skipped.id, outcome: 'applied' }],
+        stoppedOn: null,
       });
       const rows = await rowsOf(db, order);
       // The message skipped while quarantined was kept and applied by the release, after the poison one.
@@ -332,17 +333,32 @@ describe(`quarantine (${testDbKind()})`, () => {
       expect((await h.pm.deliver('order-fulfilment', poison)).outcome).toBe('duplicate');
     });
 
-    it('a kept message that fails when the release applies it rolls the whole release back, naming it', async () => {
+    it('a kept message that fails as the release applies it quarantines the instance again, on it', async () => {
       const h = setup();
-      const { order, id } = await quarantinedOrder(h);
+      const { order, id, poison } = await quarantinedOrder(h);
+      const note = msg.note(order, 'fine note');
       const second = msg.note(order, 'poison again');
-      expect((await h.pm.deliver('order-fulfilment', second)).outcome).toBe('skipped_quarantined');
-      const before = await rowsOf(db, order);
-      await expect(h.pm.release(id, { mode: 'skip', ...who })).rejects.toMatchObject({
-        code: 'release_failed',
-        message: expect.stringContaining(`CustomerNoteAdded ${second.id}, skipped while it was quarantined`) as unknown,
+      const after = msg.note(order, 'after the poison');
+      for (const m of [note, second, after])
+        expect((await h.pm.deliver('order-fulfilment', m)).outcome).toBe('skipped_quarantined');
+      const r = await h.pm.release(id, { mode: 'skip', ...who });
+      expect(r).toMatchObject({
+        outcome: 'skipped',
+        messageId: poison.id,
+        resumed: [{ messageId: note.id, outcome: 'applied' }],
+        stoppedOn: { messageId: second.id, errorType: 'PoisonNoteError' },
       });
-      expect(await rowsOf(db, order)).toEqual(before);
+      const rows = await rowsOf(db, order);
+      // What came before the second poison note stays done; the instance stops on that note.
+      expect(rows.instance).toMatchObject({ status: 'QUARANTINED', failure_redelivery_key: second.id });
+      expect(rows.instance?.state).toMatchObject({ notes: ['fine note'] });
+      // Released again, skipping it: the note kept after it is applied, nothing is lost.
+      expect(await h.pm.release(id, { mode: 'skip', ...who })).toMatchObject({
+        messageId: second.id,
+        resumed: [{ messageId: after.id, outcome: 'applied' }],
+        stoppedOn: null,
+      });
+      expect((await rowsOf(db, order)).instance?.state).toMatchObject({ notes: ['fine note', 'after the poison'] });
     });
 
     it('refuses to release an instance that is not quarantined, and bad arguments, writing nothing', async () => {
