@@ -2,10 +2,10 @@ import { defineAction, defineFlow, NonRetryableError } from '../../src/index.ts'
 
 /**
  * A 4-step flow with a compensation per step; every tenth run fails for business reasons at step 3.
- * Each step takes 40-160 ms, like a call to another service: the 500 runs last about a minute, so
+ * Each step takes 100-300 ms, like a call to another service: the 500 runs last about a minute, so
  * the killer reaches workers in the middle of their steps many times over.
  */
-const pause = () => new Promise((r) => setTimeout(r, 40 + Math.floor(Math.random() * 120)));
+const pause = () => new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 200)));
 const step = (name: string) =>
   defineAction({
     name,
