@@ -35,6 +35,11 @@ export interface ProcessManager {
   readonly definitions: ReadonlyMap<string, ProcessDefinition>;
   /** Delivers one message in one transaction; see {@link deliverMessage}. */
   deliver(process: string | ProcessDefinition, message: IncomingMessage): Promise<DeliverResult>;
+  /**
+   * Delivers a message to the one registered process that accepts its type. A type no process
+   * accepts, or one several accept (name the process then), is refused before any write.
+   */
+  deliver(message: IncomingMessage): Promise<DeliverResult>;
   /** One pass of the timeout scheduler over due timeouts. */
   sweepProcessTimeouts(options?: { limit?: number }): Promise<{ delivered: number; failed: number }>;
   startTimeoutScheduler(options?: { intervalMs?: number }): void;
@@ -95,7 +100,10 @@ export function buildProcessManager(
   let scheduler: TimeoutScheduler | null = null;
   return {
     definitions,
-    deliver: (process, message) => deliverMessage(deps, process, message),
+    deliver: async (processOrMessage: string | ProcessDefinition | IncomingMessage, message?: IncomingMessage) =>
+      message !== undefined
+        ? deliverMessage(deps, processOrMessage as string | ProcessDefinition, message)
+        : deliverMessage(deps, processFor(definitions, processOrMessage), processOrMessage as IncomingMessage),
     sweepProcessTimeouts: (opts) => sweepProcessTimeouts(deps, opts),
     startTimeoutScheduler(opts = {}) {
       scheduler ??= startTimeoutScheduler(deps, { intervalMs: opts.intervalMs ?? 1000 });
@@ -127,4 +135,20 @@ export function buildProcessManager(
 export function createProcessManager(options: ProcessManagerOptions): ProcessManager {
   const config = parseEngineConfig({ processes: options.config ?? {} }).processes;
   return buildProcessManager({ ...options, config });
+}
+
+/** The one registered process whose messages include this message's type. */
+function processFor(definitions: ReadonlyMap<string, ProcessDefinition>, message: unknown): ProcessDefinition {
+  const type = typeof message === 'object' && message !== null ? (message as { type?: unknown }).type : undefined;
+  if (typeof type !== 'string' || type === '')
+    throw new EngineError('invalid_input', 'message.type is required (or name the process: deliver(process, message))');
+  const accepting = [...definitions.values()].filter((d) => Object.hasOwn(d.messages, type));
+  const [only, ...others] = accepting;
+  if (!only) throw new EngineError('invalid_input', `message.type: no registered process accepts "${type}"`);
+  if (others.length > 0)
+    throw new EngineError(
+      'invalid_input',
+      `message.type: "${type}" is accepted by ${accepting.map((d) => d.name).join(', ')}; name the process: deliver(process, message)`,
+    );
+  return only;
 }
