@@ -74,6 +74,30 @@ describe('the sagaflow CLI against PostgreSQL', () => {
     expect(refused.err).toMatch(/run_not_open: run .* is Completed/);
   });
 
+  it("sweeps take the replicas' monitor lease: while another replica holds it, the CLI sweeps nothing and says so", async () => {
+    await db.prisma.$executeRawUnsafe(
+      `insert into sagaflow.leases (name, holder, expires_at) values ('monitor', 'replica-b', now() + interval '60 seconds')`,
+    );
+    try {
+      for (const args of [
+        ['monitor', 'sweep'],
+        ['doctor', 'sweep'],
+      ]) {
+        const held = await cli(args, { DATABASE_URL: url });
+        expect(held.code).toBe(2);
+        expect(JSON.parse(held.out)).toMatchObject({
+          swept: false,
+          reason: expect.stringMatching(/another replica holds the monitor lease/) as unknown,
+        });
+      }
+    } finally {
+      await db.prisma.$executeRawUnsafe(`delete from sagaflow.leases where name = 'monitor'`);
+    }
+    const doctor = await cli(['doctor', 'sweep'], { DATABASE_URL: url });
+    expect(doctor.code).toBe(0);
+    expect(JSON.parse(doctor.out)).toMatchObject({ swept: true, doctor: { redispatched: [] }, runs: { expired: [] } });
+  });
+
   it('bad input gets a usage error naming what is wrong, and touches nothing', async () => {
     const bad = await cli(['kick', 'not-a-run'], { DATABASE_URL: url });
     expect(bad.code).toBe(64);

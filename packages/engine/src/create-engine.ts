@@ -71,7 +71,7 @@ export interface Engine {
    * One monitor pass under the replicas' lease (steps, runs, and the doctor when `doctor`): what the
    * loop does each interval, for a CLI or an operator. Skipped while another replica holds the lease.
    */
-  monitorPass(options?: { doctor?: boolean }): Promise<MonitorPass>;
+  monitorPass(options?: { doctor?: boolean; expiration?: boolean }): Promise<MonitorPass>;
   /** Runs the monitor loop in this process; among replicas, the lease holder sweeps (idempotent). */
   startMonitor(options?: { intervalMs?: number }): void;
   stopMonitor(): Promise<void>;
@@ -182,6 +182,7 @@ export function createEngine(options: EngineOptions): Engine {
     async monitorPass(opts = {}) {
       const r = await runMonitorPass(deps, {
         doctor: opts.doctor ?? config.repair.enabled,
+        ...(opts.expiration === undefined ? {} : { expiration: opts.expiration }),
         ttlSeconds: 60,
         holder: `${deps.workerId}:pass`,
         release: true,

@@ -9,7 +9,7 @@ export const usage = `usage: sagaflow <command>
   monitor sweep [--doctor]   one pass of the expiration monitor: overdue steps, then overdue runs
                              (--doctor: the doctor's R1-R3 too); skipped while a running control
                              plane holds the monitor lease
-  doctor sweep               one pass of the doctor (R1-R3)
+  doctor sweep               one pass of the doctor (R1-R3), under the same lease
   kick <run-id>              a fresh job for the step the run is parked on; refills its repair budget
 
 Connects to DATABASE_URL, or to the embedded database in SAGAFLOW_DATA_DIR (only while no control
@@ -51,7 +51,7 @@ async function execute(engine: Engine, command: Exclude<Command, { kind: 'usage'
     case 'monitor':
       return engine.monitorPass({ doctor: command.doctor });
     case 'doctor':
-      return engine.sweepDoctor();
+      return engine.monitorPass({ doctor: true, expiration: false });
     case 'kick':
       return engine.kick(command.runId);
   }

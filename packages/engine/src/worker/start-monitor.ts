@@ -25,7 +25,7 @@ export type MonitorPass =
  */
 export async function runMonitorPass(
   deps: RuntimeDeps,
-  opts: { doctor: boolean; ttlSeconds: number; holder?: string; release?: boolean },
+  opts: { doctor: boolean; expiration?: boolean; ttlSeconds: number; holder?: string; release?: boolean },
 ): Promise<MonitorPass> {
   const holder = opts.holder ?? deps.workerId;
   const lease = await acquireLease(deps.prisma, { name: 'monitor', holder, ttlSeconds: opts.ttlSeconds });
@@ -35,8 +35,9 @@ export async function runMonitorPass(
       reason: `another replica holds the monitor lease until ${lease.expiresAt?.toISOString() ?? '?'}; it sweeps`,
     };
   try {
-    const steps = await sweepExpiredSteps(deps);
-    const runs = await sweepExpiredRuns(deps);
+    const expiration = opts.expiration ?? true;
+    const steps = expiration ? await sweepExpiredSteps(deps) : { expired: 0 };
+    const runs = expiration ? await sweepExpiredRuns(deps) : { expired: [], failed: [] };
     const doctor = opts.doctor ? await sweepDoctor(deps) : null;
     return { swept: true, steps, runs, doctor };
   } finally {
