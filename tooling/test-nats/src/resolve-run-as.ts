@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-
+import { lookUpAccount } from '@sagaflow/test-process';
 import { TestNatsError } from './test-nats-error.ts';
 
 /** The unprivileged account the server runs as when this process is root. */
@@ -17,7 +16,7 @@ export interface RunAs {
 export function resolveRunAs(): RunAs | undefined {
   if (process.getuid?.() !== 0) return undefined;
   for (const user of ['nats', 'nobody']) {
-    const ids = lookUp(user);
+    const ids = lookUpAccount(user);
     if (ids !== undefined) return { user, ...ids };
   }
   throw new TestNatsError(
@@ -25,14 +24,4 @@ export function resolveRunAs(): RunAs | undefined {
     'Running as root, so nats-server must run as `nats` or `nobody`, but neither account exists. ' +
       '`apt-get install -y nats-server` creates `nats`; or run the tests as a non-root user.',
   );
-}
-
-function lookUp(user: string): { uid: number; gid: number } | undefined {
-  try {
-    const uid = Number(execFileSync('id', ['-u', user], { encoding: 'utf8', stdio: 'pipe' }).trim());
-    const gid = Number(execFileSync('id', ['-g', user], { encoding: 'utf8', stdio: 'pipe' }).trim());
-    return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -7,13 +7,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { findNatsServer } from './find-nats-server.ts';
-import { freePort } from './free-port.ts';
 import type { NatsServer, StartNatsServerOptions } from './nats-server.ts';
 import { resolveRunAs } from './resolve-run-as.ts';
 import type { RunAs } from './resolve-run-as.ts';
 import { destroyServerDirSync, reapStaleServers, serverDir, serverDirPrefix } from './server-dir.ts';
 import type { ServerDir } from './server-dir.ts';
-import { stopOnExit } from './stop-on-exit.ts';
+import { freePort, stopOnExit } from '@sagaflow/test-process';
 import { TestNatsError } from './test-nats-error.ts';
 
 const host = '127.0.0.1';

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { lookUpAccount } from '@sagaflow/test-process';
 
 import { TestPostgresError } from './test-postgres-error.ts';
 
@@ -21,17 +21,12 @@ export function resolveRunAs(): RunAs | undefined {
 }
 
 function lookUpPostgresUser(): RunAs {
-  try {
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-    if (!Number.isInteger(uid) || !Number.isInteger(gid)) throw new Error(`unexpected output of id: ${uid}/${gid}`);
-    return { user: 'postgres', uid, gid };
-  } catch (cause) {
+  const ids = lookUpAccount('postgres');
+  if (ids === undefined)
     throw new TestPostgresError(
       'postgres_user_missing',
       'Running as root, so PostgreSQL must run as the `postgres` user, but `id -u postgres` failed. ' +
         '`apt-get install -y postgresql` creates that user; or run the tests as a non-root user.',
-      { cause },
     );
-  }
+  return { user: 'postgres', ...ids };
 }

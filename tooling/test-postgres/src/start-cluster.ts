@@ -8,13 +8,12 @@ import { destroyCluster, destroyClusterSync } from './destroy-cluster.ts';
 import type { DestroyClusterOptions } from './destroy-cluster.ts';
 import { findPgBinaries } from './find-pg-binaries.ts';
 import type { PgBinaries } from './find-pg-binaries.ts';
-import { freePort } from './free-port.ts';
 import type { PgCluster, StartClusterOptions } from './pg-cluster.ts';
 import { reapStaleClusters } from './reap-stale-clusters.ts';
 import { resolveRunAs } from './resolve-run-as.ts';
 import type { RunAs } from './resolve-run-as.ts';
 import { runPgBinary } from './run-pg-binary.ts';
-import { stopOnExit } from './stop-on-exit.ts';
+import { freePort, stopOnExit } from '@sagaflow/test-process';
 import { TestPostgresError } from './test-postgres-error.ts';
 
 const host = '127.0.0.1';

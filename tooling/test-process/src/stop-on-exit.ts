@@ -1,7 +1,7 @@
 /**
- * Runs `destroySync` when this process exits or receives SIGINT/SIGTERM, so clusters are not left
- * running when a test run fails or is interrupted. Returns a function that cancels the registration.
- * A SIGKILL runs nothing: {@link reapStaleClusters} cleans that up at the next start.
+ * Runs `destroySync` when this process exits or receives SIGINT/SIGTERM, so servers a test started are
+ * not left running when a test run fails or is interrupted. Returns a function that cancels the
+ * registration. A SIGKILL runs nothing: each harness reaps what a killed run left at its next start.
  */
 export function stopOnExit(destroySync: () => void): () => void {
   pending.add(destroySync);
