@@ -1,11 +1,8 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import Link from 'next/link';
-import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
-import { formatClock } from '@/ui/format-time';
-import { PendingNotice } from '@/ui/pending-notice';
+import { DetailFrame } from '@/ui/detail-frame';
 import { useNow } from '@/ui/use-now';
 import { InstanceFacts } from './instance-facts';
 import { InstanceFailureBanner } from './instance-failure-banner';
@@ -28,68 +25,45 @@ export function InstanceDetailView({ id }: { id: string }) {
       },
     ),
   );
-  const back = (
-    <p className="crumbs">
-      <Link href="/instances">← All instances</Link>
-    </p>
-  );
-  if (detail.isPending) {
-    return (
-      <>
-        {back}
-        <PendingNotice
-          label={`Loading instance ${id}…`}
-          failureCount={detail.failureCount}
-          failureReason={detail.failureReason}
-        />
-      </>
-    );
-  }
-  if (!detail.data) {
-    return (
-      <>
-        {back}
-        <InstanceLoadError id={id} error={detail.error} onRetry={() => void detail.refetch()} />
-      </>
-    );
-  }
-  const { instance, history, historyTruncated, operatorCommands, process } = detail.data;
   return (
-    <>
-      {back}
-      {detail.isError ? (
-        <p className="notice notice-bad" role="alert">
-          Refresh failed at {formatClock(new Date(detail.errorUpdatedAt).toISOString())}; showing data from{' '}
-          {formatClock(new Date(detail.dataUpdatedAt).toISOString())}. {apiErrorInfo(detail.error).message}{' '}
-          <button type="button" onClick={() => void detail.refetch()}>
-            Try again
-          </button>
-        </p>
-      ) : null}
-      <InstanceFailureBanner instance={instance} now={now} />
-      <div className="page-head">
-        <h1 className="run-title">
-          {instance.processName} <span className="mono">{instance.correlationKey}</span>{' '}
-          <InstanceStatusBadge status={instance.status} testId="instance-status" />
-        </h1>
-        <span className="muted">
-          {instance.status === 'COMPLETED' ? 'Completed · not refreshing' : 'Refreshing every 2 s'}
-        </span>
-      </div>
-      {!process.registered ? (
-        <p className="notice notice-warn">
-          Process {instance.processName} is not registered with this control plane: its commands are unknown here.
-        </p>
-      ) : null}
-      <InstanceFacts instance={instance} now={now} />
-      <section id="history">
-        <h2>History</h2>
-        <TransitionHistoryTable history={history} truncated={historyTruncated} />
-      </section>
-      <section id="commands">
-        <h2>Operator commands</h2>
-        <OperatorCommands commands={operatorCommands} currentState={instance.currentState} status={instance.status} />
-      </section>
-    </>
+    <DetailFrame
+      back={{ href: '/instances', label: 'All instances' }}
+      query={detail}
+      pendingLabel={`Loading instance ${id}…`}
+      loadError={(error, retry) => <InstanceLoadError id={id} error={error} onRetry={retry} />}
+    >
+      {({ instance, history, historyTruncated, operatorCommands, process }) => (
+        <>
+          <InstanceFailureBanner instance={instance} now={now} />
+          <div className="page-head">
+            <h1 className="run-title">
+              {instance.processName} <span className="mono">{instance.correlationKey}</span>{' '}
+              <InstanceStatusBadge status={instance.status} testId="instance-status" />
+            </h1>
+            <span className="muted">
+              {instance.status === 'COMPLETED' ? 'Completed · not refreshing' : 'Refreshing every 2 s'}
+            </span>
+          </div>
+          {!process.registered ? (
+            <p className="notice notice-warn">
+              Process {instance.processName} is not registered with this control plane: its commands are unknown here.
+            </p>
+          ) : null}
+          <InstanceFacts instance={instance} now={now} />
+          <section id="history">
+            <h2>History</h2>
+            <TransitionHistoryTable history={history} truncated={historyTruncated} />
+          </section>
+          <section id="commands">
+            <h2>Operator commands</h2>
+            <OperatorCommands
+              commands={operatorCommands}
+              currentState={instance.currentState}
+              status={instance.status}
+            />
+          </section>
+        </>
+      )}
+    </DetailFrame>
   );
 }

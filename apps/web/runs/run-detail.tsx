@@ -1,11 +1,8 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import Link from 'next/link';
-import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
-import { formatClock } from '@/ui/format-time';
-import { PendingNotice } from '@/ui/pending-notice';
+import { DetailFrame } from '@/ui/detail-frame';
 import { useNow } from '@/ui/use-now';
 import { AnomaliesTable } from './anomalies-table';
 import { childRunIds } from './child-run-ids';
@@ -31,66 +28,39 @@ export function RunDetailView({ id }: { id: string }) {
       { refetchInterval: (query) => (query.state.data && isOpenRun(query.state.data.run.status) ? 1000 : false) },
     ),
   );
-  const back = (
-    <p className="crumbs">
-      <Link href="/runs">← All runs</Link>
-    </p>
-  );
-  if (detail.isPending) {
-    return (
-      <>
-        {back}
-        <PendingNotice
-          label={`Loading run ${id}…`}
-          failureCount={detail.failureCount}
-          failureReason={detail.failureReason}
-        />
-      </>
-    );
-  }
-  if (!detail.data) {
-    return (
-      <>
-        {back}
-        <RunLoadError id={id} error={detail.error} onRetry={() => void detail.refetch()} />
-      </>
-    );
-  }
-  const { run, actions, compensations, anomalies, events } = detail.data;
   return (
-    <>
-      {back}
-      {detail.isError ? (
-        <p className="notice notice-bad" role="alert">
-          Refresh failed at {formatClock(new Date(detail.errorUpdatedAt).toISOString())}; showing data from{' '}
-          {formatClock(new Date(detail.dataUpdatedAt).toISOString())}. {apiErrorInfo(detail.error).message}{' '}
-          <button type="button" onClick={() => void detail.refetch()}>
-            Try again
-          </button>
-        </p>
-      ) : null}
-      {run.stuckReason ? <RunStuckBanner reason={run.stuckReason} anomalyCount={anomalies.length} /> : null}
-      <RunHeader run={run} now={now} />
-      <section id="steps">
-        <h2>Steps</h2>
-        <StepsTable steps={actions} childRunIds={childRunIds(events)} now={now} />
-      </section>
-      {compensations.length > 0 ? (
-        <section id="compensations" data-testid="compensations">
-          <h2>Compensations</h2>
-          <CompensationsTable compensations={compensations} steps={actions} now={now} />
-        </section>
-      ) : null}
-      {anomalies.length > 0 ? (
-        <section id="anomalies" data-testid="anomalies">
-          <h2>Anomalies</h2>
-          <AnomaliesTable anomalies={anomalies} />
-        </section>
-      ) : null}
-      <section id="events">
-        <h2>Events</h2>
-        <EventsTimeline events={events} />
-      </section>
-    </>
+    <DetailFrame
+      back={{ href: '/runs', label: 'All runs' }}
+      query={detail}
+      pendingLabel={`Loading run ${id}…`}
+      loadError={(error, retry) => <RunLoadError id={id} error={error} onRetry={retry} />}
+    >
+      {({ run, actions, compensations, anomalies, events }) => (
+        <>
+          {run.stuckReason ? <RunStuckBanner reason={run.stuckReason} anomalyCount={anomalies.length} /> : null}
+          <RunHeader run={run} now={now} />
+          <section id="steps">
+            <h2>Steps</h2>
+            <StepsTable steps={actions} childRunIds={childRunIds(events)} now={now} />
+          </section>
+          {compensations.length > 0 ? (
+            <section id="compensations" data-testid="compensations">
+              <h2>Compensations</h2>
+              <CompensationsTable compensations={compensations} steps={actions} now={now} />
+            </section>
+          ) : null}
+          {anomalies.length > 0 ? (
+            <section id="anomalies" data-testid="anomalies">
+              <h2>Anomalies</h2>
+              <AnomaliesTable anomalies={anomalies} />
+            </section>
+          ) : null}
+          <section id="events">
+            <h2>Events</h2>
+            <EventsTimeline events={events} />
+          </section>
+        </>
+      )}
+    </DetailFrame>
   );
 }
