@@ -3,6 +3,7 @@ import { createObserverRole } from './observer-role.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
 import { benchElapsedMs, progress } from './progress.ts';
 import { renderReport } from './render-report.ts';
+import { runDeliveryPhase } from './run-delivery-phase.ts';
 import { runLatencyPhase } from './run-latency-phase.ts';
 import { runPgbenchCeiling } from './run-pgbench-ceiling.ts';
 import { runPgliteFloor } from './run-pglite-floor.ts';
@@ -18,6 +19,10 @@ const plan = {
   throughput: [
     { concurrency: 1, startForMs: 15_000, starters: 1, maxOpen: 50 },
     { concurrency: 32, startForMs: 15_000, starters: 4, maxOpen: 4 * 32 + 50 },
+  ],
+  deliveries: [
+    { concurrency: 1, forMs: 8_000 },
+    { concurrency: 8, forMs: 8_000 },
   ],
   pgliteRuns: process.argv.includes('--no-pglite') ? 0 : 200,
 };
@@ -51,6 +56,8 @@ try {
   const latency = await runLatencyPhase(setup, plan.latency);
   const throughput = [];
   for (const phase of plan.throughput) throughput.push(await runThroughputPhase(setup, phase));
+  const deliveries = [];
+  for (const phase of plan.deliveries) deliveries.push(await runDeliveryPhase(setup, phase));
   measured = {
     environment:
       `${new Date().toISOString()} · Node ${process.version} · ${availableParallelism()} CPUs · ${serverVersion}, ` +
@@ -59,6 +66,7 @@ try {
     ceiling,
     throughput,
     latency,
+    deliveries,
   };
 } finally {
   progress('stopping the cluster');

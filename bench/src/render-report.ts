@@ -3,6 +3,7 @@ import { fixed, markdownTable } from './markdown-table.ts';
 import { renderBreakdown } from './render-breakdown.ts';
 import type { StatementGroup } from './read-statement-stats.ts';
 import type { Ceiling } from './run-pgbench-ceiling.ts';
+import type { DeliveryResult } from './run-delivery-phase.ts';
 import type { PgliteFloor } from './run-pglite-floor.ts';
 import type { LatencyResult } from './run-latency-phase.ts';
 import type { ThroughputResult } from './run-throughput-phase.ts';
@@ -15,6 +16,7 @@ export interface BenchReport {
   readonly throughput: readonly ThroughputResult[];
   readonly latency: LatencyResult;
   readonly pglite: PgliteFloor | null;
+  readonly deliveries: readonly DeliveryResult[];
   readonly wallMs: number;
 }
 
@@ -31,6 +33,8 @@ export function renderReport(report: BenchReport): string {
     renderReference(report),
     '',
     renderBreakdown(report.latency),
+    '',
+    renderDeliveries(report),
     '',
     renderPglite(report.pglite),
     '',
@@ -160,6 +164,41 @@ function renderReference(report: BenchReport): string {
       'command line, which ALTER SYSTEM cannot override), so a commit costs no disk flush, for pgbench and engine ' +
       'alike. The issue does not say how its ≈10 000/s was configured; the issue rows’ steps/s are R × 10 000. ' +
       `For scale only, our steps/s ÷ 10 000: ${forScale}.`,
+  ].join('\n');
+}
+
+function renderDeliveries(report: BenchReport): string {
+  const rate = (n: number, ms: number) => (n * 1000) / ms;
+  return [
+    '## Process managers: deliver() vs the same rows written by hand, PostgreSQL 15',
+    '',
+    markdownTable(
+      [
+        'connections',
+        'deliveries/s',
+        'hand-written/s',
+        'ratio (hand / engine)',
+        'R = deliveries/s ÷ ceiling',
+        'commits per delivery',
+      ],
+      report.deliveries.map((d) => {
+        const engine = rate(d.deliveries, d.deliveryMs);
+        const hand = rate(d.handWritten, d.handWrittenMs);
+        return [
+          String(d.concurrency),
+          fixed(engine, 0),
+          fixed(hand, 0),
+          `${fixed(hand / engine, 1)}×`,
+          fixed(engine / report.ceiling.tps, 3),
+          fixed(d.commitsPerDelivery, 2),
+        ];
+      }),
+    ),
+    '',
+    'Each delivery is a PaymentCaptured for a new order: the instance is created and locked, the inbox checked, the ' +
+      'state saved, one outbox row, the inbox row and a history row written, in one transaction. The reference writes ' +
+      'the same four rows in one transaction with raw SQL on as many connections, for the same time, on a fresh copy ' +
+      'of the template.',
   ].join('\n');
 }
 
