@@ -44,6 +44,22 @@ const undoing = defineFlow({
     }
   },
 });
+let flakyCalls = 0;
+const flaky = defineAction({
+  name: 'doc-flaky',
+  retry: { maxAttempts: 3, backoff: { initialMs: 30_000, maxMs: 30_000 } },
+  run: async () => {
+    flakyCalls += 1;
+    if (flakyCalls === 1) throw new Error('the payment provider timed out');
+    return { ok: true };
+  },
+});
+const retrying = defineFlow({ name: 'doc-retrying', version: 1, run: async (ctx) => ctx.action(flaky, null) });
+const listening = defineFlow({
+  name: 'doc-listening',
+  version: 1,
+  run: async (ctx) => ({ got: await ctx.awaitSignal('go', { timeoutSeconds: 600 }) }),
+});
 const reclaimable = defineFlow({
   name: 'doc-reclaim',
   version: 1,
@@ -54,8 +70,8 @@ describe(`the doctor, R1-R3 (${testDbKind()})`, () => {
   let t: Awaited<ReturnType<typeof openTestEngine>>;
   beforeAll(async () => {
     t = await openTestEngine({
-      flows: [plain, napper, reclaimable, inParallel, undoing],
-      actions: [work, other, undo, refuse],
+      flows: [plain, napper, reclaimable, inParallel, undoing, retrying, listening],
+      actions: [work, other, undo, refuse, flaky],
       config: { repair: { grace_seconds: 60, budget: 1 } },
     });
   });
@@ -89,6 +105,30 @@ describe(`the doctor, R1-R3 (${testDbKind()})`, () => {
     t.clock.advance(601_000);
     expect((await t.engine.sweepDoctor()).redispatched).toEqual([{ runId, rule: 'R2' }]);
     expect((await t.drive(runId, { skipTime: false })).run.status).toBe('Completed');
+  });
+
+  it('R2: a run whose action retry is due but whose wake was lost is woken, and the retry runs', async () => {
+    const { runId } = await t.engine.startFlow(retrying, null);
+    await t.drive(runId, { skipTime: false, until: (d) => d.actions[0]?.status === 'Failed' });
+    await new Promise((r) => setTimeout(r, 50));
+    await loseJobs(runId);
+    expect((await t.engine.sweepDoctor()).redispatched).toEqual([]);
+    t.clock.advance(31_000);
+    expect((await t.engine.sweepDoctor()).redispatched).toEqual([{ runId, rule: 'R2' }]);
+    const d = await t.drive(runId, { skipTime: false });
+    expect(d.run.status).toBe('Completed');
+    expect(d.actions[0]).toMatchObject({ status: 'Completed', attempts: 2 });
+  });
+
+  it('R2: a run whose signal wait timed out but whose wake was lost is woken', async () => {
+    const { runId } = await t.engine.startFlow(listening, null);
+    await t.drive(runId, { skipTime: false, until: (d) => d.run.status === 'Waiting' });
+    await new Promise((r) => setTimeout(r, 50));
+    await loseJobs(runId);
+    t.clock.advance(601_000);
+    expect((await t.engine.sweepDoctor()).redispatched).toEqual([{ runId, rule: 'R2' }]);
+    const d = await t.drive(runId, { skipTime: false });
+    expect(d.run).toMatchObject({ status: 'Completed', output: { got: null } });
   });
 
   it('R3: a Running action past its reclaim deadline, whose worker died, is re-dispatched and completes', async () => {

@@ -9,8 +9,8 @@ export interface RepairCandidate {
 
 /**
  * The doctor's three rules (seed 000), for open runs that have no job queued and repair budget left:
- * R1 a run still Pending past the grace (its start job was lost); R2 a Waiting run whose signal or
- * timer wait is due (its wake was lost); R3 an ordinary (non-parallel) Running action past its
+ * R1 a run still Pending past the grace (its start job was lost); R2 a run whose signal or timer
+ * wait, or an action's retry, is due (its wake was lost); R3 an ordinary (non-parallel) Running action past its
  * reclaim deadline (its worker died). Compensations and parallel actions stay passive.
  */
 export async function findRunsNeedingRepair(
@@ -27,6 +27,10 @@ export async function findRunsNeedingRepair(
         select 'R2', 'step ' || s.sequence || ' (' || s.kind || ' ' || s.name || ') due at ' || s.wake_at::text
           from "sagaflow"."action_runs" s
          where s.run_id = r.id and s.status = 'Waiting' and s.kind in ('signal', 'timer') and s.wake_at <= ${args.now}::timestamptz
+        union all
+        select 'R2', 'step ' || s.sequence || ' (' || s.name || ') retry due at ' || s.available_at::text
+          from "sagaflow"."action_runs" s
+         where s.run_id = r.id and s.status = 'Failed' and s.available_at <= ${args.now}::timestamptz
         union all
         select 'R3', 'step ' || s.sequence || ' (' || s.name || ') stale since ' || s.reclaim_stale_at::text
           from "sagaflow"."action_runs" s
