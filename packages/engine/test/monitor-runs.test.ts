@@ -6,6 +6,7 @@ import { testDbKind } from './support/test-database.ts';
 const log: string[] = [];
 let releaseShip: () => void = () => undefined;
 let fragileBroken = false;
+let planGate: Promise<void> | null = null;
 
 const reserve = defineAction({
   name: 'mr-reserve',
@@ -48,6 +49,7 @@ const fragile = defineFlow({
   version: 1,
   run: async (ctx, input: { id: string }) => {
     if (fragileBroken) throw new Error('pricing table is gone');
+    if (planGate) await planGate;
     try {
       await ctx.action(reserve, { id: input.id }).compensateWith(unreserve, (o) => ({ id: o.id }));
       await ctx.awaitSignal('confirm', { timeoutSeconds: 3600 });
@@ -213,6 +215,38 @@ const undoHangs = defineFlow({
       throw err;
     }
   },
+});
+
+describe(`a monitor pass keeps its lease (${testDbKind()})`, () => {
+  let t: Awaited<ReturnType<typeof openTestEngine>>;
+  beforeAll(async () => {
+    t = await openTestEngine({ flows: [fragile], actions: [reserve, unreserve, ship] });
+  });
+  afterAll(async () => t.closeAll());
+
+  it('a pass that loses the lease mid-way (another replica took over) stops before the next run', async () => {
+    const first = await t.engine.startFlow(fragile, { id: 'l1' }, { expiresInSeconds: 10 });
+    const second = await t.engine.startFlow(fragile, { id: 'l2' }, { expiresInSeconds: 20 });
+    for (const r of [first, second])
+      await t.drive(r.runId, { skipTime: false, until: (d) => d.run.status === 'Waiting' });
+    t.clock.advance(21_000);
+    let open: () => void = () => undefined;
+    planGate = new Promise<void>((r) => (open = r));
+    const pass = t.engine.monitorPass({ doctor: false });
+    // While the first run is being planned, the lease lapses and another replica takes it.
+    await new Promise((r) => setTimeout(r, 200));
+    await t.db.prisma.lease.updateMany({
+      where: { name: 'monitor' },
+      data: { holder: 'replica-b', expires_at: new Date(Date.now() + 60_000) },
+    });
+    planGate = null;
+    open();
+    const r = await pass;
+    expect(r).toMatchObject({ swept: true, runs: { expired: [], failed: [] } });
+    const rows = await t.db.prisma.flowRun.findMany({ where: { id: { in: [first.runId, second.runId] } } });
+    expect(rows.map((x) => x.expired_at)).toEqual([null, null]);
+    expect(await t.db.prisma.lease.findFirst({ where: { name: 'monitor' } })).toMatchObject({ holder: 'replica-b' });
+  });
 });
 
 describe(`expiration defaults from config (${testDbKind()})`, () => {

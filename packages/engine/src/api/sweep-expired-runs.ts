@@ -28,7 +28,12 @@ export interface ExpiredRunsSweep {
  */
 export async function sweepExpiredRuns(
   deps: RuntimeDeps,
-  opts: { pageSize?: number; maxPages?: number } = {},
+  opts: {
+    pageSize?: number;
+    maxPages?: number;
+    /** Renews the sweeper's lease; false (lost) stops the sweep before the next run. */
+    keep?: () => Promise<boolean>;
+  } = {},
 ): Promise<ExpiredRunsSweep> {
   const cfg = deps.config.monitor.expiration;
   const pageSize = opts.pageSize ?? cfg.page_size;
@@ -36,12 +41,15 @@ export async function sweepExpiredRuns(
   for (let page = 0; page < (opts.maxPages ?? 10); page++) {
     const candidates = await findOverdueRuns(deps.prisma, { now: deps.clock.now(), limit: pageSize });
     for (const runId of candidates) {
+      if (opts.keep && !(await opts.keep())) return out;
       const run = await findRun(deps.prisma, runId);
       if (!run) continue;
       const plan = await planRollback(deps, run, { timeoutMs: cfg.plan_timeout_ms }).catch((err: unknown) => ({
         ok: false as const,
         error: serializeError(err),
       }));
+      // The plan may have taken a while: a sweeper that lost its lease meanwhile writes nothing more.
+      if (opts.keep && !(await opts.keep())) return out;
       const now = deps.clock.now();
       if (!plan.ok) {
         const held = await holdOffExpiry(deps.prisma, {

@@ -12,12 +12,18 @@ import type { StepTable } from '../store/step-table.ts';
  */
 export async function sweepExpiredSteps(
   deps: RuntimeDeps,
-  opts: { pageSize?: number; maxPages?: number } = {},
+  opts: {
+    pageSize?: number;
+    maxPages?: number;
+    /** Renews the sweeper's lease; false (lost) stops the sweep before the next page. */
+    keep?: () => Promise<boolean>;
+  } = {},
 ): Promise<{ expired: number }> {
   const pageSize = opts.pageSize ?? deps.config.monitor.expiration.page_size;
   let expired = 0;
   for (const table of ['action_runs', 'compensation_runs'] as const satisfies StepTable[]) {
     for (let page = 0; page < (opts.maxPages ?? 10); page++) {
+      if (opts.keep && !(await opts.keep())) return { expired };
       const now = deps.clock.now();
       const rows = await deps.prisma.$transaction(async (tx) => {
         const done = await expireOverdueSteps(tx, { table, now, limit: pageSize });

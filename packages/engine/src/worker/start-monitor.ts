@@ -35,10 +35,14 @@ export async function runMonitorPass(
       reason: `another replica holds the monitor lease until ${lease.expiresAt?.toISOString() ?? '?'}; it sweeps`,
     };
   try {
+    // The lease is renewed before every page and every overdue run: a pass slower than the lease
+    // (many plans, each up to plan_timeout_ms) stops as soon as another replica could have taken over.
+    const keep = async () =>
+      (await acquireLease(deps.prisma, { name: 'monitor', holder, ttlSeconds: opts.ttlSeconds })).held;
     const expiration = opts.expiration ?? true;
-    const steps = expiration ? await sweepExpiredSteps(deps) : { expired: 0 };
-    const runs = expiration ? await sweepExpiredRuns(deps) : { expired: [], failed: [] };
-    const doctor = opts.doctor ? await sweepDoctor(deps) : null;
+    const steps = expiration ? await sweepExpiredSteps(deps, { keep }) : { expired: 0 };
+    const runs = expiration ? await sweepExpiredRuns(deps, { keep }) : { expired: [], failed: [] };
+    const doctor = opts.doctor && (await keep()) ? await sweepDoctor(deps) : null;
     return { swept: true, steps, runs, doctor };
   } finally {
     if (opts.release) await releaseLease(deps.prisma, { name: 'monitor', holder }).catch(() => undefined);
