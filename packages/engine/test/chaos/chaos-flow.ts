@@ -1,7 +1,14 @@
 import { defineAction, defineFlow, NonRetryableError } from '../../src/index.ts';
 
+/** Which step (if any) refuses the run for business reasons: drawn at random when the run starts. */
+// A type alias, not an interface: it must be assignable to Json (interfaces carry no index signature).
+export type ChaosInput = {
+  n: number;
+  refusedAt: string | null;
+};
+
 /**
- * A 4-step flow with a compensation per step; every tenth run fails for business reasons at step 3.
+ * A 4-step flow with a compensation per step; a random ~15% of runs are refused at a random step.
  * Each step takes 100-300 ms, like a call to another service: the 500 runs last about a minute, so
  * the killer reaches workers in the middle of their steps many times over.
  */
@@ -10,9 +17,9 @@ const step = (name: string) =>
   defineAction({
     name,
     retry: { maxAttempts: 3, backoff: { initialMs: 50, maxMs: 200 } },
-    run: async (i: { n: number }) => {
+    run: async (i: ChaosInput) => {
       await pause();
-      if (name === 'chaos-3' && i.n % 10 === 0) throw new NonRetryableError(`run ${i.n} is refused at step 3`);
+      if (name === i.refusedAt) throw new NonRetryableError(`run ${i.n} is refused at ${name}`);
       return { n: i.n, step: name };
     },
   });
@@ -20,7 +27,7 @@ const undo = (name: string) =>
   defineAction({
     name,
     retry: { maxAttempts: 5, backoff: { initialMs: 50, maxMs: 200 } },
-    run: async (i: { n: number }) => {
+    run: async (i: ChaosInput) => {
       await pause();
       return { undone: i.n };
     },
@@ -33,7 +40,7 @@ export const chaosActions = [...steps, ...undos];
 export const chaosFlow = defineFlow({
   name: 'chaos',
   version: 1,
-  run: async (ctx, input: { n: number }) => {
+  run: async (ctx, input: ChaosInput) => {
     try {
       for (const [i, s] of steps.entries()) {
         const u = undos[i];

@@ -4,7 +4,7 @@ import { createDatabase as createPgDatabase, startCluster, type PgCluster } from
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, createEngine, migrate, type Database } from '../../src/index.ts';
-import { chaosActions, chaosConfig, chaosFlow } from './chaos-flow.ts';
+import { chaosActions, chaosConfig, chaosFlow, type ChaosInput } from './chaos-flow.ts';
 
 const RUNS = 500;
 const WORKERS = 3;
@@ -13,7 +13,7 @@ const workerScript = fileURLToPath(new URL('./chaos-worker.ts', import.meta.url)
 
 /**
  * Issue 4's chaos test: three worker processes on a real PostgreSQL, 500 runs of a 4-step flow with
- * compensations and business failures, a random worker SIGKILLed about every 2 s and restarted, and
+ * compensations and random business failures, a random worker SIGKILLed about every 2 s and restarted, and
  * one PostgreSQL restart mid-run. Afterwards, from the database alone: every run terminal, no
  * terminal state overwritten, at most one outcome per step, every compensation done exactly once.
  */
@@ -62,7 +62,11 @@ describe('chaos: SIGKILLed workers and a PostgreSQL restart (real PostgreSQL, re
       config: chaosConfig,
       logger: pino({ level: 'silent' }),
     });
-    for (let n = 1; n <= RUNS; n++) await starter.startFlow(chaosFlow, { n });
+    const stepNames = ['chaos-1', 'chaos-2', 'chaos-3', 'chaos-4'];
+    for (let n = 1; n <= RUNS; n++) {
+      const refusedAt = Math.random() < 0.15 ? (stepNames[Math.floor(Math.random() * stepNames.length)] ?? null) : null;
+      await starter.startFlow(chaosFlow, { n, refusedAt });
+    }
     await Promise.all(Array.from({ length: WORKERS }, (_, i) => startWorker(i)));
 
     let kills = 0;
@@ -128,18 +132,22 @@ describe('chaos: SIGKILLed workers and a PostgreSQL restart (real PostgreSQL, re
     for (const e of events) byRun.set(e.run_id, [...(byRun.get(e.run_id) ?? []), e]);
 
     expect(runs).toHaveLength(RUNS);
+    const refusedAtOf = (run: { input: unknown }) => (run.input as ChaosInput).refusedAt;
     for (const run of runs) {
-      const n = (run.input as { n: number }).n;
-      // Business outcome: every tenth run is refused at step 3 and compensated; all others complete.
-      expect(run.status).toBe(n % 10 === 0 ? 'Compensated' : 'Completed');
-      // No terminal state overwritten: exactly one terminal event, the last run-level event, matching the row.
-      const runEvents = byRun.get(run.id) ?? [];
+      // Business outcome, from the refusal drawn at start: refused at step 1 → Failed (nothing to
+      // undo); at a later step → Compensated; not refused → Completed.
+      const refusedAt = refusedAtOf(run);
+      expect(run.status).toBe(refusedAt === null ? 'Completed' : refusedAt === 'chaos-1' ? 'Failed' : 'Compensated');
+      // No terminal state overwritten: exactly one terminal event, matching the row, and nothing
+      // run-level recorded after it.
+      const runEvents = (byRun.get(run.id) ?? []).filter((e) => e.type.startsWith('run.'));
       const terminal = runEvents.filter((e) =>
         ['run.completed', 'run.failed', 'run.compensated', 'run.cancelled', 'run.terminated', 'run.timedout'].includes(
           e.type,
         ),
       );
       expect(terminal.map((e) => e.type)).toEqual([`run.${run.status.toLowerCase()}`]);
+      expect(runEvents.at(-1)?.type).toBe(`run.${run.status.toLowerCase()}`);
     }
     // At most one recorded outcome per step, and the row agrees with it.
     const outcomes = new Map<string, string[]>();
@@ -153,22 +161,25 @@ describe('chaos: SIGKILLed workers and a PostgreSQL restart (real PostgreSQL, re
       if (s.status === 'Completed') expect(recorded).toEqual(['action.completed']);
       if (s.status === 'Errored') expect(recorded).toEqual(['action.failed']);
     }
-    // Every compensation of a failed run done exactly once in the record, newest first.
+    // Every compensation of a refused run done exactly once in the record, newest first.
     for (const run of runs.filter((r) => r.status === 'Compensated')) {
+      const refusedAt = Number((refusedAtOf(run) ?? 'chaos-0').slice('chaos-'.length));
       const mine = comps.filter((c) => c.run_id === run.id).sort((a, b) => a.ordinal - b.ordinal);
-      expect(mine.map((c) => [c.name, c.status])).toEqual([
-        ['undo-2', 'Completed'],
-        ['undo-1', 'Completed'],
-      ]);
+      const expected = Array.from({ length: refusedAt - 1 }, (_, i) => [`undo-${refusedAt - 1 - i}`, 'Completed']);
+      expect(mine.map((c) => [c.name, c.status])).toEqual(expected);
       for (const c of mine) expect(outcomes.get(c.id)).toEqual(['compensation.completed']);
     }
     expect(comps.filter((c) => !runs.some((r) => r.id === c.run_id && r.status === 'Compensated'))).toEqual([]);
 
+    // No step here fails retryably (a refusal is final), so a step claimed more than once was reclaimed.
     const reclaims = steps.filter((s) => s.attempts > 1).length + comps.filter((c) => c.attempts > 1).length;
+    const outcomesByStatus = ['Completed', 'Compensated', 'Failed']
+      .map((st) => `${st} ${runs.filter((r) => r.status === st).length}`)
+      .join(', ');
     const table = [
-      '| runs | kills | PostgreSQL restarts | steps claimed more than once | anomalies by code | wall time |',
-      '| ---: | ---: | ---: | ---: | --- | ---: |',
-      `| ${RUNS} | ${kills} | 1 | ${reclaims} | ${anomalies.map((a) => `${a.code} ${a._count}`).join(', ') || 'none'} | ${((Date.now() - t0) / 1000).toFixed(1)} s |`,
+      '| runs (by outcome) | kills | PostgreSQL restarts | reclaims (steps claimed again) | anomalies by code | wall time |',
+      '| --- | ---: | ---: | ---: | --- | ---: |',
+      `| ${RUNS} (${outcomesByStatus}) | ${kills} | 1 | ${reclaims} | ${anomalies.map((a) => `${a.code} ${a._count}`).join(', ') || 'none'} | ${((Date.now() - t0) / 1000).toFixed(1)} s |`,
     ].join('\n');
     console.log(`\nchaos summary\n${table}\n`);
   }, 300_000);
