@@ -11,6 +11,8 @@ export interface ProcessFaults {
   afterLock?: (ctx: { instanceId: string; messageId: string }) => Promise<void> | void;
   /** After the outbox rows are inserted, before the inbox and history rows: throw to roll it all back. */
   afterOutbox?: (tx: Prisma.TransactionClient, ctx: { instanceId: string; messageId: string }) => Promise<void> | void;
+  /** Before a failure record is written (the store failing then: nothing is recorded, the next failure tries again). */
+  beforeFailureRecord?: (ctx: { messageId: string }) => Promise<void> | void;
 }
 
 /** What the process-manager operations need, built once. */

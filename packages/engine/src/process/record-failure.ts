@@ -49,6 +49,7 @@ export async function recordFailure(
     () =>
       inTransaction(deps, async (tx): Promise<{ recording: FailureRecording; instanceId: string | null }> => {
         const nothing = { recording: 'nothing', instanceId: null } as const;
+        await deps.faults.beforeFailureRecord?.({ messageId: message.id });
         const now = deps.clock.now();
         let row = await lockSagaInstance(tx, { processName: def.name, key });
         if (!row) {
