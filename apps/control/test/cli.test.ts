@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { createDatabase, type Database, type Engine } from '@sagaflow/engine';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
+import { testDatabaseUrl } from './support/test-plane.ts';
 import { createControlEngine } from '../src/control-engine.ts';
 import { parseEnv } from '../src/env.ts';
 
@@ -28,7 +28,7 @@ describe('the sagaflow CLI against PostgreSQL', () => {
   let db: Database;
   let engine: Engine;
   beforeAll(async () => {
-    url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('cli'), { template: inject('pgTemplate') });
+    url = await testDatabaseUrl('cli');
     db = await createDatabase({ kind: 'postgres', url });
     engine = createControlEngine(db, parseEnv({ DATABASE_URL: url }), pino({ level: 'silent' }));
     engine.startWorkers();

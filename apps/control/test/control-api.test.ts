@@ -1,39 +1,20 @@
-import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
-import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import './provided-context.ts';
-import type { AppRouter } from '../src/api/app-router.ts';
+import { testDatabaseUrl, apiClient, rejection } from './support/test-plane.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
 
 describe('control plane API over HTTP', () => {
   let plane: ControlPlane;
-  let api: ReturnType<typeof createTRPCClient<AppRouter>>;
+  let api: ReturnType<typeof apiClient>;
   beforeAll(async () => {
-    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('control'), {
-      template: inject('pgTemplate'),
-    });
+    const url = await testDatabaseUrl('control');
     plane = await startControlPlane(parseEnv({ DATABASE_URL: url, CONTROL_PORT: '0', LOG_LEVEL: 'silent' }));
-    api = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${plane.url}/trpc` })] });
+    api = apiClient(plane.url);
   });
   afterAll(async () => {
     await plane.stop();
   });
-
-  const rejection = async (p: Promise<unknown>) => {
-    const err = await p.then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(TRPCClientError);
-    const e = err as TRPCClientError<AppRouter>;
-    return {
-      message: e.message,
-      status: e.data?.httpStatus,
-      field: (e.data as { field?: string | null } | undefined)?.field,
-    };
-  };
 
   it('health answers ok once started', async () => {
     const res = await fetch(`${plane.url}/healthz`);

@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import {
   createDatabase,
   startOutboxPublisher,
@@ -8,23 +6,14 @@ import {
   type OutboxPublisher,
 } from '@sagaflow/engine';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
+import { testDatabaseUrl } from './support/test-plane.ts';
 import { createControlEngine } from '../src/control-engine.ts';
 import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
-import { fulfilmentRoutes, roll, serviceOdds } from '../src/demo/fulfilment-services.ts';
+import { fulfilmentRoutes } from '../src/demo/fulfilment-services.ts';
+import { booked, orderWhere, refunded, reserved } from './support/demo-orders.ts';
 import { parseEnv } from '../src/env.ts';
-
-/** An order id the simulated services answer the way `want` says (their answers are fixed per order). */
-function orderWhere(want: (id: string) => boolean): string {
-  for (;;) {
-    const id = randomUUID();
-    if (want(id)) return id;
-  }
-}
-const reserved = (id: string) => roll(id, 'inventory') >= serviceOdds.inventoryRejects;
-const booked = (id: string) => roll(id, 'carrier') >= serviceOdds.carrierSilent;
-const refunded = (id: string) => roll(id, 'refund') >= serviceOdds.refundFails;
 
 describe('the demo fulfilment process, end to end through the outbox (PostgreSQL)', () => {
   let db: Database;
@@ -32,9 +21,7 @@ describe('the demo fulfilment process, end to end through the outbox (PostgreSQL
   let publisher: OutboxPublisher;
   let stopServices: () => void;
   beforeAll(async () => {
-    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('demo_pm'), {
-      template: inject('pgTemplate'),
-    });
+    const url = await testDatabaseUrl('demo_pm');
     db = await createDatabase({ kind: 'postgres', url });
     const env = parseEnv({
       DATABASE_URL: url,

@@ -1,32 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
-import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
-import type { AppRouter } from '../src/api/app-router.ts';
+import { testDatabaseUrl, apiClient, rejection } from './support/test-plane.ts';
 import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
-import { roll, serviceOdds } from '../src/demo/fulfilment-services.ts';
+import { booked, orderWhere, reserved } from './support/demo-orders.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
 
-/** An order id the simulated services answer the way `want` says (their answers are fixed per order). */
-function orderWhere(want: (id: string) => boolean): string {
-  for (;;) {
-    const id = randomUUID();
-    if (want(id)) return id;
-  }
-}
-const shipsFine = (id: string) =>
-  roll(id, 'inventory') >= serviceOdds.inventoryRejects && roll(id, 'carrier') >= serviceOdds.carrierSilent;
+const shipsFine = (id: string) => reserved(id) && booked(id);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('instances API over HTTP (PostgreSQL)', () => {
   let plane: ControlPlane;
-  let api: ReturnType<typeof createTRPCClient<AppRouter>>;
+  let api: ReturnType<typeof apiClient>;
   beforeAll(async () => {
-    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('instances_api'), {
-      template: inject('pgTemplate'),
-    });
+    const url = await testDatabaseUrl('instances_api');
     plane = await startControlPlane(
       parseEnv({
         DATABASE_URL: url,
@@ -35,7 +23,7 @@ describe('instances API over HTTP (PostgreSQL)', () => {
         SAGAFLOW_ENGINE_CONFIG: JSON.stringify({ processes: { quarantine_after_seconds: 1 } }),
       }),
     );
-    api = createTRPCClient<AppRouter>({ links: [httpLink({ url: `${plane.url}/trpc` })] });
+    api = apiClient(plane.url);
   });
   afterAll(async () => {
     await plane.stop();
@@ -53,20 +41,6 @@ describe('instances API over HTTP (PostgreSQL)', () => {
     return instanceIdOf(r);
   };
   const ids = (list: { id: string }[]) => list.map((i) => i.id);
-  const rejection = async (p: Promise<unknown>) => {
-    const err = await p.then(
-      () => null,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(TRPCClientError);
-    const e = err as TRPCClientError<AppRouter>;
-    return {
-      message: e.message,
-      status: e.data?.httpStatus,
-      field: (e.data as { field?: string | null } | undefined)?.field,
-    };
-  };
-
   it('lists active instances stalest first, and the stale filter keeps only those quiet for long enough', async () => {
     const older = await noteOn(randomUUID());
     await sleep(20);

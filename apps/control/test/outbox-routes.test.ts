@@ -4,10 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { verifyWebhookSignature, webhookHeaders } from '@sagaflow/engine';
-import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { startNatsServer, type NatsServer } from '@sagaflow/test-nats';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
+import { testDatabaseUrl } from './support/test-plane.ts';
 import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
@@ -62,9 +62,7 @@ describe('configured outbox routes: a signed webhook and a NATS JetStream subjec
     jsm = await jetstreamManager(nc);
     await jsm.streams.add({ name: 'INVENTORY', subjects: ['inventory.commands'] });
     receiver = await startReceiver();
-    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('routes'), {
-      template: inject('pgTemplate'),
-    });
+    const url = await testDatabaseUrl('routes');
     plane = await startControlPlane(
       parseEnv({
         DATABASE_URL: url,
