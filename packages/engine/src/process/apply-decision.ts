@@ -30,11 +30,14 @@ export async function applyDecision(
   history: { outcome: 'applied' | 'repair'; detail: Json | null },
 ): Promise<void> {
   const now = deps.clock.now();
+  // Entering a state starts a new visit to it; a transition to the state the instance is in does not.
+  const stateVisit = decision.to === decision.from ? row.state_visit : row.state_visit + 1;
   for (const t of decision.timeouts) {
     await insertProcessTimeout(tx, {
       instanceId: row.id,
       name: t.name,
       expectedState: t.expectedState,
+      armedVisit: stateVisit,
       payload: t.payload,
       dueAt: new Date(now.getTime() + t.afterMs),
       now,
@@ -44,6 +47,7 @@ export async function applyDecision(
     id: row.id,
     expectedVersion: row.version,
     state: decision.to,
+    stateVisit,
     data: decision.data,
     status: decision.completes ? 'COMPLETED' : 'ACTIVE',
     messageId: message.id,

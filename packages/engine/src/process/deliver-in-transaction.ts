@@ -35,12 +35,13 @@ export interface DeliverResult {
   commands?: number;
 }
 
-/** A message the transaction delivers: a validated incoming one, or a timeout (which expects a state). */
+/** A message the transaction delivers: a validated incoming one, or a timeout (which expects a state visit). */
 export interface DeliverableMessage {
   id: string;
   type: string;
   payload: unknown;
   expectedState?: string;
+  armedVisit?: number;
 }
 
 /**
@@ -93,11 +94,12 @@ export async function deliverInTransaction(
   const data = decodeStateOrThrow(def, row.state, row.id);
   const decision = decide(
     def,
-    { state: row.current_state, data },
+    { state: row.current_state, data, visit: row.state_visit },
     {
       type: message.type,
       payload: message.payload,
       ...(message.expectedState === undefined ? {} : { expectedState: message.expectedState }),
+      ...(message.armedVisit === undefined ? {} : { armedVisit: message.armedVisit }),
     },
     { key: row.correlation_key },
   );
