@@ -16,6 +16,8 @@ export interface DbSagaInstance {
   failure_message_type: string | null;
   failure_payload: unknown;
   failure_position: bigint | null;
+  failure_error_type: string | null;
+  failure_message: string | null;
   first_failed_at: Date | null;
 }
 
@@ -34,7 +36,7 @@ export async function lockSagaInstance(
   const rows = await db.$queryRaw<DbSagaInstance[]>(Prisma.sql`
     select id::text as id, process_name, correlation_key, status, current_state, state, version, state_visit,
            failure_redelivery_key, failure_message_type, failure_payload,
-           failure_position, first_failed_at
+           failure_position, failure_error_type, failure_message, first_failed_at
       from "sagaflow"."saga_instances" where ${where}
        for update`);
   return rows[0] ?? null;
