@@ -23,6 +23,7 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   instance_not_found: 'NOT_FOUND',
   instance_not_quarantined: 'CONFLICT',
   state_undecodable: 'INTERNAL_SERVER_ERROR',
+  state_invalid: 'UNPROCESSABLE_CONTENT',
   version_conflict: 'CONFLICT',
   release_failed: 'CONFLICT',
   internal: 'INTERNAL_SERVER_ERROR',

@@ -23,6 +23,7 @@ export type EngineErrorCode =
   | 'instance_not_found'
   | 'instance_not_quarantined'
   | 'state_undecodable'
+  | 'state_invalid'
   | 'version_conflict'
   | 'release_failed'
   | 'internal';

@@ -3,6 +3,7 @@ import { insertProcessTransition } from '../store/insert-process-transition.ts';
 import { insertSagaInstance } from '../store/insert-saga-instance.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
 import { writeInstanceFailure } from '../store/write-instance-failure.ts';
+import { checkStateToStore } from './decode-state.ts';
 import { startsInstance, type ProcessDefinition } from './define-process.ts';
 import type { ParsedMessage } from './parse-message.ts';
 import { inTransaction, type ProcessDeps } from './process-deps.ts';
@@ -55,11 +56,14 @@ export async function recordFailure(
         if (!row) {
           // A message that fails before its instance exists creates the instance to hold the record.
           if (!startsInstance(def, message.type)) return nothing;
+          const initialData = def.initialData(key);
+          // Not with data its schema refuses: an instance that can never decode is no place for a record.
+          checkStateToStore(def, initialData, `for key "${key}"`, def.initial);
           await insertSagaInstance(tx, {
             processName: def.name,
             key,
             state: def.initial,
-            data: def.initialData(key),
+            data: initialData,
             now,
           });
           row = await lockSagaInstance(tx, { processName: def.name, key });
