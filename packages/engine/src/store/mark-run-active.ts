@@ -4,7 +4,9 @@ import type { Db } from './types.ts';
 /**
  * An open run being replayed shows Running (or Compensating), with no wait or stuck reason.
  * Returns whether it was Pending, whether it is open, and the run's version after this write (a
- * replay's later park only lands if nobody else wrote the run since).
+ * replay's later park only lands if nobody else wrote the run since). Clearing a stuck reason here
+ * writes no `run.unstuck`: a replay that starts is no evidence the run can move; the park or finish
+ * that ends this replay says whether it could (recordStuckChange).
  */
 export async function markRunActive(
   db: Db,
