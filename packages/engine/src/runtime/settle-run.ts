@@ -54,7 +54,9 @@ export async function settleRun(
   };
   let landed: boolean;
   try {
-    landed = result.session ? await result.session.tx(write) : await deps.prisma.$transaction(write);
+    landed = result.session
+      ? await result.session.tx(write, { finishesRun: true })
+      : await deps.prisma.$transaction(write);
   } catch (err) {
     // This replay's buffered writes lost to another replay: it is stale and must not finish the run.
     if (err instanceof ReplayConflict) return 'stale';

@@ -10,12 +10,18 @@ import type { Db } from './types.ts';
  * `exists (... status in open)` is not enough under READ COMMITTED: it reads a snapshot, and a
  * terminate committing right after it would be followed by this transaction's writes.
  * FOR KEY SHARE, not FOR SHARE: the run's ordinary updates (park, mark active, cancel request)
- * take FOR NO KEY UPDATE, which it does not block, so two replays of one run never deadlock on it.
+ * take FOR NO KEY UPDATE, which it does not block. `strength: 'update'` is for a transaction that is
+ * going to finish the run: taking FOR UPDATE first thing, instead of upgrading a FOR KEY SHARE
+ * later, keeps two replays that both try to finish the run from deadlocking.
  */
-export async function lockOpenRun(db: Db, runId: string): Promise<boolean> {
+export async function lockOpenRun(
+  db: Db,
+  runId: string,
+  strength: 'key share' | 'update' = 'key share',
+): Promise<boolean> {
   const rows = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
     select r.id::text as id from "sagaflow"."flow_runs" r
      where r.id = ${runId}::uuid and r.status in ${openRunStatusesSql}
-       for key share`);
+       ${strength === 'update' ? Prisma.sql`for update` : Prisma.sql`for key share`}`);
   return rows.length === 1;
 }

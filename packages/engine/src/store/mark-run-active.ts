@@ -16,7 +16,7 @@ export async function markRunActive(
     update "sagaflow"."flow_runs" r
        set status = ${args.status}, waiting_for = null, stuck_reason = null,
            started_at = coalesce(r.started_at, ${args.now}::timestamptz), updated_at = ${args.now}::timestamptz, version = r.version + 1
-      from (select id, status as was from "sagaflow"."flow_runs" where id = ${args.runId}::uuid for update) prev
+      from (select id, status as was from "sagaflow"."flow_runs" where id = ${args.runId}::uuid for no key update) prev
      where r.id = prev.id and prev.was in ${openRunStatusesSql}
     returning prev.was, r.version`;
   const row = rows[0];

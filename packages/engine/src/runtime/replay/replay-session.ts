@@ -116,7 +116,7 @@ export class ReplaySession {
    * transaction rolls back, the loss is reported, and the replay stops quietly (ReplayConflict).
    * If `fn` itself fails, the buffers are kept for the next transaction.
    */
-  async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>, opts: { finishesRun?: boolean } = {}): Promise<T> {
     if (this.planOnly) {
       this.stop({ waitingFor: null, stuckReason: null, planReached: true });
       return never<T>();
@@ -126,6 +126,7 @@ export class ReplaySession {
     const lost: { outcome: PendingOutcome; result: 'rejected' | 'refused' }[] = [];
     try {
       const result = await this.deps.prisma.$transaction(async (tx) => {
+        if (opts.finishesRun) await lockOpenRun(tx, this.runId, 'update');
         for (const o of outcomes) {
           const r = await writeCompletedOutcome(tx, o, this.deps.clock.now());
           if (r !== 'recorded') {
