@@ -138,6 +138,20 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
       lost: false,
     };
   }
+  if (!after.runOpen) {
+    // The run finished (terminated) right after the claim committed: the step must not start now.
+    await deps.journal({
+      code: 'write_refused',
+      message: `the run finished once step ${sequence} (${name}) was claimed; the step did not run`,
+      runId,
+      rowId,
+      sequence,
+      name,
+      site: `${table}.start`,
+      details: { attempts },
+    });
+    return { kind: 'not-here', waitingFor: null, lost: true };
+  }
   const ref = { runId, rowId, sequence, name, attempt: attempts };
   const claimedStep: ClaimedStep = { table, ...ref };
   await (isComp
