@@ -1,5 +1,9 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import { assertStorableJson } from '../input/assert-storable-json.ts';
+import { assertStorableText } from '../input/assert-storable-text.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
+import { jsonRules, textRules } from '../input/input-limits.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
@@ -13,7 +17,9 @@ export async function signalRun(
   name: string,
   payload: Json,
 ): Promise<{ signalId: string }> {
-  if (!name) throw new EngineError('invalid_input', 'signal name must not be empty');
+  assertUuid(runId, 'runId');
+  assertStorableText(name, 'name', textRules(deps.config.limits));
+  assertStorableJson(payload, 'payload', jsonRules(deps.config.limits, 'signal_payload_bytes'));
   const now = deps.clock.now();
   return deps.prisma.$transaction(async (tx) => {
     const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
