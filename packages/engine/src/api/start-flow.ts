@@ -28,9 +28,12 @@ function checkStartFlow(deps: RuntimeDeps, input: unknown, opts: StartFlowOption
   assertStorableJson(input, 'input', jsonRules(limits, 'flow_input_bytes'));
   if (opts.businessKey !== undefined) assertStorableText(opts.businessKey, 'businessKey', textRules(limits));
   if (opts.tags !== undefined) {
-    if (!Array.isArray(opts.tags)) throw new EngineError('invalid_input', 'tags: must be an array of strings');
+    if (!Array.isArray(opts.tags))
+      throw new EngineError('invalid_input', 'tags: must be an array of strings', { field: 'tags' });
     if (opts.tags.length > maxTags)
-      throw new EngineError('invalid_input', `tags: ${opts.tags.length} tags, more than the limit of ${maxTags}`);
+      throw new EngineError('invalid_input', `tags: ${opts.tags.length} tags, more than the limit of ${maxTags}`, {
+        field: 'tags',
+      });
     opts.tags.forEach((tag, i) => assertStorableText(tag, `tags[${i}]`, textRules(limits)));
   }
   if (opts.expiresInSeconds !== undefined) assertSeconds(opts.expiresInSeconds, 'expiresInSeconds');

@@ -13,5 +13,6 @@ export function assertSeconds(value: unknown, field: string): number {
   throw new EngineError(
     'invalid_input',
     `${field}: must be a number of seconds greater than 0 and at most ${maxSeconds} (ten years), got ${shown}`,
+    { field },
   );
 }

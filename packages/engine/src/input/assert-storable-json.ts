@@ -48,7 +48,10 @@ function jsonBytes(text: string): number {
  * assertStorableJson(input, 'input', { maxBytes: 1_048_576, maxDepth: 64, setting: 'limits.flow_input_bytes' });
  */
 export function assertStorableJson(value: unknown, field: string, rules: JsonRules): number {
-  const refuse = (at: Step, why: string) => new EngineError('invalid_input', `${pathOf(field, at)}: ${why}`);
+  const refuse = (at: Step, why: string) => {
+    const path = pathOf(field, at);
+    return new EngineError('invalid_input', `${path}: ${why}`, { field: path });
+  };
   const ancestors = new Set<object>();
   const stack: Frame[] = [{ value, at: { parent: null, key: null }, depth: 0 }];
   let bytes = 0;
@@ -58,6 +61,7 @@ export function assertStorableJson(value: unknown, field: string, rules: JsonRul
       throw new EngineError(
         'invalid_input',
         `${field}: is larger than ${rules.maxBytes} bytes of JSON, the limit (${rules.setting})`,
+        { field },
       );
   };
   for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {

@@ -18,15 +18,17 @@ export interface TextRules {
  */
 export function assertStorableText(value: unknown, field: string, rules: TextRules): string {
   if (typeof value !== 'string')
-    throw new EngineError('invalid_input', `${field}: must be a string, got ${describeType(value)}`);
-  if (!rules.allowBlank && value.trim() === '') throw new EngineError('invalid_input', `${field}: must not be blank`);
+    throw new EngineError('invalid_input', `${field}: must be a string, got ${describeType(value)}`, { field });
+  if (!rules.allowBlank && value.trim() === '')
+    throw new EngineError('invalid_input', `${field}: must not be blank`, { field });
   if (value.length > rules.maxLength)
     throw new EngineError(
       'invalid_input',
       `${field}: is ${value.length} characters long, more than the limit of ${rules.maxLength}`,
+      { field },
     );
   const bad = describeBadText(value);
-  if (bad) throw new EngineError('invalid_input', `${field}: ${bad}`);
+  if (bad) throw new EngineError('invalid_input', `${field}: ${bad}`, { field });
   return value;
 }
 

@@ -12,5 +12,5 @@ export function isUuid(value: unknown): value is string {
 export function assertUuid(value: unknown, field: string): string {
   if (isUuid(value)) return value;
   const shown = typeof value === 'string' ? quoteForMessage(value) : typeof value;
-  throw new EngineError('invalid_input', `${field}: must be a uuid, got ${shown}`);
+  throw new EngineError('invalid_input', `${field}: must be a uuid, got ${shown}`, { field });
 }

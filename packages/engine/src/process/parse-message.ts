@@ -48,7 +48,10 @@ export function parseMessage(
     try {
       return check();
     } catch (err) {
-      if (err instanceof EngineError) throw new EngineError(err.code, `process "${def.name}": ${err.message}`);
+      if (err instanceof EngineError)
+        throw new EngineError(err.code, `process "${def.name}": ${err.message}`, {
+          ...(err.field === null ? {} : { field: err.field }),
+        });
       throw err;
     }
   };

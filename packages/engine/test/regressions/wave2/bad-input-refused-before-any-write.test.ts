@@ -63,6 +63,7 @@ describe(`bad input is refused as invalid_input, naming the field, before any wr
     expect({ name: e.name, code: e.code }).toEqual({ name: 'EngineError', code: 'invalid_input' });
     for (const s of says) expect(e.message).toMatch(typeof s === 'string' ? s : s);
     expect(await databaseFingerprint(db)).toEqual(before);
+    return e as { field?: string | null };
   }
 
   const jsonEntries: { entry: string; field: string; call: (e: TestEngine, bad: unknown) => Promise<unknown> }[] = [
@@ -93,7 +94,9 @@ describe(`bad input is refused as invalid_input, naming the field, before any wr
     for (const bad of badJsonValues) {
       it(`${entry}: ${bad.label} in ${field}`, async () => {
         const path = `${field}${bad.at}`;
-        await refused(() => call(t, bad.value()), `${path}`, bad.says);
+        const e = await refused(() => call(t, bad.value()), `${path}`, bad.says);
+        // The error carries the field and path as data too (the API names it from there).
+        expect(e.field?.startsWith(path)).toBe(true);
       });
     }
   }
@@ -114,7 +117,7 @@ describe(`bad input is refused as invalid_input, naming the field, before any wr
     { entry: 'terminate', field: 'reason', call: (e, bad) => e.engine.terminate(openRun, { reason: bad as string }) },
     {
       entry: 'listRuns',
-      field: 'filter.flowName',
+      field: 'flowName',
       call: (e, bad) => e.engine.listRuns({ flowName: bad as string, limit: 5 }),
     },
     {
@@ -147,7 +150,8 @@ describe(`bad input is refused as invalid_input, naming the field, before any wr
   for (const { entry, field, call } of textEntries) {
     for (const bad of badTextValues) {
       it(`${entry}: ${bad.label} in ${field}`, async () => {
-        await refused(() => call(t, bad.value), field, bad.says);
+        const e = await refused(() => call(t, bad.value), field, bad.says);
+        expect(e.field).toBe(field);
       });
     }
   }
