@@ -1,4 +1,5 @@
 import { EngineError } from '../errors/engine-error.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
@@ -12,6 +13,7 @@ export type KickResult = { kicked: true } | { kicked: false; reason: string };
  * may still be worked on, and only reclaim can tell a dead worker from a slow one.
  */
 export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickResult> {
+  assertUuid(runId, 'runId');
   const now = deps.clock.now();
   const result = await deps.prisma.$transaction(async (tx): Promise<KickResult & { eventId?: bigint }> => {
     // Locked until commit (lockOpenRun): a kick never lands after the run's terminal event.

@@ -1,5 +1,9 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import { assertStorableJson } from '../input/assert-storable-json.ts';
+import { assertStorableText } from '../input/assert-storable-text.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
+import { jsonRules, textRules } from '../input/input-limits.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
@@ -16,7 +20,9 @@ export async function signalRun(
   name: string,
   payload: Json,
 ): Promise<{ signalId: string }> {
-  if (!name) throw new EngineError('invalid_input', 'signal name must not be empty');
+  assertUuid(runId, 'runId');
+  assertStorableText(name, 'name', textRules(deps.config.limits));
+  assertStorableJson(payload, 'payload', jsonRules(deps.config.limits, 'signal_payload_bytes'));
   const now = deps.clock.now();
   return deps.prisma.$transaction(async (tx) => {
     // Locked until commit: a terminate waits for this signal, or this signal sees the run finished.

@@ -38,11 +38,18 @@ export class EngineError extends Error {
   override readonly name = 'EngineError';
   readonly code: EngineErrorCode;
   readonly retryable: boolean;
+  /** For `invalid_input`: the field, and the path inside it, that was refused (`input.items[3].name`). */
+  readonly field: string | null;
 
-  constructor(code: EngineErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+  constructor(
+    code: EngineErrorCode,
+    message: string,
+    options?: { cause?: unknown; retryable?: boolean; field?: string },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retryable = options?.retryable ?? retryableCodes.has(code);
+    this.field = options?.field ?? null;
   }
 }
 
