@@ -6,6 +6,7 @@ export type EngineErrorCode =
   | 'config_invalid'
   | 'database_unreachable'
   | 'data_dir_unusable'
+  | 'data_dir_locked'
   | 'migration_failed'
   | 'database_ahead'
   | 'migration_modified'
