@@ -38,6 +38,8 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: [...engineIntegration, 'apps/control/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+          // *.pglite.test.ts are about the embedded database itself (its data directory), not the engine on it.
+          exclude: ['**/*.pglite.test.ts'],
           env: { SAGAFLOW_TEST_DB: 'postgres' },
           globalSetup: ['packages/engine/test/support/global-setup-postgres.ts'],
           testTimeout: 60_000,

@@ -126,7 +126,10 @@ export class ReplaySession {
     const lost: { outcome: PendingOutcome; result: 'rejected' | 'refused' }[] = [];
     try {
       const result = await this.deps.prisma.$transaction(async (tx) => {
-        if (opts.finishesRun) await lockOpenRun(tx, this.runId, 'update');
+        // The run row is locked first, in the strongest mode this transaction may need (a finish
+        // takes FOR UPDATE, a park or claim updates the row): upgrading a FOR KEY SHARE later
+        // deadlocks against a finisher queued between the two (ADR 0011).
+        await lockOpenRun(tx, this.runId, opts.finishesRun ? 'update' : 'no key update');
         for (const o of outcomes) {
           const r = await writeCompletedOutcome(tx, o, this.deps.clock.now());
           if (r !== 'recorded') {
