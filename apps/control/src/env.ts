@@ -2,6 +2,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseEngineConfig, type EngineConfigInput } from '@sagaflow/engine';
 import { z } from 'zod';
+import { authSettings } from './auth/auth-settings.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -27,6 +28,8 @@ const schema = z.object({
   SAGAFLOW_NATS_URL: z.url({ protocol: /^(nats|tls)$/ }).optional(),
   /** The engine's settings as JSON (reclaim, repair, monitor, ...): see packages/engine/README.md. */
   SAGAFLOW_ENGINE_CONFIG: z.string().default('{}'),
+  /** Sign-in, sessions and the API's defences (ADR 0015). */
+  ...authSettings,
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 

@@ -9,6 +9,15 @@ import { startFulfilmentTraffic } from './demo/start-fulfilment-traffic.ts';
 import type { ControlEnv } from './env.ts';
 import { checkPortFree } from './http/check-port-free.ts';
 import { createHttpServer } from './http/create-http-server.ts';
+import { authOptionsFrom } from './auth/auth-options.ts';
+import { ensureFirstAdmin } from './auth/ensure-first-admin.ts';
+
+export interface StartOptions {
+  /** The clock sessions and the sign-in limit are measured by (tests move it). */
+  now?: () => Date;
+  /** Where a generated first-admin password is shown, once. */
+  print?: (text: string) => void;
+}
 
 export interface ControlPlane {
   url: string;
@@ -25,6 +34,7 @@ export interface ControlPlane {
 export async function startControlPlane(
   env: ControlEnv,
   logger: Logger = pino({ level: env.LOG_LEVEL }),
+  options: StartOptions = {},
 ): Promise<ControlPlane> {
   await checkPortFree(env.CONTROL_HOST, env.CONTROL_PORT);
   const db = await openDatabase(env);
@@ -37,13 +47,27 @@ export async function startControlPlane(
     throw err;
   }
 
+  const auth = authOptionsFrom(env, options.now);
+  try {
+    const admin = await ensureFirstAdmin(db.prisma, env.SAGAFLOW_ADMIN_PASSWORD, auth.now());
+    if (admin) logger.info({ operator: admin.name }, 'first admin created');
+    if (admin?.generatedPassword)
+      (options.print ?? ((text) => process.stderr.write(text)))(
+        `\n  First admin created. Sign in as "${admin.name}" with password: ${admin.generatedPassword}\n` +
+          '  (shown once; set SAGAFLOW_ADMIN_PASSWORD before the first start to choose it)\n\n',
+      );
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+
   const configured = await openOutboxRoutes(env).catch(async (err: unknown) => {
     await db.close();
     throw err;
   });
   const engine = createControlEngine(db, env, logger);
   let ready = false;
-  const server = createHttpServer({ engine, db, logger, isReady: () => ready });
+  const server = createHttpServer({ engine, db, logger, auth, isReady: () => ready });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(env.CONTROL_PORT, env.CONTROL_HOST, () => resolve());

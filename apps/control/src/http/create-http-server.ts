@@ -3,18 +3,21 @@ import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import type { Database, Engine } from '@sagaflow/engine';
 import type { Logger } from 'pino';
 import { appRouter } from '../api/app-router.ts';
+import { createApiContext } from '../api/create-api-context.ts';
+import type { AuthOptions } from '../auth/auth-options.ts';
 
 /** Serves the tRPC API under /trpc and health under /healthz. */
 export function createHttpServer(deps: {
   engine: Engine;
   db: Pick<Database, 'prisma'>;
   logger: Logger;
+  auth: AuthOptions;
   isReady: () => boolean;
 }): Server {
   const trpc = createHTTPHandler({
     router: appRouter,
     basePath: '/trpc/',
-    createContext: () => ({ engine: deps.engine, db: deps.db }),
+    createContext: ({ req, res }) => createApiContext(deps, req, res),
     onError: ({ error, path }) => {
       if (error.code === 'INTERNAL_SERVER_ERROR') deps.logger.error({ err: error, path }, 'api error');
     },

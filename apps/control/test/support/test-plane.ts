@@ -1,17 +1,52 @@
+import { randomUUID } from 'node:crypto';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { expect, inject } from 'vitest';
 import '../provided-context.ts';
 import type { AppRouter } from '../../src/api/app-router.ts';
+import { createOperator } from '../../src/auth/create-operator.ts';
+import type { Role } from '../../src/auth/roles.ts';
+import type { ControlPlane } from '../../src/start-control-plane.ts';
 
 /** A fresh, migrated database on the test cluster (a clone of the template), named after `label`. */
 export function testDatabaseUrl(label: string): Promise<string> {
   return createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName(label), { template: inject('pgTemplate') });
 }
 
-/** A tRPC client for a control plane listening at `url`. */
-export function apiClient(url: string) {
-  return createTRPCClient<AppRouter>({ links: [httpLink({ url: `${url}/trpc` })] });
+/** A tRPC client for a control plane listening at `url`, sending `cookie` (a session) when given. */
+export function apiClient(url: string, cookie?: string) {
+  return createTRPCClient<AppRouter>({
+    links: [httpLink({ url: `${url}/trpc`, headers: () => (cookie ? { cookie } : {}) })],
+  });
+}
+
+export const testPassword = 'correct horse battery staple';
+
+/** Creates an operator with `role` (and the test password) straight in the database; returns its name. */
+export async function createTestOperator(plane: ControlPlane, role: Role, name = `${role}-${randomUUID().slice(0, 8)}`) {
+  await createOperator(
+    plane.db.prisma,
+    { name, displayName: `Test ${role}`, role, password: testPassword },
+    { id: null, name: 'test', address: null, at: new Date() },
+  );
+  return name;
+}
+
+/** Signs in over HTTP as `name`; the session cookie (name=value) the control plane set. */
+export async function signInCookie(url: string, name: string, password = testPassword): Promise<string> {
+  const res = await fetch(`${url}/trpc/auth.signIn`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name, password }),
+  });
+  const setCookie = res.headers.get('set-cookie');
+  if (res.status !== 200 || !setCookie) throw new Error(`sign-in as ${name} failed: ${res.status} ${await res.text()}`);
+  return setCookie.split(';')[0] ?? '';
+}
+
+/** A client signed in as a new operator with `role` (admin unless asked). */
+export async function signedInClient(plane: ControlPlane, role: Role = 'admin') {
+  return apiClient(plane.url, await signInCookie(plane.url, await createTestOperator(plane, role)));
 }
 
 /** What a refused call told the client: its message, HTTP status and the field it named. */
