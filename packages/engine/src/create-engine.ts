@@ -4,6 +4,7 @@ import { pino, type Logger } from 'pino';
 import { cancelRun } from './api/cancel-run.ts';
 import { getRunDetail } from './api/get-run-detail.ts';
 import { kickRun, type KickResult } from './api/kick-run.ts';
+import { listRunViews } from './api/list-run-views.ts';
 import { signalRun } from './api/signal-run.ts';
 import { startFlow, type StartFlowOptions } from './api/start-flow.ts';
 import { sweepDoctor } from './api/sweep-doctor.ts';
@@ -20,9 +21,9 @@ import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './
 import { createEngineEvents, type EngineEvents } from './runtime/engine-events.ts';
 import { buildRegistry } from './runtime/registry.ts';
 import type { Faults, RuntimeDeps, TransactionalHooks } from './runtime/runtime-deps.ts';
-import { toRunView, type RunDetail, type RunView } from './runtime/run-view.ts';
+import type { RunDetail, RunView } from './runtime/run-view.ts';
 import { insertAnomaly, type Anomaly } from './store/insert-anomaly.ts';
-import { listRuns, type ListRunsFilter } from './store/list-runs.ts';
+import type { ListRunsFilter } from './store/list-runs.ts';
 import { runMonitorPass, startMonitor, type Monitor, type MonitorPass } from './worker/start-monitor.ts';
 import { startWorkerPool, type WorkerPool } from './worker/worker-pool.ts';
 
@@ -135,6 +136,7 @@ export function createEngine(options: EngineOptions): Engine {
     db: options.db,
     processes: options.processes ?? [],
     config: config.processes,
+    limits: config.limits,
     clock: deps.clock,
     logger,
   });
@@ -200,9 +202,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     terminate: (runId, opts) => terminateRun(deps, runId, opts),
     getRun: (runId) => getRunDetail(prisma, runId),
-    async listRuns(filter) {
-      return (await listRuns(prisma, filter)).map(toRunView);
-    },
+    listRuns: (filter) => listRunViews(deps, filter),
     startWorkers() {
       pool ??= startWorkerPool(deps);
     },

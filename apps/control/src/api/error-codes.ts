@@ -6,6 +6,7 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   config_invalid: 'INTERNAL_SERVER_ERROR',
   database_unreachable: 'SERVICE_UNAVAILABLE',
   data_dir_unusable: 'INTERNAL_SERVER_ERROR',
+  data_dir_locked: 'INTERNAL_SERVER_ERROR',
   migration_failed: 'INTERNAL_SERVER_ERROR',
   database_ahead: 'INTERNAL_SERVER_ERROR',
   migration_modified: 'INTERNAL_SERVER_ERROR',

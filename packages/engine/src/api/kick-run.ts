@@ -1,8 +1,9 @@
 import { EngineError } from '../errors/engine-error.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
-import { openRunStatuses } from '../store/types.ts';
+import { lockOpenRun } from '../store/lock-open-run.ts';
 
 export type KickResult = { kicked: true } | { kicked: false; reason: string };
 
@@ -12,11 +13,13 @@ export type KickResult = { kicked: true } | { kicked: false; reason: string };
  * may still be worked on, and only reclaim can tell a dead worker from a slow one.
  */
 export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickResult> {
+  assertUuid(runId, 'runId');
   const now = deps.clock.now();
   const result = await deps.prisma.$transaction(async (tx): Promise<KickResult & { eventId?: bigint }> => {
-    const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
-    if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-    if (!(openRunStatuses as readonly string[]).includes(run.status)) {
+    // Locked until commit (lockOpenRun): a kick never lands after the run's terminal event.
+    if (!(await lockOpenRun(tx, runId))) {
+      const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
+      if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
       throw new EngineError('run_not_open', `run ${runId} is ${run.status}; only an open run can be kicked`);
     }
     const live = { status: 'Running', OR: [{ reclaim_stale_at: null }, { reclaim_stale_at: { gt: now } }] };

@@ -2,6 +2,7 @@ import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { findRunsNeedingRepair } from '../store/find-runs-needing-repair.ts';
+import { lockOpenRun } from '../store/lock-open-run.ts';
 
 /**
  * One pass of the doctor: a fresh job for each run whose job was lost (R1–R3), within the run's
@@ -21,7 +22,11 @@ export async function sweepDoctor(
       staleRunning: cfg.redispatch_stale_running_actions,
       limit: opts.limit ?? 100,
     });
+    const open = [];
     for (const c of found) {
+      // A run that finished since it was found gets nothing more (lockOpenRun).
+      if (!(await lockOpenRun(tx, c.run_id))) continue;
+      open.push(c);
       await tx.flowRun.update({ where: { id: c.run_id }, data: { repair_count: { increment: 1 } } });
       await enqueueJob(tx, { kind: 'wake-run', runId: c.run_id, availableAt: now });
       await appendFlowEvent(tx, {
@@ -30,7 +35,7 @@ export async function sweepDoctor(
         data: { rule: c.rule, detail: c.detail },
       });
     }
-    return found.map((c) => ({ runId: c.run_id, rule: c.rule }));
+    return open.map((c) => ({ runId: c.run_id, rule: c.rule }));
   });
   return { redispatched };
 }

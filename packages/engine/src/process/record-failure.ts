@@ -1,3 +1,4 @@
+import { toStorableDiagnostic } from '../input/to-storable-diagnostic.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { insertProcessTransition } from '../store/insert-process-transition.ts';
 import { insertSagaInstance } from '../store/insert-saga-instance.ts';
@@ -17,16 +18,21 @@ const maxMessageLength = 1000;
 export function errorType(err: unknown): string {
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
-    return typeof code === 'string' && err.name === 'EngineError'
-      ? `EngineError:${code}`
-      : err.name || err.constructor.name;
+    return toStorableDiagnostic(
+      typeof code === 'string' && err.name === 'EngineError' ? `EngineError:${code}` : err.name || err.constructor.name,
+    );
   }
   return typeof err;
 }
 
+/**
+ * The failure record's message: cut to 1,000 characters, then made storable (a NUL or a lone
+ * surrogate, the error's own or left by the cut through a pair, becomes U+FFFD), so the record of a
+ * failure can always be written. It is our diagnostic, not caller input: sanitised, not refused.
+ */
 export function errorMessage(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
-  return text.length > maxMessageLength ? text.slice(0, maxMessageLength) : text;
+  return toStorableDiagnostic(text.length > maxMessageLength ? text.slice(0, maxMessageLength) : text);
 }
 
 /**

@@ -61,10 +61,11 @@ export async function releaseInstance(
   opts: ReleaseOptions,
 ): Promise<ReleaseResult> {
   const id = requireInstanceId(instanceId);
+  if (typeof opts !== 'object' || opts === null) throw new EngineError('invalid_input', 'options: must be an object');
   if (opts.mode !== 'retry' && opts.mode !== 'skip')
     throw new EngineError('invalid_input', 'mode must be "retry" or "skip"');
-  const operator = requireText(opts.operator, 'operator');
-  const reason = requireText(opts.reason, 'reason');
+  const operator = requireText(opts.operator, 'operator', deps.limits);
+  const reason = requireText(opts.reason, 'reason', deps.limits);
   const audit = { release: opts.mode, operator, reason };
 
   const attempt = () =>

@@ -2,6 +2,7 @@ import type { Json } from '../../definitions/define-action.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { DbFlowRun } from '../../store/find-run.ts';
 import { insertStep, type NewStep } from '../../store/insert-step.ts';
+import { lockOpenRun } from '../../store/lock-open-run.ts';
 import {
   emitCompleted,
   reportLostOutcome,
@@ -110,12 +111,12 @@ export class ReplaySession {
 
   /**
    * Runs `fn` in a transaction that first writes the buffered completed outcomes and
-   * ctx.now()/random()/uuid() values. If an outcome is rejected (the row changed hands) or a value
-   * conflicts with another replay's, this replay's view is stale: the transaction rolls back, the
-   * loss is reported, and the replay stops quietly (ReplayConflict). If `fn` itself fails, the
-   * buffers are kept for the next transaction.
+   * ctx.now()/random()/uuid() values. If an outcome is rejected (the row changed hands), a value
+   * conflicts with another replay's, or the run has finished, this replay's view is stale: the
+   * transaction rolls back, the loss is reported, and the replay stops quietly (ReplayConflict).
+   * If `fn` itself fails, the buffers are kept for the next transaction.
    */
-  async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>, opts: { finishesRun?: boolean } = {}): Promise<T> {
     if (this.planOnly) {
       this.stop({ waitingFor: null, stuckReason: null, planReached: true });
       return never<T>();
@@ -125,6 +126,7 @@ export class ReplaySession {
     const lost: { outcome: PendingOutcome; result: 'rejected' | 'refused' }[] = [];
     try {
       const result = await this.deps.prisma.$transaction(async (tx) => {
+        if (opts.finishesRun) await lockOpenRun(tx, this.runId, 'update');
         for (const o of outcomes) {
           const r = await writeCompletedOutcome(tx, o, this.deps.clock.now());
           if (r !== 'recorded') {
@@ -132,6 +134,8 @@ export class ReplaySession {
             throw new ReplayConflict();
           }
         }
+        // Nothing this transaction writes may commit after the run's terminal event (lockOpenRun).
+        if (!(await lockOpenRun(tx, this.runId))) throw new ReplayConflict();
         for (const v of values) {
           const row = await insertStep(tx, v);
           if (JSON.stringify(row.output) !== JSON.stringify(v.output ?? null) || row.kind !== 'value')
