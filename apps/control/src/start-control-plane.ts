@@ -50,12 +50,17 @@ export async function startControlPlane(
   const auth = authOptionsFrom(env, options.now);
   try {
     const admin = await ensureFirstAdmin(db.prisma, env.SAGAFLOW_ADMIN_PASSWORD, auth.now());
-    if (admin) logger.info({ operator: admin.name }, 'first admin created');
-    if (admin?.generatedPassword)
-      (options.print ?? ((text) => process.stderr.write(text)))(
+    if (admin?.generatedPassword) {
+      // The password goes to stdout once, never into the structured log (which may be shipped).
+      logger.warn(
+        { operator: admin.name },
+        'first admin created with a generated password, printed once on stdout; sign in and change it',
+      );
+      (options.print ?? ((text) => process.stdout.write(text)))(
         `\n  First admin created. Sign in as "${admin.name}" with password: ${admin.generatedPassword}\n` +
           '  (shown once; set SAGAFLOW_ADMIN_PASSWORD before the first start to choose it)\n\n',
       );
+    } else if (admin) logger.info({ operator: admin.name }, 'first admin created with SAGAFLOW_ADMIN_PASSWORD');
   } catch (err) {
     await db.close();
     throw err;

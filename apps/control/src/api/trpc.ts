@@ -25,10 +25,7 @@ export interface ApiMeta {
   role: Role | 'public';
 }
 
-const t = initTRPC
-  .context<ApiContext>()
-  .meta<ApiMeta>()
-  .create({ errorFormatter: formatApiError, isDev: false });
+const t = initTRPC.context<ApiContext>().meta<ApiMeta>().create({ errorFormatter: formatApiError, isDev: false });
 
 /** Engine errors leave the API with the code the table maps them to, and their own message. */
 const mapEngineErrors = t.middleware(async ({ next }) => {
@@ -67,6 +64,9 @@ const requireRole = (role: Role) =>
       });
     return next({ ctx: { ...ctx, session } });
   });
+
+/** The context a role-checked procedure runs with: its session is known to be active. */
+export type SignedInContext = ApiContext & { session: Extract<SessionLookup, { state: 'active' }> };
 
 export const router = t.router;
 /** No session needed: signing in and asking who one is. Every other procedure names its role. */

@@ -1,4 +1,7 @@
 import type { ControlEnv } from '../env.ts';
+import { hostNames } from '../http/host-allowed.ts';
+
+const wildcardAddresses = new Set(['0.0.0.0', '::', '[::]']);
 
 /** What the sign-in, session and Origin checks need, from the environment plus the clock. */
 export interface AuthOptions {
@@ -8,6 +11,8 @@ export interface AuthOptions {
   maxFailuresPerAccount: number;
   maxFailuresPerAddress: number;
   allowedOrigins: ReadonlySet<string>;
+  /** Host names the API answers to (see hostAllowed). */
+  allowedHosts: ReadonlySet<string>;
   trustedProxies: ReadonlySet<string>;
   cookieSecure: boolean;
   /** The clock sessions and the rate limit are measured by; tests pass their own. */
@@ -22,6 +27,10 @@ export function authOptionsFrom(env: ControlEnv, now: () => Date = () => new Dat
     maxFailuresPerAccount: env.SAGAFLOW_SIGNIN_MAX_FAILURES_PER_ACCOUNT,
     maxFailuresPerAddress: env.SAGAFLOW_SIGNIN_MAX_FAILURES_PER_ADDRESS,
     allowedOrigins: new Set(env.SAGAFLOW_ALLOWED_ORIGINS.map((o) => o.replace(/\/+$/, ''))),
+    allowedHosts: hostNames([
+      ...env.SAGAFLOW_ALLOWED_HOSTS,
+      ...(wildcardAddresses.has(env.CONTROL_HOST) ? [] : [env.CONTROL_HOST]),
+    ]),
     trustedProxies: new Set(env.SAGAFLOW_TRUSTED_PROXIES),
     cookieSecure: env.SAGAFLOW_COOKIE_SECURE,
     now,

@@ -28,6 +28,11 @@ export const authSettings = {
   SAGAFLOW_SIGNIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(20),
   /** Origins (scheme://host:port) whose browsers may call mutations; others get 403. */
   SAGAFLOW_ALLOWED_ORIGINS: list('http://127.0.0.1:3000,http://localhost:3000'),
+  /**
+   * Host names (no port) the API answers to; any other Host header is refused with 403 before
+   * anything runs (DNS rebinding). CONTROL_HOST is added unless it is a wildcard address.
+   */
+  SAGAFLOW_ALLOWED_HOSTS: list('127.0.0.1,localhost,::1'),
   /** Peers whose X-Forwarded-For names the client (the console's server); others are the client. */
   SAGAFLOW_TRUSTED_PROXIES: list('127.0.0.1,::1,::ffff:127.0.0.1'),
   /** Mark the session cookie Secure (set it when the console is served over HTTPS). */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { createTRPCClient, httpLink, TRPCClientError } from '@trpc/client';
 import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { expect, inject } from 'vitest';
@@ -62,4 +63,57 @@ export async function rejection(p: Promise<unknown>) {
     status: e.data?.httpStatus,
     field: (e.data as { field?: string | null } | undefined)?.field,
   };
+}
+
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+}
+
+/**
+ * One HTTP request to the control plane's API with the headers a browser or an attacker would set
+ * (Cookie, Origin, Host, X-Forwarded-For): node:http, since fetch will not send a Host of our choosing.
+ * A query sends `input` in the URL, a mutation as the POST body.
+ */
+export function rawCall(
+  baseUrl: string,
+  path: string,
+  options: {
+    type?: 'query' | 'mutation';
+    input?: unknown;
+    cookie?: string;
+    origin?: string;
+    host?: string;
+    forwardedFor?: string;
+  } = {},
+): Promise<RawAnswer> {
+  const type = options.type ?? 'query';
+  const url = new URL(`${baseUrl}/trpc/${path}`);
+  if (type === 'query' && options.input !== undefined) url.searchParams.set('input', JSON.stringify(options.input));
+  const body = type === 'mutation' ? JSON.stringify(options.input ?? {}) : undefined;
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (options.cookie) headers.cookie = options.cookie;
+  if (options.origin) headers.origin = options.origin;
+  if (options.host) headers.host = options.host;
+  if (options.forwardedFor) headers['x-forwarded-for'] = options.forwardedFor;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: type === 'mutation' ? 'POST' : 'GET', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // not JSON: keep the text
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -1,10 +1,12 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { createOperator } from '../../auth/create-operator.ts';
-import { recordAuditEvent } from '../../auth/record-audit-event.ts';
+import { changeOperator, type OperatorChange } from '../../auth/change-operator.ts';
 import { roles } from '../../auth/roles.ts';
 import { normaliseName } from '../../auth/sign-in.ts';
-import { adminProcedure, router } from '../trpc.ts';
+import { adminProcedure, router, type SignedInContext } from '../trpc.ts';
+
+type AdminContext = SignedInContext;
 
 const name = z
   .string()
@@ -56,25 +58,22 @@ export const operatorsRouter = router({
   /** Changes a role; it applies from the operator's next request (roles are read per request). */
   setRole: adminProcedure
     .input(z.object({ name, role: z.enum(roles) }).strict())
-    .mutation(async ({ ctx, input }) => {
-      const target = normaliseName(input.name);
-      const by = ctx.session.operator;
-      return ctx.db.prisma.$transaction(async (tx) => {
-        const row = await tx.operator.findUnique({ where: { name: target }, select: { role: true } });
-        if (!row) throw new TRPCError({ code: 'NOT_FOUND', message: `no operator named ${target}` });
-        await tx.operator.update({ where: { name: target }, data: { role: input.role, updated_at: ctx.auth.now() } });
-        await recordAuditEvent(tx, {
-          at: ctx.auth.now(),
-          actorId: by.id,
-          actor: by.name,
-          action: 'operator_role_changed',
-          targetType: 'operator',
-          targetId: target,
-          outcome: 'succeeded',
-          address: ctx.address,
-          details: { from: row.role, to: input.role },
-        });
-        return { name: target, role: input.role };
-      });
-    }),
+    .mutation(({ ctx, input }) => change(ctx, input.name, { role: input.role })),
+  /** Disables an operator (its sessions end at once) or enables it again. */
+  setDisabled: adminProcedure
+    .input(z.object({ name, disabled: z.boolean() }).strict())
+    .mutation(({ ctx, input }) => change(ctx, input.name, { disabled: input.disabled })),
 });
+
+async function change(ctx: AdminContext, rawName: string, what: OperatorChange) {
+  const target = normaliseName(rawName);
+  const result = await changeOperator(ctx.db.prisma, target, what, {
+    operator: ctx.session.operator,
+    address: ctx.address,
+    at: ctx.auth.now(),
+  });
+  if (result.ok) return { name: result.name, role: result.role, disabled: result.disabled };
+  if (result.reason === 'self')
+    throw new TRPCError({ code: 'CONFLICT', message: 'an admin cannot change or disable itself; ask another admin' });
+  throw new TRPCError({ code: 'NOT_FOUND', message: `no operator named ${target}` });
+}
