@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
-import { testDatabaseUrl, apiClient, rejection, signedInClient } from './support/test-plane.ts';
+import { testDatabaseUrl, type apiClient, rejection, signedInClient } from './support/test-plane.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
 

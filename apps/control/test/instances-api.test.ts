@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
-import { testDatabaseUrl, apiClient, rejection, signedInClient } from './support/test-plane.ts';
+import { testDatabaseUrl, type apiClient, rejection, signedInClient } from './support/test-plane.ts';
 import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
 import { booked, orderWhere, reserved } from './support/demo-orders.ts';
 import { parseEnv } from '../src/env.ts';

@@ -18,5 +18,5 @@ export function useSession() {
  */
 export function useRoleAllows(required: ConsoleRole): boolean {
   const role = useSession().data?.operator.role;
-  return role !== undefined && role in rank && rank[role as ConsoleRole] >= rank[required];
+  return role !== undefined && role in rank && rank[role] >= rank[required];
 }

@@ -24,7 +24,11 @@ export function apiClient(url: string, cookie?: string) {
 export const testPassword = 'correct horse battery staple';
 
 /** Creates an operator with `role` (and the test password) straight in the database; returns its name. */
-export async function createTestOperator(plane: ControlPlane, role: Role, name = `${role}-${randomUUID().slice(0, 8)}`) {
+export async function createTestOperator(
+  plane: ControlPlane,
+  role: Role,
+  name = `${role}-${randomUUID().slice(0, 8)}`,
+) {
   await createOperator(
     plane.db.prisma,
     { name, displayName: `Test ${role}`, role, password: testPassword },
