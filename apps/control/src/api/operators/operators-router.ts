@@ -44,14 +44,17 @@ export const operatorsRouter = router({
         .strict(),
     )
     .mutation(async ({ ctx, input }) => {
-      if (await ctx.db.prisma.operator.findUnique({ where: { name: normaliseName(input.name) } }))
-        throw new TRPCError({ code: 'CONFLICT', message: `an operator named ${normaliseName(input.name)} exists` });
       const by = ctx.session.operator;
+      const taken = () =>
+        new TRPCError({ code: 'CONFLICT', message: `an operator named ${normaliseName(input.name)} exists` });
       const id = await createOperator(ctx.db.prisma, input, {
         id: by.id,
         name: by.name,
         address: ctx.address,
         at: ctx.auth.now(),
+      }).catch((err: unknown) => {
+        // Two admins creating one name at once: the unique index decides, the loser hears why.
+        throw (err as { code?: string }).code === 'P2002' ? taken() : err;
       });
       return { id };
     }),
