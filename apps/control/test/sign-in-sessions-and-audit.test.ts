@@ -90,6 +90,21 @@ describe('sign-in, sessions, sign-out, the sign-in limit and the audit trail, ov
     expect((await audit('sign_in', 'nobody-here')).map((e) => e.outcome)).toEqual(['refused']);
   });
 
+  it('a name or password with a NUL or a lone surrogate is a 400 naming the field, and nothing is written', async () => {
+    const before = await plane.db.prisma.auditEvent.count();
+    for (const [name, password, field] of [
+      ['ad\u0000min', 'x', 'input.name'],
+      ['admin', 'pass\u0000word', 'input.password'],
+      ['ad\uD800min', 'x', 'input.name'],
+      ['admin', '\uDC00', 'input.password'],
+    ] as const) {
+      const answer = await signIn(name, password);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ error: { data: { field } } });
+    }
+    expect(await plane.db.prisma.auditEvent.count()).toBe(before);
+  });
+
   it('a session ends after its idle time; activity inside it keeps it open', async () => {
     const name = await createTestOperator(plane, 'viewer');
     const { pair } = cookieOf(await signIn(name, testPassword));

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { sessionCookie } from '../../auth/session-cookie.ts';
 import { signIn } from '../../auth/sign-in.ts';
 import { signOut } from '../../auth/sign-out.ts';
+import { storableText } from '../storable-text.ts';
 import { publicProcedure, router, viewerProcedure } from '../trpc.ts';
 
 /** The same answer for an unknown name and a wrong password: which names exist is not told. */
@@ -11,7 +12,7 @@ const refusedMessage = 'wrong name or password';
 export const authRouter = router({
   /** Opens a session and sets its cookie; refused sign-ins are audited and rate-limited. */
   signIn: publicProcedure
-    .input(z.object({ name: z.string().min(1).max(200), password: z.string().min(1).max(1000) }).strict())
+    .input(z.object({ name: storableText(200).min(1), password: storableText(1000).min(1) }).strict())
     .mutation(async ({ ctx, input }) => {
       const result = await signIn(ctx.db.prisma, ctx.auth, { ...input, address: ctx.address });
       if (!result.ok) {

@@ -4,6 +4,7 @@ import { createOperator } from '../../auth/create-operator.ts';
 import { changeOperator, type OperatorChange } from '../../auth/change-operator.ts';
 import { roles } from '../../auth/roles.ts';
 import { normaliseName } from '../../auth/sign-in.ts';
+import { storableText } from '../storable-text.ts';
 import { adminProcedure, router, type SignedInContext } from '../trpc.ts';
 
 type AdminContext = SignedInContext;
@@ -37,9 +38,9 @@ export const operatorsRouter = router({
       z
         .object({
           name,
-          displayName: z.string().trim().min(1).max(200),
+          displayName: storableText(200).trim().min(1),
           role: z.enum(roles),
-          password: z.string().min(12, 'at least 12 characters').max(1000),
+          password: storableText(1000).min(12, 'at least 12 characters'),
         })
         .strict(),
     )
