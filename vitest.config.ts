@@ -19,6 +19,7 @@ export default defineConfig({
             'apps/control/src/**/*.test.ts',
             'apps/web/runs/**/*.test.ts',
             'apps/web/ui/**/*.test.ts',
+            'apps/web/auth/**/*.test.ts',
             'tooling/lint-rules/src/**/*.test.ts',
           ],
           testTimeout: 30_000,
