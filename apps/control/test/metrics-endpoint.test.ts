@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { anomalyCodes } from '@sagaflow/engine';
+import { anomalyCodes, createDatabase } from '@sagaflow/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
 import { parsePrometheus, seriesOf, type Exposition } from './support/parse-prometheus.ts';
@@ -195,6 +195,51 @@ describe('/metrics on PGlite, on a listener of its own (SAGAFLOW_METRICS_ADDRESS
       reason: expect.stringContaining(`migrations pending: ${last.migration_name}`) as string,
     });
     await prisma.$executeRaw`update "sagaflow"."_prisma_migrations" set rolled_back_at = null where id = ${last.id}`;
+    expect((await fetch(`${plane.url}/readyz`)).status).toBe(200);
+  });
+});
+
+describe('a database that does not answer: the scrape and the probe are 503 within their bounds (PostgreSQL)', () => {
+  let plane: ControlPlane;
+  let url: string;
+  beforeAll(async () => {
+    url = await testDatabaseUrl('metrics_slow');
+    plane = await startControlPlane(
+      parseEnv({
+        DATABASE_URL: url,
+        CONTROL_PORT: '0',
+        LOG_LEVEL: 'silent',
+        SAGAFLOW_METRICS_TOKEN: token,
+        SAGAFLOW_METRICS_TIMEOUT_MS: '300',
+        SAGAFLOW_READY_TIMEOUT_MS: '300',
+      }),
+    );
+  });
+  afterAll(async () => {
+    await plane.stop();
+  });
+
+  it('while another session holds the tables the reads need, both answer 503 naming their setting; then 200 again', async () => {
+    const other = await createDatabase({ kind: 'postgres', url, poolSize: 1 });
+    try {
+      await other.driver.transaction(async (tx) => {
+        await tx.exec('lock table "sagaflow"."anomaly_log", "sagaflow"."_prisma_migrations" in access exclusive mode');
+        const scraped = await fetch(`${plane.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+        expect(scraped.status).toBe(503);
+        const scrapeBody = await scraped.text();
+        expect(scrapeBody).toContain('SAGAFLOW_METRICS_TIMEOUT_MS');
+        expect(scrapeBody).not.toMatch(/statement timeout|canceling|anomaly_log/);
+        const probed = await fetch(`${plane.url}/readyz`);
+        expect(probed.status).toBe(503);
+        expect(await probed.json()).toEqual({
+          status: 'not_ready',
+          reason: 'the database did not answer within 300 ms (SAGAFLOW_READY_TIMEOUT_MS)',
+        });
+      });
+    } finally {
+      await other.close();
+    }
+    expect((await fetch(`${plane.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     expect((await fetch(`${plane.url}/readyz`)).status).toBe(200);
   });
 });
