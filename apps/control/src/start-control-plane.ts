@@ -65,7 +65,11 @@ export async function startControlPlane(
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${env.CONTROL_HOST}:${port}`;
-  const metricsUrl = await metrics.listen();
+  const metricsUrl = await metrics.listen().catch(async (err: unknown) => {
+    server.close();
+    await db.close();
+    throw err;
+  });
   engine.startWorkers();
   engine.startMonitor({ intervalMs: env.SAGAFLOW_MONITOR_INTERVAL_MS });
   // Process managers: due timeouts become messages; committed outbox rows reach their services.

@@ -1,4 +1,5 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { anomalyCodes, createDatabase } from '@sagaflow/engine';
@@ -241,5 +242,30 @@ describe('a database that does not answer: the scrape and the probe are 503 with
     }
     expect((await fetch(`${plane.url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     expect((await fetch(`${plane.url}/readyz`)).status).toBe(200);
+  });
+});
+
+describe('a metrics address already in use', () => {
+  it('stops start-up naming SAGAFLOW_METRICS_ADDRESS, before any database is opened', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', () => resolve()));
+    const address = busy.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-metrics-busy-')), 'pglite');
+    try {
+      await expect(
+        startControlPlane(
+          parseEnv({
+            SAGAFLOW_DATA_DIR: dataDir,
+            CONTROL_PORT: '0',
+            LOG_LEVEL: 'silent',
+            SAGAFLOW_METRICS_ADDRESS: `127.0.0.1:${port}`,
+          }),
+        ),
+      ).rejects.toThrow(`SAGAFLOW_METRICS_ADDRESS ${port} on 127.0.0.1 is not available`);
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      busy.close();
+    }
   });
 });
