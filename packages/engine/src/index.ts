@@ -6,6 +6,7 @@ export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
 export type { Database } from './db/database.ts';
 export type { DataDirLockOptions } from './db/lock-data-dir.ts';
 export { migrate, type MigrateOptions, type MigrateResult } from './db/migrate.ts';
+export { migrationStatus, type MigrationStatus } from './db/migration-status.ts';
 export { migrationsDir } from './db/migrations-dir.ts';
 export {
   defineAction,

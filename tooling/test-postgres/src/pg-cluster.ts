@@ -12,6 +12,10 @@ export interface PgCluster {
   stop(): Promise<void>;
   /** `pg_ctl restart -m fast`: every connection is dropped; same port, same data. */
   restart(): Promise<void>;
+  /** `pg_ctl stop -m fast`: the server is down (connections refused) until {@link PgCluster.resume}; data kept. */
+  pause(): Promise<void>;
+  /** Starts a paused server again on the same port with the same data. */
+  resume(): Promise<void>;
 }
 
 export interface StartClusterOptions {

@@ -84,6 +84,24 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<PgCl
         cwd: layout.clusterDir,
       });
     },
+    async pause() {
+      if (stopping !== undefined) {
+        throw new TestPostgresError('cluster_stopped', `The cluster on port ${port} was stopped; start a new one.`);
+      }
+      await runPgBinary(binaries.pgCtl, ['stop', '-m', 'fast', '-w', '-D', layout.dataDir], {
+        runAs,
+        cwd: layout.clusterDir,
+      });
+    },
+    async resume() {
+      if (stopping !== undefined) {
+        throw new TestPostgresError('cluster_stopped', `The cluster on port ${port} was stopped; start a new one.`);
+      }
+      await runPgBinary(binaries.pgCtl, ['start', '-w', ...serverArgs(layout, port)], {
+        runAs,
+        cwd: layout.clusterDir,
+      });
+    },
   };
 }
 
