@@ -31,6 +31,9 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   state_undecodable: 500,
   version_conflict: 409,
   release_failed: 409,
+  state_invalid: 422,
+  repair_conflict: 409,
+  repair_refused: 409,
   internal: 500,
 };
 
