@@ -78,6 +78,7 @@ export const ticket = defineProcess({
     Opened: z.object({ key: z.string() }),
     Reviewed: z.object({ key: z.string() }),
     Note: z.object({ key: z.string(), note: z.string() }),
+    Reopen: z.object({ key: z.string() }),
   },
   correlate: (m) => m.payload.key,
   on: {
@@ -89,6 +90,7 @@ export const ticket = defineProcess({
         then: (d) => ({ emit: [{ type: 'ReviewStarted', destination: 'reviews', payload: { key: d.key } }] }),
       },
     ],
+    Reopen: [{ from: 'Review', to: 'Open' }],
     Note: [
       {
         from: 'Open',
