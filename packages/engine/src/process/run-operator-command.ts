@@ -55,18 +55,20 @@ export function parseOperatorCommand(
   const spec = Object.hasOwn(def.operatorCommands, cmd.command) ? def.operatorCommands[cmd.command] : undefined;
   const schema = def.operatorInputs[cmd.command];
   if (!spec || !schema)
-    throw new EngineError('invalid_input', `command: "${cmd.command}" is not an operator command of "${def.name}"`);
+    throw new EngineError('invalid_input', `command: "${cmd.command}" is not an operator command of "${def.name}"`, {
+      field: 'command',
+    });
   assertStorableJson(cmd.input, 'input', jsonRules(limits, 'message_payload_bytes'));
   const parsed = schema.safeParse(cmd.input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new EngineError(
-      'invalid_input',
-      `${['input', ...(issue?.path ?? []).map(String)].join('.')}: ${issue?.message ?? 'invalid'}`,
-    );
+    const field = ['input', ...(issue?.path ?? []).map(String)].join('.');
+    throw new EngineError('invalid_input', `${field}: ${issue?.message ?? 'invalid'}`, { field });
   }
   if (!def.states.includes(cmd.expectedState))
-    throw new EngineError('invalid_input', `expectedState: "${cmd.expectedState}" is not a state of "${def.name}"`);
+    throw new EngineError('invalid_input', `expectedState: "${cmd.expectedState}" is not a state of "${def.name}"`, {
+      field: 'expectedState',
+    });
   return {
     id,
     command: cmd.command,

@@ -7,15 +7,9 @@ import { findRepairCommand, type DbRepairCommand } from '../store/repairs/find-r
 import { insertRepairCommand, isDuplicateRepairKey } from '../store/repairs/insert-repair-command.ts';
 import { parseRepairCommand, repairParams, repairTarget, type RepairCommand } from './repair-command.ts';
 import type { RepairActualState, RepairEffects, RepairResult, RepairStatus } from './repair-effects.ts';
-import type { RepairDeps, RepairHandler } from './repair-handler.ts';
-import { instanceRepairHandlers, runRepairHandlers } from './repair-handlers.ts';
-import {
-  expectationHolds,
-  instanceActual,
-  readInstanceTarget,
-  readRunTarget,
-  runActual,
-} from './read-repair-target.ts';
+import type { RepairDeps } from './repair-handler.ts';
+import { runRepairHandlers } from './repair-handlers.ts';
+import { expectationHolds, readRepairTarget, readRunTarget } from './read-repair-target.ts';
 
 /** Thrown inside the repair's transaction to roll it back: the command was decided without acting. */
 class NotApplied extends Error {
@@ -146,18 +140,17 @@ async function decide(
   prepared: Prepared,
   audit: { id: string; now: Date },
 ): Promise<{ actual: RepairActualState; effects: RepairEffects; after?: () => Promise<void> }> {
-  const isRun = 'runId' in cmd.target;
-  const handler = (isRun ? runRepairHandlers[cmd.kind] : instanceRepairHandlers[cmd.kind]) as
-    RepairHandler<RepairCommand, unknown, unknown> | undefined;
-  if (!handler) throw new EngineError('invalid_input', `kind: "${cmd.kind}" has no handler`, { field: 'kind' });
-  const target = isRun
-    ? await readRunTarget(tx, cmd as never, true)
-    : await readInstanceTarget(tx, deps, cmd as never, true);
-  const actual = isRun ? runActual(target as never, cmd as never) : instanceActual(target as never);
+  const { handler, target, actual } = await readRepairTarget(tx, deps, cmd, true);
+  // Planned first: input only the target can judge (a state the process does not have) is bad input,
+  // whatever state the target is in. Then a changed state (conflict) ranks before any other refusal.
+  const plan = await handler.plan(tx, deps, cmd, target, prepared).catch((err: unknown) => {
+    if (err instanceof EngineError && refusalCodes.has(err.code)) return { refusal: err.message };
+    throw err;
+  });
   if (!expectationHolds(cmd, actual)) throw new NotApplied('conflict', actual, ['the expected state no longer holds']);
+  if ('refusal' in plan) throw new NotApplied('refused', actual, [plan.refusal]);
+  if (plan.blockers.length > 0) throw new NotApplied('refused', actual, plan.blockers);
   try {
-    const plan = await handler.plan(tx, deps, cmd, target, prepared);
-    if (plan.blockers.length > 0) throw new NotApplied('refused', actual, plan.blockers);
     const done = await handler.perform(tx, deps, cmd, target, prepared, audit);
     return { actual, effects: done.effects ? merge(plan.effects, done.effects) : plan.effects, after: done.after };
   } catch (err) {

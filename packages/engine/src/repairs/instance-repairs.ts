@@ -101,6 +101,19 @@ export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, I
 };
 
 function parsedCommand(deps: RepairDeps, def: ProcessDefinition, cmd: RepairCommandOf<'instance.command'>) {
+  try {
+    return parseOperator(deps, def, cmd);
+  } catch (err) {
+    // The operator command's own validation names its fields; a repair names them as it carries them.
+    if (err instanceof EngineError && err.field === 'expectedState')
+      throw new EngineError('invalid_input', err.message.replace(/^expectedState/, 'expected.state'), {
+        field: 'expected.state',
+      });
+    throw err;
+  }
+}
+
+function parseOperator(deps: RepairDeps, def: ProcessDefinition, cmd: RepairCommandOf<'instance.command'>) {
   return parseOperatorCommand(
     def,
     cmd.target.instanceId,

@@ -1,17 +1,10 @@
 import { EngineError } from '../errors/engine-error.ts';
 import { findRepairCommand } from '../store/repairs/find-repair-command.ts';
-import { parseRepairCommand, type RepairCommand } from './repair-command.ts';
+import { parseRepairCommand } from './repair-command.ts';
 import { repairCatalogue } from './repair-catalogue.ts';
 import { noEffects, type RepairPreview } from './repair-effects.ts';
-import type { RepairDeps, RepairHandler } from './repair-handler.ts';
-import { instanceRepairHandlers, runRepairHandlers } from './repair-handlers.ts';
-import {
-  expectationHolds,
-  instanceActual,
-  readInstanceTarget,
-  readRunTarget,
-  runActual,
-} from './read-repair-target.ts';
+import type { RepairDeps } from './repair-handler.ts';
+import { expectationHolds, readRepairTarget } from './read-repair-target.ts';
 
 /**
  * What {@link applyRepair} would do now, computed by the same handler from the same reads, without
@@ -25,14 +18,7 @@ export async function previewRepair(
 ): Promise<RepairPreview & { decided: { id: string; status: string } | null }> {
   const cmd = parseRepairCommand(raw, deps.runtime.config.limits);
   const db = deps.runtime.prisma;
-  const isRun = 'runId' in cmd.target;
-  const handler = (isRun ? runRepairHandlers[cmd.kind] : instanceRepairHandlers[cmd.kind]) as
-    RepairHandler<RepairCommand, unknown, unknown> | undefined;
-  if (!handler) throw new EngineError('invalid_input', `kind: "${cmd.kind}" has no handler`, { field: 'kind' });
-  const target = isRun
-    ? await readRunTarget(db, cmd as never, false)
-    : await readInstanceTarget(db, deps, cmd as never, false);
-  const actual = isRun ? runActual(target as never, cmd as never) : instanceActual(target as never);
+  const { handler, target, actual } = await readRepairTarget(db, deps, cmd, false);
   const expectedHolds = expectationHolds(cmd, actual);
   let blockers: string[];
   let effects = noEffects();

@@ -6,7 +6,8 @@ import { lockStepRow } from '../store/repairs/lock-step-row.ts';
 import type { Db } from '../store/types.ts';
 import type { InstanceRepairCommand, RepairCommand, RunRepairCommand } from './repair-command.ts';
 import type { RepairActualState } from './repair-effects.ts';
-import type { InstanceTarget, RepairDeps, RunTarget } from './repair-handler.ts';
+import type { InstanceTarget, RepairDeps, RepairHandler, RunTarget } from './repair-handler.ts';
+import { instanceRepairHandlers, runRepairHandlers } from './repair-handlers.ts';
 
 /**
  * Reads a run repair's target. With `lock` (apply, inside its transaction) the run row is taken FOR
@@ -78,5 +79,28 @@ export function expectationHolds(cmd: RepairCommand, actual: RepairActualState):
   const e = cmd.expected as { runStatus: string; stepStatus?: string; stepAttempts?: number };
   if (actual.runStatus !== e.runStatus) return false;
   if (e.stepStatus === undefined) return true;
-  return actual.step !== undefined && actual.step !== null && actual.step.status === e.stepStatus && actual.step.attempts === e.stepAttempts;
+  return (
+    actual.step !== undefined &&
+    actual.step !== null &&
+    actual.step.status === e.stepStatus &&
+    actual.step.attempts === e.stepAttempts
+  );
+}
+
+/**
+ * The command's handler, its target read (and locked, with `lock`) and the state found: what both
+ * preview and apply start from.
+ */
+export async function readRepairTarget(db: Db, deps: RepairDeps, cmd: RepairCommand, lock: boolean) {
+  const isRun = 'runId' in cmd.target;
+  const handler = (isRun ? runRepairHandlers[cmd.kind] : instanceRepairHandlers[cmd.kind]) as
+    RepairHandler<RepairCommand, unknown, unknown> | undefined;
+  if (!handler) throw new EngineError('invalid_input', `kind: "${cmd.kind}" has no handler`, { field: 'kind' });
+  const target: RunTarget | InstanceTarget = isRun
+    ? await readRunTarget(db, cmd as RunRepairCommand, lock)
+    : await readInstanceTarget(db, deps, cmd as InstanceRepairCommand, lock);
+  const actual = isRun
+    ? runActual(target as RunTarget, cmd as RunRepairCommand)
+    : instanceActual(target as InstanceTarget);
+  return { handler, target, actual };
 }

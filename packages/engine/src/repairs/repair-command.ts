@@ -79,7 +79,10 @@ export function parseRepairCommand(raw: unknown, limits: InputLimits): RepairCom
   const parsed = repairCommandSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const field = (issue?.path ?? []).map(String).join('.') || 'command';
+    const path = (issue?.path ?? []).map(String);
+    // An unknown key is named itself (a typo such as `expectd` must not pass unnoticed).
+    if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
+    const field = path.join('.') || 'command';
     const message =
       issue?.code === 'invalid_union' && field === 'kind'
         ? `must be one of ${repairCommandSchema.options.map((o) => o.shape.kind.value).join(', ')}`
