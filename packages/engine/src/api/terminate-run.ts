@@ -10,9 +10,9 @@ import { listOpenChildren } from '../store/list-open-children.ts';
 
 /**
  * Closes a run at once as Terminated: no cleanup window, no compensation. A straggling worker's
- * later write to one of its steps is refused (`write_refused`). Reaches 'propagate' children, in
- * the same transaction. Bad input (a run id that is not a uuid, a reason that cannot be stored) is
- * refused before any read.
+ * later write to one of its steps is refused (`write_refused`). Reaches 'propagate' children, each
+ * in its own transaction once its parent's committed. Bad input (a run id that is not a uuid, a
+ * reason that cannot be stored) is refused before any read.
  */
 export async function terminateRun(
   deps: RuntimeDeps,
@@ -22,42 +22,42 @@ export async function terminateRun(
   assertUuid(runId, 'runId');
   if (typeof opts !== 'object' || opts === null) throw new EngineError('invalid_input', 'options: must be an object');
   assertStorableText(opts.reason, 'reason', textRules(deps.config.limits));
-  const now = deps.clock.now();
-  const settled = await deps.prisma.$transaction(async (tx) => {
-    if (!(await findRun(tx, runId))) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-    return terminateInTransaction(tx, runId, opts.reason, now);
-  });
-  await afterTerminate(deps, settled);
-  return { terminated: settled.length > 0 };
+  if (!(await findRun(deps.prisma, runId))) throw new EngineError('run_not_found', `run ${runId} does not exist`);
+  const settled = await deps.prisma.$transaction((tx) =>
+    terminateInTransaction(tx, runId, opts.reason, deps.clock.now()),
+  );
+  if (settled) await afterTerminate(deps, settled, opts.reason);
+  return { terminated: settled !== null };
 }
 
 /**
- * Terminates an open run and its open 'propagate' children inside the caller's transaction, each
- * through the terminal transition (the run row FOR UPDATE). Returns the runs it finished, the run
- * first; none when the run had already finished. Call {@link afterTerminate} once committed.
+ * Terminates one open run inside the caller's transaction, through the terminal transition (the run
+ * row FOR UPDATE). Null when it had already finished. Call {@link afterTerminate} once committed.
  */
 export async function terminateInTransaction(
   tx: Prisma.TransactionClient,
   runId: string,
   reason: string,
   now: Date,
-): Promise<SettledRun[]> {
+): Promise<SettledRun | null> {
   const run = await findRun(tx, runId);
-  if (!run) return [];
-  const settled = await settleRunInTransaction(
-    tx,
-    run,
-    { status: 'Terminated', error: { name: 'Terminated', message: reason } },
-    now,
-  );
-  if (!settled) return [];
-  const out = [settled];
-  for (const child of await listOpenChildren(tx, runId))
-    out.push(...(await terminateInTransaction(tx, child, `parent ${runId} was terminated: ${reason}`, now)));
-  return out;
+  if (!run) return null;
+  return settleRunInTransaction(tx, run, { status: 'Terminated', error: { name: 'Terminated', message: reason } }, now);
 }
 
-/** What follows a committed terminate: each finished run's journal entry and `run.finished` event. */
-export async function afterTerminate(deps: RuntimeDeps, settled: readonly SettledRun[]): Promise<void> {
-  for (const s of settled) await afterRunSettled(deps, s);
+/**
+ * What follows a committed terminate: the run's journal entry and `run.finished` event, then its open
+ * 'propagate' children, each terminated in its own transaction (a child's lock is never taken while
+ * its parent's is held: a finishing child locks itself, then its parent).
+ */
+export async function afterTerminate(deps: RuntimeDeps, settled: SettledRun, reason: string): Promise<void> {
+  await afterRunSettled(deps, settled);
+  const runId = settled.run.id;
+  for (const child of await listOpenChildren(deps.prisma, runId)) {
+    const childReason = `parent ${runId} was terminated: ${reason}`;
+    const done = await deps.prisma.$transaction((tx) =>
+      terminateInTransaction(tx, child, childReason, deps.clock.now()),
+    );
+    if (done) await afterTerminate(deps, done, childReason);
+  }
 }
