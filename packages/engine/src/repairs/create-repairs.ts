@@ -1,3 +1,4 @@
+import { EngineError } from '../errors/engine-error.ts';
 import { applyBulkRepair, type BulkRepairResult } from './apply-bulk-repair.ts';
 import { applyRepair } from './apply-repair.ts';
 import { repairCatalogue, type RepairCommandInfo } from './repair-catalogue.ts';
@@ -16,8 +17,10 @@ export interface Repairs {
   preview(command: RepairCommand): Promise<RepairPreview & { decided: { id: string; status: string } | null }>;
   /** Applies it in one transaction under the target's lock, or throws repair_conflict / repair_refused. */
   apply(command: RepairCommand): Promise<RepairResult>;
-  /** A preview of each item of a bulk command (nothing written). */
-  previewBulk(command: unknown): Promise<(RepairPreview & { decided: { id: string; status: string } | null })[]>;
+  /** A preview of each item of a bulk command (nothing written); an item whose target does not exist is `notFound`. */
+  previewBulk(
+    command: unknown,
+  ): Promise<((RepairPreview & { decided: { id: string; status: string } | null }) | { notFound: string })[]>;
   /** One command over many targets, item by item, each with its own expected state and audit row. */
   applyBulk(command: unknown): Promise<BulkRepairResult>;
   /** The run repairs safe for a run's status and stuck reason. */
@@ -35,7 +38,15 @@ export function createRepairs(deps: RepairDeps, nudge: () => void): Repairs {
     },
     async previewBulk(cmd) {
       const out = [];
-      for (const item of parseBulk(deps, cmd)) out.push(await previewRepair(deps, item));
+      for (const item of parseBulk(deps, cmd)) {
+        try {
+          out.push(await previewRepair(deps, item));
+        } catch (err) {
+          if (!(err instanceof EngineError) || (err.code !== 'run_not_found' && err.code !== 'instance_not_found'))
+            throw err;
+          out.push({ notFound: err.message });
+        }
+      }
       return out;
     },
     async applyBulk(cmd) {
