@@ -147,6 +147,10 @@ describe('runs.page and instances.page (PostgreSQL, HTTP)', () => {
       status: 400,
       field: 'input.createdFrom',
     });
+    expect(await rejection(api.runs.page.query({ direction: 'backward' as 'forward' }))).toMatchObject({
+      status: 400,
+      field: 'input.direction',
+    });
     expect(await rejection(api.runs.page.query({ limit: 100_000 }))).toMatchObject({
       status: 400,
       field: 'input.limit',

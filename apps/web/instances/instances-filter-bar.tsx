@@ -2,6 +2,7 @@
 
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
+import { ListSearchForm } from '@/ui/list-search-form';
 import { startTransition, useOptimistic } from 'react';
 import { instancesHref, instanceTabs, type InstancesFilter } from './instances-filter';
 
@@ -16,7 +17,7 @@ export function InstancesFilterBar({
   quarantinedCount,
 }: {
   filter: InstancesFilter;
-  /** null while unknown; a string like "200+" when the count hit the API's limit. */
+  /** null while unknown; a string like "10000+" when the count hit the API's cap. */
   quarantinedCount: string | null;
 }) {
   const router = useRouter();
@@ -28,11 +29,34 @@ export function InstancesFilterBar({
     });
   return (
     <div className="filters">
+      <ListSearchForm
+        fields={[
+          {
+            name: 'q',
+            label: 'Search',
+            value: filter.q,
+            placeholder: 'Instance id or correlation key',
+            maxLength: 500,
+            testId: 'instances-search',
+            type: 'search',
+          },
+          {
+            name: 'state',
+            label: 'State',
+            value: filter.state,
+            placeholder: 'any state, e.g. ManualReview',
+            maxLength: 200,
+            size: 18,
+            testId: 'state-filter',
+          },
+        ]}
+        onApply={(v) => go({ ...filter, q: v.q ?? '', state: v.state ?? '' })}
+      />
       <nav className="tabs" aria-label="Instance status">
         {instanceTabs.map((tab) => (
           <Link
             key={tab.status}
-            href={instancesHref({ status: tab.status, stalledMinutes: null })}
+            href={instancesHref({ ...filter, status: tab.status, stalledMinutes: null })}
             className={tab.status === filter.status ? 'tab tab-current' : 'tab'}
             aria-current={tab.status === filter.status ? 'page' : undefined}
             data-testid={`tab-${tab.status.toLowerCase()}`}

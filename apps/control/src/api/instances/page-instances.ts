@@ -1,24 +1,21 @@
 import { instanceStatuses, type InstanceStatus } from '@sagaflow/engine';
 import { z } from 'zod';
 import { viewerProcedure, type ApiContext } from '../trpc.ts';
+import { countCap, cursorInput, searchInput, staleForSecondsInput } from '../lists/page-cursor.ts';
 import {
-  countCap,
-  cursorInput,
-  encodeCursor,
-  isUuid,
-  searchInput,
-  staleForSecondsInput,
-  type PageCursor,
-} from '../lists/page-cursor.ts';
+  afterCursor,
+  cappedCounts,
+  checkCursorOrder,
+  finishPage,
+  idOrKey,
+  keysetOrder,
+  nameInput,
+} from '../lists/keyset-page.ts';
 import type { InstanceSummary } from './instance-summary.ts';
 
 const statuses = instanceStatuses as [InstanceStatus, ...InstanceStatus[]];
 
-const name = z
-  .string()
-  .min(1)
-  .max(200)
-  .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL' });
+const name = nameInput;
 
 export const pageInstancesInput = z
   .object({
@@ -33,16 +30,13 @@ export const pageInstancesInput = z
     order: z.enum(['newest', 'stalest']).default('stalest'),
     limit: z.number().int().min(1).max(200).default(50),
     cursor: cursorInput.optional(),
+    /** Sent by tRPC's infinite queries; only forward paging exists. */
+    direction: z.literal('forward').optional(),
   })
   .strict()
   .prefault({})
   .superRefine((input, ctx) => {
-    if (input.cursor && input.cursor.order !== input.order)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['cursor'],
-        message: `this cursor was read in ${input.cursor.order} order, not ${input.order}; start again without it`,
-      });
+    checkCursorOrder(input, ctx);
   });
 
 export type PageInstancesInput = z.output<typeof pageInstancesInput>;
@@ -53,21 +47,10 @@ function whereExceptStatus(input: PageInstancesInput, now: number): Where[] {
   const and: Where[] = [];
   if (input.processName !== undefined) and.push({ process_name: input.processName });
   if (input.state !== undefined) and.push({ current_state: input.state });
-  if (input.search !== undefined)
-    and.push(
-      isUuid(input.search)
-        ? { OR: [{ id: input.search.toLowerCase() }, { correlation_key: input.search }] }
-        : { correlation_key: input.search },
-    );
+  if (input.search !== undefined) and.push(idOrKey(input.search, 'correlation_key'));
   if (input.staleForSeconds !== undefined)
     and.push({ updated_at: { lte: new Date(now - input.staleForSeconds * 1000) } });
   return and;
-}
-
-function after(cursor: PageCursor): Where {
-  return cursor.order === 'newest'
-    ? { OR: [{ created_at: { lt: cursor.at } }, { created_at: cursor.at, id: { lt: cursor.id } }] }
-    : { OR: [{ updated_at: { gt: cursor.at } }, { updated_at: cursor.at, id: { gt: cursor.id } }] };
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -81,17 +64,14 @@ export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInst
   const rest = whereExceptStatus(input, Date.now());
   const statusWhere: Where[] = input.status?.length ? [{ status: { in: input.status } }] : [];
   const rows = await db.sagaInstance.findMany({
-    where: { AND: [...rest, ...statusWhere, ...(input.cursor ? [after(input.cursor)] : [])] },
+    where: { AND: [...rest, ...statusWhere, ...(input.cursor ? [afterCursor(input.cursor)] : [])] },
     omit: { state: true, failure_payload: true },
-    orderBy:
-      input.order === 'newest' ? [{ created_at: 'desc' }, { id: 'desc' }] : [{ updated_at: 'asc' }, { id: 'asc' }],
+    orderBy: keysetOrder(input.order),
     take: input.limit + 1,
   });
-  const more = rows.length > input.limit;
-  const page = more ? rows.slice(0, input.limit) : rows;
-  const last = page.at(-1);
-  const counted = await Promise.all(
-    statuses.map((status) => db.sagaInstance.count({ where: { AND: [...rest, { status }] }, take: countCap + 1 })),
+  const { page, nextCursor } = finishPage(rows, input.limit, input.order);
+  const counts = await cappedCounts(statuses, (status, take) =>
+    db.sagaInstance.count({ where: { AND: [...rest, { status }] }, take }),
   );
   return {
     items: page.map((i): InstanceSummary => ({
@@ -118,18 +98,8 @@ export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInst
             }
           : null,
     })),
-    nextCursor:
-      more && last
-        ? encodeCursor({
-            order: input.order,
-            at: input.order === 'newest' ? last.created_at : last.updated_at,
-            id: last.id,
-          })
-        : null,
-    counts: Object.fromEntries(statuses.map((s, i) => [s, Math.min(counted[i]!, countCap)])) as Record<
-      InstanceStatus,
-      number
-    >,
+    nextCursor,
+    counts,
     countCap,
   };
 }

@@ -1,23 +1,20 @@
 import { z } from 'zod';
 import { openRunStatuses, terminalRunStatuses, type RunStatus } from '@sagaflow/engine';
 import { viewerProcedure, type ApiContext } from '../trpc.ts';
+import { countCap, cursorInput, searchInput, staleForSecondsInput } from '../lists/page-cursor.ts';
 import {
-  countCap,
-  cursorInput,
-  encodeCursor,
-  isUuid,
-  searchInput,
-  staleForSecondsInput,
-  type PageCursor,
-} from '../lists/page-cursor.ts';
+  afterCursor,
+  cappedCounts,
+  checkCursorOrder,
+  finishPage,
+  idOrKey,
+  keysetOrder,
+  nameInput,
+} from '../lists/keyset-page.ts';
 
 export const runStatuses = [...openRunStatuses, ...terminalRunStatuses] as [RunStatus, ...RunStatus[]];
 
-const name = z
-  .string()
-  .min(1)
-  .max(200)
-  .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL' });
+const name = nameInput;
 
 export const pageRunsInput = z
   .object({
@@ -36,16 +33,13 @@ export const pageRunsInput = z
     order: z.enum(['newest', 'stalest']).default('newest'),
     limit: z.number().int().min(1).max(200).default(50),
     cursor: cursorInput.optional(),
+    /** Sent by tRPC's infinite queries; only forward paging exists. */
+    direction: z.literal('forward').optional(),
   })
   .strict()
   .prefault({})
   .superRefine((input, ctx) => {
-    if (input.cursor && input.cursor.order !== input.order)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['cursor'],
-        message: `this cursor was read in ${input.cursor.order} order, not ${input.order}; start again without it`,
-      });
+    checkCursorOrder(input, ctx);
     if (input.createdFrom && input.createdTo && Date.parse(input.createdFrom) > Date.parse(input.createdTo))
       ctx.addIssue({ code: 'custom', path: ['createdTo'], message: 'must not be before createdFrom' });
   });
@@ -68,6 +62,21 @@ export interface RunSummary {
   updatedAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /** The recorded error's message (or its JSON), cut to `errorMessageChars`; the run page has it whole. */
+  errorMessage: string | null;
+}
+
+export const errorMessageChars = 300;
+
+function errorLine(error: unknown): string | null {
+  if (error === null || error === undefined) return null;
+  const text =
+    typeof error === 'string'
+      ? error
+      : typeof error === 'object' && 'message' in error && typeof error.message === 'string'
+        ? error.message
+        : JSON.stringify(error);
+  return text.length > errorMessageChars ? `${text.slice(0, errorMessageChars - 1)}…` : text;
 }
 
 const summaryColumns = {
@@ -85,6 +94,7 @@ const summaryColumns = {
   updated_at: true,
   started_at: true,
   finished_at: true,
+  error: true,
 } as const;
 
 type Where = NonNullable<NonNullable<Parameters<ApiContext['db']['prisma']['flowRun']['findMany']>[0]>['where']>;
@@ -96,23 +106,12 @@ function whereExceptStatus(input: PageRunsInput, now: number): Where[] {
   if (input.stuckOnly) and.push({ stuck_reason: { not: null } });
   if (input.stuckReason !== undefined) and.push({ stuck_reason: { startsWith: input.stuckReason } });
   if (input.businessKey !== undefined) and.push({ business_key: input.businessKey });
-  if (input.search !== undefined)
-    and.push(
-      isUuid(input.search)
-        ? { OR: [{ id: input.search.toLowerCase() }, { business_key: input.search }] }
-        : { business_key: input.search },
-    );
+  if (input.search !== undefined) and.push(idOrKey(input.search, 'business_key'));
   if (input.createdFrom !== undefined) and.push({ created_at: { gte: new Date(input.createdFrom) } });
   if (input.createdTo !== undefined) and.push({ created_at: { lte: new Date(input.createdTo) } });
   if (input.staleForSeconds !== undefined)
     and.push({ updated_at: { lte: new Date(now - input.staleForSeconds * 1000) } });
   return and;
-}
-
-function after(cursor: PageCursor): Where {
-  return cursor.order === 'newest'
-    ? { OR: [{ created_at: { lt: cursor.at } }, { created_at: cursor.at, id: { lt: cursor.id } }] }
-    : { OR: [{ updated_at: { gt: cursor.at } }, { updated_at: cursor.at, id: { gt: cursor.id } }] };
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -127,22 +126,15 @@ export async function pageRuns(ctx: Pick<ApiContext, 'db'>, input: PageRunsInput
   const rest = whereExceptStatus(input, Date.now());
   const statusWhere: Where[] = input.status?.length ? [{ status: { in: input.status } }] : [];
   const rows = await db.flowRun.findMany({
-    where: { AND: [...rest, ...statusWhere, ...(input.cursor ? [after(input.cursor)] : [])] },
+    where: { AND: [...rest, ...statusWhere, ...(input.cursor ? [afterCursor(input.cursor)] : [])] },
     select: summaryColumns,
-    orderBy:
-      input.order === 'newest' ? [{ created_at: 'desc' }, { id: 'desc' }] : [{ updated_at: 'asc' }, { id: 'asc' }],
+    orderBy: keysetOrder(input.order),
     take: input.limit + 1,
   });
-  const more = rows.length > input.limit;
-  const page = more ? rows.slice(0, input.limit) : rows;
-  const last = page.at(-1);
-  const counted = await Promise.all(
-    runStatuses.map((status) => db.flowRun.count({ where: { AND: [...rest, { status }] }, take: countCap + 1 })),
+  const { page, nextCursor } = finishPage(rows, input.limit, input.order);
+  const counts = await cappedCounts(runStatuses, (status, take) =>
+    db.flowRun.count({ where: { AND: [...rest, { status }] }, take }),
   );
-  const counts = Object.fromEntries(runStatuses.map((s, i) => [s, Math.min(counted[i]!, countCap)])) as Record<
-    RunStatus,
-    number
-  >;
   return {
     items: page.map((r): RunSummary => ({
       id: r.id,
@@ -159,15 +151,9 @@ export async function pageRuns(ctx: Pick<ApiContext, 'db'>, input: PageRunsInput
       updatedAt: r.updated_at.toISOString(),
       startedAt: iso(r.started_at),
       finishedAt: iso(r.finished_at),
+      errorMessage: errorLine(r.error),
     })),
-    nextCursor:
-      more && last
-        ? encodeCursor({
-            order: input.order,
-            at: input.order === 'newest' ? last.created_at : last.updated_at,
-            id: last.id,
-          })
-        : null,
+    nextCursor,
     /** Per status, under every filter but status; `countCap` means "at least that many". */
     counts,
     countCap,
