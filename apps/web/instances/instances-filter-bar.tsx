@@ -14,11 +14,11 @@ const stalledChoices = [1, 5, 15, 60, 240, 1440];
  */
 export function InstancesFilterBar({
   filter: current,
-  quarantinedCount,
+  counts,
 }: {
   filter: InstancesFilter;
-  /** null while unknown; a string like "10000+" when the count hit the API's cap. */
-  quarantinedCount: string | null;
+  /** Per status under the search and state filters; null while unknown; "10000+" at the API's cap. */
+  counts: Record<InstancesFilter['status'], string> | null;
 }) {
   const router = useRouter();
   const [filter, setFilter] = useOptimistic(current);
@@ -62,11 +62,17 @@ export function InstancesFilterBar({
             data-testid={`tab-${tab.status.toLowerCase()}`}
           >
             {tab.label}
-            {tab.status === 'QUARANTINED' && quarantinedCount !== null && quarantinedCount !== '0' ? (
-              <span className="badge badge-bad badge-small" data-testid="quarantined-count">
-                {quarantinedCount}
+            {counts === null ? null : tab.status === 'QUARANTINED' ? (
+              counts.QUARANTINED !== '0' ? (
+                <span className="badge badge-bad badge-small" data-testid="quarantined-count">
+                  {counts.QUARANTINED}
+                </span>
+              ) : null
+            ) : (
+              <span className="badge badge-muted badge-small" data-testid={`count-${tab.status}`}>
+                {counts[tab.status]}
               </span>
-            ) : null}
+            )}
           </Link>
         ))}
       </nav>

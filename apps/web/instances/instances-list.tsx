@@ -43,10 +43,13 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
     }),
   );
   const first = instances.data?.pages[0];
-  const quarantinedCount = first
-    ? first.counts.QUARANTINED >= first.countCap
-      ? `${first.countCap}+`
-      : String(first.counts.QUARANTINED)
+  const tabCounts = first
+    ? (Object.fromEntries(
+        Object.entries(first.counts).map(([status, n]) => [
+          status,
+          n >= first.countCap ? `${first.countCap}+` : String(n),
+        ]),
+      ) as Record<InstancesFilter['status'], string>)
     : null;
   const shown = instances.data?.pages.flatMap((p) => p.items);
   return (
@@ -57,7 +60,7 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
       </div>
       <OutboxLag />
       <div className="toolbar">
-        <InstancesFilterBar filter={filter} quarantinedCount={quarantinedCount} />
+        <InstancesFilterBar filter={filter} counts={tabCounts} />
         <span className="muted" aria-live="off">
           {instances.dataUpdatedAt
             ? `Stalest first · refreshing every 2 s · updated ${formatClock(new Date(instances.dataUpdatedAt).toISOString())}`
