@@ -87,6 +87,11 @@ test('search by business key finds the run; the filter is in the URL and a reloa
   await expect(page.getByTestId('run-row')).toHaveCount(1);
   await expect(page.getByTestId('run-row')).toHaveAttribute('data-run-id', runId);
 
+  // Not updated for a day: the run just started is not among them (the server filters by staleness).
+  await page.getByTestId('runs-stalled-filter').selectOption('1440');
+  await expect(page).toHaveURL(/[?&]stalled=1440/);
+  await expect(page.getByTestId('runs-empty')).toContainText('No runs match this filter');
+
   // The run id finds it too; ticking it offers bulk actions, disabled until repairs exist.
   await page.goto(`/runs?q=${runId}`);
   await expect(page.getByTestId('run-row')).toHaveAttribute('data-run-id', runId);

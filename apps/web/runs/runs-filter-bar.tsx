@@ -3,7 +3,7 @@
 import { useRouter } from 'next/navigation';
 import { ListSearchForm } from '@/ui/list-search-form';
 import { startTransition, useOptimistic } from 'react';
-import { runsHref, statusChoiceGroups, type RunsFilter } from './runs-filter';
+import { runsHref, stalledChoices, statusChoiceGroups, type RunsFilter } from './runs-filter';
 
 /**
  * Search (run id or business key), flow, status, stuck-only and order pickers; changing one rewrites the URL, which re-renders the list.
@@ -76,6 +76,21 @@ export function RunsFilterBar({ filter: current }: { filter: RunsFilter }) {
           data-testid="stuck-only"
         />{' '}
         Stuck only
+      </label>
+      <label>
+        Not updated for{' '}
+        <select
+          value={filter.stalledMinutes ?? ''}
+          onChange={(e) => go({ ...filter, stalledMinutes: e.target.value ? Number(e.target.value) : null })}
+          data-testid="runs-stalled-filter"
+        >
+          <option value="">any time</option>
+          {stalledChoices.map((m) => (
+            <option key={m} value={m}>
+              {m < 60 ? `${m} min` : `${m / 60} h`}
+            </option>
+          ))}
+        </select>
       </label>
       <label>
         Order{' '}

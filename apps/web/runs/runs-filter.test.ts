@@ -4,9 +4,24 @@ import { pageInputFor, parseRunsFilter, runsHref, statusesFor, wantsStuck } from
 
 describe('runs filter', () => {
   it('round-trips through the URL', () => {
-    const filter = parseRunsFilter({ status: 'Waiting', stuck: '1', order: 'stalest', flow: 'demo.order', q: 'k 1' });
-    expect(filter).toEqual({ status: 'Waiting', stuckOnly: true, order: 'stalest', flow: 'demo.order', q: 'k 1' });
-    expect(runsHref(filter)).toBe('/runs?status=Waiting&stuck=1&order=stalest&flow=demo.order&q=k+1');
+    const filter = parseRunsFilter({
+      status: 'Waiting',
+      stuck: '1',
+      order: 'stalest',
+      flow: 'demo.order',
+      q: 'k 1',
+      stalled: '15',
+    });
+    expect(filter).toEqual({
+      status: 'Waiting',
+      stuckOnly: true,
+      order: 'stalest',
+      flow: 'demo.order',
+      q: 'k 1',
+      stalledMinutes: 15,
+    });
+    expect(runsHref(filter)).toBe('/runs?status=Waiting&stuck=1&order=stalest&flow=demo.order&q=k+1&stalled=15');
+    expect(parseRunsFilter({ stalled: '7' }).stalledMinutes).toBeNull();
     expect(parseRunsFilter(Object.fromEntries(new URLSearchParams(runsHref(filter).split('?')[1])))).toEqual(filter);
   });
 
@@ -39,5 +54,10 @@ describe('runs filter', () => {
       limit: 50,
     });
     expect(pageInputFor(parseRunsFilter({}))).toEqual({ order: 'newest', limit: 50 });
+    expect(pageInputFor(parseRunsFilter({ stalled: '60' }))).toEqual({
+      staleForSeconds: 3600,
+      order: 'newest',
+      limit: 50,
+    });
   });
 });

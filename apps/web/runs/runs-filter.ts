@@ -11,7 +11,12 @@ export interface RunsFilter {
   flow: string;
   /** A run id or business key, matched exactly by the API; '' for no search. */
   q: string;
+  /** Only runs not updated for more than this many minutes; null for any. */
+  stalledMinutes: number | null;
 }
+
+/** The "not updated for" choices, in minutes. */
+export const stalledChoices = [5, 15, 60, 240, 1440];
 
 export interface StatusChoiceGroup {
   /** The `<optgroup>` label; null for choices that belong to no group. */
@@ -48,6 +53,7 @@ export function parseRunsFilter(params: Record<string, string | string[] | undef
     order: order === 'stalest' ? 'stalest' : 'newest',
     flow: (first(params.flow) ?? '').trim().slice(0, 200),
     q: (first(params.q) ?? '').trim().slice(0, 500),
+    stalledMinutes: stalledChoices.includes(Number(first(params.stalled))) ? Number(first(params.stalled)) : null,
   };
 }
 
@@ -83,6 +89,7 @@ export function runsHref(filter: RunsFilter): string {
   if (filter.order !== 'newest') params.set('order', filter.order);
   if (filter.flow) params.set('flow', filter.flow);
   if (filter.q) params.set('q', filter.q);
+  if (filter.stalledMinutes !== null) params.set('stalled', String(filter.stalledMinutes));
   const query = params.toString();
   return query ? `/runs?${query}` : '/runs';
 }
@@ -95,6 +102,7 @@ export function pageInputFor(filter: RunsFilter) {
     ...(wantsStuck(filter) ? { stuckOnly: true } : {}),
     ...(filter.flow ? { flowName: filter.flow } : {}),
     ...(filter.q ? { search: filter.q } : {}),
+    ...(filter.stalledMinutes !== null ? { staleForSeconds: filter.stalledMinutes * 60 } : {}),
     order: filter.order,
     limit: 50,
   };
