@@ -107,9 +107,10 @@ test.describe('a viewer', () => {
   test.use({ storageState: storageStatePath('viewer') });
 
   test('sees the runs but no control to start one, and the server refuses it anyway', async ({ page, request }) => {
-    await page.goto('/runs');
+    await page.goto('/demo');
     await expect(page.getByTestId('signed-in-role')).toHaveText('viewer');
-    await expect(page.getByRole('heading', { name: 'Runs', level: 1 })).toBeVisible();
+    await expect(page.getByRole('heading', { name: 'Demo', level: 1 })).toBeVisible();
+    await expect(page.getByText('Starting a run needs the operator role')).toBeVisible();
     await expect(page.getByRole('button', { name: 'Start demo run' })).toHaveCount(0);
     const res = await request.post('/api/trpc/runs.start', {
       data: { flowName: 'demo.order', input: { orderId: 'viewer', amount: 1 } },
@@ -120,7 +121,7 @@ test.describe('a viewer', () => {
 });
 
 test('an operator sees the start control the viewer does not', async ({ page }) => {
-  await page.goto('/runs');
+  await page.goto('/demo');
   await expect(page.getByTestId('signed-in-role')).toHaveText('operator');
   await expect(page.getByRole('button', { name: 'Start demo run' })).toBeVisible();
 });

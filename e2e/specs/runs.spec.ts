@@ -3,10 +3,13 @@ import { expect, startDemoRunViaApi, test } from '../fixtures/test.ts';
 
 const demoSteps = ['demo.charge-card', 'demo.reserve-stock', 'demo.ship-order'];
 
-test('a demo run started from the runs list reaches Completed, with its three steps Completed in order', async ({
+test('a demo run started from the demo page reaches Completed, with its three steps Completed in order', async ({
   page,
 }) => {
   await page.goto('/runs');
+  // The on-call list has no start button; the demo has its own page in the navigation.
+  await expect(page.getByRole('button', { name: 'Start demo run' })).toHaveCount(0);
+  await page.getByRole('link', { name: 'Demo', exact: true }).click();
   await page.getByRole('button', { name: 'Start demo run' }).click();
   await page.getByTestId('started-run-link').click();
 

@@ -58,9 +58,8 @@ function expectKnownSet(e: Exposition, known: KnownSet): void {
   expect(seriesOf(e, 'sagaflow_outbox_dead')).toEqual({ '': 1 });
   expect(seriesOf(e, 'sagaflow_outbox_oldest_seconds')['']).toBeGreaterThanOrEqual(100);
   expect(seriesOf(e, 'sagaflow_outbox_oldest_seconds')['']).toBeLessThanOrEqual(100 + elapsed + 1);
-  // Defined, with no series: nothing records repairs yet.
   expect(e.types.sagaflow_repairs_total).toBe('counter');
-  expect(seriesOf(e, 'sagaflow_repairs_total')).toEqual({});
+  expect(seriesOf(e, 'sagaflow_repairs_total')).toEqual({ 'command=run.kick,outcome=conflict': 1 });
   expect(e.types).toMatchObject({
     sagaflow_runs: 'gauge',
     sagaflow_anomalies_total: 'counter',

@@ -2,6 +2,7 @@
 
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
+import { ListSearchForm } from '@/ui/list-search-form';
 import { startTransition, useOptimistic } from 'react';
 import { instancesHref, instanceTabs, type InstancesFilter } from './instances-filter';
 
@@ -13,11 +14,11 @@ const stalledChoices = [1, 5, 15, 60, 240, 1440];
  */
 export function InstancesFilterBar({
   filter: current,
-  quarantinedCount,
+  counts,
 }: {
   filter: InstancesFilter;
-  /** null while unknown; a string like "200+" when the count hit the API's limit. */
-  quarantinedCount: string | null;
+  /** Per status under the search and state filters; null while unknown; "10000+" at the API's cap. */
+  counts: Record<InstancesFilter['status'], string> | null;
 }) {
   const router = useRouter();
   const [filter, setFilter] = useOptimistic(current);
@@ -28,21 +29,50 @@ export function InstancesFilterBar({
     });
   return (
     <div className="filters">
+      <ListSearchForm
+        fields={[
+          {
+            name: 'q',
+            label: 'Search',
+            value: filter.q,
+            placeholder: 'Instance id or correlation key',
+            maxLength: 500,
+            testId: 'instances-search',
+            type: 'search',
+          },
+          {
+            name: 'state',
+            label: 'State',
+            value: filter.state,
+            placeholder: 'any state, e.g. ManualReview',
+            maxLength: 200,
+            size: 18,
+            testId: 'state-filter',
+          },
+        ]}
+        onApply={(v) => go({ ...filter, q: v.q ?? '', state: v.state ?? '' })}
+      />
       <nav className="tabs" aria-label="Instance status">
         {instanceTabs.map((tab) => (
           <Link
             key={tab.status}
-            href={instancesHref({ status: tab.status, stalledMinutes: null })}
+            href={instancesHref({ ...filter, status: tab.status, stalledMinutes: null })}
             className={tab.status === filter.status ? 'tab tab-current' : 'tab'}
             aria-current={tab.status === filter.status ? 'page' : undefined}
             data-testid={`tab-${tab.status.toLowerCase()}`}
           >
             {tab.label}
-            {tab.status === 'QUARANTINED' && quarantinedCount !== null && quarantinedCount !== '0' ? (
-              <span className="badge badge-bad badge-small" data-testid="quarantined-count">
-                {quarantinedCount}
+            {counts === null ? null : tab.status === 'QUARANTINED' ? (
+              counts.QUARANTINED !== '0' ? (
+                <span className="badge badge-bad badge-small" data-testid="quarantined-count">
+                  {counts.QUARANTINED}
+                </span>
+              ) : null
+            ) : (
+              <span className="badge badge-muted badge-small" data-testid={`count-${tab.status}`}>
+                {counts[tab.status]}
               </span>
-            ) : null}
+            )}
           </Link>
         ))}
       </nav>

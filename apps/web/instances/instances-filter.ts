@@ -11,6 +11,10 @@ export interface InstancesFilter {
   status: InstanceStatus;
   /** Active only: instances not updated for more than this many minutes; null for all. */
   stalledMinutes: number | null;
+  /** One state (ManualReview, ...); '' for any. */
+  state: string;
+  /** An instance id or correlation key, matched exactly by the API; '' for no search. */
+  q: string;
 }
 
 const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
@@ -23,7 +27,12 @@ export function parseInstancesFilter(params: Record<string, string | string[] | 
   const minutes = Number(first(params.stalled));
   const stalledMinutes =
     status === 'ACTIVE' && Number.isInteger(minutes) && minutes > 0 && minutes <= maxStalledMinutes ? minutes : null;
-  return { status, stalledMinutes };
+  return {
+    status,
+    stalledMinutes,
+    state: (first(params.state) ?? '').trim().slice(0, 200),
+    q: (first(params.q) ?? '').trim().slice(0, 500),
+  };
 }
 
 export function instancesHref(filter: InstancesFilter): string {
@@ -31,6 +40,8 @@ export function instancesHref(filter: InstancesFilter): string {
   if (filter.status !== 'ACTIVE') params.set('status', filter.status);
   if (filter.status === 'ACTIVE' && filter.stalledMinutes !== null)
     params.set('stalled', String(filter.stalledMinutes));
+  if (filter.state) params.set('state', filter.state);
+  if (filter.q) params.set('q', filter.q);
   const query = params.toString();
   return query ? `/instances?${query}` : '/instances';
 }
@@ -38,4 +49,16 @@ export function instancesHref(filter: InstancesFilter): string {
 /** The Tone of an instance status badge (reuses the run badge colours). */
 export function instanceTone(status: string): 'active' | 'ok' | 'bad' | 'muted' {
   return status === 'ACTIVE' ? 'active' : status === 'COMPLETED' ? 'ok' : status === 'QUARANTINED' ? 'bad' : 'muted';
+}
+
+/** The instances.page input for a filter (without the cursor). */
+export function instancesPageInputFor(filter: InstancesFilter) {
+  return {
+    status: [filter.status],
+    ...(filter.stalledMinutes !== null ? { staleForSeconds: filter.stalledMinutes * 60 } : {}),
+    ...(filter.state ? { state: filter.state } : {}),
+    ...(filter.q ? { search: filter.q } : {}),
+    order: 'stalest' as const,
+    limit: 50,
+  };
 }

@@ -1,22 +1,24 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery } from '@tanstack/react-query';
 import Link from 'next/link';
+import { useState } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ErrorPanel } from '@/ui/error-panel';
 import { formatClock } from '@/ui/format-time';
+import { LoadMore } from '@/ui/load-more';
 import { PendingNotice } from '@/ui/pending-notice';
+import { SelectionBar } from '@/ui/selection-bar';
+import { StaleBanner } from '@/ui/stale-banner';
 import { useNow } from '@/ui/use-now';
 import { InstancesFilterBar } from './instances-filter-bar';
-import { instancesHref, type InstancesFilter } from './instances-filter';
+import { instancesHref, instancesPageInputFor, type InstancesFilter } from './instances-filter';
 import { InstancesTable } from './instances-table';
 import { OutboxLag } from './outbox-lag';
 import './instances.css';
 
 const refreshMs = 2000;
-// The API's most; there is no paging (seed 002) and no count, so the badge counts up to this.
-const limit = 200;
 
 const emptyText: Record<InstancesFilter['status'], string> = {
   ACTIVE: 'No active instances. An instance starts when its process receives its first message.',
@@ -24,34 +26,41 @@ const emptyText: Record<InstancesFilter['status'], string> = {
   COMPLETED: 'No completed instances yet.',
 };
 
-/** The instances list: status tabs, a stalled filter for Active, and a table refreshing every 2 s. */
+/**
+ * The instances list: status tabs with per-status counts, search by id or correlation key, a
+ * state filter (ManualReview) and a stalled filter for Active, all answered by the server
+ * (instances.page); pages of 50 joined by "Load more"; refreshing every 2 s.
+ */
 export function InstancesList({ filter }: { filter: InstancesFilter }) {
   const trpc = useTRPC();
   const now = useNow();
-  const staleForSeconds = filter.stalledMinutes !== null ? filter.stalledMinutes * 60 : undefined;
-  const instances = useQuery(
-    trpc.instances.list.queryOptions(
-      { status: filter.status, limit, ...(staleForSeconds !== undefined ? { staleForSeconds } : {}) },
-      { refetchInterval: refreshMs, placeholderData: (previous) => previous },
-    ),
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const instances = useInfiniteQuery(
+    trpc.instances.page.infiniteQueryOptions(instancesPageInputFor(filter), {
+      getNextPageParam: (last) => last.nextCursor ?? undefined,
+      refetchInterval: refreshMs,
+      placeholderData: (previous) => previous,
+    }),
   );
-  const quarantined = useQuery(
-    trpc.instances.list.queryOptions({ status: 'QUARANTINED', limit }, { refetchInterval: refreshMs }),
-  );
-  const quarantinedCount = quarantined.data
-    ? quarantined.data.length >= limit
-      ? `${limit}+`
-      : String(quarantined.data.length)
+  const first = instances.data?.pages[0];
+  const tabCounts = first
+    ? (Object.fromEntries(
+        Object.entries(first.counts).map(([status, n]) => [
+          status,
+          n >= first.countCap ? `${first.countCap}+` : String(n),
+        ]),
+      ) as Record<InstancesFilter['status'], string>)
     : null;
-  const shown = instances.data;
+  const shown = instances.data?.pages.flatMap((p) => p.items);
   return (
     <>
+      <StaleBanner updatedAt={instances.dataUpdatedAt} intervalMs={refreshMs} />
       <div className="page-head">
         <h1>Instances</h1>
       </div>
       <OutboxLag />
       <div className="toolbar">
-        <InstancesFilterBar filter={filter} quarantinedCount={quarantinedCount} />
+        <InstancesFilterBar filter={filter} counts={tabCounts} />
         <span className="muted" aria-live="off">
           {instances.dataUpdatedAt
             ? `Stalest first · refreshing every 2 s · updated ${formatClock(new Date(instances.dataUpdatedAt).toISOString())}`
@@ -79,22 +88,34 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
           <p>{apiErrorInfo(instances.error).message}</p>
         </ErrorPanel>
       ) : null}
-      {shown && shown.length > 0 ? <InstancesTable instances={shown} now={now} /> : null}
+      {shown && shown.length > 0 ? (
+        <>
+          <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="instance" />
+          <InstancesTable instances={shown} now={now} selected={selected} onSelect={setSelected} />
+        </>
+      ) : null}
       {shown && shown.length === 0 ? (
         <p className="empty" data-testid="instances-empty">
           {filter.stalledMinutes !== null ? (
             <>
               No active instance has been stalled for more than {filter.stalledMinutes} min.{' '}
-              <Link href={instancesHref({ status: 'ACTIVE', stalledMinutes: null })}>Show all active instances</Link>
+              <Link href={instancesHref({ ...filter, status: 'ACTIVE', stalledMinutes: null })}>
+                Show all active instances
+              </Link>
+            </>
+          ) : filter.q || filter.state ? (
+            <>
+              No {filter.status.toLowerCase()} instance matches this search or state.{' '}
+              <Link href={instancesHref({ status: filter.status, stalledMinutes: null, state: '', q: '' })}>
+                Clear them
+              </Link>
             </>
           ) : (
             emptyText[filter.status]
           )}
         </p>
       ) : null}
-      {shown && shown.length === limit ? (
-        <p className="muted">Showing the {limit} stalest; there is no paging. Narrow the filter to see others.</p>
-      ) : null}
+      <LoadMore query={instances} shown={shown?.length ?? 0} noun="instances" />
     </>
   );
 }

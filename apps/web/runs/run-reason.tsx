@@ -1,5 +1,4 @@
 import type { RunSummary } from '@/trpc/api-types';
-import { errorMessage } from './error-message';
 import { stuckHint } from './stuck-hint';
 import { WaitingForText } from './waiting-for-text';
 
@@ -31,8 +30,8 @@ export function RunReason({ run, now }: { run: RunSummary; now: number }) {
         <WaitingForText text={run.waitingFor} now={now} />
       </span>
     );
-  if (run.finishedAt && run.error !== null) {
-    const message = errorMessage(run.error) ?? JSON.stringify(run.error);
+  if (run.finishedAt && run.errorMessage !== null) {
+    const message = run.errorMessage;
     return (
       <span className="error-line reason-clamp" title={message} data-testid="run-error">
         {message}

@@ -1,11 +1,12 @@
 'use client';
 
 import { useRouter } from 'next/navigation';
+import { ListSearchForm } from '@/ui/list-search-form';
 import { startTransition, useOptimistic } from 'react';
-import { runsHref, statusChoiceGroups, type RunsFilter } from './runs-filter';
+import { runsHref, stalledChoices, statusChoiceGroups, type RunsFilter } from './runs-filter';
 
 /**
- * Status, stuck-only and order pickers; changing one rewrites the URL, which re-renders the list.
+ * Search (run id or business key), flow, status, stuck-only and order pickers; changing one rewrites the URL, which re-renders the list.
  * The pickers show the new choice at once (optimistically) instead of snapping back while the
  * server renders the new URL.
  */
@@ -20,6 +21,29 @@ export function RunsFilterBar({ filter: current }: { filter: RunsFilter }) {
   const stuckByStatus = filter.status === 'stuck';
   return (
     <div className="filters">
+      <ListSearchForm
+        fields={[
+          {
+            name: 'q',
+            label: 'Search',
+            value: filter.q,
+            placeholder: 'Run id or business key',
+            maxLength: 500,
+            testId: 'runs-search',
+            type: 'search',
+          },
+          {
+            name: 'flow',
+            label: 'Flow',
+            value: filter.flow,
+            placeholder: 'any flow',
+            maxLength: 200,
+            size: 14,
+            testId: 'flow-filter',
+          },
+        ]}
+        onApply={(v) => go({ ...filter, q: v.q ?? '', flow: v.flow ?? '' })}
+      />
       <label>
         Status{' '}
         <select
@@ -52,6 +76,21 @@ export function RunsFilterBar({ filter: current }: { filter: RunsFilter }) {
           data-testid="stuck-only"
         />{' '}
         Stuck only
+      </label>
+      <label>
+        Not updated for{' '}
+        <select
+          value={filter.stalledMinutes ?? ''}
+          onChange={(e) => go({ ...filter, stalledMinutes: e.target.value ? Number(e.target.value) : null })}
+          data-testid="runs-stalled-filter"
+        >
+          <option value="">any time</option>
+          {stalledChoices.map((m) => (
+            <option key={m} value={m}>
+              {m < 60 ? `${m} min` : `${m / 60} h`}
+            </option>
+          ))}
+        </select>
       </label>
       <label>
         Order{' '}

@@ -1,12 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { openRunStatuses, terminalRunStatuses } from './run-statuses';
-import { parseRunsFilter, runsHref, statusesFor, wantsStuck } from './runs-filter';
+import { pageInputFor, parseRunsFilter, runsHref, statusesFor, wantsStuck } from './runs-filter';
 
 describe('runs filter', () => {
   it('round-trips through the URL', () => {
-    const filter = parseRunsFilter({ status: 'Waiting', stuck: '1', order: 'stalest' });
-    expect(filter).toEqual({ status: 'Waiting', stuckOnly: true, order: 'stalest' });
-    expect(runsHref(filter)).toBe('/runs?status=Waiting&stuck=1&order=stalest');
+    const filter = parseRunsFilter({
+      status: 'Waiting',
+      stuck: '1',
+      order: 'stalest',
+      flow: 'demo.order',
+      q: 'k 1',
+      stalled: '15',
+    });
+    expect(filter).toEqual({
+      status: 'Waiting',
+      stuckOnly: true,
+      order: 'stalest',
+      flow: 'demo.order',
+      q: 'k 1',
+      stalledMinutes: 15,
+    });
+    expect(runsHref(filter)).toBe('/runs?status=Waiting&stuck=1&order=stalest&flow=demo.order&q=k+1&stalled=15');
+    expect(parseRunsFilter({ stalled: '7' }).stalledMinutes).toBeNull();
+    expect(parseRunsFilter(Object.fromEntries(new URLSearchParams(runsHref(filter).split('?')[1])))).toEqual(filter);
   });
 
   it('falls back to all statuses for an unknown one', () => {
@@ -26,5 +42,22 @@ describe('runs filter', () => {
     expect(statusesFor(parseRunsFilter({ status: 'Waiting', stuck: '1' }))).toEqual(['Waiting']);
     // Nothing open left to ask for: keep the user's choice (the list will be empty, honestly).
     expect(statusesFor(parseRunsFilter({ status: 'Completed', stuck: '1' }))).toEqual(['Completed']);
+  });
+
+  it('stuck only, a flow and a search go to the API, which filters them', () => {
+    expect(pageInputFor(parseRunsFilter({ stuck: '1', flow: 'demo.order', q: 'order-7' }))).toEqual({
+      status: [...openRunStatuses],
+      stuckOnly: true,
+      flowName: 'demo.order',
+      search: 'order-7',
+      order: 'newest',
+      limit: 50,
+    });
+    expect(pageInputFor(parseRunsFilter({}))).toEqual({ order: 'newest', limit: 50 });
+    expect(pageInputFor(parseRunsFilter({ stalled: '60' }))).toEqual({
+      staleForSeconds: 3600,
+      order: 'newest',
+      limit: 50,
+    });
   });
 });

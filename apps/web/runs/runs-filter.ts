@@ -4,10 +4,19 @@ import { isRunStatus, openRunStatuses, terminalRunStatuses, type RunStatus } fro
 export interface RunsFilter {
   /** 'all', 'open', 'stuck', 'finished', or one run status. */
   status: string;
-  /** Only runs with a stuck reason (filtered in the browser: the API has no such filter yet). */
+  /** Only runs with a stuck reason (the API filters them: runs.page stuckOnly). */
   stuckOnly: boolean;
   order: 'newest' | 'stalest';
+  /** One flow's runs; '' for every flow. */
+  flow: string;
+  /** A run id or business key, matched exactly by the API; '' for no search. */
+  q: string;
+  /** Only runs not updated for more than this many minutes; null for any. */
+  stalledMinutes: number | null;
 }
+
+/** The "not updated for" choices, in minutes. */
+export const stalledChoices = [5, 15, 60, 240, 1440];
 
 export interface StatusChoiceGroup {
   /** The `<optgroup>` label; null for choices that belong to no group. */
@@ -42,6 +51,9 @@ export function parseRunsFilter(params: Record<string, string | string[] | undef
     status: choiceValues.has(status) ? status : 'all',
     stuckOnly: first(params.stuck) === '1',
     order: order === 'stalest' ? 'stalest' : 'newest',
+    flow: (first(params.flow) ?? '').trim().slice(0, 200),
+    q: (first(params.q) ?? '').trim().slice(0, 500),
+    stalledMinutes: stalledChoices.includes(Number(first(params.stalled))) ? Number(first(params.stalled)) : null,
   };
 }
 
@@ -75,6 +87,23 @@ export function runsHref(filter: RunsFilter): string {
   if (filter.status !== 'all') params.set('status', filter.status);
   if (filter.stuckOnly) params.set('stuck', '1');
   if (filter.order !== 'newest') params.set('order', filter.order);
+  if (filter.flow) params.set('flow', filter.flow);
+  if (filter.q) params.set('q', filter.q);
+  if (filter.stalledMinutes !== null) params.set('stalled', String(filter.stalledMinutes));
   const query = params.toString();
   return query ? `/runs?${query}` : '/runs';
+}
+
+/** The runs.page input for a filter (without the cursor, which the list adds page by page). */
+export function pageInputFor(filter: RunsFilter) {
+  const status = statusesFor(filter);
+  return {
+    ...(status ? { status } : {}),
+    ...(wantsStuck(filter) ? { stuckOnly: true } : {}),
+    ...(filter.flow ? { flowName: filter.flow } : {}),
+    ...(filter.q ? { search: filter.q } : {}),
+    ...(filter.stalledMinutes !== null ? { staleForSeconds: filter.stalledMinutes * 60 } : {}),
+    order: filter.order,
+    limit: 50,
+  };
 }

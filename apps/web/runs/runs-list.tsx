@@ -1,55 +1,60 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
+import { useInfiniteQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useRoleAllows } from '@/auth/use-session';
+import { useState } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ErrorPanel } from '@/ui/error-panel';
 import { formatClock } from '@/ui/format-time';
+import { LoadMore } from '@/ui/load-more';
 import { PendingNotice } from '@/ui/pending-notice';
+import { SelectionBar } from '@/ui/selection-bar';
+import { StaleBanner } from '@/ui/stale-banner';
 import { useNow } from '@/ui/use-now';
+import { RunStatusCounts } from './run-status-counts';
 import { RunsFilterBar } from './runs-filter-bar';
-import { statusesFor, wantsStuck, type RunsFilter } from './runs-filter';
+import { pageInputFor, wantsStuck, type RunsFilter } from './runs-filter';
 import { RunsTable } from './runs-table';
-import { StartDemoRun } from './start-demo-run';
 
 const refreshMs = 2000;
-const limit = 100;
-// Stuck runs are picked out in the browser, so fetch as many as the API allows to find them.
-const stuckLimit = 500;
 
-/** The runs list: filters, a start button, and a table that refreshes every 2 s. */
+/**
+ * The runs list: filters, search and per-status counts answered by the server (runs.page), pages
+ * of 50 joined by "Load more" through the API's cursor, refreshing every 2 s, and a banner when
+ * the refreshes stop being answered.
+ */
 export function RunsList({ filter }: { filter: RunsFilter }) {
   const trpc = useTRPC();
   const now = useNow();
-  // Starting runs is an operator's; a viewer sees no control for it (the server refuses anyway).
-  const canStart = useRoleAllows('operator');
-  const status = statusesFor(filter);
-  const stuck = wantsStuck(filter);
-  const fetchLimit = stuck ? stuckLimit : limit;
-  const runs = useQuery(
-    trpc.runs.list.queryOptions(
-      { ...(status ? { status } : {}), order: filter.order, limit: fetchLimit },
-      { refetchInterval: refreshMs, placeholderData: (previous) => previous },
-    ),
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const runs = useInfiniteQuery(
+    trpc.runs.page.infiniteQueryOptions(pageInputFor(filter), {
+      getNextPageParam: (last) => last.nextCursor ?? undefined,
+      refetchInterval: refreshMs,
+      placeholderData: (previous) => previous,
+    }),
   );
-  const fetched = runs.data;
-  const shown = fetched && stuck ? fetched.filter((r) => r.stuckReason) : fetched;
+  const pages = runs.data?.pages;
+  const shown = pages?.flatMap((p) => p.items);
+  const counts = pages?.[0];
+  const stuck = wantsStuck(filter);
+  const filtered = filter.status !== 'all' || stuck || filter.flow !== '' || filter.q !== '';
   return (
     <>
+      <StaleBanner updatedAt={runs.dataUpdatedAt} intervalMs={refreshMs} />
       <div className="page-head">
         <h1>Runs</h1>
-        {canStart ? <StartDemoRun /> : null}
       </div>
       <div className="toolbar">
         <RunsFilterBar filter={filter} />
-        <span className="muted" aria-live="off">
+        <span className="muted" aria-live="off" data-testid="last-updated">
           {runs.dataUpdatedAt
             ? `Refreshing every 2 s · updated ${formatClock(new Date(runs.dataUpdatedAt).toISOString())}`
             : null}
         </span>
       </div>
+      {counts ? <RunStatusCounts filter={filter} counts={counts.counts} cap={counts.countCap} /> : null}
       {runs.isPending ? (
         <PendingNotice label="Loading runs…" failureCount={runs.failureCount} failureReason={runs.failureReason} />
       ) : null}
@@ -61,18 +66,18 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
           <p>{apiErrorInfo(runs.error).message}</p>
         </ErrorPanel>
       ) : null}
-      {fetched && stuck ? (
-        <p className="muted" data-testid="stuck-filter-note">
-          {shown?.length ?? 0} of the {fetched.length} runs fetched {shown?.length === 1 ? 'is' : 'are'} stuck (picked
-          out in the browser: the API has no stuck filter yet
-          {fetched.length === fetchLimit ? `; only the first ${fetchLimit} runs in this order were searched` : ''}).
-        </p>
+      {shown && shown.length > 0 ? (
+        <>
+          <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="run" />
+          <RunsTable runs={shown} now={now} selected={selected} onSelect={setSelected} />
+        </>
       ) : null}
-      {shown && shown.length > 0 ? <RunsTable runs={shown} now={now} /> : null}
       {shown && shown.length === 0 ? (
-        <p className="empty">
-          {filter.status === 'all' && !stuck ? (
-            'No runs yet. Start a demo run above, or start one through the API.'
+        <p className="empty" data-testid="runs-empty">
+          {!filtered ? (
+            <>
+              No runs yet. Start one through the API, or from the <Link href="/demo">demo page</Link>.
+            </>
           ) : (
             <>
               No runs match this filter{stuck ? ' (no run is stuck right now)' : ''}.{' '}
@@ -81,9 +86,7 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
           )}
         </p>
       ) : null}
-      {fetched && !stuck && fetched.length === limit ? (
-        <p className="muted">Showing the first {limit} runs in this order.</p>
-      ) : null}
+      <LoadMore query={runs} shown={shown?.length ?? 0} noun="runs" />
     </>
   );
 }

@@ -12,7 +12,7 @@ export function StartDemoRun() {
   const queryClient = useQueryClient();
   const start = useMutation(
     trpc.runs.start.mutationOptions({
-      onSuccess: () => queryClient.invalidateQueries(trpc.runs.list.pathFilter()),
+      onSuccess: () => queryClient.invalidateQueries(trpc.runs.page.pathFilter()),
     }),
   );
   const onClick = () => {

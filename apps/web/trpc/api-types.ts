@@ -4,7 +4,9 @@ import type { AppRouter } from '@sagaflow/control';
 type Outputs = inferRouterOutputs<AppRouter>;
 
 /** Shapes of what the control plane returns, inferred from its router (types only). */
-export type RunSummary = Outputs['runs']['list'][number];
+export type RunSummary = Outputs['runs']['page']['items'][number];
+export type RunsPage = Outputs['runs']['page'];
+export type InstancesPage = Outputs['instances']['page'];
 export type RunDetail = Outputs['runs']['get'];
 export type StepRow = RunDetail['actions'][number];
 export type FlowEventRow = RunDetail['events'][number];

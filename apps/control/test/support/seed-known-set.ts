@@ -27,7 +27,8 @@ const ago = (t0: number, seconds: number) => new Date(t0 - seconds * 1000);
  * the tables the metrics read (the engine's own writing of them is proven by the engine suite):
  * anomalies (2 claim_lost, 1 outcome_rejected), instances of a process "metrics.proc" (2 ACTIVE in
  * AwaitingPayment, 1 QUARANTINED in Shipping, 1 COMPLETED) with their transitions (applied, repair,
- * and an ignored one that is not a transition), and outbox rows (1 Pending not yet due, 1 Dead).
+ * and an ignored one that is not a transition), outbox rows (1 Pending not yet due, 1 Dead), and one
+ * repair refused as a conflict (its audit row).
  */
 export async function seedKnownSet(plane: ControlPlane): Promise<KnownSet> {
   const { prisma } = plane.db;
@@ -48,6 +49,18 @@ export async function seedKnownSet(plane: ControlPlane): Promise<KnownSet> {
     return row.stuck_reason === null ? undefined : row;
   });
   expect(parked.stuck_reason).toMatch(/^unknown_flow:/);
+  // A repair drafted against a state the run is not in: refused as repair_conflict with nothing
+  // changed but its audit row, which is what sagaflow_repairs_total counts.
+  await expect(
+    plane.engine.repairs.apply({
+      kind: 'run.kick',
+      target: { runId: ghost.id },
+      expected: { runStatus: parked.status === 'Running' ? 'Waiting' : 'Running' },
+      actor: 'metrics-test',
+      reason: 'a stale draft',
+      idempotencyKey: `metrics-${ghost.id}`,
+    }),
+  ).rejects.toMatchObject({ code: 'repair_conflict' });
 
   const t0 = Date.now();
   await prisma.anomalyLog.createMany({

@@ -1,6 +1,7 @@
 import { router } from '../trpc.ts';
 import { getInstance } from './get-instance.ts';
 import { listInstances } from './list-instances.ts';
+import { pageInstancesProcedure } from './page-instances.ts';
 
 /** Process-manager instances, read-only: release and repair are audited commands, not here. */
-export const instancesRouter = router({ list: listInstances, get: getInstance });
+export const instancesRouter = router({ list: listInstances, page: pageInstancesProcedure, get: getInstance });

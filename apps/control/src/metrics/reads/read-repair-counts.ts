@@ -7,10 +7,11 @@ export interface RepairCount {
 }
 
 /**
- * Repairs by command and outcome. No code records a repair yet (issue 9, section 1): until the repair
- * API writes its audit rows, there is nothing to count and `sagaflow_repairs_total` has no series.
- * This is the one place to change when it does.
+ * Repairs by command and outcome (applied, conflict, refused), from the engine's repair audit table
+ * (ADR 0016): a counter that survives restarts, read through its (command, status, at) index.
  */
-export function readRepairCounts(_db: SqlReader): Promise<RepairCount[]> {
-  return Promise.resolve([]);
+export async function readRepairCounts(db: SqlReader): Promise<RepairCount[]> {
+  return db.$queryRaw<RepairCount[]>`
+    select command, status as outcome, count(*)::int as count from "sagaflow"."repair_commands"
+     group by command, status order by command, status`;
 }

@@ -1,0 +1,109 @@
+import { instanceStatuses, type InstanceStatus } from '@sagaflow/engine';
+import { z } from 'zod';
+import { viewerProcedure, type ApiContext } from '../trpc.ts';
+import { countCap, cursorInput, searchInput, staleForSecondsInput } from '../lists/page-cursor.ts';
+import {
+  afterCursor,
+  cappedCounts,
+  checkCursorOrder,
+  finishPage,
+  idOrKey,
+  keysetOrder,
+  nameInput,
+} from '../lists/keyset-page.ts';
+import type { InstanceSummary } from './instance-summary.ts';
+
+const statuses = instanceStatuses as [InstanceStatus, ...InstanceStatus[]];
+
+const name = nameInput;
+
+export const pageInstancesInput = z
+  .object({
+    /** ACTIVE, COMPLETED, QUARANTINED; several at once; none means every status. */
+    status: z.array(z.enum(statuses)).max(3).optional(),
+    processName: name.optional(),
+    /** The state the instance is in (ManualReview, ...). */
+    state: name.optional(),
+    /** An instance id or a correlation key, matched exactly. */
+    search: searchInput.optional(),
+    staleForSeconds: staleForSecondsInput.optional(),
+    order: z.enum(['newest', 'stalest']).default('stalest'),
+    limit: z.number().int().min(1).max(200).default(50),
+    cursor: cursorInput.optional(),
+    /** Sent by tRPC's infinite queries; only forward paging exists. */
+    direction: z.literal('forward').optional(),
+  })
+  .strict()
+  .prefault({})
+  .superRefine((input, ctx) => {
+    checkCursorOrder(input, ctx);
+  });
+
+export type PageInstancesInput = z.output<typeof pageInstancesInput>;
+
+type Where = NonNullable<NonNullable<Parameters<ApiContext['db']['prisma']['sagaInstance']['findMany']>[0]>['where']>;
+
+function whereExceptStatus(input: PageInstancesInput, now: number): Where[] {
+  const and: Where[] = [];
+  if (input.processName !== undefined) and.push({ process_name: input.processName });
+  if (input.state !== undefined) and.push({ current_state: input.state });
+  if (input.search !== undefined) and.push(idOrKey(input.search, 'correlation_key'));
+  if (input.staleForSeconds !== undefined)
+    and.push({ updated_at: { lte: new Date(now - input.staleForSeconds * 1000) } });
+  return and;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/**
+ * One page of process instances (never their decoded state or kept payloads), keyset-paged like
+ * runs.page, with per-status counts under the rest of the filter, capped at `countCap`.
+ */
+export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInstancesInput) {
+  const db = ctx.db.prisma;
+  const rest = whereExceptStatus(input, Date.now());
+  const statusWhere: Where[] = input.status?.length ? [{ status: { in: input.status } }] : [];
+  const rows = await db.sagaInstance.findMany({
+    where: { AND: [...rest, ...statusWhere, ...(input.cursor ? [afterCursor(input.cursor)] : [])] },
+    omit: { state: true, failure_payload: true },
+    orderBy: keysetOrder(input.order),
+    take: input.limit + 1,
+  });
+  const { page, nextCursor } = finishPage(rows, input.limit, input.order);
+  const counts = await cappedCounts(statuses, (status, take) =>
+    db.sagaInstance.count({ where: { AND: [...rest, { status }] }, take }),
+  );
+  return {
+    items: page.map((i): InstanceSummary => ({
+      id: i.id,
+      processName: i.process_name,
+      correlationKey: i.correlation_key,
+      status: i.status as InstanceStatus,
+      currentState: i.current_state,
+      version: i.version,
+      createdAt: i.created_at.toISOString(),
+      updatedAt: i.updated_at.toISOString(),
+      completedAt: iso(i.completed_at),
+      nextTimerDueAt: iso(i.next_timer_due_at),
+      lastMessageId: i.last_message_id,
+      failure:
+        i.failure_redelivery_key !== null
+          ? {
+              redeliveryKey: i.failure_redelivery_key,
+              position: i.failure_position === null ? null : String(i.failure_position),
+              errorType: i.failure_error_type ?? '',
+              message: i.failure_message ?? '',
+              messageType: i.failure_message_type,
+              firstFailedAt: (i.first_failed_at ?? i.updated_at).toISOString(),
+            }
+          : null,
+    })),
+    nextCursor,
+    counts,
+    countCap,
+  };
+}
+
+export const pageInstancesProcedure = viewerProcedure
+  .input(pageInstancesInput)
+  .query(({ ctx, input }) => pageInstances(ctx, input));

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { countCap, encodeCursor, isUuid, type PageCursor } from './page-cursor.ts';
+
+/** A filter's name input (flow, process, state): 1 to 200 characters, no NUL. */
+export const nameInput = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL' });
+
+/** A cursor must have been read in the order asked for now; else its position means nothing. */
+export function checkCursorOrder(
+  input: { cursor?: PageCursor | undefined; order: PageCursor['order'] },
+  ctx: z.RefinementCtx,
+): void {
+  if (input.cursor && input.cursor.order !== input.order)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['cursor'],
+      message: `this cursor was read in ${input.cursor.order} order, not ${input.order}; start again without it`,
+    });
+}
+
+/** The sort of an order: newest by (created_at, id) descending, stalest by (updated_at, id) ascending. */
+export function keysetOrder(order: PageCursor['order']) {
+  return order === 'newest'
+    ? [{ created_at: 'desc' as const }, { id: 'desc' as const }]
+    : [{ updated_at: 'asc' as const }, { id: 'asc' as const }];
+}
+
+/** The rows after a cursor, in its order (ties on the time broken by id). */
+export function afterCursor(cursor: PageCursor) {
+  return cursor.order === 'newest'
+    ? { OR: [{ created_at: { lt: cursor.at } }, { created_at: cursor.at, id: { lt: cursor.id } }] }
+    : { OR: [{ updated_at: { gt: cursor.at } }, { updated_at: cursor.at, id: { gt: cursor.id } }] };
+}
+
+/** A search for an id (UUID-shaped text) or, exactly, a key column's value. */
+export function idOrKey<K extends string>(search: string, keyColumn: K) {
+  const byKey = { [keyColumn]: search } as Record<K, string>;
+  return isUuid(search) ? { OR: [{ id: search.toLowerCase() }, byKey] } : byKey;
+}
+
+/** Cuts `limit + 1` rows read to a page, with the cursor of its last row when more follow. */
+export function finishPage<R extends { id: string; created_at: Date; updated_at: Date }>(
+  rows: R[],
+  limit: number,
+  order: PageCursor['order'],
+): { page: R[]; nextCursor: string | null } {
+  const page = rows.length > limit ? rows.slice(0, limit) : rows;
+  const last = page.at(-1);
+  return {
+    page,
+    nextCursor:
+      rows.length > limit && last
+        ? encodeCursor({ order, at: order === 'newest' ? last.created_at : last.updated_at, id: last.id })
+        : null,
+  };
+}
+
+/** One capped count per status (`count(...)` gets `take: countCap + 1`), as a record. */
+export async function cappedCounts<S extends string>(
+  statuses: readonly S[],
+  count: (status: S, take: number) => Promise<number>,
+): Promise<Record<S, number>> {
+  const counted = await Promise.all(statuses.map((s) => count(s, countCap + 1)));
+  return Object.fromEntries(statuses.map((s, i) => [s, Math.min(counted[i] ?? 0, countCap)])) as Record<S, number>;
+}
