@@ -10,8 +10,12 @@ export interface PgCluster {
   readonly dataDir: string;
   /** Stops immediately (no checkpoint) and deletes the cluster's directories. Idempotent. */
   stop(): Promise<void>;
-  /** `pg_ctl restart -m fast`: every connection is dropped; same port, same data. */
-  restart(): Promise<void>;
+  /**
+   * `pg_ctl restart -m fast`: every connection is dropped; same port, same data. With `whileDown`,
+   * the server is stopped, `whileDown` runs (the outage: drive the system under test from it), and
+   * the server is started again on the same port.
+   */
+  restart(options?: { whileDown?: () => Promise<void> }): Promise<void>;
 }
 
 export interface StartClusterOptions {

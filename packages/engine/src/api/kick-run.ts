@@ -2,14 +2,17 @@ import { EngineError } from '../errors/engine-error.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
+import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
+import { reclaimOrphan } from './reclaim-step.ts';
 import { openRunStatuses } from '../store/types.ts';
 
 export type KickResult = { kicked: true } | { kicked: false; reason: string };
 
 /**
  * Sends a fresh job for the step an open run is parked on, so it reaches the claim (seed 000's
- * kick). It skips a run whose current step or compensation is Running and not past its reclaim deadline: that row
- * may still be worked on, and only reclaim can tell a dead worker from a slow one.
+ * kick). A step Running under a worker that is gone (its heartbeat stopped, ADR 0010) is reclaimed
+ * first. It skips a run whose current step or compensation is Running under a live worker and not
+ * past its reclaim deadline: that row may still be worked on.
  */
 export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickResult> {
   const now = deps.clock.now();
@@ -19,6 +22,13 @@ export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickRes
     if (!(openRunStatuses as readonly string[]).includes(run.status)) {
       throw new EngineError('run_not_open', `run ${runId} is ${run.status}; only an open run can be kicked`);
     }
+    // A step held by a worker that is gone (ADR 0010) is opened to the claim first: it is no longer live.
+    const orphans = await findOrphanedSteps(tx, {
+      deadAfterSeconds: deps.config.worker.dead_after_seconds,
+      runId,
+      limit: 100,
+    });
+    for (const orphan of orphans) await reclaimOrphan(deps, tx, orphan, 'kick');
     const live = { status: 'Running', OR: [{ reclaim_stale_at: null }, { reclaim_stale_at: { gt: now } }] };
     const step = await tx.actionRun.findFirst({
       where: { run_id: runId, ...live },

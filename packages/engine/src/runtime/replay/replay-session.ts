@@ -2,12 +2,15 @@ import type { Json } from '../../definitions/define-action.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { DbFlowRun } from '../../store/find-run.ts';
 import { insertStep, type NewStep } from '../../store/insert-step.ts';
+import { enqueueJob } from '../../store/enqueue-job.ts';
 import {
-  emitCompleted,
-  reportLostOutcome,
+  announceOutcomes,
   writeCompletedOutcome,
+  writeCompletedOutcomes,
+  type OutcomeWrite,
   type PendingOutcome,
 } from '../steps/pending-outcome.ts';
+import { writeHeldOutcomes } from '../held-outcomes.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../../store/list-compensation-runs.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
@@ -110,10 +113,12 @@ export class ReplaySession {
 
   /**
    * Runs `fn` in a transaction that first writes the buffered completed outcomes and
-   * ctx.now()/random()/uuid() values. If an outcome is rejected (the row changed hands) or a value
-   * conflicts with another replay's, this replay's view is stale: the transaction rolls back, the
-   * loss is reported, and the replay stops quietly (ReplayConflict). If `fn` itself fails, the
-   * buffers are kept for the next transaction.
+   * ctx.now()/random()/uuid() values. Each outcome's fenced write stands on its own: one that is
+   * rejected (the row changed hands, the run finished) is journaled and never takes the others
+   * with it. A rejection means this replay's view is stale: the others commit without `fn`, with a
+   * wake for a fresh replay (one that parked on them while they were held here would otherwise wait
+   * for ever), and this replay stops quietly (ReplayConflict). Whatever else rolls the transaction
+   * back, the outcomes stay buffered: an outcome leaves the buffer only recorded or rejected.
    */
   async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
     if (this.planOnly) {
@@ -122,15 +127,16 @@ export class ReplaySession {
     }
     const values = this.pendingValues.splice(0);
     const outcomes = this.pendingOutcomes.splice(0);
-    const lost: { outcome: PendingOutcome; result: 'rejected' | 'refused' }[] = [];
+    let fates: { outcome: PendingOutcome; result: OutcomeWrite }[] = [];
+    let done: { stale: true } | { stale: false; value: T };
     try {
-      const result = await this.deps.prisma.$transaction(async (tx) => {
-        for (const o of outcomes) {
-          const r = await writeCompletedOutcome(tx, o, this.deps.clock.now());
-          if (r !== 'recorded') {
-            lost.push({ outcome: o, result: r });
-            throw new ReplayConflict();
-          }
+      done = await this.deps.prisma.$transaction(async (tx) => {
+        const now = this.deps.clock.now();
+        fates = await writeCompletedOutcomes(tx, outcomes, now);
+        if (fates.some((f) => f.result === 'rejected' || f.result === 'refused')) {
+          if (fates.some((f) => f.result === 'recorded'))
+            await enqueueJob(tx, { kind: 'wake-run', runId: this.runId, availableAt: now });
+          return { stale: true as const };
         }
         for (const v of values) {
           const row = await insertStep(tx, v);
@@ -138,25 +144,47 @@ export class ReplaySession {
             throw new ReplayConflict();
           this.recorded.set(v.sequence, row);
         }
-        return fn(tx);
+        return { stale: false as const, value: await fn(tx) };
       });
-      for (const o of outcomes) await emitCompleted(this.deps, o);
-      return result;
     } catch (err) {
-      if (lost.length > 0) {
-        for (const l of lost) await reportLostOutcome(this.deps, l.outcome, l.result);
-      } else if (!(err instanceof ReplayConflict)) {
-        this.pendingOutcomes.unshift(...outcomes);
-        this.pendingValues.unshift(...values);
-      }
+      this.pendingOutcomes.unshift(...outcomes);
+      // Values that conflicted with another replay's are that replay's to keep: ours are dropped.
+      if (!(err instanceof ReplayConflict)) this.pendingValues.unshift(...values);
       throw err;
     }
+    await announceOutcomes(this.deps, fates);
+    if (done.stale) throw new ReplayConflict();
+    return done.value;
   }
 
-  /** Writes what is buffered on its own, best effort: before a replay gives up on an engine fault. */
+  /**
+   * Writes one completed outcome in a transaction of its own: a parallel branch's result is made
+   * durable as soon as it exists, so a sibling that loses its claim, or a duplicate replay that
+   * meets the block, never finds it held in memory. Lost → journaled, and the caller re-reads the row.
+   */
+  async writeOutcome(outcome: PendingOutcome): Promise<OutcomeWrite> {
+    let result: OutcomeWrite;
+    try {
+      result = await this.deps.prisma.$transaction((tx) => writeCompletedOutcome(tx, outcome, this.deps.clock.now()));
+    } catch (err) {
+      // The database failed us: the outcome stays with this replay, whose abort writes it (flush).
+      this.pendingOutcomes.push(outcome);
+      throw err;
+    }
+    await announceOutcomes(this.deps, [{ outcome, result }]);
+    return result;
+  }
+
+  /**
+   * Before a replay gives up on an engine fault (the database unreachable): the outcomes it holds are
+   * written on their own, retried with backoff within `worker.outcome_retry` (a step whose side
+   * effect ran must not stay Running for want of one write), with a wake for a fresh replay. If the
+   * budget runs out, the engine's backlog keeps them and writes them once the database answers.
+   */
   async flush(): Promise<void> {
-    if (this.pendingOutcomes.length === 0) return;
-    await this.tx(() => Promise.resolve()).catch(() => undefined);
+    const outcomes = this.pendingOutcomes.splice(0);
+    if (outcomes.length === 0) return;
+    if (!(await writeHeldOutcomes(this.deps, this.runId, outcomes))) this.deps.heldOutcomes.hold(this.runId, outcomes);
   }
 }
 

@@ -2,6 +2,7 @@ import type { Json } from '../../definitions/define-action.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { releaseLock } from '../../store/acquire-lock.ts';
 import { appendFlowEvent } from '../../store/append-flow-event.ts';
+import { readStepClaim } from '../../store/read-step-claim.ts';
 import { recordStepOutcome } from '../../store/record-step-outcome.ts';
 import type { StepTable } from '../../store/step-table.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
@@ -19,12 +20,15 @@ export interface PendingOutcome {
   lock?: { key: string; owner: string };
 }
 
+/** What became of one fenced outcome write; `already`: an earlier commit of ours whose acknowledgement was lost. */
+export type OutcomeWrite = 'recorded' | 'already' | 'rejected' | 'refused';
+
 /** The fenced outcome write and its history row (and the lock's release), inside the caller's transaction. */
 export async function writeCompletedOutcome(
   tx: Prisma.TransactionClient,
   o: PendingOutcome,
   now: Date,
-): Promise<'recorded' | 'rejected' | 'refused'> {
+): Promise<OutcomeWrite> {
   const result = await recordStepOutcome(tx, {
     table: o.table,
     id: o.rowId,
@@ -33,6 +37,7 @@ export async function writeCompletedOutcome(
     now,
   });
   if (o.lock) await releaseLock(tx, o.lock);
+  if (result === 'rejected' && (await alreadyOurs(tx, o))) return 'already';
   if (result !== 'recorded') return result;
   const isComp = o.table === 'compensation_runs';
   await appendFlowEvent(tx, {
@@ -43,6 +48,41 @@ export async function writeCompletedOutcome(
     data: { name: o.name, attempt: o.attempts },
   });
   return result;
+}
+
+/**
+ * A rejected write whose row holds our own claim's Completed: a transaction that committed but whose
+ * acknowledgement was lost (the database went away at COMMIT) was retried. Nothing was lost.
+ */
+async function alreadyOurs(tx: Prisma.TransactionClient, o: PendingOutcome): Promise<boolean> {
+  const row = await readStepClaim(tx, o.table, o.rowId);
+  return row?.status === 'Completed' && row.attempts === o.attempts;
+}
+
+/**
+ * Writes outcomes each on its own fence, in the caller's transaction: a rejected one never takes
+ * another's write with it (the statements are conditional updates, never errors, so one loss does
+ * not abort the transaction).
+ */
+export async function writeCompletedOutcomes(
+  tx: Prisma.TransactionClient,
+  outcomes: PendingOutcome[],
+  now: Date,
+): Promise<{ outcome: PendingOutcome; result: OutcomeWrite }[]> {
+  const fates: { outcome: PendingOutcome; result: OutcomeWrite }[] = [];
+  for (const outcome of outcomes) fates.push({ outcome, result: await writeCompletedOutcome(tx, outcome, now) });
+  return fates;
+}
+
+/** After the commit: each recorded outcome's event, each lost one journaled with its payload. */
+export async function announceOutcomes(
+  deps: RuntimeDeps,
+  fates: { outcome: PendingOutcome; result: OutcomeWrite }[],
+): Promise<void> {
+  for (const { outcome, result } of fates) {
+    if (result === 'recorded' || result === 'already') await emitCompleted(deps, outcome);
+    else await reportLostOutcome(deps, outcome, result);
+  }
 }
 
 export async function emitCompleted(deps: RuntimeDeps, o: PendingOutcome): Promise<void> {

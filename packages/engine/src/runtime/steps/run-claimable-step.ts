@@ -36,6 +36,11 @@ export interface ClaimableStep {
   retry: RetryPolicy;
   /** For compensations: the rollback level (events carry it). */
   level?: number;
+  /**
+   * A branch of a parallel block or level: its completed outcome is written at once, on its own,
+   * instead of riding on the replay's next transaction (its siblings are still running).
+   */
+  writeAlone?: boolean;
 }
 
 /**
@@ -175,7 +180,7 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   const lock = locks.enabled ? { key: `step:${table}:${rowId}`, owner: lockOwner } : undefined;
 
   if (outcome.kind === 'completed') {
-    session.pendingOutcomes.push({
+    const pending = {
       table,
       runId,
       rowId,
@@ -185,8 +190,14 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
       output: outcome.output,
       ...(step.level === undefined ? {} : { level: step.level }),
       ...(lock ? { lock } : {}),
-    });
-    return outcome;
+    };
+    if (!step.writeAlone) {
+      session.pendingOutcomes.push(pending);
+      return outcome;
+    }
+    const written = await session.writeOutcome(pending);
+    if (written === 'recorded' || written === 'already') return outcome;
+    return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
   }
 
   const failure = outcome;
