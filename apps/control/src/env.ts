@@ -27,6 +27,15 @@ const schema = z.object({
   SAGAFLOW_NATS_URL: z.url({ protocol: /^(nats|tls)$/ }).optional(),
   /** The engine's settings as JSON (reclaim, repair, monitor, ...): see packages/engine/README.md. */
   SAGAFLOW_ENGINE_CONFIG: z.string().default('{}'),
+  /** The largest API request body, in bytes; a bigger one is refused with 413. */
+  SAGAFLOW_API_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(100 * 1_048_576)
+    .default(1_048_576),
+  /** The most calls one batched API request may hold; a longer batch is refused with 400. */
+  SAGAFLOW_API_MAX_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 

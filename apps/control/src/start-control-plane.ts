@@ -43,7 +43,13 @@ export async function startControlPlane(
   });
   const engine = createControlEngine(db, env, logger);
   let ready = false;
-  const server = createHttpServer({ engine, db, logger, isReady: () => ready });
+  const server = createHttpServer({
+    engine,
+    db,
+    logger,
+    isReady: () => ready,
+    limits: { maxBodyBytes: env.SAGAFLOW_API_MAX_BODY_BYTES, maxBatchSize: env.SAGAFLOW_API_MAX_BATCH_SIZE },
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(env.CONTROL_PORT, env.CONTROL_HOST, () => resolve());

@@ -9,6 +9,7 @@ import { childRunIds } from './child-run-ids';
 import { CompensationsTable } from './compensations-table';
 import { EventsTimeline } from './events-timeline';
 import { RunHeader } from './run-header';
+import { RunLeftUndone } from './run-left-undone';
 import { RunLoadError } from './run-load-error';
 import { isOpenRun } from './run-statuses';
 import { RunStuckBanner } from './run-stuck-banner';
@@ -38,6 +39,7 @@ export function RunDetailView({ id }: { id: string }) {
       {({ run, actions, compensations, anomalies, events }) => (
         <>
           {run.stuckReason ? <RunStuckBanner reason={run.stuckReason} anomalyCount={anomalies.length} /> : null}
+          {run.leftUndone ? <RunLeftUndone leftUndone={run.leftUndone} /> : null}
           <RunHeader run={run} now={now} />
           <section id="steps">
             <h2>Steps</h2>

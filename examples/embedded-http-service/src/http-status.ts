@@ -11,6 +11,7 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   config_invalid: 500,
   database_unreachable: 503,
   data_dir_unusable: 500,
+  data_dir_locked: 500,
   migration_failed: 500,
   database_ahead: 500,
   migration_modified: 500,

@@ -4,6 +4,7 @@ import { pino, type Logger } from 'pino';
 import { cancelRun } from './api/cancel-run.ts';
 import { getRunDetail } from './api/get-run-detail.ts';
 import { kickRun, type KickResult } from './api/kick-run.ts';
+import { listRunViews } from './api/list-run-views.ts';
 import { reclaimStep, type ReclaimResult } from './api/reclaim-step.ts';
 import { signalRun } from './api/signal-run.ts';
 import { startFlow, type StartFlowOptions } from './api/start-flow.ts';
@@ -22,9 +23,9 @@ import { createEngineEvents, type EngineEvents } from './runtime/engine-events.t
 import { HeldOutcomes } from './runtime/held-outcomes.ts';
 import { buildRegistry } from './runtime/registry.ts';
 import type { Faults, RuntimeDeps, TransactionalHooks } from './runtime/runtime-deps.ts';
-import { toRunView, type RunDetail, type RunView } from './runtime/run-view.ts';
+import type { RunDetail, RunView } from './runtime/run-view.ts';
 import { insertAnomaly, type Anomaly } from './store/insert-anomaly.ts';
-import { listRuns, type ListRunsFilter } from './store/list-runs.ts';
+import type { ListRunsFilter } from './store/list-runs.ts';
 import { runMonitorPass, startMonitor, type Monitor, type MonitorPass } from './worker/start-monitor.ts';
 import { startWorkerPool, type WorkerPool } from './worker/worker-pool.ts';
 
@@ -145,6 +146,7 @@ export function createEngine(options: EngineOptions): Engine {
     db: options.db,
     processes: options.processes ?? [],
     config: config.processes,
+    limits: config.limits,
     clock: deps.clock,
     logger,
   });
@@ -215,9 +217,7 @@ export function createEngine(options: EngineOptions): Engine {
     },
     terminate: (runId, opts) => terminateRun(deps, runId, opts),
     getRun: (runId) => getRunDetail(prisma, runId),
-    async listRuns(filter) {
-      return (await listRuns(prisma, filter)).map(toRunView);
-    },
+    listRuns: (filter) => listRunViews(deps, filter),
     startWorkers() {
       pool ??= startWorkerPool(deps);
     },

@@ -5,6 +5,7 @@ export type { ExpiredRunsSweep } from './api/sweep-expired-runs.ts';
 export { createEngine, type Engine, type EngineOptions } from './create-engine.ts';
 export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
 export type { Database } from './db/database.ts';
+export type { DataDirLockOptions } from './db/lock-data-dir.ts';
 export { migrate, type MigrateOptions, type MigrateResult } from './db/migrate.ts';
 export { migrationsDir } from './db/migrations-dir.ts';
 export {

@@ -2,7 +2,6 @@ import type { Engine } from '@sagaflow/engine';
 import { pino } from 'pino';
 import { createControlEngine, openDatabase } from '../control-engine.ts';
 import type { ControlEnv } from '../env.ts';
-import { checkPortFree } from '../http/check-port-free.ts';
 
 export const usage = `usage: sagaflow <command>
 
@@ -12,8 +11,9 @@ export const usage = `usage: sagaflow <command>
   doctor sweep               one pass of the doctor (R1-R3), under the same lease
   kick <run-id>              a fresh job for the step the run is parked on; refills its repair budget
 
-Connects to DATABASE_URL, or to the embedded database in SAGAFLOW_DATA_DIR (only while no control
-plane has it open). Prints one JSON object; exit 0 done, 2 refused (kick skipped), 1 error, 64 usage.`;
+Connects to DATABASE_URL, or to the embedded database in SAGAFLOW_DATA_DIR, which one process holds
+at a time: while a control plane has it open, this is refused with that process's pid.
+Prints one JSON object; exit 0 done, 2 refused (kick skipped), 1 error, 64 usage.`;
 
 export interface CliIo {
   out(line: string): void;
@@ -65,20 +65,8 @@ export async function runCli(argv: readonly string[], env: ControlEnv, io: CliIo
     io.err(usage);
     return command.problem ? 64 : 0;
   }
-  if (!env.DATABASE_URL) {
-    // The embedded database belongs to one process at a time.
-    const inUse = await checkPortFree(env.CONTROL_HOST, env.CONTROL_PORT).then(
-      () => false,
-      () => true,
-    );
-    if (inUse) {
-      io.err(
-        `sagaflow: a control plane is running on CONTROL_PORT ${env.CONTROL_PORT} and has the embedded database in SAGAFLOW_DATA_DIR open; stop it first, or run the control plane on PostgreSQL (DATABASE_URL) and point this command at it`,
-      );
-      return 1;
-    }
-  }
   const logger = pino({ level: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL }, pino.destination(2));
+  // The embedded database is locked by whoever holds it: refused here with the holder's pid.
   const db = await openDatabase(env);
   try {
     const engine = createControlEngine(db, env, logger);

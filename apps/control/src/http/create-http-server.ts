@@ -1,22 +1,43 @@
-import { createServer, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
+import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { Database, Engine } from '@sagaflow/engine';
 import type { Logger } from 'pino';
 import { appRouter } from '../api/app-router.ts';
+import { errorIdFor } from '../api/error-ids.ts';
 
-/** Serves the tRPC API under /trpc and health under /healthz. */
+/** What one API request may ask of the server (SAGAFLOW_API_MAX_BODY_BYTES, SAGAFLOW_API_MAX_BATCH_SIZE). */
+export interface ApiLimits {
+  maxBodyBytes: number;
+  maxBatchSize: number;
+}
+
+/**
+ * Serves the tRPC API under /trpc and health under /healthz. Every request gets an id (the
+ * `x-request-id` response header); a server-side error is logged under it, with its detail, and the
+ * response names only the id (see formatApiError). Bodies and batches are bounded by tRPC's own
+ * limits: a bigger body is a 413, a longer batch a 400, before any procedure runs.
+ */
 export function createHttpServer(deps: {
   engine: Engine;
   db: Pick<Database, 'prisma'>;
   logger: Logger;
   isReady: () => boolean;
+  limits: ApiLimits;
 }): Server {
+  const requestIds = new WeakMap<IncomingMessage, string>();
   const trpc = createHTTPHandler({
     router: appRouter,
     basePath: '/trpc/',
+    maxBodySize: deps.limits.maxBodyBytes,
+    maxBatchSize: deps.limits.maxBatchSize,
     createContext: () => ({ engine: deps.engine, db: deps.db }),
-    onError: ({ error, path }) => {
-      if (error.code === 'INTERNAL_SERVER_ERROR') deps.logger.error({ err: error, path }, 'api error');
+    onError: ({ error, path, req }) => {
+      if (getHTTPStatusCodeFromError(error) >= 500) {
+        const requestId = errorIdFor(error, requestIds.get(req));
+        deps.logger.error({ err: error.cause ?? error, requestId, path }, 'api error');
+      }
     },
   });
   return createServer((req, res) => {
@@ -28,6 +49,9 @@ export function createHttpServer(deps: {
       return;
     }
     if (url.startsWith('/trpc/')) {
+      const requestId = randomUUID();
+      requestIds.set(req, requestId);
+      res.setHeader('x-request-id', requestId);
       trpc(req, res);
       return;
     }

@@ -1,4 +1,8 @@
 import { EngineError } from '../errors/engine-error.ts';
+import { assertSeconds } from '../input/assert-seconds.ts';
+import { assertStorableText } from '../input/assert-storable-text.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
+import { textRules } from '../input/input-limits.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
@@ -16,8 +20,13 @@ export async function cancelRun(
   runId: string,
   opts: { reason: string; cleanupSeconds?: number },
 ): Promise<{ requested: boolean }> {
-  const cleanup = opts.cleanupSeconds ?? deps.config.runs.cancel_cleanup_seconds;
-  if (!(cleanup > 0)) throw new EngineError('invalid_input', `cleanupSeconds must be positive, got ${cleanup}`);
+  assertUuid(runId, 'runId');
+  if (typeof opts !== 'object' || opts === null) throw new EngineError('invalid_input', 'options: must be an object');
+  assertStorableText(opts.reason, 'reason', textRules(deps.config.limits));
+  const cleanup =
+    opts.cleanupSeconds === undefined
+      ? deps.config.runs.cancel_cleanup_seconds
+      : assertSeconds(opts.cleanupSeconds, 'cleanupSeconds');
   const now = deps.clock.now();
   const deadline = new Date(now.getTime() + cleanup * 1000);
   const run = await deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { id: true } });

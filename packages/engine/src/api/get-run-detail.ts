@@ -1,4 +1,5 @@
 import type { PrismaClient } from '../generated/prisma/client.ts';
+import { isUuid } from '../input/assert-uuid.ts';
 import { toActionView, toCompensationView, toFlowEventView, toRunView, type RunDetail } from '../runtime/run-view.ts';
 import { findRun } from '../store/find-run.ts';
 import { listActionRuns } from '../store/list-action-runs.ts';
@@ -6,6 +7,8 @@ import { listCompensationRuns } from '../store/list-compensation-runs.ts';
 import { listFlowEvents } from '../store/list-flow-events.ts';
 
 export async function getRunDetail(prisma: PrismaClient, runId: string): Promise<RunDetail | null> {
+  // Not a uuid: no run can have that id (the column is a uuid), so there is none to return.
+  if (!isUuid(runId)) return null;
   const run = await findRun(prisma, runId);
   if (!run) return null;
   const [actions, compensations, events, anomalies] = await Promise.all([

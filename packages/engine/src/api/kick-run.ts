@@ -1,10 +1,11 @@
 import { EngineError } from '../errors/engine-error.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
+import { lockOpenRun } from '../store/lock-open-run.ts';
 import { reclaimOrphan } from './reclaim-step.ts';
-import { openRunStatuses } from '../store/types.ts';
 
 export type KickResult = { kicked: true } | { kicked: false; reason: string };
 
@@ -15,11 +16,13 @@ export type KickResult = { kicked: true } | { kicked: false; reason: string };
  * past its reclaim deadline: that row may still be worked on.
  */
 export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickResult> {
+  assertUuid(runId, 'runId');
   const now = deps.clock.now();
   const result = await deps.prisma.$transaction(async (tx): Promise<KickResult & { eventId?: bigint }> => {
-    const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
-    if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-    if (!(openRunStatuses as readonly string[]).includes(run.status)) {
+    // Locked until commit (lockOpenRun): a kick never lands after the run's terminal event.
+    if (!(await lockOpenRun(tx, runId))) {
+      const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
+      if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
       throw new EngineError('run_not_open', `run ${runId} is ${run.status}; only an open run can be kicked`);
     }
     // A step held by a worker that is gone (ADR 0010) is opened to the claim first: it is no longer live.

@@ -1,24 +1,34 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import { assertStorableJson } from '../input/assert-storable-json.ts';
+import { assertStorableText } from '../input/assert-storable-text.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
+import { jsonRules, textRules } from '../input/input-limits.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { insertSignal } from '../store/insert-signal.ts';
-import { openRunStatuses } from '../store/types.ts';
+import { lockOpenRun } from '../store/lock-open-run.ts';
 
-/** Delivers a signal to an open run (buffered until the run waits for it) and wakes the run. */
+/**
+ * Delivers a signal to an open run (buffered until the run waits for it) and wakes the run. A run
+ * that has finished, or finishes while this call waits for its row, refuses it as `run_not_open`.
+ */
 export async function signalRun(
   deps: RuntimeDeps,
   runId: string,
   name: string,
   payload: Json,
 ): Promise<{ signalId: string }> {
-  if (!name) throw new EngineError('invalid_input', 'signal name must not be empty');
+  assertUuid(runId, 'runId');
+  assertStorableText(name, 'name', textRules(deps.config.limits));
+  assertStorableJson(payload, 'payload', jsonRules(deps.config.limits, 'signal_payload_bytes'));
   const now = deps.clock.now();
   return deps.prisma.$transaction(async (tx) => {
-    const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
-    if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-    if (!(openRunStatuses as readonly string[]).includes(run.status)) {
+    // Locked until commit: a terminate waits for this signal, or this signal sees the run finished.
+    if (!(await lockOpenRun(tx, runId))) {
+      const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
+      if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
       throw new EngineError('run_not_open', `run ${runId} is ${run.status}; a finished run takes no signals`);
     }
     const signalId = await insertSignal(tx, { runId, name, payload });

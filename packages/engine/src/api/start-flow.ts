@@ -1,5 +1,9 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import { assertSeconds } from '../input/assert-seconds.ts';
+import { assertStorableJson } from '../input/assert-storable-json.ts';
+import { assertStorableText } from '../input/assert-storable-text.ts';
+import { jsonRules, textRules } from '../input/input-limits.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
@@ -15,6 +19,27 @@ export interface StartFlowOptions {
   runTimeoutSeconds?: number;
 }
 
+/** The most tags one run may carry. */
+const maxTags = 100;
+
+/** Everything a start would store, checked before the transaction opens (ADR 0013). */
+function checkStartFlow(deps: RuntimeDeps, input: unknown, opts: StartFlowOptions): void {
+  const limits = deps.config.limits;
+  assertStorableJson(input, 'input', jsonRules(limits, 'flow_input_bytes'));
+  if (opts.businessKey !== undefined) assertStorableText(opts.businessKey, 'businessKey', textRules(limits));
+  if (opts.tags !== undefined) {
+    if (!Array.isArray(opts.tags))
+      throw new EngineError('invalid_input', 'tags: must be an array of strings', { field: 'tags' });
+    if (opts.tags.length > maxTags)
+      throw new EngineError('invalid_input', `tags: ${opts.tags.length} tags, more than the limit of ${maxTags}`, {
+        field: 'tags',
+      });
+    opts.tags.forEach((tag, i) => assertStorableText(tag, `tags[${i}]`, textRules(limits)));
+  }
+  if (opts.expiresInSeconds !== undefined) assertSeconds(opts.expiresInSeconds, 'expiresInSeconds');
+  if (opts.runTimeoutSeconds !== undefined) assertSeconds(opts.runTimeoutSeconds, 'runTimeoutSeconds');
+}
+
 export async function startFlow(
   deps: RuntimeDeps,
   name: string,
@@ -22,14 +47,8 @@ export async function startFlow(
   opts: StartFlowOptions,
 ): Promise<{ runId: string }> {
   const flow = deps.registry.flows.get(name);
-  if (!flow) throw new EngineError('unknown_flow', `no flow named "${name}" is registered`);
-  for (const [key, v] of [
-    ['expiresInSeconds', opts.expiresInSeconds],
-    ['runTimeoutSeconds', opts.runTimeoutSeconds],
-  ] as const) {
-    if (v !== undefined && !(Number.isFinite(v) && v > 0))
-      throw new EngineError('invalid_input', `${key} must be a positive number of seconds, got ${String(v)}`);
-  }
+  if (!flow) throw new EngineError('unknown_flow', `no flow named ${JSON.stringify(name)} is registered`);
+  checkStartFlow(deps, input, opts);
   const now = deps.clock.now();
   const timeout = opts.runTimeoutSeconds ?? deps.config.runs.default_timeout_seconds ?? undefined;
   const expiresIn = opts.expiresInSeconds ?? deps.config.monitor.expiration.defaults.run;

@@ -3,6 +3,7 @@ import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { findRunsNeedingRepair } from '../store/find-runs-needing-repair.ts';
+import { lockOpenRun } from '../store/lock-open-run.ts';
 import { orphanedStepReason } from '../runtime/orphaned-step-reason.ts';
 import { reclaimOrphan } from './reclaim-step.ts';
 
@@ -25,7 +26,11 @@ export async function sweepDoctor(
       staleRunning: cfg.redispatch_stale_running_actions,
       limit: opts.limit ?? 100,
     });
+    const open = [];
     for (const c of found) {
+      // A run that finished since it was found gets nothing more (lockOpenRun).
+      if (!(await lockOpenRun(tx, c.run_id))) continue;
+      open.push(c);
       await tx.flowRun.update({ where: { id: c.run_id }, data: { repair_count: { increment: 1 } } });
       await enqueueJob(tx, { kind: 'wake-run', runId: c.run_id, availableAt: now });
       await appendFlowEvent(tx, {
@@ -34,25 +39,25 @@ export async function sweepDoctor(
         data: { rule: c.rule, detail: c.detail },
       });
     }
-    const out: { runId: string; rule: string }[] = found.map((c) => ({ runId: c.run_id, rule: c.rule }));
+    const out: { runId: string; rule: string }[] = open.map((c) => ({ runId: c.run_id, rule: c.rule }));
     // R4 (ADR 0010): a step Running with no reclaim deadline under a worker that is gone is reclaimed.
     const orphans = await findOrphanedSteps(tx, {
       deadAfterSeconds: deps.config.worker.dead_after_seconds,
       limit: opts.limit ?? 100,
     });
-    const budgets = new Map(
-      (
-        await tx.flowRun.findMany({
-          where: { id: { in: [...new Set(orphans.map((o) => o.run_id))] } },
-          select: { id: true, repair_count: true },
-        })
-      ).map((r) => [r.id, r.repair_count]),
-    );
+    const budgets = new Map<string, number>();
     for (const o of orphans) {
-      if ((budgets.get(o.run_id) ?? cfg.budget) >= cfg.budget) continue;
+      // A run that finished since it was found gets nothing more (lockOpenRun).
+      if (!budgets.has(o.run_id)) {
+        if (!(await lockOpenRun(tx, o.run_id))) continue;
+        const run = await tx.flowRun.findUniqueOrThrow({ where: { id: o.run_id }, select: { repair_count: true } });
+        budgets.set(o.run_id, run.repair_count);
+      }
+      const spent = budgets.get(o.run_id) ?? cfg.budget;
+      if (spent >= cfg.budget) continue;
       const r = await reclaimOrphan(deps, tx, o, 'doctor');
       if (!r.reclaimed) continue;
-      budgets.set(o.run_id, (budgets.get(o.run_id) ?? 0) + 1);
+      budgets.set(o.run_id, spent + 1);
       await tx.flowRun.update({ where: { id: o.run_id }, data: { repair_count: { increment: 1 } } });
       const detail = orphanedStepReason(o).split(';')[0] ?? '';
       await appendFlowEvent(tx, { runId: o.run_id, type: 'doctor.redispatched', data: { rule: 'R4', detail } });

@@ -52,13 +52,15 @@ export async function sweepExpiredRuns(
       if (opts.keep && !(await opts.keep())) return out;
       const now = deps.clock.now();
       if (!plan.ok) {
-        const held = await holdOffExpiry(deps.prisma, {
-          runId,
-          baseSeconds: cfg.backoff.base_seconds,
-          maxSeconds: cfg.backoff.max_seconds,
-          now,
-          error: plan.error.message,
-        });
+        const held = await deps.prisma.$transaction((tx) =>
+          holdOffExpiry(tx, {
+            runId,
+            baseSeconds: cfg.backoff.base_seconds,
+            maxSeconds: cfg.backoff.max_seconds,
+            now,
+            error: plan.error.message,
+          }),
+        );
         if (!held) continue;
         out.failed.push({ runId, attempts: held.attempts, retryAt: held.retryAt.toISOString() });
         await deps.journal({

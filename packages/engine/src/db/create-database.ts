@@ -6,31 +6,47 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { EngineError } from '../errors/engine-error.ts';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import type { Database, SqlDriver, SqlSession } from './database.ts';
+import { lockDataDir, type DataDirLock, type DataDirLockOptions } from './lock-data-dir.ts';
 
 export type DatabaseOptions =
-  | { kind: 'pglite'; /** Persisted here; omit for an in-memory database. */ dataDir?: string }
+  | {
+      kind: 'pglite';
+      /** Persisted here; omit for an in-memory database. One process at a time may hold it. */
+      dataDir?: string;
+      /** The data directory's lock: how soon a killed holder's lock is stale, what to do if it is lost. */
+      lock?: DataDirLockOptions;
+    }
   | { kind: 'postgres'; url: string; poolSize?: number };
 
 /**
  * Builds the database handle the engine runs on: embedded PGlite (persisted to a directory) or a
  * PostgreSQL server. It checks the database answers before returning, so a bad setting fails here
- * with a message naming it.
+ * with a message naming it. A PGlite data directory is locked for this process until `close()`;
+ * while another process holds it, this fails with `data_dir_locked`, naming that process.
  *
  * @example
  * const db = await createDatabase({ kind: 'postgres', url: 'postgres://localhost/app' });
  * await migrate(db);
  */
 export async function createDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.kind === 'pglite' ? openPglite(options.dataDir) : openPostgres(options.url, options.poolSize);
+  return options.kind === 'pglite'
+    ? openPglite(options.dataDir, options.lock)
+    : openPostgres(options.url, options.poolSize);
 }
 
-async function openPglite(dataDir: string | undefined): Promise<Database> {
-  if (dataDir !== undefined) ensureWritableDir(dataDir);
+async function openPglite(dataDir: string | undefined, lockOptions: DataDirLockOptions | undefined): Promise<Database> {
+  let lock: DataDirLock | null = null;
+  if (dataDir !== undefined) {
+    ensureWritableDir(dataDir);
+    // Before PGlite touches the directory: a second process must not even read it half-written.
+    lock = await lockDataDir(dataDir, lockOptions);
+  }
   let pglite: PGlite;
   try {
     pglite = new PGlite(dataDir);
     await pglite.waitReady;
   } catch (cause) {
+    await lock?.release().catch(() => undefined);
     throw new EngineError(
       'data_dir_unusable',
       `data directory ${dataDir ?? '(memory)'} could not be opened as a PGlite database: ${String(cause)}. Point it at an empty directory or one created by Sagaflow.`,
@@ -59,8 +75,12 @@ async function openPglite(dataDir: string | undefined): Promise<Database> {
     prisma,
     driver,
     close: async () => {
-      await prisma.$disconnect();
-      await pglite.close();
+      try {
+        await prisma.$disconnect();
+        await pglite.close();
+      } finally {
+        await lock?.release();
+      }
     },
   };
 }

@@ -6,6 +6,7 @@ export type EngineErrorCode =
   | 'config_invalid'
   | 'database_unreachable'
   | 'data_dir_unusable'
+  | 'data_dir_locked'
   | 'migration_failed'
   | 'database_ahead'
   | 'migration_modified'
@@ -23,6 +24,7 @@ export type EngineErrorCode =
   | 'instance_not_found'
   | 'instance_not_quarantined'
   | 'state_undecodable'
+  | 'state_invalid'
   | 'version_conflict'
   | 'release_failed'
   | 'internal';
@@ -37,11 +39,18 @@ export class EngineError extends Error {
   override readonly name = 'EngineError';
   readonly code: EngineErrorCode;
   readonly retryable: boolean;
+  /** For `invalid_input`: the field, and the path inside it, that was refused (`input.items[3].name`). */
+  readonly field: string | null;
 
-  constructor(code: EngineErrorCode, message: string, options?: { cause?: unknown; retryable?: boolean }) {
+  constructor(
+    code: EngineErrorCode,
+    message: string,
+    options?: { cause?: unknown; retryable?: boolean; field?: string },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retryable = options?.retryable ?? retryableCodes.has(code);
+    this.field = options?.field ?? null;
   }
 }
 

@@ -9,6 +9,7 @@ import type { DbSagaInstance } from '../store/lock-saga-instance.ts';
 import { saveSagaInstance } from '../store/save-saga-instance.ts';
 import type { Decision } from './decide.ts';
 import type { ProcessDefinition } from './define-process.ts';
+import { checkStateToStore } from './decode-state.ts';
 import type { ProcessDeps } from './process-deps.ts';
 
 /** The outbox id of the `index`-th command caused by a message: the same on every retry of it. */
@@ -29,12 +30,17 @@ export async function applyDecision(
   decision: Decision & { kind: 'applied' },
   history: { outcome: 'applied' | 'repair'; detail: Json | null },
 ): Promise<void> {
+  // Before any write: state the schema refuses would leave the instance undecodable for good.
+  checkStateToStore(def, decision.data, row.id, decision.to);
   const now = deps.clock.now();
+  // Entering a state starts a new visit to it; a transition to the state the instance is in does not.
+  const stateVisit = decision.to === decision.from ? row.state_visit : row.state_visit + 1;
   for (const t of decision.timeouts) {
     await insertProcessTimeout(tx, {
       instanceId: row.id,
       name: t.name,
       expectedState: t.expectedState,
+      armedVisit: stateVisit,
       payload: t.payload,
       dueAt: new Date(now.getTime() + t.afterMs),
       now,
@@ -44,6 +50,7 @@ export async function applyDecision(
     id: row.id,
     expectedVersion: row.version,
     state: decision.to,
+    stateVisit,
     data: decision.data,
     status: decision.completes ? 'COMPLETED' : 'ACTIVE',
     messageId: message.id,

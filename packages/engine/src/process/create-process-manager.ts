@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import type { Database } from '../db/database.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import { defaultInputLimits, type InputLimits } from '../input/input-limits.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from '../runtime/engine-config.ts';
 import type { ProcessDefinition } from './define-process.ts';
@@ -23,6 +24,8 @@ export interface ProcessManagerOptions {
   processes: readonly ProcessDefinition[];
   /** The `processes` section of the engine config (quarantine budget, store retries). */
   config?: EngineConfigInput['processes'];
+  /** The `limits` section of the engine config (payload sizes, text lengths). */
+  limits?: EngineConfigInput['limits'];
   clock?: Clock;
   logger?: Logger;
   /** @internal Test-kit fault injection. */
@@ -72,7 +75,10 @@ export interface ProcessManager {
 
 /** @internal Builds the manager from an already parsed config (createEngine's path). */
 export function buildProcessManager(
-  options: Omit<ProcessManagerOptions, 'config'> & { config: EngineConfig['processes'] },
+  options: Omit<ProcessManagerOptions, 'config' | 'limits'> & {
+    config: EngineConfig['processes'];
+    limits?: InputLimits;
+  },
 ): ProcessManager {
   const definitions = new Map<string, ProcessDefinition>();
   for (const def of options.processes) {
@@ -92,6 +98,7 @@ export function buildProcessManager(
       baseDelayMs: c.store_retry.base_delay_ms,
       maxDelayMs: c.store_retry.max_delay_ms,
     },
+    limits: options.limits ?? defaultInputLimits,
     timeoutRetryMs: c.timeout_retry_seconds * 1000,
     transactionTimeoutMs: c.transaction_timeout_ms,
     faults: options.faults ?? {},
@@ -133,8 +140,8 @@ export function buildProcessManager(
  * pm.startTimeoutScheduler();
  */
 export function createProcessManager(options: ProcessManagerOptions): ProcessManager {
-  const config = parseEngineConfig({ processes: options.config ?? {} }).processes;
-  return buildProcessManager({ ...options, config });
+  const parsed = parseEngineConfig({ processes: options.config ?? {}, limits: options.limits ?? {} });
+  return buildProcessManager({ ...options, config: parsed.processes, limits: parsed.limits });
 }
 
 /** The one registered process whose messages include this message's type. */

@@ -1,10 +1,13 @@
 import type { Json } from '../definitions/define-action.ts';
+import { EngineError } from '../errors/engine-error.ts';
 import type { EmittedCommand, ProcessDefinition, TransitionSpec } from './define-process.ts';
 
 /** An instance as a transition sees it: its state name and its decoded data. */
 export interface ProcessSnapshot {
   state: string;
   data: unknown;
+  /** Which entry into `state` this is (stored as `state_visit`); timeouts of another visit are stale. */
+  visit?: number;
 }
 
 /** A message as `decide` sees it. Timeouts carry the state they expect. */
@@ -13,6 +16,11 @@ export interface DecideMessage {
   payload: unknown;
   /** Set on timeout messages: delivered in any other state, the timeout is stale. */
   expectedState?: string;
+  /**
+   * Set on timeout messages: the visit to the expected state that armed it. An instance that left
+   * the state and came back is in another visit, where the timeout is stale too.
+   */
+  armedVisit?: number;
 }
 
 export interface ArmedTimeout {
@@ -55,6 +63,8 @@ export function decide(
 ): Decision {
   const ignored = (reason: IgnoreReason): Decision => ({ kind: 'ignored', state: snapshot.state, reason });
   if (message.expectedState !== undefined && message.expectedState !== snapshot.state) return ignored('stale_timeout');
+  if (message.armedVisit !== undefined && snapshot.visit !== undefined && message.armedVisit !== snapshot.visit)
+    return ignored('stale_timeout');
   const candidates = (def.on[message.type] ?? []).filter((t) => fromIncludes(t, snapshot.state));
   if (candidates.length === 0) return ignored('not_accepted_in_state');
   const chosen = candidates.find((t) => t.guard?.(snapshot.data, message.payload) ?? true);
@@ -79,6 +89,12 @@ export function applied(
   const arm = (name: string, payload: { [key: string]: Json } = {}): ArmedTimeout => {
     const spec = def.timeouts[name];
     if (!spec) throw new Error(`process "${def.name}" schedules unknown timeout "${name}"`);
+    // A timeout belongs to the visit its transition enters; one expecting another state could never fire.
+    if (spec.expects !== to)
+      throw new EngineError(
+        'invalid_definition',
+        `process "${def.name}": timeout "${name}" expects "${spec.expects}" but is armed by a transition to "${to}"`,
+      );
     return { name, expectedState: spec.expects, afterMs: spec.afterMs, payload };
   };
   return {

@@ -43,7 +43,10 @@ export interface TransitionSpec<S extends string, D, P> {
 export interface TimeoutSpec<S extends string> {
   /** How long after the transition that arms it the timeout is due. Hours are fine: it is a row, not a sleep. */
   afterMs: number;
-  /** The state the timeout is about; delivered in any other state it is a recorded no-op. */
+  /**
+   * The state the timeout is about: a transition to it arms the timeout, which fires only while the
+   * instance is still in that visit to it. Left (even if it came back since), it is a recorded no-op.
+   */
   expects: S;
 }
 
@@ -166,7 +169,13 @@ export function defineProcess<
         if (spec.final.includes(f as S)) invalid(name, `a transition on ${type} leaves final state "${f}"`);
       }
       isState(t.to, `a transition on ${type}`);
-      for (const s of t.schedule ?? []) if (!(s in timeouts)) invalid(name, `${type} schedules unknown timeout "${s}"`);
+      for (const s of t.schedule ?? []) {
+        const armed = timeouts[s];
+        if (!armed) invalid(name, `${type} schedules unknown timeout "${s}"`);
+        // A timeout belongs to the state visit that armed it: it must expect the state entered.
+        if (armed.expects !== t.to)
+          invalid(name, `${type} arms timeout "${s}", which expects "${armed.expects}", on a transition to "${t.to}"`);
+      }
     }
   }
   const compensating = (spec.compensating ?? {}) as Record<string, readonly string[] | undefined>;

@@ -9,7 +9,7 @@ import { lockSagaInstance } from '../store/lock-saga-instance.ts';
 import { applyDecision } from './apply-decision.ts';
 import { decide, type IgnoreReason } from './decide.ts';
 import { startsInstance, type ProcessDefinition } from './define-process.ts';
-import { decodeStateOrThrow } from './decode-state.ts';
+import { checkStateToStore, decodeStateOrThrow } from './decode-state.ts';
 import type { ProcessDeps } from './process-deps.ts';
 
 export type DeliverOutcome =
@@ -35,12 +35,13 @@ export interface DeliverResult {
   commands?: number;
 }
 
-/** A message the transaction delivers: a validated incoming one, or a timeout (which expects a state). */
+/** A message the transaction delivers: a validated incoming one, or a timeout (which expects a state visit). */
 export interface DeliverableMessage {
   id: string;
   type: string;
   payload: unknown;
   expectedState?: string;
+  armedVisit?: number;
 }
 
 /**
@@ -57,11 +58,14 @@ export async function deliverInTransaction(
 ): Promise<DeliverResult> {
   const now = deps.clock.now();
   if ('key' in target && startsInstance(def, message.type)) {
+    const initialData = def.initialData(target.key);
+    // An instance is never created with data its own schema refuses (it could never be decoded).
+    checkStateToStore(def, initialData, `for key "${target.key}"`, def.initial);
     await insertSagaInstance(tx, {
       processName: def.name,
       key: target.key,
       state: def.initial,
-      data: def.initialData(target.key),
+      data: initialData,
       now,
     });
   }
@@ -93,11 +97,12 @@ export async function deliverInTransaction(
   const data = decodeStateOrThrow(def, row.state, row.id);
   const decision = decide(
     def,
-    { state: row.current_state, data },
+    { state: row.current_state, data, visit: row.state_visit },
     {
       type: message.type,
       payload: message.payload,
       ...(message.expectedState === undefined ? {} : { expectedState: message.expectedState }),
+      ...(message.armedVisit === undefined ? {} : { armedVisit: message.armedVisit }),
     },
     { key: row.correlation_key },
   );

@@ -1,4 +1,5 @@
 import { EngineError } from '../errors/engine-error.ts';
+import { describeBadText } from '../input/describe-bad-text.ts';
 import type { ProcessDefinition } from './define-process.ts';
 import { deliverInTransaction, type DeliverResult } from './deliver-in-transaction.ts';
 import { parseMessage, type IncomingMessage } from './parse-message.ts';
@@ -18,7 +19,7 @@ export async function deliverMessage(
   raw: IncomingMessage,
 ): Promise<DeliverResult> {
   const def = definitionOf(deps, process);
-  const message = parseMessage(def, raw);
+  const message = parseMessage(def, raw, deps.limits);
   // A correlation that throws is an unroutable failure: it records nothing (seed 002).
   const key = def.correlate({ id: message.id, type: message.type, payload: message.payload });
   if (typeof key !== 'string' || key === '') {
@@ -27,6 +28,12 @@ export async function deliverMessage(
       `process "${def.name}": message ${message.id} correlates to no instance key`,
     );
   }
+  const badKey = describeBadText(key);
+  if (badKey)
+    throw new EngineError(
+      'invalid_input',
+      `process "${def.name}": message ${message.id} correlates to a key the database cannot store: ${badKey}`,
+    );
   try {
     return await withStoreRetry(
       deps.storeRetry,

@@ -12,7 +12,10 @@ export interface InstanceTransition {
   messageType: string;
   /** applied | ignored | skipped_quarantined | quarantined | repair */
   outcome: string;
-  /** Why (an ignored message's reason, a repair's operator and reason, a kept payload). */
+  /**
+   * Why (an ignored message's reason, a repair's operator and reason, a kept payload). A skip
+   * release's row keeps the message it skipped, whole, in `skippedMessage`.
+   */
   detail: Json | null;
   at: Date;
 }

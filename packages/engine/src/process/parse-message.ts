@@ -1,5 +1,8 @@
 import type { z } from 'zod';
 import { EngineError } from '../errors/engine-error.ts';
+import { assertStorableJson } from '../input/assert-storable-json.ts';
+import { assertStorableText } from '../input/assert-storable-text.ts';
+import { defaultInputLimits, jsonRules, textRules, type InputLimits } from '../input/input-limits.ts';
 import type { ProcessDefinition } from './define-process.ts';
 
 /** A message from outside: an event or a reply addressed to a process. */
@@ -22,35 +25,48 @@ export interface ParsedMessage {
 }
 
 const operatorPrefix = 'operator:';
-const nulMessage = 'contains a NUL character (\\u0000), which the database cannot store';
-
-/** Whether a string anywhere in the value (keys included) holds a NUL, which PostgreSQL text and jsonb refuse. */
-function hasNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(hasNul);
-  if (typeof value === 'object' && value !== null)
-    return Object.entries(value).some(([k, v]) => k.includes('\u0000') || hasNul(v));
-  return false;
-}
+/** PostgreSQL's bigint: a position outside it could not be stored in the failure record. */
+const maxPosition = 2n ** 63n - 1n;
 
 function describe(issue: z.core.$ZodIssue | undefined): string {
   return issue?.message ?? 'invalid';
 }
 
-/** Refuses, with the offending field named, what no transaction should ever see. */
-export function parseMessage(def: ProcessDefinition, raw: unknown): ParsedMessage {
+/**
+ * Refuses, with the offending field named, what no transaction should ever see: among it, text and
+ * payloads the database would refuse or silently change (NUL, lone surrogates, values JSON cannot
+ * represent, beyond the configured limits; ADR 0013). The payload is checked as the caller sent it.
+ */
+export function parseMessage(
+  def: ProcessDefinition,
+  raw: unknown,
+  limits: InputLimits = defaultInputLimits,
+): ParsedMessage {
   const bad = (field: string, why: string) =>
     new EngineError('invalid_input', `process "${def.name}": ${field} ${why}`);
+  const storable = <T>(check: () => T): T => {
+    try {
+      return check();
+    } catch (err) {
+      if (err instanceof EngineError)
+        throw new EngineError(err.code, `process "${def.name}": ${err.message}`, {
+          ...(err.field === null ? {} : { field: err.field }),
+        });
+      throw err;
+    }
+  };
   if (typeof raw !== 'object' || raw === null) throw bad('message', 'must be an object');
   const m = raw as Partial<IncomingMessage>;
-  if (typeof m.id !== 'string' || m.id.trim() === '') throw bad('message.id', 'is required (a non-empty string)');
-  if (m.id.startsWith(operatorPrefix))
+  if (m.id === undefined || m.id === null || (typeof m.id === 'string' && m.id.trim() === ''))
+    throw bad('message.id', 'is required (a non-empty string)');
+  const id = storable(() => assertStorableText(m.id, 'message.id', textRules(limits)));
+  if (id.startsWith(operatorPrefix))
     throw bad('message.id', `must not start with "${operatorPrefix}" (reserved for operator commands)`);
-  if (m.id.includes('\u0000')) throw bad('message.id', nulMessage);
   if (typeof m.type !== 'string' || m.type === '') throw bad('message.type', 'is required');
+  storable(() => assertStorableText(m.type, 'message.type', textRules(limits)));
   const schema = Object.hasOwn(def.messages, m.type) ? def.messages[m.type] : undefined;
   if (!schema) throw bad('message.type', `"${m.type}" is not a message this process accepts`);
-  if (hasNul(m.payload)) throw bad('message.payload', nulMessage);
+  storable(() => assertStorableJson(m.payload, 'message.payload', jsonRules(limits, 'message_payload_bytes')));
   const parsed = schema.safeParse(m.payload);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -62,8 +78,14 @@ export function parseMessage(def: ProcessDefinition, raw: unknown): ParsedMessag
     if (typeof m.position === 'bigint') position = m.position;
     else if (Number.isSafeInteger(m.position)) position = BigInt(m.position);
     else throw bad('message.position', 'must be an integer');
+    if (position < -maxPosition - 1n || position > maxPosition)
+      throw bad('message.position', 'must fit in a 64-bit signed integer');
   }
-  if (m.headers !== undefined && (typeof m.headers !== 'object' || m.headers === null))
+  if (m.headers !== undefined && (typeof m.headers !== 'object' || m.headers === null || Array.isArray(m.headers)))
     throw bad('message.headers', 'must be an object of strings');
-  return { id: m.id, type: m.type, payload: parsed.data, position, headers: { ...(m.headers ?? {}) } };
+  for (const [name, value] of Object.entries(m.headers ?? {}))
+    storable(() =>
+      assertStorableText(value, `message.headers[${JSON.stringify(name)}]`, textRules(limits, { allowBlank: true })),
+    );
+  return { id, type: m.type, payload: parsed.data, position, headers: { ...(m.headers ?? {}) } };
 }

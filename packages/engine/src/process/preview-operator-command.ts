@@ -3,7 +3,7 @@ import { findSagaInstance } from '../store/find-saga-instance.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { applied, type ArmedTimeout } from './decide.ts';
 import type { EmittedCommand, ProcessDefinition } from './define-process.ts';
-import { decodeStateOrThrow } from './decode-state.ts';
+import { checkStateToStore, decodeStateOrThrow } from './decode-state.ts';
 import { definitionOf, type ProcessDeps } from './process-deps.ts';
 import {
   checkOperatorCommand,
@@ -37,6 +37,8 @@ export async function previewOperatorCommand(
   const data = decodeStateOrThrow(def, row.state, row.id);
   const result = spec.then?.(data, input, { key: row.correlation_key }) ?? {};
   const decision = applied(def, { state: row.current_state, data }, spec.to, result, [], false);
+  // Applying it would be refused for the same reason: say so now.
+  checkStateToStore(def, decision.data, row.id, decision.to);
   return {
     outcome: 'would_apply',
     from: decision.from,

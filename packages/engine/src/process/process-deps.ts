@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import type { InputLimits } from '../input/input-limits.ts';
 import type { ProcessDefinition } from './define-process.ts';
 import type { StoreRetryPolicy } from './store-retry.ts';
 
@@ -24,6 +25,8 @@ export interface ProcessDeps {
   /** Null: quarantine is off. */
   quarantineAfterMs: number | null;
   storeRetry: StoreRetryPolicy;
+  /** What messages, operator commands and releases may carry (engine config `limits`, ADR 0013). */
+  limits: InputLimits;
   timeoutRetryMs: number;
   transactionTimeoutMs: number;
   faults: ProcessFaults;

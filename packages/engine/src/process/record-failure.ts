@@ -1,8 +1,10 @@
+import { toStorableDiagnostic } from '../input/to-storable-diagnostic.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { insertProcessTransition } from '../store/insert-process-transition.ts';
 import { insertSagaInstance } from '../store/insert-saga-instance.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
 import { writeInstanceFailure } from '../store/write-instance-failure.ts';
+import { checkStateToStore } from './decode-state.ts';
 import { startsInstance, type ProcessDefinition } from './define-process.ts';
 import type { ParsedMessage } from './parse-message.ts';
 import { inTransaction, type ProcessDeps } from './process-deps.ts';
@@ -16,16 +18,21 @@ const maxMessageLength = 1000;
 export function errorType(err: unknown): string {
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
-    return typeof code === 'string' && err.name === 'EngineError'
-      ? `EngineError:${code}`
-      : err.name || err.constructor.name;
+    return toStorableDiagnostic(
+      typeof code === 'string' && err.name === 'EngineError' ? `EngineError:${code}` : err.name || err.constructor.name,
+    );
   }
   return typeof err;
 }
 
+/**
+ * The failure record's message: cut to 1,000 characters, then made storable (a NUL or a lone
+ * surrogate, the error's own or left by the cut through a pair, becomes U+FFFD), so the record of a
+ * failure can always be written. It is our diagnostic, not caller input: sanitised, not refused.
+ */
 export function errorMessage(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
-  return text.length > maxMessageLength ? text.slice(0, maxMessageLength) : text;
+  return toStorableDiagnostic(text.length > maxMessageLength ? text.slice(0, maxMessageLength) : text);
 }
 
 /**
@@ -55,11 +62,14 @@ export async function recordFailure(
         if (!row) {
           // A message that fails before its instance exists creates the instance to hold the record.
           if (!startsInstance(def, message.type)) return nothing;
+          const initialData = def.initialData(key);
+          // Not with data its schema refuses: an instance that can never decode is no place for a record.
+          checkStateToStore(def, initialData, `for key "${key}"`, def.initial);
           await insertSagaInstance(tx, {
             processName: def.name,
             key,
             state: def.initial,
-            data: def.initialData(key),
+            data: initialData,
             now,
           });
           row = await lockSagaInstance(tx, { processName: def.name, key });

@@ -1,3 +1,4 @@
+import type { Json } from '../definitions/define-action.ts';
 import { EngineError, toEngineError } from '../errors/engine-error.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { insertInboxMessage } from '../store/insert-inbox-message.ts';
@@ -6,6 +7,7 @@ import { listSkippedMessages } from '../store/list-skipped-messages.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
 import { writeInstanceFailure } from '../store/write-instance-failure.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
+import type { DbSagaInstance } from '../store/lock-saga-instance.ts';
 import { releaseSagaInstance } from '../store/release-saga-instance.ts';
 import { applyDecision } from './apply-decision.ts';
 import { decide } from './decide.ts';
@@ -17,7 +19,11 @@ import { requireInstanceId, requireText } from './run-operator-command.ts';
 import { withStoreRetry } from './store-retry.ts';
 
 export interface ReleaseOptions {
-  /** retry: deliver the message it stopped on again; skip: mark that message handled without applying it. */
+  /**
+   * retry: deliver the message it stopped on again; skip: mark that message handled without applying
+   * it. Skipped is kept: the message (id, type, payload, position, failure) is in the release's
+   * `repair` history row, `detail.skippedMessage`.
+   */
   mode: 'retry' | 'skip';
   operator: string;
   reason: string;
@@ -55,10 +61,11 @@ export async function releaseInstance(
   opts: ReleaseOptions,
 ): Promise<ReleaseResult> {
   const id = requireInstanceId(instanceId);
+  if (typeof opts !== 'object' || opts === null) throw new EngineError('invalid_input', 'options: must be an object');
   if (opts.mode !== 'retry' && opts.mode !== 'skip')
     throw new EngineError('invalid_input', 'mode must be "retry" or "skip"');
-  const operator = requireText(opts.operator, 'operator');
-  const reason = requireText(opts.reason, 'reason');
+  const operator = requireText(opts.operator, 'operator', deps.limits);
+  const reason = requireText(opts.reason, 'reason', deps.limits);
   const audit = { release: opts.mode, operator, reason };
 
   const attempt = () =>
@@ -73,7 +80,7 @@ export async function releaseInstance(
       const messageId = row.failure_redelivery_key;
       const messageType = row.failure_message_type;
       const at = row.current_state;
-      const auditRow = (to: string, extra: Record<string, string>) =>
+      const auditRow = (to: string, extra: Record<string, Json>) =>
         insertProcessTransition(tx, {
           instanceId: id,
           from: at,
@@ -119,7 +126,9 @@ export async function releaseInstance(
           await insertInboxMessage(tx, { consumer: def.name, messageId, messageType, instanceId: id, now });
         if (!(await releaseSagaInstance(tx, { id, expectedVersion: row.version, now })))
           throw new EngineError('version_conflict', `instance ${id} changed under its lock`);
-        await auditRow(at, { skipped: messageId });
+        // Skipped means kept: the message (payload, position, failure) stays in the audit row, since
+        // the release clears the failure record that held it.
+        await auditRow(at, { skipped: messageId, skippedMessage: skippedMessageOf(row) });
         return resume({ mode: opts.mode, messageId, outcome: 'skipped', from: at, to: at });
       }
       try {
@@ -150,6 +159,19 @@ export async function releaseInstance(
       }
     });
   return withStoreRetry(deps.storeRetry, attempt, deps.sleep);
+}
+
+/** The message a quarantined instance stopped on, whole, as a skip release records it in its audit row. */
+function skippedMessageOf(row: DbSagaInstance): Json {
+  return {
+    id: row.failure_redelivery_key,
+    type: row.failure_message_type,
+    payload: (row.failure_payload ?? null) as Json,
+    position: row.failure_position === null ? null : String(row.failure_position),
+    errorType: row.failure_error_type,
+    message: row.failure_message,
+    firstFailedAt: row.first_failed_at?.toISOString() ?? null,
+  };
 }
 
 /** Quarantines a just-released instance again, on a kept message that failed as the release applied it. */

@@ -1,5 +1,9 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import { assertStorableJson } from '../input/assert-storable-json.ts';
+import { assertStorableText } from '../input/assert-storable-text.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
+import { defaultInputLimits, jsonRules, textRules, type InputLimits } from '../input/input-limits.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
 import { applyDecision } from './apply-decision.ts';
@@ -29,26 +33,29 @@ export type OperatorCommandResult =
       currentState: string;
     };
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function requireInstanceId(instanceId: unknown): string {
-  if (typeof instanceId !== 'string' || !uuidPattern.test(instanceId))
-    throw new EngineError('invalid_input', 'instanceId must be a uuid');
-  return instanceId;
+  return assertUuid(instanceId, 'instanceId');
 }
 
-export function requireText(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new EngineError('invalid_input', `${field} is required`);
-  return value;
+/** A required text field the database stores as given (no NUL, no lone surrogate, within the limit). */
+export function requireText(value: unknown, field: string, limits: InputLimits = defaultInputLimits): string {
+  return assertStorableText(value, field, textRules(limits));
 }
 
 /** Validates an operator command before any read or write; the error names the field. */
-export function parseOperatorCommand(def: ProcessDefinition, instanceId: string, cmd: OperatorCommand) {
+export function parseOperatorCommand(
+  def: ProcessDefinition,
+  instanceId: string,
+  cmd: OperatorCommand,
+  limits: InputLimits = defaultInputLimits,
+) {
   const id = requireInstanceId(instanceId);
+  if (typeof cmd !== 'object' || cmd === null) throw new EngineError('invalid_input', 'command: must be an object');
   const spec = Object.hasOwn(def.operatorCommands, cmd.command) ? def.operatorCommands[cmd.command] : undefined;
   const schema = def.operatorInputs[cmd.command];
   if (!spec || !schema)
     throw new EngineError('invalid_input', `command: "${cmd.command}" is not an operator command of "${def.name}"`);
+  assertStorableJson(cmd.input, 'input', jsonRules(limits, 'message_payload_bytes'));
   const parsed = schema.safeParse(cmd.input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -63,11 +70,11 @@ export function parseOperatorCommand(def: ProcessDefinition, instanceId: string,
     id,
     spec,
     input: parsed.data,
-    operator: requireText(cmd.operator, 'operator'),
-    reason: requireText(cmd.reason, 'reason'),
+    operator: requireText(cmd.operator, 'operator', limits),
+    reason: requireText(cmd.reason, 'reason', limits),
     // Scoped to the instance (one key on two instances is two commands); incoming message ids may
     // not use the `operator:` prefix (parseMessage refuses it), so the two never collide.
-    messageId: `operator:${id}:${requireText(cmd.idempotencyKey, 'idempotencyKey')}`,
+    messageId: `operator:${id}:${requireText(cmd.idempotencyKey, 'idempotencyKey', limits)}`,
     messageType: `operator:${cmd.command}`,
   };
 }
@@ -97,7 +104,12 @@ export async function runOperatorCommand(
   cmd: OperatorCommand,
 ): Promise<OperatorCommandResult> {
   const def = definitionOf(deps, process);
-  const { id, spec, input, operator, reason, messageId, messageType } = parseOperatorCommand(def, instanceId, cmd);
+  const { id, spec, input, operator, reason, messageId, messageType } = parseOperatorCommand(
+    def,
+    instanceId,
+    cmd,
+    deps.limits,
+  );
 
   return withStoreRetry(
     deps.storeRetry,

@@ -46,7 +46,7 @@ export async function sweepProcessTimeouts(
               tx,
               deps,
               def,
-              { id: due.id, type: due.name, payload, expectedState: due.expected_state },
+              { id: due.id, type: due.name, payload, expectedState: due.expected_state, armedVisit: due.armed_visit },
               { id: due.instance_id },
             );
             // Quarantined after the claim: leave it armed, as a quarantined instance's timers are.

@@ -7,6 +7,12 @@ const seconds = z
   .int()
   .min(1)
   .max(10 * 365 * 86_400);
+/** A JSON size limit: at most 100 MiB (PostgreSQL's jsonb holds at most 255 MB). */
+const bytes = z
+  .number()
+  .int()
+  .min(1)
+  .max(100 * 1_048_576);
 const reclaim = z
   .object({ enabled: z.boolean().default(false), after_seconds: seconds.default(900) })
   .strict()
@@ -148,6 +154,27 @@ export const engineConfigSchema = z
         timeout_retry_seconds: seconds.default(30),
         /** How long one deliver transaction may wait for, and hold, its connection. */
         transaction_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * What the engine accepts from its callers (ADR 0013). Bigger or deeper values are refused as
+     * `invalid_input` naming the field, before any write; sizes are bytes of compact JSON (UTF-8).
+     */
+    limits: z
+      .object({
+        /** startFlow's input (and a child flow's). */
+        flow_input_bytes: bytes.default(1_048_576),
+        /** A signal's payload. */
+        signal_payload_bytes: bytes.default(1_048_576),
+        /** A process message's payload, and an operator command's input. */
+        message_payload_bytes: bytes.default(1_048_576),
+        /** An action's output: a bigger one is the action's failure. */
+        action_output_bytes: bytes.default(1_048_576),
+        /** Deepest nesting of arrays and objects in any of the above. */
+        json_depth: z.number().int().min(1).max(1000).default(64),
+        /** Longest id, business key, tag, signal name, reason, idempotency key, message id or type. */
+        text_length: z.number().int().min(1).max(1_000_000).default(1000),
       })
       .strict()
       .prefault({}),

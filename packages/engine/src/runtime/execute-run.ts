@@ -7,6 +7,7 @@ import { markRunActive } from '../store/mark-run-active.ts';
 import { parkRun } from '../store/park-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
+import { findLeftUndone, leftUndoneJson } from './find-left-undone.ts';
 import { createFlowContext } from './replay/create-flow-context.ts';
 import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
@@ -46,9 +47,16 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
   const { run } = loaded;
 
   if (run.run_timeout_at && run.run_timeout_at.getTime() <= now.getTime()) {
+    // The backstop closes the run without compensation (ADR 0011); what that leaves undone is stated.
+    const leftUndone = leftUndoneJson(await findLeftUndone(deps, run));
     await settleRun(deps, run, {
       status: 'TimedOut',
-      error: { name: 'RunTimedOut', message: `the engine's run timeout passed at ${run.run_timeout_at.toISOString()}` },
+      error: {
+        name: 'RunTimedOut',
+        message: `the engine's run timeout passed at ${run.run_timeout_at.toISOString()}`,
+        left_undone: leftUndone,
+      },
+      details: { left_undone: leftUndone },
     });
     return 'finished';
   }
@@ -65,13 +73,15 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
   }
   const flow = deps.registry.flows.get(run.flow_name);
   if (!flow || !loaded.replay) {
-    await parkRun(deps.prisma, {
-      runId,
-      waitingFor: null,
-      stuckReason: `unknown_flow: no flow named "${run.flow_name}" is registered on this worker`,
-      expectedVersion: null,
-      now,
-    });
+    await deps.prisma.$transaction((tx) =>
+      parkRun(tx, {
+        runId,
+        waitingFor: null,
+        stuckReason: `unknown_flow: no flow named "${run.flow_name}" is registered on this worker`,
+        expectedVersion: null,
+        now,
+      }),
+    );
     return 'parked';
   }
   const { active, steps, compensations } = loaded.replay;

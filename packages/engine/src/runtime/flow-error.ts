@@ -1,4 +1,5 @@
 import type { Json } from '../definitions/define-action.ts';
+import { toStorableDiagnostic } from '../input/to-storable-diagnostic.ts';
 
 export type FlowErrorCode =
   /** A step failed for good (retries spent, or not retryable). */
@@ -36,10 +37,17 @@ export function isFlowError(err: unknown, code?: FlowErrorCode): err is FlowErro
 }
 
 /** Stores a thrown value as JSON, keeping what an operator needs to read it. */
+/** An error as a step's or run's record keeps it; its text made storable (see toStorableDiagnostic). */
 export function serializeError(err: unknown): { name: string; message: string; code?: string; stack?: string } {
-  if (err instanceof FlowError) return { name: err.name, code: err.code, message: err.message };
-  if (err instanceof Error) return { name: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) };
-  return { name: 'NonError', message: String(err) };
+  const t = toStorableDiagnostic;
+  if (err instanceof FlowError) return { name: t(err.name), code: err.code, message: t(err.message) };
+  if (err instanceof Error)
+    return {
+      name: t(String(err.name)),
+      message: t(String(err.message)),
+      ...(err.stack ? { stack: t(err.stack) } : {}),
+    };
+  return { name: 'NonError', message: t(String(err)) };
 }
 
 export function recordedMessage(recorded: Json): string {

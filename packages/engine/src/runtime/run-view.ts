@@ -2,6 +2,7 @@ import type { Json } from '../definitions/define-action.ts';
 import type { DbActionRun } from '../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../store/list-compensation-runs.ts';
 import type { DbFlowRun } from '../store/find-run.ts';
+import type { LeftUndone } from './find-left-undone.ts';
 
 /** A run as the control plane and console see it (domain type, apart from the row type). */
 export interface RunView {
@@ -25,6 +26,11 @@ export interface RunView {
   updatedAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  /**
+   * What the run ended without undoing (a TimedOut run is closed without compensation): its completed
+   * forward steps whose compensation never ran. Null when the run did not end that way.
+   */
+  leftUndone: LeftUndone | null;
 }
 
 export interface ActionView {
@@ -113,7 +119,13 @@ export function toRunView(r: DbFlowRun): RunView {
     updatedAt: r.updated_at.toISOString(),
     startedAt: iso(r.started_at),
     finishedAt: iso(r.finished_at),
+    leftUndone: leftUndoneOf(r.error),
   };
+}
+
+function leftUndoneOf(error: unknown): LeftUndone | null {
+  if (typeof error !== 'object' || error === null || !('left_undone' in error)) return null;
+  return error.left_undone as LeftUndone;
 }
 
 export function toActionView(a: DbActionRun): ActionView {

@@ -13,7 +13,14 @@ import type { RuntimeDeps } from './runtime-deps.ts';
 export async function settleRun(
   deps: RuntimeDeps,
   run: DbFlowRun,
-  result: { status: FinalRunStatus; output?: Json; error?: Json; session?: ReplaySession },
+  result: {
+    status: FinalRunStatus;
+    output?: Json;
+    error?: Json;
+    session?: ReplaySession;
+    /** More for the terminal event's data (e.g. what a timed-out run left undone). */
+    details?: Record<string, Json>;
+  },
 ): Promise<'settled' | 'already-finished' | 'stale'> {
   const now = deps.clock.now();
   const refused: { parent: string | null } = { parent: null };
@@ -32,7 +39,7 @@ export async function settleRun(
     await appendFlowEvent(tx, {
       runId: run.id,
       type: `run.${status.toLowerCase()}`,
-      data: result.error ? { error: result.error } : {},
+      data: { ...(result.error ? { error: result.error } : {}), ...result.details },
     });
     if (finished.parentRunId !== null && finished.parentSequence !== null) {
       refused.parent = await settleParentStep(tx, {
@@ -47,7 +54,9 @@ export async function settleRun(
   };
   let landed: boolean;
   try {
-    landed = result.session ? await result.session.tx(write) : await deps.prisma.$transaction(write);
+    landed = result.session
+      ? await result.session.tx(write, { finishesRun: true })
+      : await deps.prisma.$transaction(write);
   } catch (err) {
     // This replay's buffered writes lost to another replay: it is stale and must not finish the run.
     if (err instanceof ReplayConflict) return 'stale';

@@ -6,6 +6,7 @@ export interface DbDueTimeout {
   process_name: string;
   name: string;
   expected_state: string;
+  armed_visit: number;
   payload: unknown;
   attempts: number;
 }
@@ -19,7 +20,8 @@ export async function claimDueProcessTimeout(
   args: { now: Date; processNames: readonly string[] },
 ): Promise<DbDueTimeout | null> {
   const rows = await db.$queryRaw<DbDueTimeout[]>`
-    select t.id::text as id, t.instance_id::text as instance_id, i.process_name, t.name, t.expected_state, t.payload, t.attempts
+    select t.id::text as id, t.instance_id::text as instance_id, i.process_name, t.name, t.expected_state, t.armed_visit,
+           t.payload, t.attempts
       from "sagaflow"."process_timeouts" t
       join "sagaflow"."saga_instances" i on i.id = t.instance_id
      where t.status = 'Pending'

@@ -5,7 +5,7 @@ import type { Db } from './types.ts';
 /**
  * The claim: ONE conditional update (compare-and-swap) on an action or compensation row. It accepts
  * a Pending row, a Failed row (between its own retries) whose retry time has come, or a Running row
- * whose reclaim deadline has passed, and only while the run is open. It increments attempts and
+ * whose reclaim deadline has passed, and only while the run is open, serialized with its terminal transition. It increments attempts and
  * derives reclaim_stale_at from the row's own window. A replay that loaded the run before a
  * cancellation or expiry reached it (`cancellationKnown: false`) is refused too. Returns the
  * attempts value this claim produced, or null when the claim was lost.
@@ -21,7 +21,15 @@ export async function claimStep(
     cancellationKnown?: boolean;
   },
 ): Promise<number | null> {
+  // The run's row is locked FOR KEY SHARE (see lockOpenRun): a terminate cannot commit between this
+  // check and the claim's commit, and a claim waiting behind a terminate sees the run finished.
   const rows = await db.$queryRaw<{ attempts: number }[]>(Prisma.sql`
+    with run as (
+      select r.id from "sagaflow"."flow_runs" r
+       where r.id = (select t.run_id from ${tableSql(args.table)} t where t.id = ${args.id}::uuid)
+         and r.status in ${openRunStatusesSql}
+         and (r.cancel_requested_at is null or ${args.cancellationKnown ?? true})
+         for key share)
     update ${tableSql(args.table)} s
        set status = 'Running',
            attempts = s.attempts + 1,
@@ -34,8 +42,7 @@ export async function claimStep(
        and (s.status = 'Pending'
             or (s.status = 'Failed' and s.available_at <= ${args.now}::timestamptz)
             or (s.status = 'Running' and s.reclaim_stale_at is not null and s.reclaim_stale_at < ${args.now}::timestamptz))
-       and exists (select 1 from "sagaflow"."flow_runs" r where r.id = s.run_id and r.status in ${openRunStatusesSql}
-                     and (r.cancel_requested_at is null or ${args.cancellationKnown ?? true}))
+       and s.run_id in (select id from run)
     returning s.attempts`);
   return rows[0]?.attempts ?? null;
 }

@@ -6,7 +6,8 @@ import type { Db } from './types.ts';
  * The monitor's step sweep: marks up to `limit` overdue actions or compensations (business
  * deadline `expires_at` passed, still Pending, Running or Failed, run open) Expired, with a
  * conditional write, so a step that completed just before the sweep reached it is not demoted.
- * SKIP LOCKED lets two sweepers share the page. Returns the rows it expired.
+ * SKIP LOCKED lets two sweepers share the page; a run being finished right now is skipped. Returns
+ * the rows it expired.
  */
 export async function expireOverdueSteps(
   db: Db,
@@ -24,7 +25,9 @@ export async function expireOverdueSteps(
         where c.expires_at <= ${args.now}::timestamptz and c.status in ('Pending', 'Running', 'Failed')
         order by c.expires_at
         limit ${args.limit}::int
-        for update of c skip locked)
+        for update of c skip locked
+        -- the run row too (lockOpenRun): an expiry never commits after the run's terminal event
+        for key share of r skip locked)
        and s.status in ('Pending', 'Running', 'Failed')
     returning s.id::text as id, s.run_id::text as run_id, ${sequence} as sequence, s.name`);
 }

@@ -1,3 +1,4 @@
+import { recordStuckChange } from './record-stuck-change.ts';
 import { openRunStatusesSql } from './step-table.ts';
 import type { Json } from '../definitions/define-action.ts';
 import type { Db } from './types.ts';
@@ -11,6 +12,11 @@ export type FinalRunStatus =
  * the row decides, not the caller's view. Terminate and the run timeout keep their own status.
  * Returns the status written and the run's parent link when this call settled it (so the caller
  * can settle the parent's waiting step in the same transaction), or null when it was already finished.
+ * The row is locked FOR UPDATE first: that waits for every transaction holding it FOR KEY SHARE
+ * (claims, outcomes, signals, replay writes; see lockOpenRun) and makes later ones see it finished,
+ * so nothing of the run commits after its terminal event. A run that ends while stuck gets its
+ * `run.unstuck` (with the reason it was stuck for) just before its terminal event. Call it inside a
+ * transaction.
  */
 export async function finishRun(
   db: Db,
@@ -24,6 +30,8 @@ export async function finishRun(
   const rows = await db.$queryRaw<
     { status: FinalRunStatus; flow_name: string; parent_run_id: string | null; parent_sequence: number | null }[]
   >`
+    with locked as (
+      select id from "sagaflow"."flow_runs" where id = ${args.id}::uuid and status in ${openRunStatusesSql} for update)
     update "sagaflow"."flow_runs"
        set status = case when expired_at is not null and ${args.status} not in ('Terminated', 'TimedOut')
                          then 'Expired' else ${args.status} end,
@@ -31,9 +39,10 @@ export async function finishRun(
            error = ${args.error === undefined ? null : JSON.stringify(args.error)}::jsonb,
            waiting_for = null, stuck_reason = null,
            finished_at = ${args.now}::timestamptz, updated_at = ${args.now}::timestamptz, version = version + 1
-     where id = ${args.id}::uuid and status in ${openRunStatusesSql}
+     where id = (select id from locked) and status in ${openRunStatusesSql}
     returning status, flow_name, parent_run_id::text as parent_run_id, parent_sequence`;
   const r = rows[0];
+  if (r) await recordStuckChange(db, { runId: args.id, reason: null, by: `run.${r.status.toLowerCase()}` });
   return r
     ? { status: r.status, flowName: r.flow_name, parentRunId: r.parent_run_id, parentSequence: r.parent_sequence }
     : null;

@@ -1,3 +1,4 @@
+import { recordStuckChange } from './record-stuck-change.ts';
 import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
 
@@ -5,13 +6,15 @@ import type { Db } from './types.ts';
  * Counts a failed attempt to expire a run and holds the run off for a window that doubles per
  * failure (base, 2·base, 4·base, ...) up to `maxSeconds`. The count is never reset. The run says
  * why it is stuck (`expiry_failed: ...`) until it is expired or moves on by itself. A run that
- * finished meanwhile, or that another sweep already held off, is left alone (null).
+ * finished meanwhile, or that another sweep already held off, is left alone (null). The first hold-off
+ * of an episode writes `run.stuck` to the run's history in the same transaction (recordStuckChange):
+ * call it inside a transaction.
  */
 export async function holdOffExpiry(
   db: Db,
   args: { runId: string; baseSeconds: number; maxSeconds: number; now: Date; error: string },
 ): Promise<{ attempts: number; retryAt: Date } | null> {
-  const rows = await db.$queryRaw<{ attempts: number; retry_at: Date }[]>`
+  const rows = await db.$queryRaw<{ attempts: number; retry_at: Date; stuck_reason: string }[]>`
     update "sagaflow"."flow_runs"
        set expiry_attempts = expiry_attempts + 1,
            expiry_retry_at = ${args.now}::timestamptz + make_interval(secs =>
@@ -20,7 +23,9 @@ export async function holdOffExpiry(
              || (expiry_attempts + 1)::text || '): ' || left(${args.error}, 500)
      where id = ${args.runId}::uuid and expired_at is null and status in ${openRunStatusesSql}
        and (expiry_retry_at is null or expiry_retry_at <= ${args.now}::timestamptz)
-    returning expiry_attempts as attempts, expiry_retry_at as retry_at`;
+    returning expiry_attempts as attempts, expiry_retry_at as retry_at, stuck_reason`;
   const row = rows[0];
-  return row ? { attempts: row.attempts, retryAt: row.retry_at } : null;
+  if (!row) return null;
+  await recordStuckChange(db, { runId: args.runId, reason: row.stuck_reason, by: 'expiry' });
+  return { attempts: row.attempts, retryAt: row.retry_at };
 }

@@ -10,10 +10,14 @@ export interface DbSagaInstance {
   current_state: string;
   state: unknown;
   version: number;
+  /** Which entry into a state this is: the timeouts armed in it carry the same number. */
+  state_visit: number;
   failure_redelivery_key: string | null;
   failure_message_type: string | null;
   failure_payload: unknown;
   failure_position: bigint | null;
+  failure_error_type: string | null;
+  failure_message: string | null;
   first_failed_at: Date | null;
 }
 
@@ -30,9 +34,9 @@ export async function lockSagaInstance(
       ? Prisma.sql`id = ${by.id}::uuid`
       : Prisma.sql`process_name = ${by.processName} and correlation_key = ${by.key}`;
   const rows = await db.$queryRaw<DbSagaInstance[]>(Prisma.sql`
-    select id::text as id, process_name, correlation_key, status, current_state, state, version,
+    select id::text as id, process_name, correlation_key, status, current_state, state, version, state_visit,
            failure_redelivery_key, failure_message_type, failure_payload,
-           failure_position, first_failed_at
+           failure_position, failure_error_type, failure_message, first_failed_at
       from "sagaflow"."saga_instances" where ${where}
        for update`);
   return rows[0] ?? null;

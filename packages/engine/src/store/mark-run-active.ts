@@ -4,7 +4,9 @@ import type { Db } from './types.ts';
 /**
  * An open run being replayed shows Running (or Compensating), with no wait or stuck reason.
  * Returns whether it was Pending, whether it is open, and the run's version after this write (a
- * replay's later park only lands if nobody else wrote the run since).
+ * replay's later park only lands if nobody else wrote the run since). Clearing a stuck reason here
+ * writes no `run.unstuck`: a replay that starts is no evidence the run can move; the park or finish
+ * that ends this replay says whether it could (recordStuckChange).
  */
 export async function markRunActive(
   db: Db,
@@ -14,7 +16,7 @@ export async function markRunActive(
     update "sagaflow"."flow_runs" r
        set status = ${args.status}, waiting_for = null, stuck_reason = null,
            started_at = coalesce(r.started_at, ${args.now}::timestamptz), updated_at = ${args.now}::timestamptz, version = r.version + 1
-      from (select id, status as was from "sagaflow"."flow_runs" where id = ${args.runId}::uuid for update) prev
+      from (select id, status as was from "sagaflow"."flow_runs" where id = ${args.runId}::uuid for no key update) prev
      where r.id = prev.id and prev.was in ${openRunStatusesSql}
     returning prev.was, r.version`;
   const row = rows[0];

@@ -1,3 +1,4 @@
+import { recordStuckChange } from './record-stuck-change.ts';
 import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
 
@@ -5,7 +6,9 @@ import type { Db } from './types.ts';
  * Parks an open run: Waiting with what it waits for (healthy) or why it cannot move (stuck); a run
  * mid-rollback stays Compensating, so an operator sees it is undoing, not idle.
  * Conditional on the version the parking replay saw: a replay that was overtaken by another (which
- * wrote the run since) leaves the newer state alone. Returns whether it landed.
+ * wrote the run since) leaves the newer state alone. Returns whether it landed. Becoming stuck, or
+ * no longer stuck, is written to the run's history in the same transaction (recordStuckChange): call
+ * it inside a transaction.
  */
 export async function parkRun(
   db: Db,
@@ -23,5 +26,7 @@ export async function parkRun(
            updated_at = ${args.now}::timestamptz, version = version + 1
      where id = ${args.runId}::uuid and status in ${openRunStatusesSql}
        and (${args.expectedVersion}::int is null or version = ${args.expectedVersion}::int)`;
-  return n === 1;
+  if (n !== 1) return false;
+  await recordStuckChange(db, { runId: args.runId, reason: args.stuckReason, by: 'park' });
+  return true;
 }

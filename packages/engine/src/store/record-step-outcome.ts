@@ -10,7 +10,8 @@ export type StepOutcome =
 
 /**
  * Records an outcome only if the row is still Running under the attempts value our claim produced
- * and its run is still open. `rejected`: the row changed hands or was settled without a claim (a
+ * and its run is still open, serialized with the run's terminal transition (the run row is locked
+ * FOR KEY SHARE, see lockOpenRun): an outcome never commits after the terminal event. `rejected`: the row changed hands or was settled without a claim (a
  * recorded terminal state is never overwritten). `refused`: the run has finished.
  */
 export async function recordStepOutcome(
@@ -23,9 +24,14 @@ export async function recordStepOutcome(
   const error = outcome.kind === 'completed' ? null : JSON.stringify(outcome.error);
   const retryAt = outcome.kind === 'failed' ? outcome.retryAt : null;
   const rows = await db.$queryRaw<{ run_open: boolean; updated: boolean }[]>(Prisma.sql`
-    with target as (
-      select s.id, s.run_id, exists (select 1 from "sagaflow"."flow_runs" r where r.id = s.run_id and r.status in ${openRunStatusesSql}) as run_open
-        from ${tableSql(args.table)} s where s.id = ${args.id}::uuid
+    with step as (
+      select s.id, s.run_id from ${tableSql(args.table)} s where s.id = ${args.id}::uuid
+    ), run as (
+      select r.id from "sagaflow"."flow_runs" r
+       where r.id = (select run_id from step) and r.status in ${openRunStatusesSql}
+         for key share
+    ), target as (
+      select s.id, exists (select 1 from run) as run_open from step s
     ), upd as (
       update ${tableSql(args.table)} s
          set status = ${status},

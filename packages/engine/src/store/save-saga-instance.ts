@@ -1,7 +1,7 @@
 import type { Db } from './types.ts';
 
 /**
- * Saves a transition: state, data, status, the next due timer of the new state. Conditional on the
+ * Saves a transition: state, its visit, data, status, the next due timer of that visit. Conditional on the
  * version read under the lock (belt and braces: a writer that skipped the lock loses here). A
  * failure record naming this message is cleared: the message it failed on has now succeeded.
  * Returns whether the row was written.
@@ -12,6 +12,8 @@ export async function saveSagaInstance(
     id: string;
     expectedVersion: number;
     state: string;
+    /** The visit the instance is in after this transition (a new one when the state changed). */
+    stateVisit: number;
     data: unknown;
     status: 'ACTIVE' | 'COMPLETED';
     messageId: string;
@@ -22,6 +24,7 @@ export async function saveSagaInstance(
     update "sagaflow"."saga_instances" i
        set current_state = ${args.state},
            state = ${JSON.stringify(args.data ?? null)}::jsonb,
+           state_visit = ${args.stateVisit}::int,
            status = ${args.status},
            version = i.version + 1,
            last_message_id = ${args.messageId},
@@ -29,6 +32,8 @@ export async function saveSagaInstance(
            completed_at = case when ${args.status} = 'COMPLETED' then ${args.now}::timestamptz else null end,
            next_timer_due_at = (select min(t.due_at) from "sagaflow"."process_timeouts" t
                                  where t.instance_id = i.id and t.status = 'Pending' and t.expected_state = ${args.state}
+                                   -- a timeout of a visit the instance left is stale, not next
+                                   and t.armed_visit = ${args.stateVisit}::int
                                    -- the timeout being delivered (its id is the message id) is not next
                                    and t.id::text <> ${args.messageId}),
            failure_redelivery_key = case when i.failure_redelivery_key = ${args.messageId} then null else i.failure_redelivery_key end,

@@ -25,7 +25,7 @@ export async function settleParentStep(
       from "sagaflow"."flow_runs" r
       left join "sagaflow"."action_runs" s on s.run_id = r.id and s.sequence = ${args.parentSequence}::int
      where r.id = ${args.parentRunId}::uuid
-       for update of r`;
+       for no key update of r`;
   const p = parent[0];
   if (!p) return null;
   if (!p.open) return args.parentRunId;

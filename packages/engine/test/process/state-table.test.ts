@@ -21,6 +21,18 @@ describe('order fulfilment: the state table', () => {
     expect(process.state).toBe('Completed');
   });
 
+  it('ignores a timeout armed in an earlier visit to the state it expects; fires it in its own visit', () => {
+    const timeout = { ...aTimeout('BookingShipment'), armedVisit: 2 };
+    const back = { ...aFulfilmentProcess('BookingShipment'), visit: 4 };
+    expect(decide(fulfilment, back, timeout)).toEqual({
+      kind: 'ignored',
+      state: 'BookingShipment',
+      reason: 'stale_timeout',
+    });
+    const same = { ...aFulfilmentProcess('BookingShipment'), visit: 2 };
+    expect(decide(fulfilment, same, timeout)).toMatchObject({ kind: 'applied', to: 'Refunding' });
+  });
+
   it.each([
     // state, message type, payload, next state, commands (type → destination)
     [

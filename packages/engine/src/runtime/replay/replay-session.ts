@@ -3,6 +3,7 @@ import type { Prisma } from '../../generated/prisma/client.ts';
 import type { DbFlowRun } from '../../store/find-run.ts';
 import { insertStep, type NewStep } from '../../store/insert-step.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
+import { lockOpenRun } from '../../store/lock-open-run.ts';
 import {
   announceOutcomes,
   writeCompletedOutcome,
@@ -120,7 +121,7 @@ export class ReplaySession {
    * for ever), and this replay stops quietly (ReplayConflict). Whatever else rolls the transaction
    * back, the outcomes stay buffered: an outcome leaves the buffer only recorded or rejected.
    */
-  async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+  async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>, opts: { finishesRun?: boolean } = {}): Promise<T> {
     if (this.planOnly) {
       this.stop({ waitingFor: null, stuckReason: null, planReached: true });
       return never<T>();
@@ -131,13 +132,19 @@ export class ReplaySession {
     let done: { stale: true } | { stale: false; value: T };
     try {
       done = await this.deps.prisma.$transaction(async (tx) => {
+        // A finishing transaction takes the run FOR UPDATE before anything else (ADR 0011).
+        if (opts.finishesRun) await lockOpenRun(tx, this.runId, 'update');
         const now = this.deps.clock.now();
+        // Each outcome's write locks the run FOR KEY SHARE itself (recordStepOutcome): none lands
+        // after the terminal event.
         fates = await writeCompletedOutcomes(tx, outcomes, now);
         if (fates.some((f) => f.result === 'rejected' || f.result === 'refused')) {
           if (fates.some((f) => f.result === 'recorded'))
             await enqueueJob(tx, { kind: 'wake-run', runId: this.runId, availableAt: now });
           return { stale: true as const };
         }
+        // Nothing this transaction writes may commit after the run's terminal event (lockOpenRun).
+        if (!(await lockOpenRun(tx, this.runId))) throw new ReplayConflict();
         for (const v of values) {
           const row = await insertStep(tx, v);
           if (JSON.stringify(row.output) !== JSON.stringify(v.output ?? null) || row.kind !== 'value')

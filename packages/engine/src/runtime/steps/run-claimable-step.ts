@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ActionDefinition, Json, RetryPolicy } from '../../definitions/define-action.ts';
+import { assertStorableJson } from '../../input/assert-storable-json.ts';
+import { jsonRules } from '../../input/input-limits.ts';
 import { acquireLock, releaseLock } from '../../store/acquire-lock.ts';
 import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { claimStep } from '../../store/claim-step.ts';
@@ -143,6 +145,20 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
       lost: false,
     };
   }
+  if (!after.runOpen) {
+    // The run finished (terminated) right after the claim committed: the step must not start now.
+    await deps.journal({
+      code: 'write_refused',
+      message: `the run finished once step ${sequence} (${name}) was claimed; the step did not run`,
+      runId,
+      rowId,
+      sequence,
+      name,
+      site: `${table}.start`,
+      details: { attempts },
+    });
+    return { kind: 'not-here', waitingFor: null, lost: true };
+  }
   const ref = { runId, rowId, sequence, name, attempt: attempts };
   const claimedStep: ClaimedStep = { table, ...ref };
   await (isComp
@@ -153,9 +169,10 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   let outcome: StepOutcome;
   try {
     const output = (await step.action.run(step.input)) ?? null;
-    // An output that cannot be stored as JSON (a BigInt, a cycle) is the action's failure, not a
-    // reason to abandon the row Running: check it here, where it can still be recorded.
-    JSON.stringify(output);
+    // An output that cannot be stored exactly as JSON (a BigInt, NaN, a cycle, a lone surrogate,
+    // too big: ADR 0013) is the action's failure, not a reason to abandon the row Running or to
+    // store a converted value: check it here, where the failure can still be recorded.
+    assertStorableJson(output, 'output', jsonRules(deps.config.limits, 'action_output_bytes'));
     outcome = { kind: 'completed', output };
   } catch (err) {
     const decision = decideRetry(step.retry, deps.config.retry, attempts, err);

@@ -1,0 +1,16 @@
+import { EngineError } from '../errors/engine-error.ts';
+import { quoteForMessage } from './describe-bad-text.ts';
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether the value is a uuid in its canonical text form (what the `uuid` columns take). */
+export function isUuid(value: unknown): value is string {
+  return typeof value === 'string' && uuidPattern.test(value);
+}
+
+/** Refuses a value that is not a uuid, as `invalid_input` naming the field, before it reaches a query. */
+export function assertUuid(value: unknown, field: string): string {
+  if (isUuid(value)) return value;
+  const shown = typeof value === 'string' ? quoteForMessage(value) : typeof value;
+  throw new EngineError('invalid_input', `${field}: must be a uuid, got ${shown}`, { field });
+}

@@ -1,0 +1,27 @@
+import { Prisma } from '../generated/prisma/client.ts';
+import { openRunStatusesSql } from './step-table.ts';
+import type { Db } from './types.ts';
+
+/**
+ * Locks an open run's row FOR KEY SHARE until the caller's transaction ends, and says whether the
+ * run is open. A run's terminal transition ({@link finishRun}) locks the same row FOR UPDATE, so the
+ * two are serialized: either this transaction commits first (everything it writes lands before the
+ * terminal event), or it waits for the terminal transition and sees the run finished. A plain
+ * `exists (... status in open)` is not enough under READ COMMITTED: it reads a snapshot, and a
+ * terminate committing right after it would be followed by this transaction's writes.
+ * FOR KEY SHARE, not FOR SHARE: the run's ordinary updates (park, mark active, cancel request)
+ * take FOR NO KEY UPDATE, which it does not block. `strength: 'update'` is for a transaction that is
+ * going to finish the run: taking FOR UPDATE first thing, instead of upgrading a FOR KEY SHARE
+ * later, keeps two replays that both try to finish the run from deadlocking.
+ */
+export async function lockOpenRun(
+  db: Db,
+  runId: string,
+  strength: 'key share' | 'update' = 'key share',
+): Promise<boolean> {
+  const rows = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
+    select r.id::text as id from "sagaflow"."flow_runs" r
+     where r.id = ${runId}::uuid and r.status in ${openRunStatusesSql}
+       ${strength === 'update' ? Prisma.sql`for update` : Prisma.sql`for key share`}`);
+  return rows.length === 1;
+}
