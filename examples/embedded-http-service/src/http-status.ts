@@ -29,6 +29,7 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   instance_not_found: 404,
   instance_not_quarantined: 409,
   state_undecodable: 500,
+  state_invalid: 422,
   version_conflict: 409,
   release_failed: 409,
   internal: 500,
