@@ -2,9 +2,10 @@ import { EngineError } from '../errors/engine-error.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
 import { findOrphanedSteps, type OrphanedStep } from '../store/find-orphaned-steps.ts';
+import { lockOpenRun } from '../store/lock-open-run.ts';
 import { markStepReclaimable } from '../store/mark-step-reclaimable.ts';
-import { openRunStatuses } from '../store/types.ts';
 import type { Db } from '../store/types.ts';
 
 export type ReclaimResult = { reclaimed: true; stepId: string } | { reclaimed: false; reason: string };
@@ -24,29 +25,33 @@ export async function reclaimStep(
   runId: string,
   step: { stepId?: string } = {},
 ): Promise<ReclaimResult> {
+  assertUuid(runId, 'runId');
+  if (step.stepId !== undefined) assertUuid(step.stepId, 'stepId');
   return deps.prisma.$transaction(async (tx): Promise<ReclaimResult> => {
-    const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
-    if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-    if (!(openRunStatuses as readonly string[]).includes(run.status))
+    // Locked until commit (lockOpenRun): a reclaim never lands after the run's terminal event.
+    if (!(await lockOpenRun(tx, runId))) {
+      const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
+      if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
       throw new EngineError('run_not_open', `run ${runId} is ${run.status}; only an open run's step can be reclaimed`);
+    }
     const [orphan] = await findOrphanedSteps(tx, {
       deadAfterSeconds: deps.config.worker.dead_after_seconds,
       runId,
       ...(step.stepId ? { rowId: step.stepId } : {}),
       limit: 1,
     });
-    if (!orphan)
+    if (!orphan) {
+      const what = step.stepId ? `step ${step.stepId} of run ${runId} is not` : `run ${runId} has no step`;
       return {
         reclaimed: false,
-        reason: step.stepId
-          ? `step ${step.stepId} of run ${runId} is not Running under a worker that is gone; nothing to reclaim`
-          : `run ${runId} has no step Running under a worker that is gone; nothing to reclaim`,
+        reason: `${what} Running under a worker that is gone, so nothing was reclaimed; a worker that is alive but hung stops counting as alive once it is stopped or ${deps.config.worker.dead_after_seconds} s (worker.dead_after_seconds) after its last heartbeat`,
       };
+    }
     return reclaimOrphan(deps, tx, orphan, 'operator');
   });
 }
 
-/** Opens one orphaned row to the claim and wakes its run (the caller's transaction). */
+/** Opens one orphaned row to the claim and wakes its run (the caller's transaction, which holds the run lock). */
 export async function reclaimOrphan(
   deps: RuntimeDeps,
   tx: Db,

@@ -6,7 +6,8 @@ import { markRunStuck } from '../store/mark-run-stuck.ts';
 /**
  * One pass of the monitor over steps Running with no reclaim deadline whose worker is gone (ADR
  * 0010): nothing will ever finish them, so their run gets a stuck reason naming the step, the worker
- * and since when, and the repair (engine.reclaimStep, kick; the doctor does it when enabled).
+ * and since when, and the repair (engine.reclaimStep, kick; the doctor does it when enabled), and
+ * `run.stuck` goes in its history.
  */
 export async function sweepOrphanedSteps(
   deps: RuntimeDeps,
@@ -14,13 +15,15 @@ export async function sweepOrphanedSteps(
 ): Promise<{ marked: number }> {
   const orphans = await findOrphanedSteps(deps.prisma, {
     deadAfterSeconds: deps.config.worker.dead_after_seconds,
+    unmarkedOnly: true,
     limit: opts.limit ?? deps.config.monitor.expiration.page_size,
   });
   let marked = 0;
   for (const o of orphans) {
     if (o.stuck_reason !== null) continue;
-    if (await markRunStuck(deps.prisma, { runId: o.run_id, stuckReason: orphanedStepReason(o), now: deps.clock.now() }))
-      marked += 1;
+    const stuckReason = orphanedStepReason(o);
+    const now = deps.clock.now();
+    if (await deps.prisma.$transaction((tx) => markRunStuck(tx, { runId: o.run_id, stuckReason, now }))) marked += 1;
   }
   return { marked };
 }

@@ -30,28 +30,40 @@ export async function writeHeldOutcomes(
   outcomes: PendingOutcome[],
 ): Promise<boolean> {
   const policy = deps.config.worker.outcome_retry;
+  const steps = outcomes.map((o) => o.sequence);
   for (let attempt = 1; ; attempt++) {
     try {
       await writeOnce(deps, runId, outcomes);
-      if (attempt > 1)
-        deps.logger.info({ runId, attempt, steps: outcomes.map((o) => o.sequence) }, 'held step outcomes written');
+      if (attempt > 1) deps.logger.info({ runId, attempt, steps }, 'held step outcomes written');
       return true;
     } catch (err) {
       if (attempt >= policy.max_attempts) {
         deps.logger.error(
-          { err, runId, steps: outcomes.map((o) => o.sequence) },
-          'step outcomes could not be written; this worker keeps them and writes them once the database answers',
+          { err, runId, steps, outcomes: describeHeld(outcomes) },
+          'step outcomes could not be written; this worker keeps them in memory and writes them as soon as the database answers (check the database connection)',
         );
         return false;
       }
-      await sleep(
-        storeRetryDelay(
-          { maxAttempts: policy.max_attempts, baseDelayMs: policy.base_delay_ms, maxDelayMs: policy.max_delay_ms },
-          attempt,
-        ),
+      const delayMs = storeRetryDelay(
+        { maxAttempts: policy.max_attempts, baseDelayMs: policy.base_delay_ms, maxDelayMs: policy.max_delay_ms },
+        attempt,
       );
+      deps.logger.warn({ err, runId, steps, attempt, delayMs }, 'writing step outcomes failed; trying again');
+      await sleep(delayMs);
     }
   }
+}
+
+/** What a log line carries of held outcomes: enough to write them by hand if the process dies. */
+export function describeHeld(outcomes: PendingOutcome[]): object[] {
+  return outcomes.map((o) => ({
+    table: o.table,
+    rowId: o.rowId,
+    sequence: o.sequence,
+    name: o.name,
+    attempts: o.attempts,
+    output: o.output,
+  }));
 }
 
 /**
@@ -73,7 +85,7 @@ export class HeldOutcomes {
     this.held.set(runId, [...(this.held.get(runId) ?? []), ...outcomes]);
   }
 
-  /** One attempt for each run's held outcomes; those written leave the backlog. */
+  /** One attempt for each run's held outcomes; those written (recorded, or rejected and journaled) leave the backlog. */
   async retry(): Promise<void> {
     for (const [runId, outcomes] of [...this.held]) {
       try {
@@ -84,5 +96,20 @@ export class HeldOutcomes {
         return; // the database is still away: the next poll tries again
       }
     }
+  }
+
+  /**
+   * The pool is stopping: one last attempt, then whatever is still held is logged at error level
+   * with its payload (the only copy left). Its steps stay Running under a worker that is gone: the
+   * monitor gives the run a stuck reason and engine.reclaimStep runs them again.
+   */
+  async release(): Promise<void> {
+    await this.retry();
+    for (const [runId, outcomes] of this.held)
+      this.deps().logger.error(
+        { runId, outcomes: describeHeld(outcomes) },
+        'this worker stopped holding step outcomes it could not write; their steps will show as held by a worker that is gone: reclaim them (engine.reclaimStep) to run them again',
+      );
+    this.held.clear();
   }
 }

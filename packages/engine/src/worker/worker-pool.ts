@@ -94,6 +94,7 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
       await looping;
       const drained = await Promise.race([Promise.all(inFlight).then(() => true), sleep(drainMs).then(() => false)]);
       await heartbeat.stop();
+      await deps.heldOutcomes.release();
       // Drained: nothing is held any more. Not drained: the beats stop, and the steps still in flight
       // count as this worker's until worker.dead_after_seconds has passed without one.
       if (drained)
