@@ -12,7 +12,11 @@ import { bareEngine, gate } from '../harness.ts';
  * doctor re-dispatch it with the normal claim (attempts + 1), and the old owner's late outcome is
  * rejected. While the owner is alive, nothing reclaims it.
  */
-const gates = { 'charge-k': { started: gate(), hang: gate() }, 'charge-d': { started: gate(), hang: gate() } };
+const gates = {
+  'charge-k': { started: gate(), hang: gate() },
+  'charge-d': { started: gate(), hang: gate() },
+  'charge-r': { started: gate(), hang: gate() },
+};
 const calls: Record<string, number> = {};
 const charge = (name: keyof typeof gates) =>
   defineAction({
@@ -29,6 +33,7 @@ const charge = (name: keyof typeof gates) =>
   });
 const chargeK = charge('charge-k');
 const chargeD = charge('charge-d');
+const chargeR = charge('charge-r');
 const ship = defineAction({ name: 'ship', run: async () => 'shipped' });
 const flowOf = (name: string, step: typeof chargeK) =>
   defineFlow({
@@ -42,8 +47,9 @@ const flowOf = (name: string, step: typeof chargeK) =>
   });
 const kickFlow = flowOf('dead-owner-kick', chargeK);
 const doctorFlow = flowOf('dead-owner-doctor', chargeD);
-const flows = [kickFlow, doctorFlow];
-const actions = [chargeK, chargeD, ship];
+const reclaimFlow = flowOf('dead-owner-reclaim-step', chargeR);
+const flows = [kickFlow, doctorFlow, reclaimFlow];
+const actions = [chargeK, chargeD, chargeR, ship];
 // Generous for a loaded machine: a live worker's beat must never look 5 s old.
 const worker = { heartbeat_interval_ms: 100, dead_after_seconds: 5 };
 
@@ -82,6 +88,9 @@ describe(`wave 2: a step held by a worker that is gone is stuck with a reason an
       return r?.startsWith('owner_gone') ? r : undefined;
     });
     expect(reason).toContain(`step 1 (charge-k) held by worker ${a.runtime.workerId} which is gone since `);
+    // Becoming stuck is an event in the run's history, once.
+    const stuck = await db.prisma.flowEvent.findMany({ where: { run_id: runId, type: 'run.stuck' } });
+    expect(stuck.map((e) => (e.data as { reason: string }).reason)).toEqual([reason]);
     // The run row still says what the dead worker's replay left (Running): the reason is what tells.
     expect(['Running', 'Waiting']).toContain((await b.getRun(runId))?.run.status);
 
@@ -105,6 +114,41 @@ describe(`wave 2: a step held by a worker that is gone is stuck with a reason an
       run: 'Completed',
       output: { by: 'second' },
       step: ['Completed', 2, { by: 'second' }],
+    });
+  });
+
+  it('engine.reclaimStep: refuses a malformed id and a live owner, then reclaims the step of a stopped worker; the run completes and says it is no longer stuck', async () => {
+    const { a, runId } = await strandFirstStep(reclaimFlow, 'charge-r');
+    const b = bareEngine(db, { flows, actions, config: { worker } });
+    await expect(b.reclaimStep(runId, { stepId: 'not-a-uuid' })).rejects.toMatchObject({
+      code: 'invalid_input',
+      field: 'stepId',
+    });
+    const alive = await b.reclaimStep(runId);
+    expect(alive).toMatchObject({ reclaimed: false });
+    expect(alive.reclaimed ? '' : alive.reason).toContain('worker.dead_after_seconds');
+
+    await a.stopWorkers(10);
+    const stepRow = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, name: 'charge-r' } });
+    await waitFor('the run to say its step is held by a gone worker', async () => {
+      await b.monitorPass({ doctor: false });
+      return (await b.getRun(runId))?.run.stuckReason?.startsWith('owner_gone') ? true : undefined;
+    });
+    expect(await b.reclaimStep(runId, { stepId: stepRow.id })).toEqual({ reclaimed: true, stepId: stepRow.id });
+    b.startWorkers();
+    const done = await waitFor('the run to complete', async () => {
+      const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+      return r.status === 'Completed' ? r : undefined;
+    });
+    await b.stopWorkers();
+    gates['charge-r'].hang.open();
+    const history = await db.prisma.flowEvent.findMany({
+      where: { run_id: runId, type: { in: ['run.stuck', 'step.reclaimed', 'run.unstuck', 'run.completed'] } },
+      orderBy: { id: 'asc' },
+    });
+    expect({ output: done.output, history: history.map((e) => e.type) }).toEqual({
+      output: { by: 'second' },
+      history: ['run.stuck', 'step.reclaimed', 'run.unstuck', 'run.completed'],
     });
   });
 

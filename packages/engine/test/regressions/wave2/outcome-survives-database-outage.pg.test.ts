@@ -76,10 +76,12 @@ describe('wave 2: a completed step outcome survives a database outage (real Post
       await cluster.restart({
         whileDown: async () => {
           gates[outage].release.open(); // step 1 finishes while PostgreSQL is down...
-          // ...and PostgreSQL stays down until the worker has met the outage with the outcome in hand.
+          // ...and PostgreSQL stays down until the worker has met the outage with the outcome in hand
+          // (or, without the fix, given the job up).
           await waitFor(
             `the worker to log "${until}"`,
-            async () => (lines.some((l) => l.msg?.startsWith(until)) ? true : undefined),
+            async () =>
+              lines.some((l) => l.msg?.startsWith(until) || l.msg?.startsWith('job failed')) ? true : undefined,
             120_000,
           );
         },
