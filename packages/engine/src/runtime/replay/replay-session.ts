@@ -154,7 +154,7 @@ export class ReplaySession {
         return { stale: false as const, value: await fn(tx) };
       });
     } catch (err) {
-      this.pendingOutcomes.unshift(...outcomes);
+      this.keep(outcomes);
       // Values that conflicted with another replay's are that replay's to keep: ours are dropped.
       if (!(err instanceof ReplayConflict)) this.pendingValues.unshift(...values);
       throw err;
@@ -162,6 +162,20 @@ export class ReplaySession {
     await announceOutcomes(this.deps, fates);
     if (done.stale) throw new ReplayConflict();
     return done.value;
+  }
+
+  /** Set once the replay's abort has written (or handed on) what it held: see {@link keep}. */
+  private flushed = false;
+
+  /**
+   * Puts outcomes whose write failed back where they will be written: the buffer, or, once the
+   * abort's flush has run (a parallel sibling still in flight when the replay gave up), straight to
+   * the engine's held outcomes. An outcome leaves this session only recorded, rejected, or handed on.
+   */
+  private keep(outcomes: PendingOutcome[]): void {
+    if (outcomes.length === 0) return;
+    if (this.flushed) this.deps.heldOutcomes.hold(this.runId, outcomes);
+    else this.pendingOutcomes.unshift(...outcomes);
   }
 
   /**
@@ -175,7 +189,7 @@ export class ReplaySession {
       result = await this.deps.prisma.$transaction((tx) => writeCompletedOutcome(tx, outcome, this.deps.clock.now()));
     } catch (err) {
       // The database failed us: the outcome stays with this replay, whose abort writes it (flush).
-      this.pendingOutcomes.push(outcome);
+      this.keep([outcome]);
       throw err;
     }
     await announceOutcomes(this.deps, [{ outcome, result }]);
@@ -189,6 +203,7 @@ export class ReplaySession {
    * budget runs out, the engine's backlog keeps them and writes them once the database answers.
    */
   async flush(): Promise<void> {
+    this.flushed = true;
     const outcomes = this.pendingOutcomes.splice(0);
     if (outcomes.length === 0) return;
     if (!(await writeHeldOutcomes(this.deps, this.runId, outcomes))) this.deps.heldOutcomes.hold(this.runId, outcomes);
