@@ -62,7 +62,7 @@ export function describeHeld(outcomes: PendingOutcome[]): object[] {
     sequence: o.sequence,
     name: o.name,
     attempts: o.attempts,
-    output: o.output,
+    ...(o.failure ? { failure: o.failure } : { output: o.output }),
   }));
 }
 

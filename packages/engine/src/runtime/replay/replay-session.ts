@@ -172,7 +172,7 @@ export class ReplaySession {
    * abort's flush has run (a parallel sibling still in flight when the replay gave up), straight to
    * the engine's held outcomes. An outcome leaves this session only recorded, rejected, or handed on.
    */
-  private keep(outcomes: PendingOutcome[]): void {
+  keep(outcomes: PendingOutcome[]): void {
     if (outcomes.length === 0) return;
     if (this.flushed) this.deps.heldOutcomes.hold(this.runId, outcomes);
     else this.pendingOutcomes.unshift(...outcomes);

@@ -238,6 +238,22 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   } catch (err) {
     // A buffered outcome of an earlier step was lost: this replay is stale and stops.
     if (err instanceof ReplayConflict) return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
+    // The database failed the write: the failure is kept like a completion (ADR 0010), and written
+    // by the replay's abort, so the step does not stay Running under a live worker for want of it.
+    session.keep([
+      {
+        table,
+        runId,
+        rowId,
+        sequence,
+        name,
+        attempts,
+        output: null,
+        failure,
+        ...(step.level === undefined ? {} : { level: step.level }),
+        ...(lock ? { lock } : {}),
+      },
+    ]);
     throw err;
   }
 

@@ -5,7 +5,7 @@ import { createEngine, type EngineOptions } from '../../../src/create-engine.ts'
 import { createDatabase } from '../../../src/db/create-database.ts';
 import type { Database } from '../../../src/db/database.ts';
 import { migrate } from '../../../src/db/migrate.ts';
-import { defineAction, defineFlow } from '../../../src/index.ts';
+import { defineAction, defineFlow, NonRetryableError } from '../../../src/index.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { gate, sleep } from '../harness.ts';
 
@@ -19,7 +19,11 @@ import { gate, sleep } from '../harness.ts';
  * it stops the server.
  */
 const ran: string[] = [];
-const gates = { short: { started: gate(), release: gate() }, long: { started: gate(), release: gate() } };
+const gates = {
+  short: { started: gate(), release: gate() },
+  long: { started: gate(), release: gate() },
+  failing: { started: gate(), release: gate() },
+};
 type Outage = keyof typeof gates;
 const step = (n: number) =>
   defineAction({
@@ -29,6 +33,7 @@ const step = (n: number) =>
       if (n === 1) {
         gates[outage].started.open();
         await gates[outage].release.promise; // the outage begins while the step runs
+        if (outage === 'failing') throw new NonRetryableError('declined');
       }
       await sleep(1000);
       return { n };
@@ -134,5 +139,15 @@ describe('wave 2: a completed step outcome survives a database outage (real Post
       held: held?.outcomes?.map((o) => [o.name, o.output]),
       written: lines.some((l) => l.msg === 'held step outcomes written'),
     }).toEqual({ ...expected('long'), held: [['step-1', { n: 1 }]], written: true });
+  }, 240_000);
+
+  it('a step that fails during the outage: its failure is kept and written, so the run ends Failed and nothing stays Running', async () => {
+    const { run, rows, lost } = await throughOutage('failing', 'writing step outcomes failed; trying again', {});
+    expect({
+      run: run.status,
+      rows: rows.map((r) => `${r.name}:${r.status}:${r.attempts}`),
+      ran: ran.filter((r) => r.startsWith('failing:')),
+      lost,
+    }).toEqual({ run: 'Failed', rows: ['step-1:Errored:1'], ran: ['failing:step-1'], lost: 0 });
   }, 240_000);
 });
