@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { storeRetryDelay } from '../process/store-retry.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
-import { announceOutcomes, writeCompletedOutcomes, type PendingOutcome } from './steps/pending-outcome.ts';
+import { announceOutcomes, writePendingOutcomes, type PendingOutcome } from './steps/pending-outcome.ts';
 
 /**
  * One attempt at the outcomes a worker holds: each written on its own fence, with a wake for the
@@ -12,7 +12,7 @@ import { announceOutcomes, writeCompletedOutcomes, type PendingOutcome } from '.
 async function writeOnce(deps: RuntimeDeps, runId: string, outcomes: PendingOutcome[]): Promise<void> {
   const fates = await deps.prisma.$transaction(async (tx) => {
     const now = deps.clock.now();
-    const written = await writeCompletedOutcomes(tx, outcomes, now);
+    const written = await writePendingOutcomes(tx, outcomes, now);
     await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
     return written;
   });

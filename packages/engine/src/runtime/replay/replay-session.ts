@@ -6,8 +6,8 @@ import { enqueueJob } from '../../store/enqueue-job.ts';
 import { lockOpenRun } from '../../store/lock-open-run.ts';
 import {
   announceOutcomes,
-  writeCompletedOutcome,
-  writeCompletedOutcomes,
+  writePendingOutcome,
+  writePendingOutcomes,
   type OutcomeWrite,
   type PendingOutcome,
 } from '../steps/pending-outcome.ts';
@@ -137,7 +137,7 @@ export class ReplaySession {
         const now = this.deps.clock.now();
         // Each outcome's write locks the run FOR KEY SHARE itself (recordStepOutcome): none lands
         // after the terminal event.
-        fates = await writeCompletedOutcomes(tx, outcomes, now);
+        fates = await writePendingOutcomes(tx, outcomes, now);
         if (fates.some((f) => f.result === 'rejected' || f.result === 'refused')) {
           if (fates.some((f) => f.result === 'recorded'))
             await enqueueJob(tx, { kind: 'wake-run', runId: this.runId, availableAt: now });
@@ -186,7 +186,7 @@ export class ReplaySession {
   async writeOutcome(outcome: PendingOutcome): Promise<OutcomeWrite> {
     let result: OutcomeWrite;
     try {
-      result = await this.deps.prisma.$transaction((tx) => writeCompletedOutcome(tx, outcome, this.deps.clock.now()));
+      result = await this.deps.prisma.$transaction((tx) => writePendingOutcome(tx, outcome, this.deps.clock.now()));
     } catch (err) {
       // The database failed us: the outcome stays with this replay, whose abort writes it (flush).
       this.keep([outcome]);

@@ -34,7 +34,7 @@ const statusOf = { completed: 'Completed', failed: 'Failed', errored: 'Errored' 
 export type OutcomeWrite = 'recorded' | 'already' | 'rejected' | 'refused';
 
 /** The fenced outcome write and its history row (and the lock's release), inside the caller's transaction. */
-export async function writeCompletedOutcome(
+export async function writePendingOutcome(
   tx: Prisma.TransactionClient,
   o: PendingOutcome,
   now: Date,
@@ -72,13 +72,13 @@ async function alreadyOurs(tx: Prisma.TransactionClient, o: PendingOutcome): Pro
  * another's write with it (the statements are conditional updates, never errors, so one loss does
  * not abort the transaction).
  */
-export async function writeCompletedOutcomes(
+export async function writePendingOutcomes(
   tx: Prisma.TransactionClient,
   outcomes: PendingOutcome[],
   now: Date,
 ): Promise<{ outcome: PendingOutcome; result: OutcomeWrite }[]> {
   const fates: { outcome: PendingOutcome; result: OutcomeWrite }[] = [];
-  for (const outcome of outcomes) fates.push({ outcome, result: await writeCompletedOutcome(tx, outcome, now) });
+  for (const outcome of outcomes) fates.push({ outcome, result: await writePendingOutcome(tx, outcome, now) });
   return fates;
 }
 
