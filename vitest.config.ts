@@ -19,6 +19,7 @@ export default defineConfig({
             'apps/control/src/**/*.test.ts',
             'apps/web/runs/**/*.test.ts',
             'apps/web/ui/**/*.test.ts',
+            'apps/web/auth/**/*.test.ts',
             'tooling/lint-rules/src/**/*.test.ts',
           ],
           testTimeout: 30_000,
@@ -38,6 +39,8 @@ export default defineConfig({
         test: {
           name: 'postgres',
           include: [...engineIntegration, 'apps/control/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+          // *.pglite.test.ts are about the embedded database itself (its data directory), not the engine on it.
+          exclude: ['**/*.pglite.test.ts'],
           env: { SAGAFLOW_TEST_DB: 'postgres' },
           globalSetup: ['packages/engine/test/support/global-setup-postgres.ts'],
           testTimeout: 60_000,

@@ -1,4 +1,5 @@
 import { defineConfig } from '@playwright/test';
+import { storageStatePath } from './fixtures/accounts.ts';
 import { chromiumArgs, chromiumPath } from './fixtures/chromium.ts';
 
 /** Specs run against the built console and a real control plane started by fixtures/start-stack.ts. */
@@ -20,5 +21,7 @@ export default defineConfig({
     trace: 'off',
     video: 'off',
     launchOptions: { executablePath: chromiumPath, args: chromiumArgs },
+    // Every spec runs signed in as an operator unless it asks otherwise (the global setup saved it).
+    storageState: storageStatePath('operator'),
   },
 });

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { demoAdminPassword } from './lib/demo-admin-password.mjs';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
 import { step } from './lib/run.mjs';
@@ -74,10 +75,18 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 // `node --import tsx` rather than the tsx binary: the binary's signal relay gives up on a child that
 // takes more than a moment to drain, and the control plane drains its workers on SIGTERM.
+// The product requires sign-in; the demo makes it easy: a known first-admin password, printed below.
+const admin = demoAdminPassword();
 const control = spawn(process.execPath, ['--import', 'tsx', join(root, 'apps', 'control', 'src', 'main.ts')], {
   cwd: root,
   stdio: 'inherit',
-  env: { SAGAFLOW_DEMO: '1', ...env, CONTROL_HOST: host, CONTROL_PORT: String(controlPort) },
+  env: {
+    SAGAFLOW_DEMO: '1',
+    ...env,
+    SAGAFLOW_ADMIN_PASSWORD: admin.password,
+    CONTROL_HOST: host,
+    CONTROL_PORT: String(controlPort),
+  },
 });
 children.push(control);
 await step('start the control plane (embedded PGlite, demo traffic)', async () => {
@@ -88,7 +97,13 @@ await step('start the control plane (embedded PGlite, demo traffic)', async () =
 const web = spawn(pnpm, ['exec', 'next', 'start', '-p', String(webPort), '-H', host], {
   cwd: join(root, 'apps', 'web'),
   stdio: 'inherit',
-  env: { ...env, CONTROL_URL: `http://${host}:${controlPort}` },
+  env: {
+    ...env,
+    CONTROL_URL: `http://${host}:${controlPort}`,
+    // The console answers to the loopback names and to the address it was asked to listen on.
+    CONSOLE_ALLOWED_HOSTS:
+      env.CONSOLE_ALLOWED_HOSTS ?? ['127.0.0.1', 'localhost', '::1', ...(host === '0.0.0.0' ? [] : [host])].join(','),
+  },
 });
 children.push(web);
 await step('start the console', async () => {
@@ -97,7 +112,12 @@ await step('start the console', async () => {
 });
 
 console.error(
-  `\n  Sagaflow console: http://${host}:${webPort}\n  Control plane API: http://${host}:${controlPort}/trpc (health: /healthz)\n  Ctrl-C stops both.\n`,
+  `\n  Sagaflow console: http://${host}:${webPort}\n` +
+    `  Sign in as: admin  password: ${admin.password}\n` +
+    (admin.file
+      ? `  (the demo's first admin, created on the first start; the password is kept in ${admin.file})\n`
+      : '  (from SAGAFLOW_ADMIN_PASSWORD, used when the first admin was created)\n') +
+    `  Control plane API: http://${host}:${controlPort}/trpc (health: /healthz)\n  Ctrl-C stops both.\n`,
 );
 
 const exited = (c) => new Promise((r) => (c.exitCode !== null ? r() : c.on('exit', r)));

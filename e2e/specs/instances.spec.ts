@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
+import { accounts } from '../fixtures/accounts.ts';
 import { freePort } from '../fixtures/free-port.ts';
 import { startProcessGroup, type ProcessGroup } from '../fixtures/process-group.ts';
 import { expect, test } from '../fixtures/test.ts';
+import { signInViaConsole } from '../fixtures/sign-in-accounts.ts';
 import { waitUntilAnswers } from '../fixtures/wait-until-answers.ts';
 
 // The shared stack runs no message feed, and nothing in the API delivers process messages. So this
@@ -16,6 +18,8 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 interface DemoStack {
   baseUrl: string;
+  /** The session cookie of this stack's own first admin (the shared stack's sessions mean nothing here). */
+  sessionCookie: string;
   stop(): Promise<void>;
 }
 
@@ -46,6 +50,7 @@ async function startDemoStack(): Promise<DemoStack> {
           SAGAFLOW_DATA_DIR: join(dataDir, 'pglite'),
           SAGAFLOW_DEMO: '1',
           SAGAFLOW_DEMO_INTERVAL_MS: '5000',
+          SAGAFLOW_ADMIN_PASSWORD: accounts.admin.password,
           SAGAFLOW_ENGINE_CONFIG: JSON.stringify({ processes: { quarantine_after_seconds: 1 } }),
           LOG_LEVEL: 'warn',
         }),
@@ -62,7 +67,7 @@ async function startDemoStack(): Promise<DemoStack> {
     groups.push(web);
     const baseUrl = `http://127.0.0.1:${webPort}`;
     await waitUntilAnswers(`${baseUrl}/instances`, web, 60_000);
-    return { baseUrl, stop };
+    return { baseUrl, sessionCookie: await signInViaConsole(baseUrl, 'admin'), stop };
   } catch (err) {
     await stop();
     throw err;
@@ -84,6 +89,7 @@ test.describe('a quarantined instance, fed by the demo message feed', () => {
     page,
   }) => {
     if (!stack) throw new Error('the demo stack did not start');
+    await page.context().addCookies([{ name: 'sagaflow_session', value: stack.sessionCookie, url: stack.baseUrl }]);
     await page.goto(`${stack.baseUrl}/instances`);
     await expect(page.getByRole('heading', { name: 'Instances' })).toBeVisible();
     // The outbox behind the processes says how much waits to be published (the demo services ack fast).

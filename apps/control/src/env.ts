@@ -2,6 +2,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseEngineConfig, type EngineConfigInput } from '@sagaflow/engine';
 import { z } from 'zod';
+import { authSettings } from './auth/auth-settings.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -36,6 +37,8 @@ const schema = z.object({
     .default(1_048_576),
   /** The most calls one batched API request may hold; a longer batch is refused with 400. */
   SAGAFLOW_API_MAX_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
+  /** Sign-in, sessions and the API's defences (ADR 0015). */
+  ...authSettings,
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 

@@ -9,6 +9,15 @@ import { startFulfilmentTraffic } from './demo/start-fulfilment-traffic.ts';
 import type { ControlEnv } from './env.ts';
 import { checkPortFree } from './http/check-port-free.ts';
 import { createHttpServer } from './http/create-http-server.ts';
+import { authOptionsFrom } from './auth/auth-options.ts';
+import { ensureFirstAdmin } from './auth/ensure-first-admin.ts';
+
+export interface StartOptions {
+  /** The clock sessions and the sign-in limit are measured by (tests move it). */
+  now?: () => Date;
+  /** Where a generated first-admin password is shown, once. */
+  print?: (text: string) => void;
+}
 
 export interface ControlPlane {
   url: string;
@@ -25,6 +34,7 @@ export interface ControlPlane {
 export async function startControlPlane(
   env: ControlEnv,
   logger: Logger = pino({ level: env.LOG_LEVEL }),
+  options: StartOptions = {},
 ): Promise<ControlPlane> {
   await checkPortFree(env.CONTROL_HOST, env.CONTROL_PORT);
   const db = await openDatabase(env);
@@ -32,6 +42,25 @@ export async function startControlPlane(
   try {
     const result = await migrate(db, { log: (e) => logger.info(e, 'migration') });
     logger.info(result, 'migrations up to date');
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+
+  const auth = authOptionsFrom(env, options.now);
+  try {
+    const admin = await ensureFirstAdmin(db.prisma, env.SAGAFLOW_ADMIN_PASSWORD, auth.now());
+    if (admin?.generatedPassword) {
+      // The password goes to stdout once, never into the structured log (which may be shipped).
+      logger.warn(
+        { operator: admin.name },
+        'first admin created with a generated password, printed once on stdout; sign in and change it',
+      );
+      (options.print ?? ((text) => process.stdout.write(text)))(
+        `\n  First admin created. Sign in as "${admin.name}" with password: ${admin.generatedPassword}\n` +
+          '  (shown once; set SAGAFLOW_ADMIN_PASSWORD before the first start to choose it)\n\n',
+      );
+    } else if (admin) logger.info({ operator: admin.name }, 'first admin created with SAGAFLOW_ADMIN_PASSWORD');
   } catch (err) {
     await db.close();
     throw err;
@@ -47,6 +76,7 @@ export async function startControlPlane(
     engine,
     db,
     logger,
+    auth,
     isReady: () => ready,
     limits: { maxBodyBytes: env.SAGAFLOW_API_MAX_BODY_BYTES, maxBatchSize: env.SAGAFLOW_API_MAX_BATCH_SIZE },
   });

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
-import { apiClient, rejection, testDatabaseUrl } from './support/test-plane.ts';
+import { apiClient, createTestOperator, rejection, signInCookie, testDatabaseUrl } from './support/test-plane.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
 
@@ -19,6 +19,7 @@ const internals =
 describe('the API refuses bad input with a 4xx naming the field, and bounds bodies and batches', () => {
   let plane: ControlPlane;
   let api: ReturnType<typeof apiClient>;
+  let cookie: string;
   beforeAll(async () => {
     const url = await testDatabaseUrl('bounds');
     plane = await startControlPlane(
@@ -30,14 +31,18 @@ describe('the API refuses bad input with a 4xx naming the field, and bounds bodi
         SAGAFLOW_API_MAX_BATCH_SIZE: '20',
       }),
     );
-    api = apiClient(plane.url);
+    cookie = await signInCookie(plane.url, await createTestOperator(plane, 'operator'));
+    api = apiClient(plane.url, cookie);
   });
   afterAll(async () => {
     await plane.stop();
   });
 
   async function raw(path: string, init?: RequestInit) {
-    const res = await fetch(`${plane.url}${path}`, init);
+    const res = await fetch(`${plane.url}${path}`, {
+      ...init,
+      headers: { ...(init?.headers as Record<string, string> | undefined), cookie },
+    });
     return { status: res.status, text: await res.text() };
   }
 
@@ -132,10 +137,11 @@ describe('an error the API does not know is a generic 500 naming a request id, i
       parseEnv({ DATABASE_URL: url, CONTROL_PORT: '0', LOG_LEVEL: 'info' }),
       pino({ level: 'info' }, sink),
     );
+    const cookie = await signInCookie(plane.url, await createTestOperator(plane, 'viewer'));
     try {
       // The engine's database goes away under the API: every read is now an unknown driver error.
       await plane.db.prisma.$executeRawUnsafe('alter table "sagaflow"."flow_runs" rename to "flow_runs_gone"');
-      const res = await fetch(`${plane.url}/trpc/runs.list`);
+      const res = await fetch(`${plane.url}/trpc/runs.list`, { headers: { cookie } });
       const text = await res.text();
       expect(res.status).toBe(500);
       expect(text).not.toMatch(internals);

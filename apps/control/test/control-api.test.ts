@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
-import { testDatabaseUrl, apiClient, rejection } from './support/test-plane.ts';
+import { testDatabaseUrl, type apiClient, rejection, signedInClient } from './support/test-plane.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
 
@@ -10,7 +10,7 @@ describe('control plane API over HTTP', () => {
   beforeAll(async () => {
     const url = await testDatabaseUrl('control');
     plane = await startControlPlane(parseEnv({ DATABASE_URL: url, CONTROL_PORT: '0', LOG_LEVEL: 'silent' }));
-    api = apiClient(plane.url);
+    api = await signedInClient(plane, 'operator');
   });
   afterAll(async () => {
     await plane.stop();

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { apiClient, rejection } from './support/test-plane.ts';
+import { apiClient, rejection, signInCookie, testPassword } from './support/test-plane.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -34,7 +34,11 @@ function start(script: string, args: string[], env: Record<string, string>) {
 
 /** A real control plane on an embedded data directory; resolves its URL once it listens. */
 function controlPlane(dataDir: string) {
-  const p = start('apps/control/src/main.ts', [], { CONTROL_PORT: '0', SAGAFLOW_DATA_DIR: dataDir });
+  const p = start('apps/control/src/main.ts', [], {
+    CONTROL_PORT: '0',
+    SAGAFLOW_DATA_DIR: dataDir,
+    SAGAFLOW_ADMIN_PASSWORD: testPassword,
+  });
   const listening = new Promise<string>((resolve, reject) => {
     let buffered = '';
     p.child.stdout.on('data', (d: Buffer) => {
@@ -47,6 +51,9 @@ function controlPlane(dataDir: string) {
   listening.catch(() => undefined);
   return { ...p, listening };
 }
+
+/** A client signed in as the first admin of the control plane at `url`. */
+const adminClient = async (url: string) => apiClient(url, await signInCookie(url, 'admin'));
 
 /** The operator CLI on the same data directory, with a CONTROL_PORT that is not the plane's. */
 const cli = (dataDir: string, ...args: string[]) =>
@@ -72,7 +79,7 @@ describe('one process owns an embedded data directory: control planes and the CL
       const first = controlPlane(dataDir);
       const url = await first.listening;
       const pid = first.child.pid;
-      const api = apiClient(url);
+      const api = await adminClient(url);
       const { runId } = await api.runs.start.mutate({
         flowName: 'demo.order',
         input: { orderId: 'held', amount: 5 },
@@ -131,7 +138,7 @@ describe('one process owns an embedded data directory: control planes and the CL
     async () => {
       const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-owner-')), 'pglite');
       const killed = controlPlane(dataDir);
-      const before = apiClient(await killed.listening);
+      const before = await adminClient(await killed.listening);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
         const { runId } = await before.runs.start.mutate({
@@ -145,7 +152,7 @@ describe('one process owns an embedded data directory: control planes and the CL
       expect((await killed.exited).signal).toBe('SIGKILL');
 
       const next = controlPlane(dataDir);
-      const api = apiClient(await next.listening);
+      const api = await adminClient(await next.listening);
       try {
         for (const id of ids) expect((await api.runs.get.query({ id })).run.id).toBe(id);
         const listed = (await api.runs.list.query({ limit: 500 })).map((r) => r.id);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
-import { testDatabaseUrl, apiClient, rejection } from './support/test-plane.ts';
+import { testDatabaseUrl, type apiClient, rejection, signedInClient } from './support/test-plane.ts';
 import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
 import { booked, orderWhere, reserved } from './support/demo-orders.ts';
 import { parseEnv } from '../src/env.ts';
@@ -23,7 +23,7 @@ describe('instances API over HTTP (PostgreSQL)', () => {
         SAGAFLOW_ENGINE_CONFIG: JSON.stringify({ processes: { quarantine_after_seconds: 1 } }),
       }),
     );
-    api = apiClient(plane.url);
+    api = await signedInClient(plane, 'operator');
   });
   afterAll(async () => {
     await plane.stop();

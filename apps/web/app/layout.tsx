@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { SessionMenu } from '@/auth/session-menu';
 import { ConsoleProviders } from '@/trpc/console-providers';
 import './global.css';
 
@@ -13,18 +14,19 @@ export default function RootLayout({ children }: { children: ReactNode }) {
   return (
     <html lang="en">
       <body>
-        <header className="topbar">
-          <Link href="/runs" className="brand">
-            Sagaflow
-          </Link>
-          <nav>
-            <Link href="/runs">Runs</Link>
-            <Link href="/instances">Instances</Link>
-          </nav>
-        </header>
-        <main>
-          <ConsoleProviders>{children}</ConsoleProviders>
-        </main>
+        <ConsoleProviders>
+          <header className="topbar">
+            <Link href="/runs" className="brand">
+              Sagaflow
+            </Link>
+            <nav>
+              <Link href="/runs">Runs</Link>
+              <Link href="/instances">Instances</Link>
+            </nav>
+            <SessionMenu />
+          </header>
+          <main>{children}</main>
+        </ConsoleProviders>
       </body>
     </html>
   );

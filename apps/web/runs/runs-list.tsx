@@ -2,6 +2,7 @@
 
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
+import { useRoleAllows } from '@/auth/use-session';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ErrorPanel } from '@/ui/error-panel';
@@ -22,6 +23,8 @@ const stuckLimit = 500;
 export function RunsList({ filter }: { filter: RunsFilter }) {
   const trpc = useTRPC();
   const now = useNow();
+  // Starting runs is an operator's; a viewer sees no control for it (the server refuses anyway).
+  const canStart = useRoleAllows('operator');
   const status = statusesFor(filter);
   const stuck = wantsStuck(filter);
   const fetchLimit = stuck ? stuckLimit : limit;
@@ -37,7 +40,7 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
     <>
       <div className="page-head">
         <h1>Runs</h1>
-        <StartDemoRun />
+        {canStart ? <StartDemoRun /> : null}
       </div>
       <div className="toolbar">
         <RunsFilterBar filter={filter} />

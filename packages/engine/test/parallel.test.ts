@@ -5,12 +5,17 @@ import { testDbKind } from './support/test-database.ts';
 
 let inFlight = 0;
 let maxInFlight = 0;
+let allIn: () => void = () => undefined;
+let allInFlight = new Promise<void>((r) => (allIn = r));
 const slow = defineAction({
   name: 'slow-double',
   run: async (i: { n: number; fail?: boolean }) => {
     inFlight += 1;
     maxInFlight = Math.max(maxInFlight, inFlight);
-    await new Promise((r) => setTimeout(r, 50));
+    if (inFlight === 3) allIn();
+    // Each branch waits (up to 10 s, so a sequential engine still finishes) until all three are in
+    // flight: concurrency is observed, not inferred from how long a sleep was.
+    await Promise.race([allInFlight, new Promise((r) => setTimeout(r, 10_000))]);
     inFlight -= 1;
     if (i.fail) throw new Error(`branch ${i.n} failed`);
     return { n: i.n * 2 };
@@ -47,6 +52,7 @@ describe(`parallel blocks (${testDbKind()})`, () => {
 
   it('runs its steps concurrently and returns their outputs in order', async () => {
     maxInFlight = 0;
+    allInFlight = new Promise<void>((r) => (allIn = r));
     const d = await t.runToCompletion(fanOut, { failSecond: false });
     expect(d.run.output).toEqual({ sum: 12 });
     expect(maxInFlight).toBe(3);

@@ -123,8 +123,13 @@ describe('seed 000 race table on a real PostgreSQL with three workers', () => {
       expect(d.actions[0]).toMatchObject({ status: 'Expired', output: null });
       expect(d.run.status).toBe('Failed');
       expect(executions.get(key)).toBe(1);
-      const codes = (await main.prisma.anomalyLog.findMany({ where: { run_id: runId } })).map((a) => a.code);
-      expect(codes).toContain('outcome_rejected');
+      // The worker's late result is journaled, never recorded: rejected by the fence, or refused if
+      // the run had already failed when it arrived (ADR 0011).
+      const codes = await waitFor('the late result to be journaled', async () => {
+        const found = (await main.prisma.anomalyLog.findMany({ where: { run_id: runId } })).map((a) => a.code);
+        return found.some((c) => c === 'outcome_rejected' || c === 'write_refused') ? found : undefined;
+      });
+      expect(codes.filter((c) => c === 'outcome_rejected' || c === 'write_refused')).toHaveLength(1);
     }
   });
 
@@ -165,8 +170,10 @@ describe('seed 000 race table on a real PostgreSQL with three workers', () => {
       expect(d.actions[0]).toMatchObject({ status: 'Completed', attempts: 2 });
       expect(await stepEvents(runId, 'action.completed')).toBe(1);
       expect(await stepEvents(runId, 'run.completed')).toBe(1);
+      // The loser's result is journaled, never recorded: rejected by the fence while the run is open,
+      // refused once the winner's outcome let the run finish (ADR 0011).
       const codes = (await main.prisma.anomalyLog.findMany({ where: { run_id: runId } })).map((a) => a.code);
-      expect(codes).toContain('outcome_rejected');
+      expect(codes.filter((c) => c === 'outcome_rejected' || c === 'write_refused')).toHaveLength(1);
     }
   });
 });

@@ -1,7 +1,15 @@
+import { authRouter } from './auth/auth-router.ts';
 import { instancesRouter } from './instances/instances-router.ts';
+import { operatorsRouter } from './operators/operators-router.ts';
 import { outboxRouter } from './outbox/outbox-router.ts';
 import { runsRouter } from './runs/runs-router.ts';
 import { router } from './trpc.ts';
 
-export const appRouter = router({ runs: runsRouter, instances: instancesRouter, outbox: outboxRouter });
+export const appRouter = router({
+  auth: authRouter,
+  runs: runsRouter,
+  instances: instancesRouter,
+  outbox: outboxRouter,
+  operators: operatorsRouter,
+});
 export type AppRouter = typeof appRouter;

@@ -1,5 +1,8 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import { EngineError, type Database, type Engine } from '@sagaflow/engine';
+import type { AuthOptions } from '../auth/auth-options.ts';
+import type { SessionLookup } from '../auth/resolve-session.ts';
+import { roleAllows, type Role } from '../auth/roles.ts';
 import { apiCodeFor } from './error-codes.ts';
 import { formatApiError } from './format-api-error.ts';
 
@@ -7,9 +10,22 @@ export interface ApiContext {
   engine: Engine;
   /** The control plane's database, for reads outside the engine's own (the outbox's figures). */
   db: Pick<Database, 'prisma'>;
+  auth: AuthOptions;
+  /** The session the request's cookie opens, checked against both expiries. */
+  session: SessionLookup;
+  /** The request's Origin header (a browser sends it on every POST), or null. */
+  origin: string | null;
+  /** The client's address (behind the console: the address the console saw). */
+  address: string | null;
+  setHeader: (name: string, value: string) => void;
 }
 
-const t = initTRPC.context<ApiContext>().create({ errorFormatter: formatApiError, isDev: false });
+/** Who may call a procedure: anyone (`public`: signing in), or an operator with at least this role. */
+export interface ApiMeta {
+  role: Role | 'public';
+}
+
+const t = initTRPC.context<ApiContext>().meta<ApiMeta>().create({ errorFormatter: formatApiError, isDev: false });
 
 /** Engine errors leave the API with the code the table maps them to, and their own message. */
 const mapEngineErrors = t.middleware(async ({ next }) => {
@@ -21,5 +37,43 @@ const mapEngineErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
+/**
+ * CSRF: the session cookie is SameSite=Strict, and a mutation whose Origin is not an allowed one is
+ * refused before anything runs (a client that sends no Origin is no browser; its cookie is its own).
+ */
+const refuseForeignOrigin = t.middleware(({ ctx, type, next }) => {
+  if (type === 'mutation' && ctx.origin !== null && !ctx.auth.allowedOrigins.has(ctx.origin))
+    throw new TRPCError({ code: 'FORBIDDEN', message: `requests from origin ${ctx.origin} are not accepted` });
+  return next();
+});
+
+const base = t.procedure.use(mapEngineErrors).use(refuseForeignOrigin);
+
+const requireRole = (role: Role) =>
+  t.middleware(({ ctx, next }) => {
+    const { session } = ctx;
+    if (session.state !== 'active')
+      throw new TRPCError({
+        code: 'UNAUTHORIZED',
+        message: session.state === 'ended' ? 'your session has ended; sign in again' : 'sign in first',
+      });
+    if (!roleAllows(session.operator.role, role))
+      throw new TRPCError({
+        code: 'FORBIDDEN',
+        message: `this needs the ${role} role; ${session.operator.name} is ${session.operator.role}`,
+      });
+    return next({ ctx: { ...ctx, session } });
+  });
+
+/** The context a role-checked procedure runs with: its session is known to be active. */
+export type SignedInContext = ApiContext & { session: Extract<SessionLookup, { state: 'active' }> };
+
 export const router = t.router;
-export const publicProcedure = t.procedure.use(mapEngineErrors);
+/** No session needed: signing in and asking who one is. Every other procedure names its role. */
+export const publicProcedure = base.meta({ role: 'public' });
+/** Reads: any signed-in operator. */
+export const viewerProcedure = base.meta({ role: 'viewer' }).use(requireRole('viewer'));
+/** Repairs and starting runs. */
+export const operatorProcedure = base.meta({ role: 'operator' }).use(requireRole('operator'));
+/** Operators, roles and policy. */
+export const adminProcedure = base.meta({ role: 'admin' }).use(requireRole('admin'));

@@ -5,7 +5,10 @@ import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { Database, Engine } from '@sagaflow/engine';
 import type { Logger } from 'pino';
 import { appRouter } from '../api/app-router.ts';
+import { createApiContext } from '../api/create-api-context.ts';
 import { errorIdFor } from '../api/error-ids.ts';
+import type { AuthOptions } from '../auth/auth-options.ts';
+import { hostAllowed } from './host-allowed.ts';
 
 /** What one API request may ask of the server (SAGAFLOW_API_MAX_BODY_BYTES, SAGAFLOW_API_MAX_BATCH_SIZE). */
 export interface ApiLimits {
@@ -17,12 +20,14 @@ export interface ApiLimits {
  * Serves the tRPC API under /trpc and health under /healthz. Every request gets an id (the
  * `x-request-id` response header); a server-side error is logged under it, with its detail, and the
  * response names only the id (see formatApiError). Bodies and batches are bounded by tRPC's own
- * limits: a bigger body is a 413, a longer batch a 400, before any procedure runs.
+ * limits: a bigger body is a 413, a longer batch a 400, before any procedure runs. A Host header
+ * naming another site is a 403 before anything else (DNS rebinding; SAGAFLOW_ALLOWED_HOSTS).
  */
 export function createHttpServer(deps: {
   engine: Engine;
   db: Pick<Database, 'prisma'>;
   logger: Logger;
+  auth: AuthOptions;
   isReady: () => boolean;
   limits: ApiLimits;
 }): Server {
@@ -32,7 +37,7 @@ export function createHttpServer(deps: {
     basePath: '/trpc/',
     maxBodySize: deps.limits.maxBodyBytes,
     maxBatchSize: deps.limits.maxBatchSize,
-    createContext: () => ({ engine: deps.engine, db: deps.db }),
+    createContext: ({ req, res }) => createApiContext(deps, req, res),
     onError: ({ error, path, req }) => {
       if (getHTTPStatusCodeFromError(error) >= 500) {
         const requestId = errorIdFor(error, requestIds.get(req));
@@ -49,6 +54,15 @@ export function createHttpServer(deps: {
       return;
     }
     if (url.startsWith('/trpc/')) {
+      if (!hostAllowed(req.headers.host, deps.auth.allowedHosts)) {
+        res.writeHead(403, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            error: `this API does not answer to host ${JSON.stringify(req.headers.host ?? '')}; add its name to SAGAFLOW_ALLOWED_HOSTS if it is yours`,
+          }),
+        );
+        return;
+      }
       const requestId = randomUUID();
       requestIds.set(req, requestId);
       res.setHeader('x-request-id', requestId);

@@ -17,11 +17,11 @@ import type { Db } from './types.ts';
 export async function lockOpenRun(
   db: Db,
   runId: string,
-  strength: 'key share' | 'update' = 'key share',
+  strength: 'key share' | 'no key update' | 'update' = 'key share',
 ): Promise<boolean> {
   const rows = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
     select r.id::text as id from "sagaflow"."flow_runs" r
      where r.id = ${runId}::uuid and r.status in ${openRunStatusesSql}
-       ${strength === 'update' ? Prisma.sql`for update` : Prisma.sql`for key share`}`);
+       ${Prisma.raw(`for ${strength}`)}`);
   return rows.length === 1;
 }

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { withStoreRetry, type StoreRetryPolicy } from '../process/store-retry.ts';
 import { executeRun } from '../runtime/execute-run.ts';
 import { SimulatedCrash, type RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { claimJobs, type DbJob } from '../store/claim-jobs.ts';
@@ -19,6 +20,13 @@ export interface WorkerPool {
  * handler returned; one whose handler threw (a database outage, say) keeps its lease and comes
  * back when the lease runs out: at-least-once.
  */
+/**
+ * A replay that lost a deadlock or a serialization conflict (or a connection) is run again at once,
+ * a few times, instead of waiting out its job's lease: a replay is safe to repeat, and the lease is
+ * measured on the business clock, which may stand still.
+ */
+const transientReplayRetry: StoreRetryPolicy = { maxAttempts: 3, baseDelayMs: 25, maxDelayMs: 200 };
+
 export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
   const { concurrency, poll_interval_ms: pollMs, lease_seconds: leaseSeconds } = deps.config.worker;
   const inFlight = new Set<Promise<void>>();
@@ -32,7 +40,8 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
 
   const handle = async (job: DbJob) => {
     try {
-      if (job.kind === 'wake-run' && job.run_id) await executeRun(deps, job.run_id);
+      const runId = job.run_id;
+      if (job.kind === 'wake-run' && runId) await withStoreRetry(transientReplayRetry, () => executeRun(deps, runId));
       await deleteJob(deps.prisma, { id: job.id, workerId: deps.workerId });
     } catch (err) {
       if (err instanceof SimulatedCrash) return;

@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { describeProcess } from '@sagaflow/engine';
 import { z } from 'zod';
-import { publicProcedure } from '../trpc.ts';
+import { viewerProcedure } from '../trpc.ts';
 import { toInstanceSummary } from './instance-summary.ts';
 
 /**
@@ -9,7 +9,7 @@ import { toInstanceSummary } from './instance-summary.ts';
  * commands its process defines (with whether each is accepted in the instance's current state).
  * Read-only: the commands are listed, not run.
  */
-export const getInstance = publicProcedure.input(z.object({ id: z.uuid() }).strict()).query(async ({ ctx, input }) => {
+export const getInstance = viewerProcedure.input(z.object({ id: z.uuid() }).strict()).query(async ({ ctx, input }) => {
   const found = await ctx.engine.processes.find(input.id);
   if (!found) throw new TRPCError({ code: 'NOT_FOUND', message: `instance ${input.id} does not exist` });
   const instance = toInstanceSummary(found);

@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { instanceStatuses, type InstanceStatus } from '@sagaflow/engine';
 import { z } from 'zod';
-import { publicProcedure } from '../trpc.ts';
+import { viewerProcedure } from '../trpc.ts';
 import { toInstanceSummary } from './instance-summary.ts';
 
 export const listInstancesInput = z
@@ -23,7 +23,7 @@ export const listInstancesInput = z
  * Instances in one status, least recently updated first (seed 002's findByStatus; no paging). The
  * engine never decodes their state for this, so it stays cheap with many instances.
  */
-export const listInstances = publicProcedure.input(listInstancesInput).query(async ({ ctx, input }) => {
+export const listInstances = viewerProcedure.input(listInstancesInput).query(async ({ ctx, input }) => {
   if (input.processName !== undefined) {
     const registered = ctx.engine.processes.definitions;
     // Parsed by zod so the error reads and carries `field` like any other bad input.

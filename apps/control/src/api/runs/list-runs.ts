@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { openRunStatuses, terminalRunStatuses } from '@sagaflow/engine';
-import { publicProcedure } from '../trpc.ts';
+import { viewerProcedure } from '../trpc.ts';
 
 const status = z.enum([...openRunStatuses, ...terminalRunStatuses]);
 
@@ -14,4 +14,4 @@ export const listRunsInput = z
   .strict()
   .prefault({});
 
-export const listRuns = publicProcedure.input(listRunsInput).query(({ ctx, input }) => ctx.engine.listRuns(input));
+export const listRuns = viewerProcedure.input(listRunsInput).query(({ ctx, input }) => ctx.engine.listRuns(input));

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Json } from '@sagaflow/engine';
-import { publicProcedure } from '../trpc.ts';
+import { operatorProcedure } from '../trpc.ts';
 
 const json: z.ZodType<Json> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
 );
 
-export const startRun = publicProcedure
+export const startRun = operatorProcedure
   .input(
     z
       .object({

@@ -132,11 +132,12 @@ export class ReplaySession {
     let done: { stale: true } | { stale: false; value: T };
     try {
       done = await this.deps.prisma.$transaction(async (tx) => {
-        // A finishing transaction takes the run FOR UPDATE before anything else (ADR 0011).
-        if (opts.finishesRun) await lockOpenRun(tx, this.runId, 'update');
+        // The run row is locked first, in the strongest mode this transaction may need (a finish
+        // takes FOR UPDATE, a park or claim updates the row): upgrading a FOR KEY SHARE later
+        // deadlocks against a finisher queued between the two (ADR 0011).
+        await lockOpenRun(tx, this.runId, opts.finishesRun ? 'update' : 'no key update');
         const now = this.deps.clock.now();
-        // Each outcome's write locks the run FOR KEY SHARE itself (recordStepOutcome): none lands
-        // after the terminal event.
+        // Each outcome stands on its own fence (ADR 0010): a rejected one never takes another with it.
         fates = await writePendingOutcomes(tx, outcomes, now);
         if (fates.some((f) => f.result === 'rejected' || f.result === 'refused')) {
           if (fates.some((f) => f.result === 'recorded'))

@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { createDatabase } from '../../../src/db/create-database.ts';
 import { lockDataDir, lockDirName, ownerFileName } from '../../../src/db/lock-data-dir.ts';
 import type { EngineError } from '../../../src/errors/engine-error.ts';
-import { testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -51,7 +50,7 @@ const slow = 300_000;
 const freshDir = () => join(mkdtempSync(join(tmpdir(), 'sagaflow-lock-')), 'data');
 
 // The lock guards PGlite's directory; on the PostgreSQL project there is nothing embedded to test.
-describe.runIf(testDbKind() === 'pglite')('one process owns an embedded data directory (issue 13, item 10)', () => {
+describe('one process owns an embedded data directory (issue 13, item 10)', () => {
   it(
     "a second process is refused with data_dir_locked naming the holder's pid; the holder's data is untouched and a clean stop releases the lock at once",
     async () => {

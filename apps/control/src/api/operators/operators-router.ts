@@ -1,0 +1,83 @@
+import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import { createOperator } from '../../auth/create-operator.ts';
+import { changeOperator, type OperatorChange } from '../../auth/change-operator.ts';
+import { roles } from '../../auth/roles.ts';
+import { normaliseName } from '../../auth/sign-in.ts';
+import { storableText } from '../storable-text.ts';
+import { adminProcedure, router, type SignedInContext } from '../trpc.ts';
+
+type AdminContext = SignedInContext;
+
+const name = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9._@-]+$/, 'letters, digits and . _ @ - only');
+
+/** Operator accounts and their roles: admins only, every change in the audit trail. */
+export const operatorsRouter = router({
+  list: adminProcedure.input(z.object({}).strict().optional()).query(async ({ ctx }) =>
+    (
+      await ctx.db.prisma.operator.findMany({
+        orderBy: { name: 'asc' },
+        select: { id: true, name: true, display_name: true, role: true, created_at: true, disabled_at: true },
+      })
+    ).map((o) => ({
+      id: o.id,
+      name: o.name,
+      displayName: o.display_name,
+      role: o.role,
+      createdAt: o.created_at.toISOString(),
+      disabled: o.disabled_at !== null,
+    })),
+  ),
+  create: adminProcedure
+    .input(
+      z
+        .object({
+          name,
+          displayName: storableText(200).trim().min(1),
+          role: z.enum(roles),
+          password: storableText(1000).min(12, 'at least 12 characters'),
+        })
+        .strict(),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const by = ctx.session.operator;
+      const taken = () =>
+        new TRPCError({ code: 'CONFLICT', message: `an operator named ${normaliseName(input.name)} exists` });
+      const id = await createOperator(ctx.db.prisma, input, {
+        id: by.id,
+        name: by.name,
+        address: ctx.address,
+        at: ctx.auth.now(),
+      }).catch((err: unknown) => {
+        // Two admins creating one name at once: the unique index decides, the loser hears why.
+        throw (err as { code?: string }).code === 'P2002' ? taken() : err;
+      });
+      return { id };
+    }),
+  /** Changes a role; it applies from the operator's next request (roles are read per request). */
+  setRole: adminProcedure
+    .input(z.object({ name, role: z.enum(roles) }).strict())
+    .mutation(({ ctx, input }) => change(ctx, input.name, { role: input.role })),
+  /** Disables an operator (its sessions end at once) or enables it again. */
+  setDisabled: adminProcedure
+    .input(z.object({ name, disabled: z.boolean() }).strict())
+    .mutation(({ ctx, input }) => change(ctx, input.name, { disabled: input.disabled })),
+});
+
+async function change(ctx: AdminContext, rawName: string, what: OperatorChange) {
+  const target = normaliseName(rawName);
+  const result = await changeOperator(ctx.db.prisma, target, what, {
+    operator: ctx.session.operator,
+    address: ctx.address,
+    at: ctx.auth.now(),
+  });
+  if (result.ok) return { name: result.name, role: result.role, disabled: result.disabled };
+  if (result.reason === 'self')
+    throw new TRPCError({ code: 'CONFLICT', message: 'an admin cannot change or disable itself; ask another admin' });
+  throw new TRPCError({ code: 'NOT_FOUND', message: `no operator named ${target}` });
+}

@@ -1,0 +1,44 @@
+import type { Database } from '@sagaflow/engine';
+import { recordAuditEvent } from './record-audit-event.ts';
+import type { Role } from './roles.ts';
+import type { SignedInOperator } from './signed-in-operator.ts';
+
+export type OperatorChange = { role: Role } | { disabled: boolean };
+
+export type ChangeOperatorResult =
+  { ok: true; name: string; role: string; disabled: boolean } | { ok: false; reason: 'not_found' | 'self' };
+
+/**
+ * Changes an operator's role, or disables / re-enables it, with its audit row in the same
+ * transaction. Disabling deletes the operator's sessions, so it is signed out at its next request;
+ * a role change applies from the next request (roles are read per request). An admin cannot change
+ * or disable itself: another admin must, so the last admin cannot lock everyone out by mistake.
+ */
+export async function changeOperator(
+  prisma: Database['prisma'],
+  target: string,
+  change: OperatorChange,
+  by: { operator: SignedInOperator; address: string | null; at: Date },
+): Promise<ChangeOperatorResult> {
+  return prisma.$transaction(async (tx) => {
+    const row = await tx.operator.findUnique({ where: { name: target } });
+    if (!row) return { ok: false, reason: 'not_found' };
+    if (row.id === by.operator.id) return { ok: false, reason: 'self' };
+    const disabledAt = 'disabled' in change ? (change.disabled ? (row.disabled_at ?? by.at) : null) : row.disabled_at;
+    const role = 'role' in change ? change.role : row.role;
+    await tx.operator.update({ where: { id: row.id }, data: { role, disabled_at: disabledAt, updated_at: by.at } });
+    if (disabledAt !== null) await tx.session.deleteMany({ where: { operator_id: row.id } });
+    await recordAuditEvent(tx, {
+      at: by.at,
+      actorId: by.operator.id,
+      actor: by.operator.name,
+      action: 'role' in change ? 'operator_role_changed' : change.disabled ? 'operator_disabled' : 'operator_enabled',
+      targetType: 'operator',
+      targetId: row.name,
+      outcome: 'succeeded',
+      address: by.address,
+      details: 'role' in change ? { from: row.role, to: change.role } : {},
+    });
+    return { ok: true, name: row.name, role, disabled: disabledAt !== null };
+  });
+}

@@ -1,0 +1,9 @@
+import type { Role } from './roles.ts';
+
+/** Who a request acts as: the operator its session belongs to. */
+export interface SignedInOperator {
+  id: string;
+  name: string;
+  displayName: string;
+  role: Role;
+}

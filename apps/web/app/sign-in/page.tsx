@@ -1,0 +1,22 @@
+import type { Metadata } from 'next';
+import { safeNextPath } from '@/auth/request-guards';
+import { SignInForm } from '@/auth/sign-in-form';
+
+export const metadata: Metadata = { title: 'Sign in' };
+
+const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+
+export default async function SignInPage({
+  searchParams,
+}: {
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const params = await searchParams;
+  const notice =
+    one(params.ended) !== undefined
+      ? 'Your session has ended. Sign in again to go back where you were.'
+      : one(params.signedOut) !== undefined
+        ? 'You are signed out.'
+        : null;
+  return <SignInForm next={safeNextPath(one(params.next))} notice={notice} />;
+}
