@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parseEngineConfig, type EngineConfigInput } from '@sagaflow/engine';
 import { z } from 'zod';
 import { authSettings } from './auth/auth-settings.ts';
+import { parseListenAddress, type ListenAddress } from './metrics/metrics-address.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -39,6 +40,33 @@ const schema = z.object({
   SAGAFLOW_API_MAX_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
   /** Sign-in, sessions and the API's defences (ADR 0015). */
   ...authSettings,
+  /**
+   * The Bearer token a scrape of /metrics must send (at least 16 visible characters). Without it and
+   * without SAGAFLOW_METRICS_ADDRESS, /metrics is off (ADR 0017).
+   */
+  SAGAFLOW_METRICS_TOKEN: z
+    .string()
+    .regex(
+      /^[\x21-\x7e]{16,}$/,
+      'must be at least 16 visible ASCII characters (no spaces), e.g. from `openssl rand -hex 32`',
+    )
+    .optional(),
+  /** Serve /metrics on its own listener, `host:port`, instead of the API port (ADR 0017). */
+  SAGAFLOW_METRICS_ADDRESS: z
+    .string()
+    .transform((v, ctx): ListenAddress => {
+      const address = parseListenAddress(v);
+      if (!address) {
+        ctx.addIssue({ code: 'custom', message: 'must be host:port, e.g. 127.0.0.1:9464 or [::1]:9464' });
+        return z.NEVER;
+      }
+      return address;
+    })
+    .optional(),
+  /** The longest one scrape's database reads may take; past it the scrape is a 503. */
+  SAGAFLOW_METRICS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  /** The longest /readyz waits for the database to answer; past it the probe is a 503. */
+  SAGAFLOW_READY_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2000),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
 });
 

@@ -11,6 +11,8 @@ import { checkPortFree } from './http/check-port-free.ts';
 import { createHttpServer } from './http/create-http-server.ts';
 import { authOptionsFrom } from './auth/auth-options.ts';
 import { ensureFirstAdmin } from './auth/ensure-first-admin.ts';
+import { createReadyzHandler } from './http/readyz.ts';
+import { openMetricsEndpoint } from './metrics/open-metrics-endpoint.ts';
 
 export interface StartOptions {
   /** The clock sessions and the sign-in limit are measured by (tests move it). */
@@ -21,6 +23,8 @@ export interface StartOptions {
 
 export interface ControlPlane {
   url: string;
+  /** Where /metrics is served when SAGAFLOW_METRICS_ADDRESS is set; null otherwise. */
+  metricsUrl: string | null;
   engine: Engine;
   db: Database;
   stop(): Promise<void>;
@@ -37,6 +41,8 @@ export async function startControlPlane(
   options: StartOptions = {},
 ): Promise<ControlPlane> {
   await checkPortFree(env.CONTROL_HOST, env.CONTROL_PORT);
+  const metricsAt = env.SAGAFLOW_METRICS_ADDRESS;
+  if (metricsAt) await checkPortFree(metricsAt.host, metricsAt.port, 'SAGAFLOW_METRICS_ADDRESS');
   const db = await openDatabase(env);
   logger.info({ database: db.description, kind: db.kind }, 'database open');
   try {
@@ -72,6 +78,8 @@ export async function startControlPlane(
   });
   const engine = createControlEngine(db, env, logger);
   let ready = false;
+  const metrics = openMetricsEndpoint(env, { db, logger });
+  const readyz = createReadyzHandler({ db, logger, timeoutMs: env.SAGAFLOW_READY_TIMEOUT_MS, started: () => ready });
   const server = createHttpServer({
     engine,
     db,
@@ -79,6 +87,7 @@ export async function startControlPlane(
     auth,
     isReady: () => ready,
     limits: { maxBodyBytes: env.SAGAFLOW_API_MAX_BODY_BYTES, maxBatchSize: env.SAGAFLOW_API_MAX_BATCH_SIZE },
+    probes: { readyz, metrics: metrics.apiRoute },
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -86,6 +95,11 @@ export async function startControlPlane(
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${env.CONTROL_HOST}:${port}`;
+  const metricsUrl = await metrics.listen().catch(async (err: unknown) => {
+    server.close();
+    await db.close();
+    throw err;
+  });
   engine.startWorkers();
   engine.startMonitor({ intervalMs: env.SAGAFLOW_MONITOR_INTERVAL_MS });
   // Process managers: due timeouts become messages; committed outbox rows reach their services.
@@ -110,6 +124,7 @@ export async function startControlPlane(
   let stopping: Promise<void> | null = null;
   return {
     url,
+    metricsUrl,
     engine,
     db,
     stop: () =>
@@ -121,6 +136,7 @@ export async function startControlPlane(
         await configured.close();
         await engine.processes.stopTimeoutScheduler();
         await new Promise<void>((resolve) => server.close(() => resolve()));
+        await metrics.close();
         await engine.stopMonitor();
         const { drained } = await engine.stopWorkers(10_000);
         if (!drained)

@@ -32,6 +32,8 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   state_invalid: 422,
   version_conflict: 409,
   release_failed: 409,
+  repair_conflict: 409,
+  repair_refused: 409,
   internal: 500,
 };
 

@@ -17,6 +17,7 @@ import type { ActionDefinition, Json } from './definitions/define-action.ts';
 import type { FlowDefinition } from './definitions/flow-context.ts';
 import { buildProcessManager, type ProcessManager } from './process/create-process-manager.ts';
 import type { ProcessDefinition } from './process/define-process.ts';
+import { createRepairs, type Repairs } from './repairs/create-repairs.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
 import { createEngineEvents, type EngineEvents } from './runtime/engine-events.ts';
@@ -50,6 +51,11 @@ export interface Engine {
   readonly events: EngineEvents;
   /** The process managers registered with `processes`: deliver, timeouts, instances, repairs. */
   readonly processes: ProcessManager;
+  /**
+   * Typed, audited repairs of runs and process instances (ADR 0016): preview, apply (one transaction
+   * under the target's lock, expected state checked, audit row), bulk, the catalogue.
+   */
+  readonly repairs: Repairs;
   startFlow<I extends Json>(
     flow: FlowDefinition<I, Json> | string,
     input: I,
@@ -151,9 +157,12 @@ export function createEngine(options: EngineOptions): Engine {
     logger,
   });
 
+  const repairs = createRepairs({ runtime: deps, process: processes.deps }, nudge);
+
   return {
     config,
     processes,
+    repairs,
     events: events.emitter,
     runtime: deps,
     async startFlow(flow, input, opts = {}) {

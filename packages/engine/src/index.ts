@@ -7,6 +7,7 @@ export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
 export type { Database } from './db/database.ts';
 export type { DataDirLockOptions } from './db/lock-data-dir.ts';
 export { migrate, type MigrateOptions, type MigrateResult } from './db/migrate.ts';
+export { migrationStatus, type MigrationStatus } from './db/migration-status.ts';
 export { migrationsDir } from './db/migrations-dir.ts';
 export {
   defineAction,
@@ -93,6 +94,24 @@ export type {
   RunDetail,
   RunView,
 } from './runtime/run-view.ts';
+export type { BulkRepairCommand, BulkRepairItemResult, BulkRepairResult } from './repairs/apply-bulk-repair.ts';
+export type { Repairs } from './repairs/create-repairs.ts';
+export { repairCatalogue, type RepairCommandInfo } from './repairs/repair-catalogue.ts';
+export {
+  parseRepairCommand,
+  repairCommandSchema,
+  type RepairCommand,
+  type RepairCommandOf,
+  type RepairKind,
+} from './repairs/repair-command.ts';
+export type {
+  RepairActualState,
+  RepairEffects,
+  RepairPreview,
+  RepairResult,
+  RepairStatus,
+} from './repairs/repair-effects.ts';
+export { safeRepairsByStuckReason, safeRepairsFor, stuckReasonKind } from './repairs/safe-repairs.ts';
 export { anomalyCodes, type AnomalyCode } from './store/insert-anomaly.ts';
 export type { ListRunsFilter } from './store/list-runs.ts';
 export { openRunStatuses, terminalRunStatuses, type RunStatus } from './store/types.ts';

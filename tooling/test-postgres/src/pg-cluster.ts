@@ -10,12 +10,12 @@ export interface PgCluster {
   readonly dataDir: string;
   /** Stops immediately (no checkpoint) and deletes the cluster's directories. Idempotent. */
   stop(): Promise<void>;
-  /**
-   * `pg_ctl restart -m fast`: every connection is dropped; same port, same data. With `whileDown`,
-   * the server is stopped, `whileDown` runs (the outage: drive the system under test from it), and
-   * the server is started again on the same port.
-   */
-  restart(options?: { whileDown?: () => Promise<void> }): Promise<void>;
+  /** `pg_ctl restart -m fast`: every connection is dropped; same port, same data. */
+  restart(): Promise<void>;
+  /** `pg_ctl stop -m fast`: the server is down (connections refused) until {@link PgCluster.resume}; data kept. */
+  pause(): Promise<void>;
+  /** Starts a paused server again on the same port with the same data. */
+  resume(): Promise<void>;
 }
 
 export interface StartClusterOptions {

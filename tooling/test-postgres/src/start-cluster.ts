@@ -75,30 +75,32 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<PgCl
       stopping ??= destroyCluster(layout, destroyOptions).finally(cancelStopOnExit);
       return stopping;
     },
-    async restart(options = {}) {
+    async restart() {
       if (stopping !== undefined) {
         throw new TestPostgresError('cluster_stopped', `The cluster on port ${port} was stopped; start a new one.`);
       }
-      const { whileDown } = options;
-      if (!whileDown) {
-        await runPgBinary(binaries.pgCtl, ['restart', '-m', 'fast', '-w', ...serverArgs(layout, port)], {
-          runAs,
-          cwd: layout.clusterDir,
-        });
-        return;
+      await runPgBinary(binaries.pgCtl, ['restart', '-m', 'fast', '-w', ...serverArgs(layout, port)], {
+        runAs,
+        cwd: layout.clusterDir,
+      });
+    },
+    async pause() {
+      if (stopping !== undefined) {
+        throw new TestPostgresError('cluster_stopped', `The cluster on port ${port} was stopped; start a new one.`);
       }
       await runPgBinary(binaries.pgCtl, ['stop', '-m', 'fast', '-w', '-D', layout.dataDir], {
         runAs,
         cwd: layout.clusterDir,
       });
-      try {
-        await whileDown();
-      } finally {
-        await runPgBinary(binaries.pgCtl, ['start', '-w', ...serverArgs(layout, port)], {
-          runAs,
-          cwd: layout.clusterDir,
-        });
+    },
+    async resume() {
+      if (stopping !== undefined) {
+        throw new TestPostgresError('cluster_stopped', `The cluster on port ${port} was stopped; start a new one.`);
       }
+      await runPgBinary(binaries.pgCtl, ['start', '-w', ...serverArgs(layout, port)], {
+        runAs,
+        cwd: layout.clusterDir,
+      });
     },
   };
 }

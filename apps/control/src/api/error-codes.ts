@@ -27,5 +27,7 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   state_invalid: 'UNPROCESSABLE_CONTENT',
   version_conflict: 'CONFLICT',
   release_failed: 'CONFLICT',
+  repair_conflict: 'CONFLICT',
+  repair_refused: 'CONFLICT',
   internal: 'INTERNAL_SERVER_ERROR',
 };

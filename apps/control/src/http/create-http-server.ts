@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
 import type { Database, Engine } from '@sagaflow/engine';
@@ -16,6 +16,8 @@ export interface ApiLimits {
   maxBatchSize: number;
 }
 
+type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
 /**
  * Serves the tRPC API under /trpc and health under /healthz. Every request gets an id (the
  * `x-request-id` response header); a server-side error is logged under it, with its detail, and the
@@ -30,6 +32,8 @@ export function createHttpServer(deps: {
   auth: AuthOptions;
   isReady: () => boolean;
   limits: ApiLimits;
+  /** GET /readyz (readyz.ts) and GET /metrics (metrics/open-metrics-endpoint.ts). */
+  probes: { readyz: RouteHandler; metrics: RouteHandler };
 }): Server {
   const requestIds = new WeakMap<IncomingMessage, string>();
   const trpc = createHTTPHandler({
@@ -53,6 +57,8 @@ export function createHttpServer(deps: {
       res.end(JSON.stringify({ status: ready ? 'ok' : 'starting' }));
       return;
     }
+    if (url === '/readyz' || url.startsWith('/readyz?')) return deps.probes.readyz(req, res);
+    if (url === '/metrics' || url.startsWith('/metrics?')) return deps.probes.metrics(req, res);
     if (url.startsWith('/trpc/')) {
       if (!hostAllowed(req.headers.host, deps.auth.allowedHosts)) {
         res.writeHead(403, { 'content-type': 'application/json' });
@@ -70,6 +76,10 @@ export function createHttpServer(deps: {
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: `no route ${url}; the API is under /trpc/ and health under /healthz` }));
+    res.end(
+      JSON.stringify({
+        error: `no route ${url}; the API is under /trpc/, liveness under /healthz, readiness under /readyz`,
+      }),
+    );
   });
 }

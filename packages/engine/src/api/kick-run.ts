@@ -1,68 +1,25 @@
 import { EngineError } from '../errors/engine-error.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
+import type { Db } from '../store/types.ts';
 import { reclaimOrphan } from './reclaim-step.ts';
 
 export type KickResult = { kicked: true } | { kicked: false; reason: string };
 
 /**
  * Sends a fresh job for the step an open run is parked on, so it reaches the claim (seed 000's
- * kick). A step Running under a worker that is gone (its heartbeat stopped, ADR 0010) is reclaimed
- * first. It skips a run whose current step or compensation is Running under a live worker and not
- * past its reclaim deadline: that row may still be worked on.
+ * kick). It skips a run whose current step or compensation is Running and not past its reclaim deadline: that row
+ * may still be worked on, and only reclaim can tell a dead worker from a slow one.
  */
 export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickResult> {
   assertUuid(runId, 'runId');
   const now = deps.clock.now();
-  const result = await deps.prisma.$transaction(async (tx): Promise<KickResult & { eventId?: bigint }> => {
-    // Locked until commit (lockOpenRun): a kick never lands after the run's terminal event.
-    if (!(await lockOpenRun(tx, runId))) {
-      const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
-      if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-      throw new EngineError('run_not_open', `run ${runId} is ${run.status}; only an open run can be kicked`);
-    }
-    // A step held by a worker that is gone (ADR 0010) is opened to the claim first: it is no longer live.
-    const orphans = await findOrphanedSteps(tx, {
-      deadAfterSeconds: deps.config.worker.dead_after_seconds,
-      runId,
-      limit: 100,
-    });
-    for (const orphan of orphans) await reclaimOrphan(deps, tx, orphan, 'kick');
-    const live = { status: 'Running', OR: [{ reclaim_stale_at: null }, { reclaim_stale_at: { gt: now } }] };
-    const step = await tx.actionRun.findFirst({
-      where: { run_id: runId, ...live },
-      orderBy: { sequence: 'desc' },
-      select: { sequence: true, name: true, reclaim_stale_at: true },
-    });
-    const comp = step
-      ? null
-      : await tx.compensationRun.findFirst({
-          where: { run_id: runId, ...live },
-          orderBy: [{ rollback_level: 'desc' }, { ordinal: 'asc' }],
-          select: { rollback_level: true, name: true, reclaim_stale_at: true },
-        });
-    const running = step
-      ? { what: `step ${step.sequence} (${step.name})`, staleAt: step.reclaim_stale_at }
-      : comp
-        ? { what: `compensation ${comp.name} of rollback level ${comp.rollback_level}`, staleAt: comp.reclaim_stale_at }
-        : null;
-    if (running) {
-      const until = running.staleAt
-        ? `until its reclaim deadline ${running.staleAt.toISOString()}`
-        : 'and has no reclaim deadline';
-      return { kicked: false, reason: `${running.what} is Running ${until}; it may still be worked on` };
-    }
-    await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
-    // A kick refills the doctor's repair budget for this run.
-    await tx.flowRun.update({ where: { id: runId }, data: { repair_count: 0 } });
-    const event = await appendFlowEvent(tx, { runId, type: 'run.kicked' });
-    await deps.hooks.runKicked?.(tx, { runId });
-    return { kicked: true, eventId: event.id };
-  });
+  const result = await deps.prisma.$transaction((tx) => kickInTransaction(tx, deps, runId, now));
   if (!result.kicked || result.eventId === undefined) return result;
   // Read the kick back: a transaction aborted inside (a failing statement whose error was
   // swallowed) reports success but rolls back on COMMIT, refill, job and history row with it.
@@ -86,4 +43,69 @@ export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickRes
     };
   }
   return { kicked: true };
+}
+
+/**
+ * The kick inside the caller's transaction (a repair's, which holds the run row already): locks the
+ * open run, refuses a run whose live step is Running and not stale, else a fresh wake job, the
+ * refilled repair budget and `run.kicked` in the run's history. A step held by a worker that is
+ * gone (ADR 0010) is reclaimed first.
+ */
+export async function kickInTransaction(
+  tx: Prisma.TransactionClient,
+  deps: RuntimeDeps,
+  runId: string,
+  now: Date,
+): Promise<KickResult & { eventId?: bigint }> {
+  // Locked until commit (lockOpenRun): a kick never lands after the run's terminal event.
+  if (!(await lockOpenRun(tx, runId))) {
+    const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
+    if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
+    throw new EngineError('run_not_open', `run ${runId} is ${run.status}; only an open run can be kicked`);
+  }
+  // A step held by a worker that is gone (ADR 0010) is opened to the claim first: it is no longer live.
+  const orphans = await findOrphanedSteps(tx, {
+    deadAfterSeconds: deps.config.worker.dead_after_seconds,
+    runId,
+    limit: 100,
+  });
+  for (const orphan of orphans) await reclaimOrphan(deps, tx, orphan, 'kick');
+  const blocked = await whyKickWaits(tx, runId, now);
+  if (blocked) return { kicked: false, reason: blocked };
+  await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
+  // A kick refills the doctor's repair budget for this run.
+  await tx.flowRun.update({ where: { id: runId }, data: { repair_count: 0 } });
+  const event = await appendFlowEvent(tx, { runId, type: 'run.kicked' });
+  await deps.hooks.runKicked?.(tx, { runId });
+  return { kicked: true, eventId: event.id };
+}
+
+/**
+ * Why a kick would send nothing now: the run's live step or compensation is Running and not past
+ * its reclaim deadline (it may still be worked on). Null when a kick would send a fresh job.
+ */
+export async function whyKickWaits(db: Db, runId: string, now: Date): Promise<string | null> {
+  const live = { status: 'Running', OR: [{ reclaim_stale_at: null }, { reclaim_stale_at: { gt: now } }] };
+  const step = await db.actionRun.findFirst({
+    where: { run_id: runId, ...live },
+    orderBy: { sequence: 'desc' },
+    select: { sequence: true, name: true, reclaim_stale_at: true },
+  });
+  const comp = step
+    ? null
+    : await db.compensationRun.findFirst({
+        where: { run_id: runId, ...live },
+        orderBy: [{ rollback_level: 'desc' }, { ordinal: 'asc' }],
+        select: { rollback_level: true, name: true, reclaim_stale_at: true },
+      });
+  const running = step
+    ? { what: `step ${step.sequence} (${step.name})`, staleAt: step.reclaim_stale_at }
+    : comp
+      ? { what: `compensation ${comp.name} of rollback level ${comp.rollback_level}`, staleAt: comp.reclaim_stale_at }
+      : null;
+  if (!running) return null;
+  const until = running.staleAt
+    ? `until its reclaim deadline ${running.staleAt.toISOString()}`
+    : 'and has no reclaim deadline';
+  return `${running.what} is Running ${until}; it may still be worked on`;
 }

@@ -1,5 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
@@ -24,16 +25,23 @@ export async function signalRun(
   assertStorableText(name, 'name', textRules(deps.config.limits));
   assertStorableJson(payload, 'payload', jsonRules(deps.config.limits, 'signal_payload_bytes'));
   const now = deps.clock.now();
-  return deps.prisma.$transaction(async (tx) => {
-    // Locked until commit: a terminate waits for this signal, or this signal sees the run finished.
-    if (!(await lockOpenRun(tx, runId))) {
-      const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
-      if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-      throw new EngineError('run_not_open', `run ${runId} is ${run.status}; a finished run takes no signals`);
-    }
-    const signalId = await insertSignal(tx, { runId, name, payload });
-    await appendFlowEvent(tx, { runId, type: 'signal.sent', data: { name, signal: signalId } });
-    await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
-    return { signalId };
-  });
+  return deps.prisma.$transaction((tx) => signalInTransaction(tx, { runId, name, payload, now }));
+}
+
+/** The signal inside the caller's transaction: the open run locked, the signal buffered, a wake sent. */
+export async function signalInTransaction(
+  tx: Prisma.TransactionClient,
+  args: { runId: string; name: string; payload: Json; now: Date },
+): Promise<{ signalId: string }> {
+  const { runId, name, payload, now } = args;
+  // Locked until commit: a terminate waits for this signal, or this signal sees the run finished.
+  if (!(await lockOpenRun(tx, runId))) {
+    const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
+    if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
+    throw new EngineError('run_not_open', `run ${runId} is ${run.status}; a finished run takes no signals`);
+  }
+  const signalId = await insertSignal(tx, { runId, name, payload });
+  await appendFlowEvent(tx, { runId, type: 'signal.sent', data: { name, signal: signalId } });
+  await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
+  return { signalId };
 }

@@ -1,4 +1,5 @@
-import { planRollback } from '../runtime/plan-rollback.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
+import { planRollback, type RollbackPlan } from '../runtime/plan-rollback.ts';
 import { serializeError } from '../runtime/flow-error.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
@@ -76,32 +77,9 @@ export async function sweepExpiredRuns(
       const deadline = run.expires_at?.toISOString() ?? '?';
       const cleanupUntil = new Date(now.getTime() + deps.config.runs.cancel_cleanup_seconds * 1000);
       const reason = `its business deadline passed at ${deadline}`;
-      const expired = await deps.prisma.$transaction(async (tx) => {
-        if (!(await markRunExpired(tx, { runId, reason, cleanupUntil, now }))) return false;
-        await appendFlowEvent(tx, {
-          runId,
-          type: 'run.expiry_started',
-          data: {
-            expires_at: deadline,
-            cleanup_until: cleanupUntil.toISOString(),
-            position: plan.position,
-            compensations: plan.compensations.map((c) => c.name),
-          },
-        });
-        for (const step of await expireRunningSteps(tx, { runId, now }))
-          await appendFlowEvent(tx, {
-            runId,
-            type: 'action.expired',
-            sequence: step.sequence,
-            rowId: step.id,
-            data: { name: step.name, cause: 'run_expired' },
-          });
-        for (const child of await listOpenChildren(tx, runId))
-          await cancelTree(tx, child, `parent ${runId} expired: ${reason}`, cleanupUntil, now);
-        await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
-        await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: cleanupUntil });
-        return true;
-      });
+      const expired = await deps.prisma.$transaction((tx) =>
+        startExpiryInTransaction(tx, { runId, reason, deadline, plan, cleanupUntil, now }),
+      );
       if (expired) {
         out.expired.push(runId);
         await deps.emit('run.expired', { runId, flowName: run.flow_name, compensations: plan.compensations });
@@ -110,4 +88,49 @@ export async function sweepExpiredRuns(
     if (candidates.length < pageSize) break;
   }
   return out;
+}
+
+/**
+ * Expires an overdue run inside the caller's transaction, conditionally (markRunExpired): the run is
+ * marked Expired-in-cleanup, its Running actions expired, its open children cancelled, and it is
+ * woken now and when the cleanup window closes; its replay then compensates what the plan lists.
+ * Returns false, writing nothing, when the run is not open, not overdue, or already cancelled.
+ */
+export async function startExpiryInTransaction(
+  tx: Prisma.TransactionClient,
+  args: {
+    runId: string;
+    reason: string;
+    /** The deadline that passed, as the history states it. */
+    deadline: string;
+    plan: RollbackPlan & { ok: true };
+    cleanupUntil: Date;
+    now: Date;
+  },
+): Promise<boolean> {
+  const { runId, reason, plan, cleanupUntil, now } = args;
+  if (!(await markRunExpired(tx, { runId, reason, cleanupUntil, now }))) return false;
+  await appendFlowEvent(tx, {
+    runId,
+    type: 'run.expiry_started',
+    data: {
+      expires_at: args.deadline,
+      cleanup_until: cleanupUntil.toISOString(),
+      position: plan.position,
+      compensations: plan.compensations.map((c) => c.name),
+    },
+  });
+  for (const step of await expireRunningSteps(tx, { runId, now }))
+    await appendFlowEvent(tx, {
+      runId,
+      type: 'action.expired',
+      sequence: step.sequence,
+      rowId: step.id,
+      data: { name: step.name, cause: 'run_expired' },
+    });
+  for (const child of await listOpenChildren(tx, runId))
+    await cancelTree(tx, child, `parent ${runId} expired: ${reason}`, cleanupUntil, now);
+  await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
+  await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: cleanupUntil });
+  return true;
 }

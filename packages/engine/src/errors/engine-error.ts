@@ -27,6 +27,10 @@ export type EngineErrorCode =
   | 'state_invalid'
   | 'version_conflict'
   | 'release_failed'
+  /** A repair's expected state no longer holds: nothing changed; `details.current` is the state now. */
+  | 'repair_conflict'
+  /** A repair that cannot apply to its target as it is (see its preview's blockers): nothing changed. */
+  | 'repair_refused'
   | 'internal';
 
 const retryableCodes: ReadonlySet<EngineErrorCode> = new Set([
@@ -41,16 +45,19 @@ export class EngineError extends Error {
   readonly retryable: boolean;
   /** For `invalid_input`: the field, and the path inside it, that was refused (`input.items[3].name`). */
   readonly field: string | null;
+  /** Structured context a caller can act on (for `repair_conflict`: `{ current, expected }`). */
+  readonly details: Readonly<Record<string, unknown>> | null;
 
   constructor(
     code: EngineErrorCode,
     message: string,
-    options?: { cause?: unknown; retryable?: boolean; field?: string },
+    options?: { cause?: unknown; retryable?: boolean; field?: string; details?: Record<string, unknown> },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.retryable = options?.retryable ?? retryableCodes.has(code);
     this.field = options?.field ?? null;
+    this.details = options?.details ?? null;
   }
 }
 

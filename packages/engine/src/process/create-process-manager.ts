@@ -71,6 +71,8 @@ export interface ProcessManager {
     command: OperatorCommand,
   ): Promise<OperatorCommandPreview>;
   release(instanceId: string, options: ReleaseOptions): Promise<ReleaseResult>;
+  /** @internal What the manager's operations run on (the engine's repairs use it). */
+  readonly deps: ProcessDeps;
 }
 
 /** @internal Builds the manager from an already parsed config (createEngine's path). */
@@ -107,6 +109,7 @@ export function buildProcessManager(
   let scheduler: TimeoutScheduler | null = null;
   return {
     definitions,
+    deps,
     deliver: async (processOrMessage: string | ProcessDefinition | IncomingMessage, message?: IncomingMessage) =>
       message !== undefined
         ? deliverMessage(deps, processOrMessage as string | ProcessDefinition, message)

@@ -66,99 +66,112 @@ export async function releaseInstance(
     throw new EngineError('invalid_input', 'mode must be "retry" or "skip"');
   const operator = requireText(opts.operator, 'operator', deps.limits);
   const reason = requireText(opts.reason, 'reason', deps.limits);
-  const audit = { release: opts.mode, operator, reason };
 
   const attempt = () =>
-    inTransaction(deps, async (tx): Promise<ReleaseResult> => {
-      const now = deps.clock.now();
-      const row = await lockSagaInstance(tx, { id });
-      if (!row) throw new EngineError('instance_not_found', `no instance ${id}`);
-      const def = deps.definitions.get(row.process_name);
-      if (!def) throw new EngineError('unknown_process', `no process named "${row.process_name}" is registered`);
-      if (row.status !== 'QUARANTINED' || row.failure_redelivery_key === null || row.failure_message_type === null)
-        throw new EngineError('instance_not_quarantined', `instance ${id} is ${row.status}, not QUARANTINED`);
-      const messageId = row.failure_redelivery_key;
-      const messageType = row.failure_message_type;
-      const at = row.current_state;
-      const auditRow = (to: string, extra: Record<string, Json>) =>
-        insertProcessTransition(tx, {
-          instanceId: id,
-          from: at,
-          to,
-          messageId,
-          messageType,
-          outcome: 'repair',
-          detail: { ...audit, ...extra },
-          now,
-        });
-      const resume = async (done: Omit<ReleaseResult, 'resumed' | 'stoppedOn'>): Promise<ReleaseResult> => {
-        const resumed: ReleaseResult['resumed'] = [];
-        for (const kept of await listSkippedMessages(tx, { instanceId: id, consumer: def.name })) {
-          // Each kept message under its own savepoint: one that fails now (a poison message, or a
-          // payload the deployed schema refuses) quarantines the instance again on it, and what the
-          // release did before it stays done.
-          await tx.$executeRawUnsafe('savepoint sagaflow_kept_message');
-          try {
-            const schema = def.messages[kept.messageType];
-            if (!schema)
-              throw new EngineError('invalid_input', `"${kept.messageType}" is no longer a message of "${def.name}"`);
-            const payload: unknown = schema.parse(kept.payload);
-            const r = await deliverInTransaction(
-              tx,
-              deps,
-              def,
-              { id: kept.messageId, type: kept.messageType, payload },
-              { id },
-            );
-            await tx.$executeRawUnsafe('release savepoint sagaflow_kept_message');
-            resumed.push({ messageId: kept.messageId, outcome: r.outcome });
-          } catch (err) {
-            await tx.$executeRawUnsafe('rollback to savepoint sagaflow_kept_message');
-            const stoppedOn = await quarantineAgain(tx, deps, id, kept, err, now);
-            return { ...done, resumed, stoppedOn };
-          }
-        }
-        return { ...done, resumed, stoppedOn: null };
-      };
-      const alreadyHandled = await hasInboxMessage(tx, { consumer: def.name, messageId });
-      if (opts.mode === 'skip' || alreadyHandled) {
-        if (!alreadyHandled)
-          await insertInboxMessage(tx, { consumer: def.name, messageId, messageType, instanceId: id, now });
-        if (!(await releaseSagaInstance(tx, { id, expectedVersion: row.version, now })))
-          throw new EngineError('version_conflict', `instance ${id} changed under its lock`);
-        // Skipped means kept: the message (payload, position, failure) stays in the audit row, since
-        // the release clears the failure record that held it.
-        await auditRow(at, { skipped: messageId, skippedMessage: skippedMessageOf(row) });
-        return resume({ mode: opts.mode, messageId, outcome: 'skipped', from: at, to: at });
-      }
-      try {
-        const schema = def.messages[messageType];
-        if (!schema) throw new EngineError('invalid_input', `"${messageType}" is no longer a message of "${def.name}"`);
-        const payload = schema.parse(row.failure_payload);
-        const data = decodeStateOrThrow(def, row.state, id);
-        const decision = decide(def, { state: at, data }, { type: messageType, payload }, { key: row.correlation_key });
-        if (decision.kind === 'ignored') {
-          await insertInboxMessage(tx, { consumer: def.name, messageId, messageType, instanceId: id, now });
-          if (!(await releaseSagaInstance(tx, { id, expectedVersion: row.version, now })))
-            throw new EngineError('version_conflict', `instance ${id} changed under its lock`);
-          await auditRow(at, { ignored: decision.reason });
-          return await resume({ mode: 'retry', messageId, outcome: 'ignored', from: at, to: at });
-        }
-        await applyDecision(tx, deps, def, row, { id: messageId, type: messageType }, decision, {
-          outcome: 'applied',
-          detail: { release: 'retry' },
-        });
-        await auditRow(decision.to, {});
-        return await resume({ mode: 'retry', messageId, outcome: 'applied', from: at, to: decision.to });
-      } catch (err) {
-        const e = toEngineError(err);
-        if (e.code === 'version_conflict' || e.code === 'release_failed') throw e;
-        throw new EngineError('release_failed', `retrying ${messageId} on instance ${id} failed again: ${e.message}`, {
-          cause: err,
-        });
-      }
-    });
+    inTransaction(deps, (tx) => releaseInTransaction(tx, deps, id, { mode: opts.mode, operator, reason }));
   return withStoreRetry(deps.storeRetry, attempt, deps.sleep);
+}
+
+/**
+ * The release inside the caller's transaction (a repair's, which already holds the instance row):
+ * the instance locked, the message it stopped on retried or skipped, the kept messages resumed, the
+ * audit history row (outcome `repair`). Throws (for the caller to roll back) what releaseInstance
+ * documents. Input is already validated.
+ */
+export async function releaseInTransaction(
+  tx: Prisma.TransactionClient,
+  deps: ProcessDeps,
+  id: string,
+  opts: ReleaseOptions,
+): Promise<ReleaseResult> {
+  const audit = { release: opts.mode, operator: opts.operator, reason: opts.reason };
+  const now = deps.clock.now();
+  const row = await lockSagaInstance(tx, { id });
+  if (!row) throw new EngineError('instance_not_found', `no instance ${id}`);
+  const def = deps.definitions.get(row.process_name);
+  if (!def) throw new EngineError('unknown_process', `no process named "${row.process_name}" is registered`);
+  if (row.status !== 'QUARANTINED' || row.failure_redelivery_key === null || row.failure_message_type === null)
+    throw new EngineError('instance_not_quarantined', `instance ${id} is ${row.status}, not QUARANTINED`);
+  const messageId = row.failure_redelivery_key;
+  const messageType = row.failure_message_type;
+  const at = row.current_state;
+  const auditRow = (to: string, extra: Record<string, Json>) =>
+    insertProcessTransition(tx, {
+      instanceId: id,
+      from: at,
+      to,
+      messageId,
+      messageType,
+      outcome: 'repair',
+      detail: { ...audit, ...extra },
+      now,
+    });
+  const resume = async (done: Omit<ReleaseResult, 'resumed' | 'stoppedOn'>): Promise<ReleaseResult> => {
+    const resumed: ReleaseResult['resumed'] = [];
+    for (const kept of await listSkippedMessages(tx, { instanceId: id, consumer: def.name })) {
+      // Each kept message under its own savepoint: one that fails now (a poison message, or a
+      // payload the deployed schema refuses) quarantines the instance again on it, and what the
+      // release did before it stays done.
+      await tx.$executeRawUnsafe('savepoint sagaflow_kept_message');
+      try {
+        const schema = def.messages[kept.messageType];
+        if (!schema)
+          throw new EngineError('invalid_input', `"${kept.messageType}" is no longer a message of "${def.name}"`);
+        const payload: unknown = schema.parse(kept.payload);
+        const r = await deliverInTransaction(
+          tx,
+          deps,
+          def,
+          { id: kept.messageId, type: kept.messageType, payload },
+          { id },
+        );
+        await tx.$executeRawUnsafe('release savepoint sagaflow_kept_message');
+        resumed.push({ messageId: kept.messageId, outcome: r.outcome });
+      } catch (err) {
+        await tx.$executeRawUnsafe('rollback to savepoint sagaflow_kept_message');
+        const stoppedOn = await quarantineAgain(tx, deps, id, kept, err, now);
+        return { ...done, resumed, stoppedOn };
+      }
+    }
+    return { ...done, resumed, stoppedOn: null };
+  };
+  const alreadyHandled = await hasInboxMessage(tx, { consumer: def.name, messageId });
+  if (opts.mode === 'skip' || alreadyHandled) {
+    if (!alreadyHandled)
+      await insertInboxMessage(tx, { consumer: def.name, messageId, messageType, instanceId: id, now });
+    if (!(await releaseSagaInstance(tx, { id, expectedVersion: row.version, now })))
+      throw new EngineError('version_conflict', `instance ${id} changed under its lock`);
+    // Skipped means kept: the message (payload, position, failure) stays in the audit row, since
+    // the release clears the failure record that held it.
+    await auditRow(at, { skipped: messageId, skippedMessage: skippedMessageOf(row) });
+    return resume({ mode: opts.mode, messageId, outcome: 'skipped', from: at, to: at });
+  }
+  try {
+    const schema = def.messages[messageType];
+    if (!schema) throw new EngineError('invalid_input', `"${messageType}" is no longer a message of "${def.name}"`);
+    const payload = schema.parse(row.failure_payload);
+    const data = decodeStateOrThrow(def, row.state, id);
+    const decision = decide(def, { state: at, data }, { type: messageType, payload }, { key: row.correlation_key });
+    if (decision.kind === 'ignored') {
+      await insertInboxMessage(tx, { consumer: def.name, messageId, messageType, instanceId: id, now });
+      if (!(await releaseSagaInstance(tx, { id, expectedVersion: row.version, now })))
+        throw new EngineError('version_conflict', `instance ${id} changed under its lock`);
+      await auditRow(at, { ignored: decision.reason });
+      return await resume({ mode: 'retry', messageId, outcome: 'ignored', from: at, to: at });
+    }
+    await applyDecision(tx, deps, def, row, { id: messageId, type: messageType }, decision, {
+      outcome: 'applied',
+      detail: { release: 'retry' },
+    });
+    await auditRow(decision.to, {});
+    return await resume({ mode: 'retry', messageId, outcome: 'applied', from: at, to: decision.to });
+  } catch (err) {
+    const e = toEngineError(err);
+    if (e.code === 'version_conflict' || e.code === 'release_failed') throw e;
+    throw new EngineError('release_failed', `retrying ${messageId} on instance ${id} failed again: ${e.message}`, {
+      cause: err,
+    });
+  }
 }
 
 /** The message a quarantined instance stopped on, whole, as a skip release records it in its audit row. */

@@ -1,5 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
@@ -54,20 +55,23 @@ export function parseOperatorCommand(
   const spec = Object.hasOwn(def.operatorCommands, cmd.command) ? def.operatorCommands[cmd.command] : undefined;
   const schema = def.operatorInputs[cmd.command];
   if (!spec || !schema)
-    throw new EngineError('invalid_input', `command: "${cmd.command}" is not an operator command of "${def.name}"`);
+    throw new EngineError('invalid_input', `command: "${cmd.command}" is not an operator command of "${def.name}"`, {
+      field: 'command',
+    });
   assertStorableJson(cmd.input, 'input', jsonRules(limits, 'message_payload_bytes'));
   const parsed = schema.safeParse(cmd.input);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new EngineError(
-      'invalid_input',
-      `${['input', ...(issue?.path ?? []).map(String)].join('.')}: ${issue?.message ?? 'invalid'}`,
-    );
+    const field = ['input', ...(issue?.path ?? []).map(String)].join('.');
+    throw new EngineError('invalid_input', `${field}: ${issue?.message ?? 'invalid'}`, { field });
   }
   if (!def.states.includes(cmd.expectedState))
-    throw new EngineError('invalid_input', `expectedState: "${cmd.expectedState}" is not a state of "${def.name}"`);
+    throw new EngineError('invalid_input', `expectedState: "${cmd.expectedState}" is not a state of "${def.name}"`, {
+      field: 'expectedState',
+    });
   return {
     id,
+    command: cmd.command,
     spec,
     input: parsed.data,
     operator: requireText(cmd.operator, 'operator', limits),
@@ -78,6 +82,8 @@ export function parseOperatorCommand(
     messageType: `operator:${cmd.command}`,
   };
 }
+
+export type ParsedOperatorCommand = ReturnType<typeof parseOperatorCommand>;
 
 /** Why an operator command cannot apply to this instance as it is now, or null if it can. */
 export function checkOperatorCommand(
@@ -104,33 +110,39 @@ export async function runOperatorCommand(
   cmd: OperatorCommand,
 ): Promise<OperatorCommandResult> {
   const def = definitionOf(deps, process);
-  const { id, spec, input, operator, reason, messageId, messageType } = parseOperatorCommand(
-    def,
-    instanceId,
-    cmd,
-    deps.limits,
-  );
-
+  const parsed = parseOperatorCommand(def, instanceId, cmd, deps.limits);
   return withStoreRetry(
     deps.storeRetry,
-    () =>
-      inTransaction(deps, async (tx): Promise<OperatorCommandResult> => {
-        const row = await lockSagaInstance(tx, { id });
-        if (!row || row.process_name !== def.name)
-          throw new EngineError('instance_not_found', `no instance ${id} of "${def.name}"`);
-        if (await hasInboxMessage(tx, { consumer: def.name, messageId })) return { outcome: 'duplicate' };
-        const rejected = checkOperatorCommand(row, cmd.expectedState, spec);
-        if (rejected) return rejected;
-        const currentState = row.current_state;
-        const data = decodeStateOrThrow(def, row.state, row.id);
-        const result = spec.then?.(data, input, { key: row.correlation_key }) ?? {};
-        const decision = applied(def, { state: currentState, data }, spec.to, result, [], false);
-        await applyDecision(tx, deps, def, row, { id: messageId, type: messageType }, decision, {
-          outcome: 'repair',
-          detail: { operator, reason, command: cmd.command, input: input as Json },
-        });
-        return { outcome: 'applied', from: decision.from, to: decision.to, commands: decision.commands.length };
-      }),
+    () => inTransaction(deps, (tx) => operatorCommandInTransaction(tx, deps, def, parsed, cmd.expectedState)),
     deps.sleep,
   );
+}
+
+/**
+ * An operator command inside the caller's transaction (a repair's, which already holds the instance
+ * row): lock, inbox check, expected state, then the transition through {@link applyDecision}.
+ */
+export async function operatorCommandInTransaction(
+  tx: Prisma.TransactionClient,
+  deps: ProcessDeps,
+  def: ProcessDefinition,
+  parsed: ParsedOperatorCommand,
+  expectedState: string,
+): Promise<OperatorCommandResult> {
+  const { id, spec, input, operator, reason, messageId, messageType, command } = parsed;
+  const row = await lockSagaInstance(tx, { id });
+  if (!row || row.process_name !== def.name)
+    throw new EngineError('instance_not_found', `no instance ${id} of "${def.name}"`);
+  if (await hasInboxMessage(tx, { consumer: def.name, messageId })) return { outcome: 'duplicate' };
+  const rejected = checkOperatorCommand(row, expectedState, spec);
+  if (rejected) return rejected;
+  const currentState = row.current_state;
+  const data = decodeStateOrThrow(def, row.state, row.id);
+  const result = spec.then?.(data, input, { key: row.correlation_key }) ?? {};
+  const decision = applied(def, { state: currentState, data }, spec.to, result, [], false);
+  await applyDecision(tx, deps, def, row, { id: messageId, type: messageType }, decision, {
+    outcome: 'repair',
+    detail: { operator, reason, command, input: input as Json },
+  });
+  return { outcome: 'applied', from: decision.from, to: decision.to, commands: decision.commands.length };
 }

@@ -2,6 +2,8 @@ import type { Json } from '../definitions/define-action.ts';
 import type { DbActionRun } from '../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../store/list-compensation-runs.ts';
 import type { DbFlowRun } from '../store/find-run.ts';
+import type { RepairKind } from '../repairs/repair-command.ts';
+import { safeRepairsFor } from '../repairs/safe-repairs.ts';
 import type { LeftUndone } from './find-left-undone.ts';
 
 /** A run as the control plane and console see it (domain type, apart from the row type). */
@@ -31,6 +33,8 @@ export interface RunView {
    * forward steps whose compensation never ran. Null when the run did not end that way.
    */
   leftUndone: LeftUndone | null;
+  /** The repairs safe for the run as it is (by its status and stuck reason; ADR 0016); none once finished. */
+  safeRepairs: RepairKind[];
 }
 
 export interface ActionView {
@@ -120,6 +124,7 @@ export function toRunView(r: DbFlowRun): RunView {
     startedAt: iso(r.started_at),
     finishedAt: iso(r.finished_at),
     leftUndone: leftUndoneOf(r.error),
+    safeRepairs: safeRepairsFor({ status: r.status, stuckReason: r.stuck_reason }),
   };
 }
 

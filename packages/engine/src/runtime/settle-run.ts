@@ -1,10 +1,89 @@
 import type { Json } from '../definitions/define-action.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import type { DbFlowRun } from '../store/find-run.ts';
 import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
 import { settleParentStep } from '../store/settle-parent-step.ts';
 import { ReplayConflict, type ReplaySession } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
+
+export interface SettleResult {
+  status: FinalRunStatus;
+  output?: Json;
+  error?: Json;
+  session?: ReplaySession;
+  /** More for the terminal event's data (e.g. what a timed-out run left undone). */
+  details?: Record<string, Json>;
+}
+
+/** A run this transaction finished: what the row says it ended as, and a parent that had finished first. */
+export interface SettledRun {
+  run: DbFlowRun;
+  status: FinalRunStatus;
+  output: Json | undefined;
+  error: Json | undefined;
+  refusedParent: string | null;
+}
+
+/**
+ * Finishes a run once (compare-and-swap, the row FOR UPDATE) inside the caller's transaction, with its
+ * history event and, for a child, the parent's waiting step settled and the parent woken. Returns
+ * null when the run had already finished. Call {@link afterRunSettled} once the transaction committed.
+ */
+export async function settleRunInTransaction(
+  tx: Prisma.TransactionClient,
+  run: DbFlowRun,
+  result: Omit<SettleResult, 'session'>,
+  now: Date,
+): Promise<SettledRun | null> {
+  const finished = await finishRun(tx, {
+    id: run.id,
+    status: result.status,
+    output: result.output,
+    error: result.error,
+    now,
+  });
+  if (!finished) return null;
+  // What the row says the run ended as: an expired run ends Expired whatever this replay concluded.
+  const status = finished.status;
+  await appendFlowEvent(tx, {
+    runId: run.id,
+    type: `run.${status.toLowerCase()}`,
+    data: { ...(result.error ? { error: result.error } : {}), ...result.details },
+  });
+  let refusedParent: string | null = null;
+  if (finished.parentRunId !== null && finished.parentSequence !== null) {
+    refusedParent = await settleParentStep(tx, {
+      parentRunId: finished.parentRunId,
+      parentSequence: finished.parentSequence,
+      childRunId: run.id,
+      result: { ...result, status },
+      now,
+    });
+  }
+  return { run, status, output: result.output, error: result.error, refusedParent };
+}
+
+/** After the finishing transaction committed: journal a refused parent, emit `run.finished`. */
+export async function afterRunSettled(deps: RuntimeDeps, settled: SettledRun): Promise<void> {
+  const { run, status } = settled;
+  if (settled.refusedParent) {
+    await deps.journal({
+      code: 'write_refused',
+      message: `child run ${run.id} finished after its parent ${settled.refusedParent} had; the parent's step was left as it was`,
+      runId: settled.refusedParent,
+      site: 'child.finish',
+      details: { child: run.id, status },
+    });
+  }
+  await deps.emit('run.finished', {
+    runId: run.id,
+    flowName: run.flow_name,
+    status,
+    output: settled.output ?? null,
+    error: settled.error ?? null,
+  });
+}
 
 /**
  * Finishes a run once (compare-and-swap), with its history event, and, for a child, settles the
@@ -13,48 +92,13 @@ import type { RuntimeDeps } from './runtime-deps.ts';
 export async function settleRun(
   deps: RuntimeDeps,
   run: DbFlowRun,
-  result: {
-    status: FinalRunStatus;
-    output?: Json;
-    error?: Json;
-    session?: ReplaySession;
-    /** More for the terminal event's data (e.g. what a timed-out run left undone). */
-    details?: Record<string, Json>;
-  },
+  result: SettleResult,
 ): Promise<'settled' | 'already-finished' | 'stale'> {
   const now = deps.clock.now();
-  const refused: { parent: string | null } = { parent: null };
-  // What the row says the run ended as: an expired run ends Expired whatever this replay concluded.
-  let status: FinalRunStatus = result.status;
-  const write = async (tx: Parameters<Parameters<RuntimeDeps['prisma']['$transaction']>[0]>[0]) => {
-    const finished = await finishRun(tx, {
-      id: run.id,
-      status: result.status,
-      output: result.output,
-      error: result.error,
-      now,
-    });
-    if (!finished) return false;
-    status = finished.status;
-    await appendFlowEvent(tx, {
-      runId: run.id,
-      type: `run.${status.toLowerCase()}`,
-      data: { ...(result.error ? { error: result.error } : {}), ...result.details },
-    });
-    if (finished.parentRunId !== null && finished.parentSequence !== null) {
-      refused.parent = await settleParentStep(tx, {
-        parentRunId: finished.parentRunId,
-        parentSequence: finished.parentSequence,
-        childRunId: run.id,
-        result: { ...result, status },
-        now,
-      });
-    }
-    return true;
-  };
-  let landed: boolean;
+  const write = (tx: Prisma.TransactionClient) => settleRunInTransaction(tx, run, result, now);
+  let settled: SettledRun | null;
   try {
-    landed = result.session
+    settled = result.session
       ? await result.session.tx(write, { finishesRun: true })
       : await deps.prisma.$transaction(write);
   } catch (err) {
@@ -62,23 +106,7 @@ export async function settleRun(
     if (err instanceof ReplayConflict) return 'stale';
     throw err;
   }
-  if (landed && refused.parent) {
-    await deps.journal({
-      code: 'write_refused',
-      message: `child run ${run.id} finished after its parent ${refused.parent} had; the parent's step was left as it was`,
-      runId: refused.parent,
-      site: 'child.finish',
-      details: { child: run.id, status },
-    });
-  }
-  if (landed) {
-    await deps.emit('run.finished', {
-      runId: run.id,
-      flowName: run.flow_name,
-      status,
-      output: result.output ?? null,
-      error: result.error ?? null,
-    });
-  }
-  return landed ? 'settled' : 'already-finished';
+  if (!settled) return 'already-finished';
+  await afterRunSettled(deps, settled);
+  return 'settled';
 }

@@ -29,6 +29,19 @@ export async function lockSagaInstance(
   db: Db,
   by: { processName: string; key: string } | { id: string },
 ): Promise<DbSagaInstance | null> {
+  return selectSagaInstance(db, by, true);
+}
+
+/** The same read without the lock: for a preview, which writes and locks nothing. */
+export async function readSagaInstance(db: Db, by: { id: string }): Promise<DbSagaInstance | null> {
+  return selectSagaInstance(db, by, false);
+}
+
+async function selectSagaInstance(
+  db: Db,
+  by: { processName: string; key: string } | { id: string },
+  lock: boolean,
+): Promise<DbSagaInstance | null> {
   const where =
     'id' in by
       ? Prisma.sql`id = ${by.id}::uuid`
@@ -38,6 +51,6 @@ export async function lockSagaInstance(
            failure_redelivery_key, failure_message_type, failure_payload,
            failure_position, failure_error_type, failure_message, first_failed_at
       from "sagaflow"."saga_instances" where ${where}
-       for update`);
+       ${lock ? Prisma.sql`for update` : Prisma.empty}`);
   return rows[0] ?? null;
 }

@@ -194,5 +194,5 @@ describe('terminate, cancel and signal racing three engines (real PostgreSQL)', 
 
     // 3. No action started after terminate returned.
     expect.soft(started.filter((s) => s.order > (terminatedAt.get(s.key) ?? Infinity))).toEqual([]);
-  });
+  }, 900_000); // 150 runs on three engines: slow on a loaded machine, bounded by the wait above
 });

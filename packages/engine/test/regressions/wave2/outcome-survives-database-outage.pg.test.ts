@@ -78,19 +78,20 @@ describe('wave 2: a completed step outcome survives a database outage (real Post
     try {
       const { runId } = await engine.startFlow(flow, outage);
       await gates[outage].started.promise;
-      await cluster.restart({
-        whileDown: async () => {
-          gates[outage].release.open(); // step 1 finishes while PostgreSQL is down...
-          // ...and PostgreSQL stays down until the worker has met the outage with the outcome in hand
-          // (or, without the fix, given the job up).
-          await waitFor(
-            `the worker to log "${until}"`,
-            async () =>
-              lines.some((l) => l.msg?.startsWith(until) || l.msg?.startsWith('job failed')) ? true : undefined,
-            120_000,
-          );
-        },
-      });
+      await cluster.pause();
+      try {
+        gates[outage].release.open(); // step 1 finishes while PostgreSQL is down...
+        // ...and PostgreSQL stays down until the worker has met the outage with the outcome in hand
+        // (or, without the fix, given the job up).
+        await waitFor(
+          `the worker to log "${until}"`,
+          async () =>
+            lines.some((l) => l.msg?.startsWith(until) || l.msg?.startsWith('job failed')) ? true : undefined,
+          120_000,
+        );
+      } finally {
+        await cluster.resume();
+      }
       const run = await waitFor(
         'the run to finish',
         async () => {

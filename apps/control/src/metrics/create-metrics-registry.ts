@@ -1,0 +1,146 @@
+import { anomalyCodes } from '@sagaflow/engine';
+import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
+import type { MetricsSnapshot } from './read-metrics-snapshot.ts';
+import { createStepDurationHistogram, type StepDurationHistogram } from './step-duration-histogram.ts';
+
+export interface MetricsRegistry {
+  readonly registry: Registry;
+  /** The step-duration histogram, for reading its next window (see readMetricsSnapshot). */
+  readonly steps: StepDurationHistogram;
+  /** Renders the Prometheus text of one snapshot. Callers must not overlap (see serveMetrics). */
+  render(snapshot: MetricsSnapshot): Promise<string>;
+}
+
+/**
+ * Sagaflow's metrics on a registry of their own (never prom-client's global one: several control
+ * planes may share a process in tests). Every Sagaflow series is set by its collect() from the
+ * snapshot being rendered, and reset first, so a series that vanished from the tables vanishes here.
+ * Counters are table counts too: they survive restarts and agree across replicas.
+ */
+export function createMetricsRegistry(options: { processMetrics?: boolean; startedAt?: Date } = {}): MetricsRegistry {
+  const registry = new Registry();
+  const steps = createStepDurationHistogram(options.startedAt ?? new Date());
+  let current: MetricsSnapshot | null = null;
+  const snapshot = (): MetricsSnapshot => {
+    if (!current) throw new Error('a metric was collected outside render(); use render(snapshot)');
+    return current;
+  };
+  const registers = [registry];
+
+  new Gauge({
+    name: 'sagaflow_runs',
+    help: 'Flow runs by flow and status (terminal statuses included).',
+    labelNames: ['flow', 'status'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const r of snapshot().runs) this.set({ flow: r.flow, status: r.status }, r.count);
+    },
+  });
+  new Gauge({
+    name: 'sagaflow_stuck_runs',
+    help: 'Open runs that cannot move without an operator, by kind of stuck reason.',
+    labelNames: ['reason'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const r of snapshot().stuck) this.set({ reason: r.reason }, r.count);
+    },
+  });
+  registry.registerMetric(steps.metric as unknown as Metric);
+  new Counter({
+    name: 'sagaflow_anomalies_total',
+    help: 'Anomalies journaled (races and engine faults), by code; every code is reported, 0 included.',
+    labelNames: ['code'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const code of anomalyCodes) this.inc({ code }, 0);
+      for (const a of snapshot().anomalies) this.inc({ code: a.code }, a.count);
+    },
+  });
+  new Gauge({
+    name: 'sagaflow_process_instances',
+    help: 'Open process instances (ACTIVE or QUARANTINED) by process, current state and status.',
+    labelNames: ['process', 'state', 'status'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const i of snapshot().instances) this.set({ process: i.process, state: i.state, status: i.status }, i.count);
+    },
+  });
+  new Gauge({
+    name: 'sagaflow_process_oldest_seconds',
+    help: 'Seconds since the stalest open instance in this process, state and status was last updated.',
+    labelNames: ['process', 'state', 'status'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const { at, instances } = snapshot();
+      for (const i of instances)
+        this.set(
+          { process: i.process, state: i.state, status: i.status },
+          Math.max(0, (at.getTime() - i.stalestUpdatedAt.getTime()) / 1000),
+        );
+    },
+  });
+  new Counter({
+    name: 'sagaflow_process_transitions_total',
+    help: 'Process transitions made (applied messages and operator repairs), by process and from/to state.',
+    labelNames: ['process', 'from', 'to'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const t of snapshot().transitions) this.inc({ process: t.process, from: t.from, to: t.to }, t.count);
+    },
+  });
+  new Gauge({
+    name: 'sagaflow_outbox_pending',
+    help: 'Outbox messages not yet published (due or waiting for a retry).',
+    registers,
+    collect() {
+      this.set(snapshot().outbox.pending);
+    },
+  });
+  new Gauge({
+    name: 'sagaflow_outbox_dead',
+    help: 'Outbox messages that used up their attempts and wait for an operator.',
+    registers,
+    collect() {
+      this.set(snapshot().outbox.dead);
+    },
+  });
+  new Gauge({
+    name: 'sagaflow_outbox_oldest_seconds',
+    help: 'Age of the oldest unpublished outbox message, in seconds; 0 when none.',
+    registers,
+    collect() {
+      this.set(snapshot().outbox.oldestPendingAgeSeconds);
+    },
+  });
+  new Counter({
+    name: 'sagaflow_repairs_total',
+    help: 'Operator repairs by command and outcome (no series until repairs are recorded).',
+    labelNames: ['command', 'outcome'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const r of snapshot().repairs) this.inc({ command: r.command, outcome: r.outcome }, r.count);
+    },
+  });
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  return {
+    registry,
+    steps,
+    async render(s) {
+      steps.add(s.steps, s.stepsUntil);
+      current = s;
+      try {
+        return await registry.metrics();
+      } finally {
+        current = null;
+      }
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import type { Database, OutboxLag } from '@sagaflow/engine';
+import { readAnomalyCounts, type AnomalyCount } from './reads/read-anomaly-counts.ts';
+import { readInstanceCounts, type InstanceCount } from './reads/read-instance-counts.ts';
+import { readRepairCounts, type RepairCount } from './reads/read-repair-counts.ts';
+import { readRunCounts, type RunCount } from './reads/read-run-counts.ts';
+import { readStepDurations, type StepDurations } from './reads/read-step-durations.ts';
+import { readStuckCounts, type StuckCount } from './reads/read-stuck-counts.ts';
+import { readTransitionCounts, type TransitionCount } from './reads/read-transition-counts.ts';
+import { readOutboxFigures } from './reads/read-outbox-figures.ts';
+import { withReadSnapshot } from './reads/with-read-snapshot.ts';
+
+/** Everything one scrape reports, read from one snapshot of the database. */
+export interface MetricsSnapshot {
+  /** The moment ages are measured from. */
+  at: Date;
+  runs: RunCount[];
+  stuck: StuckCount[];
+  /** Actions that finished in (options.steps.after, stepsUntil]: a window to add to the histogram. */
+  steps: StepDurations[];
+  stepsUntil: Date;
+  anomalies: AnomalyCount[];
+  instances: InstanceCount[];
+  transitions: TransitionCount[];
+  repairs: RepairCount[];
+  outbox: OutboxLag;
+}
+
+export interface SnapshotOptions {
+  /** The longest the reads may take together; PostgreSQL cancels a statement past it. */
+  timeoutMs: number;
+  /**
+   * Which finished steps to read: those after `after` and at least `settleMs` old, so that an outcome
+   * whose transaction is still committing (its finished_at is already set) lands in a later window.
+   */
+  steps: { after: Date; settleMs: number };
+  now?: () => Date;
+}
+
+/** Every figure of one scrape, from one bounded read-only snapshot (withReadSnapshot). */
+export async function readMetricsSnapshot(
+  db: Pick<Database, 'prisma'>,
+  options: SnapshotOptions,
+): Promise<MetricsSnapshot> {
+  return withReadSnapshot(db, options.timeoutMs, async (tx) => {
+    const at = (options.now ?? (() => new Date()))();
+    const runs = await readRunCounts(tx);
+    const stuck = await readStuckCounts(tx);
+    const settled = new Date(at.getTime() - options.steps.settleMs);
+    const stepsUntil = settled > options.steps.after ? settled : options.steps.after;
+    const steps =
+      stepsUntil > options.steps.after
+        ? await readStepDurations(tx, { after: options.steps.after, until: stepsUntil })
+        : [];
+    const anomalies = await readAnomalyCounts(tx);
+    const instances = await readInstanceCounts(tx);
+    const transitions = await readTransitionCounts(tx);
+    const repairs = await readRepairCounts(tx);
+    const outbox = await readOutboxFigures(tx, at);
+    return { at, runs, stuck, steps, stepsUntil, anomalies, instances, transitions, repairs, outbox };
+  });
+}

@@ -1,0 +1,71 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import './provided-context.ts';
+import { seedKnownSet, type KnownSet } from './support/seed-known-set.ts';
+import { testDatabaseUrl } from './support/test-plane.ts';
+import { readOverview } from '../src/api/overview/read-overview.ts';
+import { parseEnv } from '../src/env.ts';
+import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+
+const settings = {
+  postgres: async () => ({ DATABASE_URL: await testDatabaseUrl('overview') }),
+  pglite: () =>
+    Promise.resolve({ SAGAFLOW_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'sagaflow-overview-')), 'pglite') }),
+};
+
+describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
+  let plane: ControlPlane;
+  beforeAll(async () => {
+    plane = await startControlPlane(parseEnv({ ...(await settings[kind]()), CONTROL_PORT: '0', LOG_LEVEL: 'silent' }));
+  });
+  afterAll(async () => {
+    await plane.stop();
+  });
+
+  it('an empty database is all zeros, with no states and an outbox without lag', async () => {
+    expect(await readOverview(plane.db)).toEqual({
+      at: expect.any(String) as string,
+      runs: { total: 0, byStatus: {} },
+      stuck: { total: 0, byReason: {} },
+      instances: { active: 0, quarantined: 0, byState: [] },
+      outbox: { pending: 0, dead: 0, oldestPendingAgeSeconds: 0 },
+    });
+  });
+
+  it('after the known set: runs by status, stuck by reason, instances by state with the stalest, outbox lag', async () => {
+    const known: KnownSet = await seedKnownSet(plane);
+    const at = new Date(known.t0 + 10_000);
+    const overview = await readOverview(plane.db, { now: () => at });
+    expect(overview).toEqual({
+      at: at.toISOString(),
+      runs: { total: 4, byStatus: { Completed: 3, [known.ghostStatus]: 1 } },
+      stuck: { total: 1, byReason: { unknown_flow: 1 } },
+      instances: {
+        active: 2,
+        quarantined: 1,
+        byState: [
+          {
+            process: 'metrics.proc',
+            state: 'AwaitingPayment',
+            active: 2,
+            quarantined: 0,
+            // The stalest of the two (updated 120 s before t0), measured at t0 + 10 s.
+            oldestActiveSeconds: 130,
+            oldestQuarantinedSeconds: null,
+          },
+          {
+            process: 'metrics.proc',
+            state: 'Shipping',
+            active: 0,
+            quarantined: 1,
+            oldestActiveSeconds: null,
+            oldestQuarantinedSeconds: 610,
+          },
+        ],
+      },
+      outbox: { pending: 1, dead: 1, oldestPendingAgeSeconds: 110 },
+    });
+  });
+});

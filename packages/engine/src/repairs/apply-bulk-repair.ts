@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { EngineError } from '../errors/engine-error.ts';
+import { applyRepair } from './apply-repair.ts';
+import { parseRepairCommand, repairTarget, type RepairCommand } from './repair-command.ts';
+import type { RepairResult } from './repair-effects.ts';
+import type { RepairDeps } from './repair-handler.ts';
+
+/** The most targets one bulk repair may name. */
+export const maxBulkItems = 1000;
+
+/**
+ * One command over many targets: the shared fields (kind, actor, reason, idempotency key and the
+ * command's parameters) and, per item, a target and the state it was drafted against.
+ */
+export interface BulkRepairCommand {
+  kind: string;
+  actor: string;
+  reason: string;
+  idempotencyKey: string;
+  items: { target: unknown; expected: unknown }[];
+  [param: string]: unknown;
+}
+
+export interface BulkRepairItemResult {
+  target: { type: string; id: string };
+  outcome: 'applied' | 'conflict' | 'refused' | 'not_found' | 'failed';
+  /** The audit row's id (none for not_found or failed: nothing was decided). */
+  repairId: string | null;
+  result: RepairResult | null;
+  message: string | null;
+}
+
+export interface BulkRepairResult {
+  bulkId: string;
+  applied: number;
+  items: BulkRepairItemResult[];
+}
+
+/**
+ * Applies one command to each item in turn, each in its own transaction with its own expected
+ * state and audit row (item idempotency key: `<key>:<target>`, so a resubmitted bulk replays each
+ * item instead of acting twice). Bad input anywhere is refused before the first item is applied.
+ */
+export async function applyBulkRepair(deps: RepairDeps, raw: unknown): Promise<BulkRepairResult> {
+  const commands = parseBulk(deps, raw);
+  const bulkId = randomUUID();
+  const items: BulkRepairItemResult[] = [];
+  for (const cmd of commands) {
+    const target = repairTarget(cmd);
+    try {
+      const result = await applyRepair(deps, cmd, { bulkId });
+      items.push({ target, outcome: 'applied', repairId: result.id, result, message: null });
+    } catch (err) {
+      const e = err instanceof EngineError ? err : null;
+      const outcome =
+        e?.code === 'repair_conflict'
+          ? 'conflict'
+          : e?.code === 'repair_refused'
+            ? 'refused'
+            : e?.code === 'run_not_found' || e?.code === 'instance_not_found'
+              ? 'not_found'
+              : 'failed';
+      if (outcome === 'failed') deps.runtime.logger.error({ err, bulkId, target }, 'a bulk repair item failed');
+      const repairId = (e?.details?.repairId as string | undefined) ?? null;
+      items.push({
+        target,
+        outcome,
+        repairId,
+        result: null,
+        message: err instanceof Error ? err.message : String(err),
+      });
+    }
+  }
+  return { bulkId, applied: items.filter((i) => i.outcome === 'applied').length, items };
+}
+
+/** Every item as a whole command, validated before anything is applied (the error names the item). */
+export function parseBulk(deps: RepairDeps, raw: unknown): RepairCommand[] {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+    throw new EngineError('invalid_input', 'command: must be an object', { field: 'command' });
+  const { items, idempotencyKey, ...shared } = raw as Partial<BulkRepairCommand>;
+  if (!Array.isArray(items) || items.length === 0 || items.length > maxBulkItems)
+    throw new EngineError('invalid_input', `items: must be an array of 1 to ${maxBulkItems} targets`, {
+      field: 'items',
+    });
+  const seen = new Set<string>();
+  return items.map((item, i) => {
+    if (typeof item !== 'object' || item === null)
+      throw new EngineError('invalid_input', `items[${i}]: must be an object`, { field: `items[${i}]` });
+    const { target, expected } = item as { target?: unknown; expected?: unknown };
+    try {
+      // The key is checked with the item's target appended, then rebuilt from the parsed target.
+      const cmd = parseRepairCommand({ ...shared, target, expected, idempotencyKey }, deps.runtime.config.limits);
+      const id = repairTarget(cmd).id;
+      if (seen.has(id)) throw new EngineError('invalid_input', `target: ${id} is named twice`, { field: 'target' });
+      seen.add(id);
+      return { ...cmd, idempotencyKey: `${cmd.idempotencyKey}:${id}` };
+    } catch (err) {
+      if (!(err instanceof EngineError) || err.code !== 'invalid_input') throw err;
+      const field =
+        err.field === 'target' || err.field?.startsWith('target.') || err.field?.startsWith('expected')
+          ? `items[${i}].${err.field}`
+          : (err.field ?? 'command');
+      throw new EngineError('invalid_input', err.message.replace(/^[^:]*:/, `${field}:`), { field });
+    }
+  });
+}

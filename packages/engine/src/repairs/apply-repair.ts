@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import type { Json } from '../definitions/define-action.ts';
+import { EngineError } from '../errors/engine-error.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
+import { appendFlowEvent } from '../store/append-flow-event.ts';
+import { findRepairCommand, type DbRepairCommand } from '../store/repairs/find-repair-command.ts';
+import { insertRepairCommand, isDuplicateRepairKey } from '../store/repairs/insert-repair-command.ts';
+import { parseRepairCommand, repairParams, repairTarget, type RepairCommand } from './repair-command.ts';
+import type { RepairActualState, RepairEffects, RepairResult, RepairStatus } from './repair-effects.ts';
+import type { RepairDeps } from './repair-handler.ts';
+import { runRepairHandlers } from './repair-handlers.ts';
+import { expectationHolds, readRepairTarget, readRunTarget } from './read-repair-target.ts';
+
+/** Thrown inside the repair's transaction to roll it back: the command was decided without acting. */
+class NotApplied extends Error {
+  constructor(
+    readonly status: Exclude<RepairStatus, 'applied'>,
+    readonly actual: RepairActualState,
+    readonly blockers: string[],
+  ) {
+    super(blockers.join('; '));
+  }
+}
+
+/** Engine errors that mean "this target cannot take this command as it is", raised by the engine's own functions. */
+const refusalCodes = new Set([
+  'repair_refused',
+  'release_failed',
+  'state_invalid',
+  'run_not_open',
+  'instance_not_quarantined',
+]);
+
+/**
+ * Applies a repair command in ONE transaction: the target locked as the engine's workers and
+ * deliver() lock it, the expected state checked, the change made by the engine's own in-transaction
+ * functions, the run's `repair.applied` history event (an instance's `repair` history row comes from
+ * the operation itself), the audit row, commit. A changed state throws `repair_conflict`
+ * (`details.current`), a command the target cannot take `repair_refused` (`details.blockers`): both
+ * change nothing and leave an audit row saying so. The same idempotency key returns (or throws) the
+ * first result, with no second effect.
+ */
+export async function applyRepair(
+  deps: RepairDeps,
+  raw: unknown,
+  opts: { bulkId?: string } = {},
+): Promise<RepairResult> {
+  const cmd = parseRepairCommand(raw, deps.runtime.config.limits);
+  const prior = await findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey);
+  if (prior) return replay(cmd, prior);
+  const target = repairTarget(cmd);
+  const id = randomUUID();
+  const log = deps.runtime.logger.child({ repair: id, command: cmd.kind, target: target.id, actor: cmd.actor });
+  const prepared = await prepare(deps, cmd);
+  const base = {
+    id,
+    actor: cmd.actor,
+    command: cmd.kind,
+    targetType: target.type,
+    targetId: target.id,
+    expected: cmd.expected as Json,
+    params: repairParams(cmd),
+    reason: cmd.reason,
+    idempotencyKey: cmd.idempotencyKey,
+    bulkId: opts.bulkId ?? null,
+  };
+  try {
+    const done = await deps.runtime.prisma.$transaction(
+      async (tx) => {
+        const now = deps.runtime.clock.now();
+        const { actual, effects, after } = await decide(tx, deps, cmd, prepared, { id, now });
+        if ('runId' in cmd.target)
+          await appendFlowEvent(tx, {
+            runId: cmd.target.runId,
+            type: 'repair.applied',
+            ...('stepSequence' in cmd.target ? { sequence: cmd.target.stepSequence } : {}),
+            data: { repair: id, command: cmd.kind, actor: cmd.actor, reason: cmd.reason },
+          });
+        await insertRepairCommand(tx, {
+          ...base,
+          at: now,
+          actual: actual,
+          result: { effects } as unknown as Json,
+          status: 'applied',
+        });
+        return { actual, effects, after, at: now };
+      },
+      { maxWait: deps.process.transactionTimeoutMs, timeout: deps.process.transactionTimeoutMs },
+    );
+    if (done.after)
+      await done.after().catch((err: unknown) => log.warn({ err }, 'a repair committed; a listener after it failed'));
+    log.info({ status: 'applied', effects: done.effects }, 'repair applied');
+    return {
+      id,
+      kind: cmd.kind,
+      status: 'applied',
+      target,
+      actual: done.actual,
+      effects: done.effects,
+      at: done.at.toISOString(),
+      replayed: false,
+    };
+  } catch (err) {
+    if (isDuplicateRepairKey(err)) return replayAfterRace(deps, cmd);
+    if (!(err instanceof NotApplied)) throw err;
+    const at = deps.runtime.clock.now();
+    try {
+      await insertRepairCommand(deps.runtime.prisma, {
+        ...base,
+        at,
+        actual: err.actual,
+        result: { blockers: err.blockers },
+        status: err.status,
+      });
+    } catch (auditErr) {
+      if (isDuplicateRepairKey(auditErr)) return replayAfterRace(deps, cmd);
+      throw auditErr;
+    }
+    log.info({ status: err.status, actual: err.actual, blockers: err.blockers }, `repair ${err.status}`);
+    throw notAppliedError(cmd, err.status, err.actual, err.blockers, id, false);
+  }
+}
+
+type Prepared = unknown;
+
+/** The handler's reads that must run outside the transaction (a rollback plan), on the target as it is now. */
+async function prepare(deps: RepairDeps, cmd: RepairCommand): Promise<Prepared> {
+  if (!('runId' in cmd.target)) return undefined;
+  const handler = runRepairHandlers[cmd.kind];
+  if (!handler?.prepare) return undefined;
+  const target = await readRunTarget(deps.runtime.prisma, cmd as never, false);
+  return handler.prepare(deps, cmd, target);
+}
+
+/** Inside the repair's transaction: lock, check, plan, perform. Throws NotApplied to roll back. */
+async function decide(
+  tx: Prisma.TransactionClient,
+  deps: RepairDeps,
+  cmd: RepairCommand,
+  prepared: Prepared,
+  audit: { id: string; now: Date },
+): Promise<{ actual: RepairActualState; effects: RepairEffects; after?: () => Promise<void> }> {
+  const { handler, target, actual } = await readRepairTarget(tx, deps, cmd, true);
+  // Planned first: input only the target can judge (a state the process does not have) is bad input,
+  // whatever state the target is in. Then a changed state (conflict) ranks before any other refusal.
+  const plan = await handler.plan(tx, deps, cmd, target, prepared).catch((err: unknown) => {
+    if (err instanceof EngineError && refusalCodes.has(err.code)) return { refusal: err.message };
+    throw err;
+  });
+  if (!expectationHolds(cmd, actual)) throw new NotApplied('conflict', actual, ['the expected state no longer holds']);
+  if ('refusal' in plan) throw new NotApplied('refused', actual, [plan.refusal]);
+  if (plan.blockers.length > 0) throw new NotApplied('refused', actual, plan.blockers);
+  try {
+    const done = await handler.perform(tx, deps, cmd, target, prepared, audit);
+    return { actual, effects: done.effects ? merge(plan.effects, done.effects) : plan.effects, after: done.after };
+  } catch (err) {
+    if (err instanceof EngineError && refusalCodes.has(err.code))
+      throw new NotApplied('refused', actual, [err.message]);
+    throw err;
+  }
+}
+
+function merge(a: RepairEffects, b: RepairEffects): RepairEffects {
+  return {
+    transitions: [...a.transitions, ...b.transitions],
+    compensations: [...a.compensations, ...b.compensations],
+    jobs: [...a.jobs, ...b.jobs],
+    signals: [...a.signals, ...b.signals],
+    outboxMessages: [...a.outboxMessages, ...b.outboxMessages],
+    history: [...a.history, ...b.history],
+    notes: [...a.notes, ...b.notes],
+  };
+}
+
+function notAppliedError(
+  cmd: RepairCommand,
+  status: Exclude<RepairStatus, 'applied'>,
+  current: unknown,
+  blockers: string[],
+  repairId: string,
+  replayed: boolean,
+): EngineError {
+  const details = { repairId, current, expected: cmd.expected, blockers, replayed };
+  const target = repairTarget(cmd);
+  if (status === 'conflict')
+    return new EngineError(
+      'repair_conflict',
+      `${cmd.kind} on ${target.type} ${target.id}: it was drafted against ${JSON.stringify(cmd.expected)} but the ${target.type} is now ${JSON.stringify(current)}; nothing changed. Preview it again and draft it against the current state`,
+      { details },
+    );
+  return new EngineError(
+    'repair_refused',
+    `${cmd.kind} on ${target.type} ${target.id} cannot apply: ${blockers.join('; ')}; nothing changed`,
+    { details },
+  );
+}
+
+/** The first result of an idempotency key, for a command that must be the same command. */
+function replay(cmd: RepairCommand, prior: DbRepairCommand): RepairResult {
+  const target = repairTarget(cmd);
+  if (prior.command !== cmd.kind || prior.target_id !== target.id)
+    throw new EngineError(
+      'invalid_input',
+      `idempotencyKey: already used by ${prior.command} on ${prior.target_type} ${prior.target_id}; use a fresh key for another command`,
+      { field: 'idempotencyKey' },
+    );
+  const result = prior.result as { effects?: RepairEffects; blockers?: string[] };
+  if (prior.status !== 'applied')
+    throw notAppliedError(
+      cmd,
+      prior.status as Exclude<RepairStatus, 'applied'>,
+      prior.actual,
+      result.blockers ?? [],
+      prior.id,
+      true,
+    );
+  return {
+    id: prior.id,
+    kind: prior.command,
+    status: 'applied',
+    target: { type: prior.target_type, id: prior.target_id },
+    actual: prior.actual as RepairActualState,
+    effects: result.effects as RepairEffects,
+    at: prior.at.toISOString(),
+    replayed: true,
+  };
+}
+
+/** Another call with the same key committed first (the unique index said so): its result is ours. */
+async function replayAfterRace(deps: RepairDeps, cmd: RepairCommand): Promise<RepairResult> {
+  const prior = await findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey);
+  if (!prior) throw new EngineError('internal', `idempotency key ${cmd.idempotencyKey} collided but has no row`);
+  return replay(cmd, prior);
+}

@@ -1,0 +1,198 @@
+import { EngineError } from '../errors/engine-error.ts';
+import { applyDecision } from '../process/apply-decision.ts';
+import { applied, decide, type Decision } from '../process/decide.ts';
+import type { ProcessDefinition } from '../process/define-process.ts';
+import { checkStateToStore, decodeState } from '../process/decode-state.ts';
+import { releaseInTransaction } from '../process/release-instance.ts';
+import {
+  checkOperatorCommand,
+  operatorCommandInTransaction,
+  parseOperatorCommand,
+} from '../process/run-operator-command.ts';
+import { listSkippedMessages } from '../store/list-skipped-messages.ts';
+import type { DbSagaInstance } from '../store/lock-saga-instance.ts';
+import type { RepairCommandOf } from './repair-command.ts';
+import { noEffects, type RepairEffects } from './repair-effects.ts';
+import type { InstanceTarget, RepairDeps, RepairHandler, RepairPlan } from './repair-handler.ts';
+
+function definitionOf(target: InstanceTarget): ProcessDefinition {
+  if (!target.def)
+    throw new EngineError('repair_refused', `process "${target.row.process_name}" is not registered on this engine`);
+  return target.def;
+}
+
+/** The effects of an applied decision: the transition, its outbox messages and armed timeouts. */
+function decisionEffects(row: DbSagaInstance, decision: Decision & { kind: 'applied' }): RepairEffects {
+  const effects = noEffects();
+  effects.transitions.push({ subject: `instance ${row.id}`, from: decision.from, to: decision.to });
+  effects.outboxMessages.push(...decision.commands.map((c) => ({ type: c.type, destination: c.destination })));
+  for (const t of decision.timeouts) effects.notes.push(`arms timeout "${t.name}" due in ${t.afterMs} ms`);
+  if (decision.completes) effects.notes.push('the instance is COMPLETED');
+  effects.history.push('repair');
+  return effects;
+}
+
+/** Decodes the instance's data, or returns the reason it no longer decodes (a blocker). */
+function decoded(def: ProcessDefinition, row: DbSagaInstance): { data: unknown } | { blocker: string } {
+  const d = decodeState(def, row.state);
+  return d.ok ? { data: d.data } : { blocker: `its stored state no longer decodes (${d.error})` };
+}
+
+export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, InstanceTarget> = {
+  async plan(db, _deps, cmd, target): Promise<RepairPlan> {
+    const { row } = target;
+    const def = definitionOf(target);
+    const blockers: string[] = [];
+    let effects = noEffects();
+    if (row.status !== 'QUARANTINED' || row.failure_redelivery_key === null || row.failure_message_type === null)
+      return { blockers: [`instance ${row.id} is ${row.status}, not QUARANTINED`], effects };
+    const messageType = row.failure_message_type;
+    if (cmd.mode === 'retry') {
+      const schema = def.messages[messageType];
+      const payload = schema?.safeParse(row.failure_payload);
+      const data = decoded(def, row);
+      if (!schema || !payload?.success) blockers.push(`the message it stopped on no longer parses as "${messageType}"`);
+      else if ('blocker' in data) blockers.push(data.blocker);
+      else {
+        try {
+          const decision = decide(
+            def,
+            { state: row.current_state, data: data.data },
+            { type: messageType, payload: payload.data },
+            { key: row.correlation_key },
+          );
+          if (decision.kind === 'applied') {
+            checkStateToStore(def, decision.data, row.id, decision.to);
+            effects = decisionEffects(row, decision);
+          } else effects.notes.push(`the message it stopped on is now ignored (${decision.reason})`);
+        } catch (err) {
+          // The process's own code, run as the release would run it: it still fails.
+          blockers.push(
+            `retrying message ${row.failure_redelivery_key} fails again now (${err instanceof Error ? err.message : String(err)}); fix the cause, or release it with skip`,
+          );
+        }
+      }
+      effects.notes.push(`retries message ${row.failure_redelivery_key}; if it fails again nothing changes`);
+    } else {
+      effects.notes.push(`skips message ${row.failure_redelivery_key}; it stays in the release's history row`);
+    }
+    effects.transitions.unshift({ subject: `instance ${row.id} status`, from: 'QUARANTINED', to: 'ACTIVE' });
+    if (!effects.history.includes('repair')) effects.history.push('repair');
+    const kept = await listSkippedMessages(db, { instanceId: row.id, consumer: def.name });
+    if (kept.length > 0)
+      effects.notes.push(
+        `then delivers the ${kept.length} message(s) it kept while quarantined, in arrival order: ${kept.map((k) => k.messageId).join(', ')}`,
+      );
+    return { blockers, effects };
+  },
+  async perform(tx, deps, cmd, target) {
+    const r = await releaseInTransaction(tx, deps.process, target.row.id, {
+      mode: cmd.mode,
+      operator: cmd.actor,
+      reason: cmd.reason,
+    });
+    if (r.stoppedOn) {
+      const effects = noEffects();
+      effects.notes.push(`kept message ${r.stoppedOn.messageId} failed as it was applied: quarantined again on it`);
+      return { effects };
+    }
+    return {};
+  },
+};
+
+function parsedCommand(deps: RepairDeps, def: ProcessDefinition, cmd: RepairCommandOf<'instance.command'>) {
+  try {
+    return parseOperator(deps, def, cmd);
+  } catch (err) {
+    // The operator command's own validation names its fields; a repair names them as it carries them.
+    if (err instanceof EngineError && err.field === 'expectedState')
+      throw new EngineError('invalid_input', err.message.replace(/^expectedState/, 'expected.state'), {
+        field: 'expected.state',
+      });
+    throw err;
+  }
+}
+
+function parseOperator(deps: RepairDeps, def: ProcessDefinition, cmd: RepairCommandOf<'instance.command'>) {
+  return parseOperatorCommand(
+    def,
+    cmd.target.instanceId,
+    {
+      command: cmd.command,
+      input: cmd.input,
+      expectedState: cmd.expected.state,
+      operator: cmd.actor,
+      reason: cmd.reason,
+      idempotencyKey: `repair:${cmd.idempotencyKey}`,
+    },
+    deps.process.limits,
+  );
+}
+
+export const operatorCommandRepair: RepairHandler<RepairCommandOf<'instance.command'>, InstanceTarget> = {
+  async plan(_db, deps, cmd, target) {
+    const { row } = target;
+    const def = definitionOf(target);
+    const parsed = parsedCommand(deps, def, cmd);
+    const rejected = checkOperatorCommand(row, cmd.expected.state, parsed.spec);
+    if (rejected)
+      return {
+        blockers: [`"${cmd.command}" is refused in ${rejected.currentState}: ${rejected.reason}`],
+        effects: noEffects(),
+      };
+    const data = decoded(def, row);
+    if ('blocker' in data) return { blockers: [data.blocker], effects: noEffects() };
+    const result = parsed.spec.then?.(data.data, parsed.input, { key: row.correlation_key }) ?? {};
+    const decision = applied(def, { state: row.current_state, data: data.data }, parsed.spec.to, result, [], false);
+    checkStateToStore(def, decision.data, row.id, decision.to);
+    return { blockers: [], effects: decisionEffects(row, decision) };
+  },
+  async perform(tx, deps, cmd, target) {
+    const def = definitionOf(target);
+    const r = await operatorCommandInTransaction(
+      tx,
+      deps.process,
+      def,
+      parsedCommand(deps, def, cmd),
+      cmd.expected.state,
+    );
+    if (r.outcome !== 'applied')
+      throw new EngineError('repair_refused', `operator command "${cmd.command}" was ${r.outcome}`);
+    return {};
+  },
+};
+
+export const forceTransitionRepair: RepairHandler<RepairCommandOf<'instance.force_transition'>, InstanceTarget> = {
+  async plan(_db, _deps, cmd, target) {
+    const { row } = target;
+    const def = definitionOf(target);
+    if (!def.states.includes(cmd.to))
+      throw new EngineError('invalid_input', `to: "${cmd.to}" is not a state of "${def.name}"`, { field: 'to' });
+    const blockers: string[] = [];
+    if (row.status === 'QUARANTINED') blockers.push('the instance is QUARANTINED: release it first');
+    if (row.status === 'COMPLETED') blockers.push(`the instance is COMPLETED in final state ${row.current_state}`);
+    const data = decoded(def, row);
+    if ('blocker' in data) return { blockers: [...blockers, data.blocker], effects: noEffects() };
+    const decision = applied(def, { state: row.current_state, data: data.data }, cmd.to, {}, [], false);
+    return { blockers, effects: decisionEffects(row, decision) };
+  },
+  async perform(tx, deps, cmd, target, _p, { id }) {
+    const { row } = target;
+    const def = definitionOf(target);
+    const data = decoded(def, row);
+    if ('blocker' in data) throw new EngineError('repair_refused', data.blocker);
+    const decision = applied(def, { state: row.current_state, data: data.data }, cmd.to, {}, [], false);
+    // The instance's own transition write (version-checked save, inbox and history rows), under a
+    // message id no incoming message can take (parseMessage refuses the `operator:` prefix).
+    await applyDecision(
+      tx,
+      deps.process,
+      def,
+      row,
+      { id: `operator:${row.id}:force:${id}`, type: 'operator:force_transition' },
+      decision,
+      { outcome: 'repair', detail: { operator: cmd.actor, reason: cmd.reason, forced: cmd.to, repair: id } },
+    );
+    return {};
+  },
+};

@@ -1,0 +1,53 @@
+import type { Prisma } from '../generated/prisma/client.ts';
+import type { ProcessDefinition } from '../process/define-process.ts';
+import type { ProcessDeps } from '../process/process-deps.ts';
+import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
+import type { DbFlowRun } from '../store/find-run.ts';
+import type { DbActionRun } from '../store/list-action-runs.ts';
+import type { DbSagaInstance } from '../store/lock-saga-instance.ts';
+import type { Db } from '../store/types.ts';
+import type { RepairCommand } from './repair-command.ts';
+import type { RepairEffects } from './repair-effects.ts';
+
+/** What repairs need: the flow runtime and the process managers of one engine. */
+export interface RepairDeps {
+  runtime: RuntimeDeps;
+  process: ProcessDeps;
+}
+
+/** A run repair's target as read (and, in apply, locked): the run, and the step a step command names. */
+export interface RunTarget {
+  run: DbFlowRun;
+  step: DbActionRun | null;
+}
+
+/** An instance repair's target: the row and its definition (null when the process is not registered here). */
+export interface InstanceTarget {
+  row: DbSagaInstance;
+  def: ProcessDefinition | null;
+}
+
+export interface RepairPlan {
+  /** Why the command cannot act on the target as it is (empty: it can). */
+  blockers: string[];
+  effects: RepairEffects;
+}
+
+/**
+ * One command of the catalogue. `plan` only reads, so the preview and the apply (under the lock, in
+ * the repair's transaction) compute the same effects from the same state; `perform` then makes the
+ * change through the engine's own in-transaction functions. `prepare` is for reads that cannot run
+ * inside the repair's transaction (a replay that plans a rollback reads through the client).
+ */
+export interface RepairHandler<C extends RepairCommand, T, P = undefined> {
+  prepare?: (deps: RepairDeps, cmd: C, target: T) => Promise<P>;
+  plan: (db: Db, deps: RepairDeps, cmd: C, target: T, prepared: P) => Promise<RepairPlan>;
+  perform: (
+    tx: Prisma.TransactionClient,
+    deps: RepairDeps,
+    cmd: C,
+    target: T,
+    prepared: P,
+    audit: { id: string; now: Date },
+  ) => Promise<{ effects?: RepairEffects; after?: () => Promise<void> }>;
+}

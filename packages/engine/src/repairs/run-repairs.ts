@@ -1,0 +1,175 @@
+import { cancelTree } from '../api/cancel-run.ts';
+import { kickInTransaction, whyKickWaits } from '../api/kick-run.ts';
+import { signalInTransaction } from '../api/signal-run.ts';
+import { startExpiryInTransaction } from '../api/sweep-expired-runs.ts';
+import { afterTerminate, terminateInTransaction } from '../api/terminate-run.ts';
+import type { Json } from '../definitions/define-action.ts';
+import { EngineError } from '../errors/engine-error.ts';
+import { planRollback, type RollbackPlan } from '../runtime/plan-rollback.ts';
+import { listOpenChildren } from '../store/list-open-children.ts';
+import type { Db } from '../store/types.ts';
+import { bringDeadlineForward } from '../store/repairs/bring-deadline-forward.ts';
+import type { RepairCommandOf } from './repair-command.ts';
+import { noEffects, type RepairEffects } from './repair-effects.ts';
+import type { RepairDeps, RepairHandler, RepairPlan, RunTarget } from './repair-handler.ts';
+
+const iso = (d: Date) => d.toISOString();
+const wake = (runId: string, at: Date) => ({ kind: 'wake-run' as const, runId, availableAt: iso(at) });
+
+/** A run's open 'propagate' children, depth first: what a cancel or terminate reaches too. */
+async function openTree(db: Db, runId: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const child of await listOpenChildren(db, runId)) out.push(child, ...(await openTree(db, child)));
+  return out;
+}
+
+/** Refuses a cancel or expiry of a run that is already winding down. */
+function windingDown(target: RunTarget): string[] {
+  const { run } = target;
+  if (run.expired_at) return [`the run already expired at ${iso(run.expired_at)}; it is compensating`];
+  if (run.cancel_requested_at)
+    return [`a cancellation was already requested at ${iso(run.cancel_requested_at)} (${run.cancel_reason ?? ''})`];
+  return [];
+}
+
+export const kickRepair: RepairHandler<RepairCommandOf<'run.kick'>, RunTarget> = {
+  async plan(db, deps, cmd, { run }) {
+    const now = deps.runtime.clock.now();
+    const waits = await whyKickWaits(db, run.id, now);
+    const effects = noEffects();
+    effects.jobs.push(wake(run.id, now));
+    effects.history.push('run.kicked');
+    return { blockers: waits ? [waits] : [], effects };
+  },
+  async perform(tx, deps, cmd, { run }, _p, { now }) {
+    const r = await kickInTransaction(tx, deps.runtime, run.id, now);
+    if (!r.kicked) throw new EngineError('repair_refused', r.reason);
+    return {};
+  },
+};
+
+export const signalRepair: RepairHandler<RepairCommandOf<'run.signal'>, RunTarget> = {
+  async plan(_db, deps, cmd, { run }) {
+    const effects = noEffects();
+    effects.signals.push({ runId: run.id, name: cmd.signal.name, payload: (cmd.signal.payload ?? true) as Json });
+    effects.jobs.push(wake(run.id, deps.runtime.clock.now()));
+    effects.history.push('signal.sent');
+    return { blockers: [], effects };
+  },
+  async perform(tx, _deps, cmd, { run }, _p, { now }) {
+    const payload = (cmd.signal.payload ?? true) as Json;
+    await signalInTransaction(tx, { runId: run.id, name: cmd.signal.name, payload, now });
+    return {};
+  },
+};
+
+/** The rollback a cancel or an expiry would start: planned by a replay that writes nothing. */
+async function prepareRollback(deps: RepairDeps, _cmd: unknown, { run }: RunTarget): Promise<RollbackPlan> {
+  return planRollback(deps.runtime, run, { timeoutMs: deps.runtime.config.monitor.expiration.plan_timeout_ms }).catch(
+    (err: unknown) => ({
+      ok: false as const,
+      error: { name: 'PlanFailed', message: err instanceof Error ? err.message : String(err) },
+    }),
+  );
+}
+
+function cleanupUntil(deps: RepairDeps, cmd: { cleanupSeconds?: number | undefined }): Date {
+  const seconds = cmd.cleanupSeconds ?? deps.runtime.config.runs.cancel_cleanup_seconds;
+  return new Date(deps.runtime.clock.now().getTime() + seconds * 1000);
+}
+
+export const cancelRepair: RepairHandler<RepairCommandOf<'run.cancel'>, RunTarget, RollbackPlan> = {
+  prepare: prepareRollback,
+  async plan(db, deps, cmd, target, rollback) {
+    const { run } = target;
+    const now = deps.runtime.clock.now();
+    const deadline = cleanupUntil(deps, cmd);
+    const effects = noEffects();
+    for (const id of [run.id, ...(await openTree(db, run.id))]) {
+      effects.jobs.push(wake(id, now), wake(id, deadline));
+      effects.history.push(id === run.id ? 'run.cancel_requested' : `run.cancel_requested (child ${id})`);
+    }
+    if (rollback.ok) effects.compensations.push(...rollback.compensations);
+    else
+      effects.notes.push(
+        `its rollback cannot be planned now (${rollback.error.message}): the cleanup window closes it`,
+      );
+    effects.notes.push(
+      `the run ends Cancelled once its code has compensated, or when the window closes at ${iso(deadline)}`,
+    );
+    return { blockers: windingDown(target), effects };
+  },
+  async perform(tx, deps, cmd, { run }, _p, { now }) {
+    if (!(await cancelTree(tx, run.id, cmd.reason, cleanupUntil(deps, cmd), now)))
+      throw new EngineError('repair_refused', `run ${run.id} could not be cancelled: it is no longer open`);
+    return {};
+  },
+};
+
+export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, RunTarget> = {
+  async plan(db, _deps, _cmd, { run }) {
+    const effects = noEffects();
+    effects.transitions.push({ subject: `run ${run.id}`, from: run.status, to: 'Terminated' });
+    effects.history.push('run.terminated');
+    for (const child of await openTree(db, run.id)) {
+      effects.transitions.push({ subject: `run ${child} (child, right after)`, from: 'open', to: 'Terminated' });
+      effects.history.push(`run.terminated (child ${child})`);
+    }
+    effects.notes.push('no compensation runs: what the run did stays done');
+    return { blockers: [], effects };
+  },
+  async perform(tx, deps, cmd, { run }, _p, { now }) {
+    const settled = await terminateInTransaction(tx, run.id, cmd.reason, now);
+    if (!settled) throw new EngineError('repair_refused', `run ${run.id} is no longer open`);
+    return { after: () => afterTerminate(deps.runtime, settled, cmd.reason) };
+  },
+};
+
+export const expireRepair: RepairHandler<RepairCommandOf<'run.expire'>, RunTarget, RollbackPlan> = {
+  prepare: prepareRollback,
+  async plan(db, deps, cmd, target, rollback): Promise<RepairPlan> {
+    const { run } = target;
+    const now = deps.runtime.clock.now();
+    const effects: RepairEffects = noEffects();
+    const blockers = windingDown(target);
+    if (!rollback.ok)
+      blockers.push(
+        `its rollback cannot be planned (${rollback.error.message}); terminate it, or fix the code and kick`,
+      );
+    else effects.compensations.push(...rollback.compensations);
+    effects.history.push('run.expiry_started');
+    const running = await db.actionRun.findMany({
+      where: { run_id: run.id, kind: 'action', status: 'Running' },
+      orderBy: { sequence: 'asc' },
+      select: { sequence: true, name: true },
+    });
+    for (const s of running) {
+      effects.transitions.push({ subject: `step ${s.sequence} (${s.name})`, from: 'Running', to: 'Expired' });
+      effects.history.push('action.expired');
+    }
+    for (const child of await openTree(db, run.id)) effects.history.push(`run.cancel_requested (child ${child})`);
+    effects.jobs.push(wake(run.id, now), wake(run.id, cleanupUntil(deps, cmd)));
+    return { blockers, effects };
+  },
+  async perform(tx, deps, cmd, { run }, rollback, { now }) {
+    if (!rollback.ok) throw new EngineError('repair_refused', rollback.error.message);
+    await bringDeadlineForward(tx, { runId: run.id, now });
+    const started = await startExpiryInTransaction(tx, {
+      runId: run.id,
+      reason: `expired by ${cmd.actor}: ${cmd.reason}`,
+      deadline: iso(now),
+      plan: rollback,
+      cleanupUntil: cleanupUntil(deps, cmd),
+      now,
+    });
+    if (!started) throw new EngineError('repair_refused', `run ${run.id} could not be expired: it is winding down`);
+    return {
+      after: () =>
+        deps.runtime.emit('run.expired', {
+          runId: run.id,
+          flowName: run.flow_name,
+          compensations: rollback.compensations,
+        }),
+    };
+  },
+};
