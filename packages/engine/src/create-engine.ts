@@ -5,6 +5,7 @@ import { cancelRun } from './api/cancel-run.ts';
 import { getRunDetail } from './api/get-run-detail.ts';
 import { kickRun, type KickResult } from './api/kick-run.ts';
 import { listRunViews } from './api/list-run-views.ts';
+import { reclaimStep, type ReclaimResult } from './api/reclaim-step.ts';
 import { signalRun } from './api/signal-run.ts';
 import { startFlow, type StartFlowOptions } from './api/start-flow.ts';
 import { sweepDoctor } from './api/sweep-doctor.ts';
@@ -20,6 +21,7 @@ import { createRepairs, type Repairs } from './repairs/create-repairs.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
 import { createEngineEvents, type EngineEvents } from './runtime/engine-events.ts';
+import { HeldOutcomes } from './runtime/held-outcomes.ts';
 import { buildRegistry } from './runtime/registry.ts';
 import type { Faults, RuntimeDeps, TransactionalHooks } from './runtime/runtime-deps.ts';
 import type { RunDetail, RunView } from './runtime/run-view.ts';
@@ -65,6 +67,13 @@ export interface Engine {
   cancel(runId: string, options: { reason: string; cleanupSeconds?: number }): Promise<{ requested: boolean }>;
   /** A fresh job for the step an open run is parked on; skips a Running step not yet stale. */
   kick(runId: string): Promise<KickResult>;
+  /**
+   * Reclaims a step Running with no reclaim deadline whose worker is gone (its heartbeat stopped,
+   * ADR 0010): the next replay claims it again with the normal compare-and-swap (attempts + 1), so
+   * a late outcome from the old owner is rejected. Without `stepId`, the run's first such step.
+   * Refused (nothing written) while the owner is alive.
+   */
+  reclaimStep(runId: string, step?: { stepId?: string }): Promise<ReclaimResult>;
   /** One pass of the expiration monitor over steps whose business deadline passed. */
   sweepExpiredSteps(options?: { pageSize?: number; maxPages?: number }): Promise<{ expired: number }>;
   /**
@@ -135,6 +144,7 @@ export function createEngine(options: EngineOptions): Engine {
     emit: events.emit,
     hooks: options.hooks ?? {},
     faults: options.faults ?? {},
+    heldOutcomes: new HeldOutcomes(() => deps),
   };
   const nudge = () => pool?.nudge();
 
@@ -172,6 +182,11 @@ export function createEngine(options: EngineOptions): Engine {
     },
     async kick(runId) {
       const r = await kickRun(deps, runId);
+      nudge();
+      return r;
+    },
+    async reclaimStep(runId, step) {
+      const r = await reclaimStep(deps, runId, step);
       nudge();
       return r;
     },

@@ -1,4 +1,5 @@
 export type { KickResult } from './api/kick-run.ts';
+export type { ReclaimResult } from './api/reclaim-step.ts';
 export type { StartFlowOptions } from './api/start-flow.ts';
 export type { ExpiredRunsSweep } from './api/sweep-expired-runs.ts';
 export { createEngine, type Engine, type EngineOptions } from './create-engine.ts';

@@ -4,8 +4,10 @@ import { assertUuid } from '../input/assert-uuid.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
+import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import type { Db } from '../store/types.ts';
+import { reclaimOrphan } from './reclaim-step.ts';
 
 export type KickResult = { kicked: true } | { kicked: false; reason: string };
 
@@ -46,7 +48,8 @@ export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickRes
 /**
  * The kick inside the caller's transaction (a repair's, which holds the run row already): locks the
  * open run, refuses a run whose live step is Running and not stale, else a fresh wake job, the
- * refilled repair budget and `run.kicked` in the run's history.
+ * refilled repair budget and `run.kicked` in the run's history. A step held by a worker that is
+ * gone (ADR 0010) is reclaimed first.
  */
 export async function kickInTransaction(
   tx: Prisma.TransactionClient,
@@ -60,6 +63,13 @@ export async function kickInTransaction(
     if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
     throw new EngineError('run_not_open', `run ${runId} is ${run.status}; only an open run can be kicked`);
   }
+  // A step held by a worker that is gone (ADR 0010) is opened to the claim first: it is no longer live.
+  const orphans = await findOrphanedSteps(tx, {
+    deadAfterSeconds: deps.config.worker.dead_after_seconds,
+    runId,
+    limit: 100,
+  });
+  for (const orphan of orphans) await reclaimOrphan(deps, tx, orphan, 'kick');
   const blocked = await whyKickWaits(tx, runId, now);
   if (blocked) return { kicked: false, reason: blocked };
   await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });

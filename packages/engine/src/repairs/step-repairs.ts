@@ -1,6 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
-import { writeCompletedOutcome } from '../runtime/steps/pending-outcome.ts';
+import { writePendingOutcome } from '../runtime/steps/pending-outcome.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { claimStep } from '../store/claim-step.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
@@ -91,7 +91,7 @@ export const completeStepRepair: RepairHandler<RepairCommandOf<'run.complete_ste
       if (claimed === null) throw new EngineError('repair_refused', `step ${step.sequence} could not be claimed`);
       attempts = claimed;
     }
-    const written = await writeCompletedOutcome(
+    const written = await writePendingOutcome(
       tx,
       {
         table: 'action_runs',

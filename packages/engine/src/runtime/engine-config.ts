@@ -26,6 +26,23 @@ export const engineConfigSchema = z
         concurrency: z.number().int().min(1).max(1000).default(4),
         poll_interval_ms: z.number().int().min(10).max(60_000).default(500),
         lease_seconds: z.number().int().min(1).max(86_400).default(60),
+        /**
+         * A completed step's outcome that the database refused to take (unreachable) is written
+         * again with backoff, base * 2^(n-1) up to max, for at most max_attempts tries by the job
+         * (~1 min by default); after that the worker keeps it and tries at every poll until written.
+         */
+        outcome_retry: z
+          .object({
+            max_attempts: z.number().int().min(1).max(1000).default(20),
+            base_delay_ms: z.number().int().min(0).max(60_000).default(100),
+            max_delay_ms: z.number().int().min(0).max(600_000).default(5000),
+          })
+          .strict()
+          .prefault({}),
+        /** Each running worker pool stamps its row in `workers` this often, on the database clock. */
+        heartbeat_interval_ms: z.number().int().min(100).max(600_000).default(5000),
+        /** A worker whose last heartbeat is older than this is gone: the steps it holds may be reclaimed. */
+        dead_after_seconds: seconds.default(30),
       })
       .strict()
       .prefault({}),

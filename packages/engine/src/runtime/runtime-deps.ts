@@ -5,6 +5,7 @@ import type { StepTable } from '../store/step-table.ts';
 import type { Clock } from './clock.ts';
 import type { EngineConfig } from './engine-config.ts';
 import type { EmitEvent } from './engine-events.ts';
+import type { HeldOutcomes } from './held-outcomes.ts';
 import type { Registry } from './registry.ts';
 
 export interface ClaimedStep {
@@ -49,6 +50,8 @@ export interface RuntimeDeps {
   emit: EmitEvent;
   hooks: TransactionalHooks;
   faults: Faults;
+  /** Completed outcomes this process could not write yet (the database was away); the pool retries them. */
+  heldOutcomes: HeldOutcomes;
 }
 
 /** Thrown by a fault to abandon the work the way a killed process would: nothing more is written. */

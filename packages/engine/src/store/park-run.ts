@@ -3,7 +3,8 @@ import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
 
 /**
- * Parks an open run: Waiting with what it waits for (healthy) or why it cannot move (stuck).
+ * Parks an open run: Waiting with what it waits for (healthy) or why it cannot move (stuck); a run
+ * mid-rollback stays Compensating, so an operator sees it is undoing, not idle.
  * Conditional on the version the parking replay saw: a replay that was overtaken by another (which
  * wrote the run since) leaves the newer state alone. Returns whether it landed. Becoming stuck, or
  * no longer stuck, is written to the run's history in the same transaction (recordStuckChange): call
@@ -21,7 +22,7 @@ export async function parkRun(
 ): Promise<boolean> {
   const n = await db.$executeRaw`
     update "sagaflow"."flow_runs"
-       set status = 'Waiting', waiting_for = ${args.waitingFor}, stuck_reason = ${args.stuckReason},
+       set status = case when status = 'Compensating' then 'Compensating' else 'Waiting' end, waiting_for = ${args.waitingFor}, stuck_reason = ${args.stuckReason},
            updated_at = ${args.now}::timestamptz, version = version + 1
      where id = ${args.runId}::uuid and status in ${openRunStatusesSql}
        and (${args.expectedVersion}::int is null or version = ${args.expectedVersion}::int)`;

@@ -1,6 +1,7 @@
 import { sweepDoctor } from '../api/sweep-doctor.ts';
 import { sweepExpiredRuns, type ExpiredRunsSweep } from '../api/sweep-expired-runs.ts';
 import { sweepExpiredSteps } from '../api/sweep-expired-steps.ts';
+import { sweepOrphanedSteps } from '../api/sweep-orphaned-steps.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { acquireLease, releaseLease } from '../store/acquire-lease.ts';
 import { startLoop } from './start-loop.ts';
@@ -15,12 +16,14 @@ export type MonitorPass =
       swept: true;
       steps: { expired: number };
       runs: ExpiredRunsSweep;
+      /** Runs given a stuck reason because a step's worker is gone (ADR 0010). */
+      orphans: { marked: number };
       doctor: { redispatched: { runId: string; rule: string }[] } | null;
     };
 
 /**
  * One pass of the monitor under the `monitor` lease (on the database clock): overdue steps, then
- * overdue runs, then the doctor if asked. A replica that does not hold the lease sweeps nothing, so
+ * overdue runs, then steps whose worker is gone (a stuck reason), then the doctor if asked. A replica that does not hold the lease sweeps nothing, so
  * two replicas (or a replica and the CLI) never sweep the same page.
  */
 export async function runMonitorPass(
@@ -42,8 +45,9 @@ export async function runMonitorPass(
     const expiration = opts.expiration ?? true;
     const steps = expiration ? await sweepExpiredSteps(deps, { keep }) : { expired: 0 };
     const runs = expiration ? await sweepExpiredRuns(deps, { keep }) : { expired: [], failed: [] };
+    const orphans = (await keep()) ? await sweepOrphanedSteps(deps) : { marked: 0 };
     const doctor = opts.doctor && (await keep()) ? await sweepDoctor(deps) : null;
-    return { swept: true, steps, runs, doctor };
+    return { swept: true, steps, runs, orphans, doctor };
   } finally {
     if (opts.release) await releaseLease(deps.prisma, { name: 'monitor', holder }).catch(() => undefined);
   }

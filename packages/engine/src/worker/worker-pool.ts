@@ -3,7 +3,10 @@ import { withStoreRetry, type StoreRetryPolicy } from '../process/store-retry.ts
 import { executeRun } from '../runtime/execute-run.ts';
 import { SimulatedCrash, type RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { claimJobs, type DbJob } from '../store/claim-jobs.ts';
+import { beatWorker } from '../store/beat-worker.ts';
 import { deleteJob } from '../store/delete-job.ts';
+import { stopWorker } from '../store/stop-worker.ts';
+import { startLoop } from './start-loop.ts';
 
 export interface WorkerPool {
   /** Stops claiming, waits up to `drainMs` for in-flight jobs, and resolves. Unfinished jobs keep their lease and are redelivered after it. */
@@ -49,8 +52,18 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
     }
   };
 
+  // The heartbeat (ADR 0010): while it beats, the steps this worker holds are its own; once it
+  // stops (or the pool stops), a step it holds with no reclaim deadline can be reclaimed.
+  const heartbeat = startLoop({
+    intervalMs: deps.config.worker.heartbeat_interval_ms,
+    pass: () => beatWorker(deps.prisma, { workerId: deps.workerId }),
+    onError: (err) => deps.logger.warn({ err }, 'worker heartbeat failed; it will try again'),
+  });
+
   const loop = async () => {
     while (running) {
+      // Outcomes held through a database outage go out before new work is claimed.
+      if (deps.heldOutcomes.size > 0) await deps.heldOutcomes.retry();
       const free = concurrency - inFlight.size;
       let jobs: DbJob[] = [];
       if (free > 0) {
@@ -89,6 +102,14 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
       wake?.();
       await looping;
       const drained = await Promise.race([Promise.all(inFlight).then(() => true), sleep(drainMs).then(() => false)]);
+      await heartbeat.stop();
+      await deps.heldOutcomes.release();
+      // Drained: nothing is held any more. Not drained: the beats stop, and the steps still in flight
+      // count as this worker's until worker.dead_after_seconds has passed without one.
+      if (drained)
+        await stopWorker(deps.prisma, { workerId: deps.workerId }).catch((err: unknown) =>
+          deps.logger.warn({ err }, 'could not record that this worker stopped'),
+        );
       return { drained };
     },
   };

@@ -209,7 +209,8 @@ describe(`repair catalogue (${testDbKind()})`, () => {
 
   it('run.retry_step makes a Failed step due now instead of an hour later', async () => {
     switches.flakyFails = true;
-    const d = await parkedRun(retrying, (x) => x.actions[0]?.status === 'Failed');
+    // Parked, not just Failed: the step's failure commits before the replay parks the run.
+    const d = await parkedRun(retrying, (x) => x.actions[0]?.status === 'Failed' && x.run.status === 'Waiting');
     await proveCommand(stepCmd('run.retry_step', d, 1));
     switches.flakyFails = false;
     const done = await t.drive(d.run.id, { skipTime: false });

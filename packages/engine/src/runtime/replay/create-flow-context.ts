@@ -157,7 +157,8 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       // The block is settled only when every branch is: while one is still running (here or
       // elsewhere) or waiting for a retry, the run parks, whatever the others did.
       if (results.some((r) => r.kind === 'blocked')) return never();
-      const pending = results.find((r) => r.kind === 'pending');
+      const pending =
+        results.find((r) => r.kind === 'pending' && r.stuckReason) ?? results.find((r) => r.kind === 'pending');
       if (pending?.kind === 'pending') {
         session.stop({ waitingFor: pending.waitingFor, stuckReason: pending.stuckReason ?? null });
         return never();

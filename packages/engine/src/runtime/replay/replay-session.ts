@@ -2,13 +2,16 @@ import type { Json } from '../../definitions/define-action.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import type { DbFlowRun } from '../../store/find-run.ts';
 import { insertStep, type NewStep } from '../../store/insert-step.ts';
+import { enqueueJob } from '../../store/enqueue-job.ts';
 import { lockOpenRun } from '../../store/lock-open-run.ts';
 import {
-  emitCompleted,
-  reportLostOutcome,
-  writeCompletedOutcome,
+  announceOutcomes,
+  writePendingOutcome,
+  writePendingOutcomes,
+  type OutcomeWrite,
   type PendingOutcome,
 } from '../steps/pending-outcome.ts';
+import { writeHeldOutcomes } from '../held-outcomes.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../../store/list-compensation-runs.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
@@ -111,10 +114,12 @@ export class ReplaySession {
 
   /**
    * Runs `fn` in a transaction that first writes the buffered completed outcomes and
-   * ctx.now()/random()/uuid() values. If an outcome is rejected (the row changed hands), a value
-   * conflicts with another replay's, or the run has finished, this replay's view is stale: the
-   * transaction rolls back, the loss is reported, and the replay stops quietly (ReplayConflict).
-   * If `fn` itself fails, the buffers are kept for the next transaction.
+   * ctx.now()/random()/uuid() values. Each outcome's fenced write stands on its own: one that is
+   * rejected (the row changed hands, the run finished) is journaled and never takes the others
+   * with it. A rejection means this replay's view is stale: the others commit without `fn`, with a
+   * wake for a fresh replay (one that parked on them while they were held here would otherwise wait
+   * for ever), and this replay stops quietly (ReplayConflict). Whatever else rolls the transaction
+   * back, the outcomes stay buffered: an outcome leaves the buffer only recorded or rejected.
    */
   async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>, opts: { finishesRun?: boolean } = {}): Promise<T> {
     if (this.planOnly) {
@@ -123,19 +128,21 @@ export class ReplaySession {
     }
     const values = this.pendingValues.splice(0);
     const outcomes = this.pendingOutcomes.splice(0);
-    const lost: { outcome: PendingOutcome; result: 'rejected' | 'refused' }[] = [];
+    let fates: { outcome: PendingOutcome; result: OutcomeWrite }[] = [];
+    let done: { stale: true } | { stale: false; value: T };
     try {
-      const result = await this.deps.prisma.$transaction(async (tx) => {
+      done = await this.deps.prisma.$transaction(async (tx) => {
         // The run row is locked first, in the strongest mode this transaction may need (a finish
         // takes FOR UPDATE, a park or claim updates the row): upgrading a FOR KEY SHARE later
         // deadlocks against a finisher queued between the two (ADR 0011).
         await lockOpenRun(tx, this.runId, opts.finishesRun ? 'update' : 'no key update');
-        for (const o of outcomes) {
-          const r = await writeCompletedOutcome(tx, o, this.deps.clock.now());
-          if (r !== 'recorded') {
-            lost.push({ outcome: o, result: r });
-            throw new ReplayConflict();
-          }
+        const now = this.deps.clock.now();
+        // Each outcome stands on its own fence (ADR 0010): a rejected one never takes another with it.
+        fates = await writePendingOutcomes(tx, outcomes, now);
+        if (fates.some((f) => f.result === 'rejected' || f.result === 'refused')) {
+          if (fates.some((f) => f.result === 'recorded'))
+            await enqueueJob(tx, { kind: 'wake-run', runId: this.runId, availableAt: now });
+          return { stale: true as const };
         }
         // Nothing this transaction writes may commit after the run's terminal event (lockOpenRun).
         if (!(await lockOpenRun(tx, this.runId))) throw new ReplayConflict();
@@ -145,25 +152,62 @@ export class ReplaySession {
             throw new ReplayConflict();
           this.recorded.set(v.sequence, row);
         }
-        return fn(tx);
+        return { stale: false as const, value: await fn(tx) };
       });
-      for (const o of outcomes) await emitCompleted(this.deps, o);
-      return result;
     } catch (err) {
-      if (lost.length > 0) {
-        for (const l of lost) await reportLostOutcome(this.deps, l.outcome, l.result);
-      } else if (!(err instanceof ReplayConflict)) {
-        this.pendingOutcomes.unshift(...outcomes);
-        this.pendingValues.unshift(...values);
-      }
+      this.keep(outcomes);
+      // Values that conflicted with another replay's are that replay's to keep: ours are dropped.
+      if (!(err instanceof ReplayConflict)) this.pendingValues.unshift(...values);
       throw err;
     }
+    await announceOutcomes(this.deps, fates);
+    if (done.stale) throw new ReplayConflict();
+    return done.value;
   }
 
-  /** Writes what is buffered on its own, best effort: before a replay gives up on an engine fault. */
+  /** Set once the replay's abort has written (or handed on) what it held: see {@link keep}. */
+  private flushed = false;
+
+  /**
+   * Puts outcomes whose write failed back where they will be written: the buffer, or, once the
+   * abort's flush has run (a parallel sibling still in flight when the replay gave up), straight to
+   * the engine's held outcomes. An outcome leaves this session only recorded, rejected, or handed on.
+   */
+  keep(outcomes: PendingOutcome[]): void {
+    if (outcomes.length === 0) return;
+    if (this.flushed) this.deps.heldOutcomes.hold(this.runId, outcomes);
+    else this.pendingOutcomes.unshift(...outcomes);
+  }
+
+  /**
+   * Writes one completed outcome in a transaction of its own: a parallel branch's result is made
+   * durable as soon as it exists, so a sibling that loses its claim, or a duplicate replay that
+   * meets the block, never finds it held in memory. Lost → journaled, and the caller re-reads the row.
+   */
+  async writeOutcome(outcome: PendingOutcome): Promise<OutcomeWrite> {
+    let result: OutcomeWrite;
+    try {
+      result = await this.deps.prisma.$transaction((tx) => writePendingOutcome(tx, outcome, this.deps.clock.now()));
+    } catch (err) {
+      // The database failed us: the outcome stays with this replay, whose abort writes it (flush).
+      this.keep([outcome]);
+      throw err;
+    }
+    await announceOutcomes(this.deps, [{ outcome, result }]);
+    return result;
+  }
+
+  /**
+   * Before a replay gives up on an engine fault (the database unreachable): the outcomes it holds are
+   * written on their own, retried with backoff within `worker.outcome_retry` (a step whose side
+   * effect ran must not stay Running for want of one write), with a wake for a fresh replay. If the
+   * budget runs out, the engine's backlog keeps them and writes them once the database answers.
+   */
   async flush(): Promise<void> {
-    if (this.pendingOutcomes.length === 0) return;
-    await this.tx(() => Promise.resolve()).catch(() => undefined);
+    this.flushed = true;
+    const outcomes = this.pendingOutcomes.splice(0);
+    if (outcomes.length === 0) return;
+    if (!(await writeHeldOutcomes(this.deps, this.runId, outcomes))) this.deps.heldOutcomes.hold(this.runId, outcomes);
   }
 }
 

@@ -92,6 +92,7 @@ export async function runActionStep(
     input: row ? (row.input as Json) : spec.input,
     action: spec.action,
     retry: spec.retry,
+    writeAlone: spec.parallelBlock !== null,
   });
   if (result.kind === 'raced') {
     // Another replay recorded this step first: judge its record like any recorded step.

@@ -83,17 +83,19 @@ export async function runCompensateStep(
 
   const results: RowResult[] = [];
   if (opts.parallel) {
-    results.push(...(await Promise.all(rows.map((row) => runOne(session, row, level)))));
+    results.push(...(await Promise.all(rows.map((row) => runOne(session, row, level, true)))));
     await rereadLost(session, rows, results, level);
   } else {
     for (const row of rows) {
-      const r = await runOne(session, row, level);
+      const r = await runOne(session, row, level, false);
       results.push(r);
       if (r.kind === 'pending' || (r.kind === 'errored' && !opts.continueWithError)) break;
     }
   }
-  const pending = results.find((r) => r.kind === 'pending');
-  if (pending)
+  // A stuck row speaks for the level before a healthy wait does: the operator must see it.
+  const pending =
+    results.find((r) => r.kind === 'pending' && r.stuckReason) ?? results.find((r) => r.kind === 'pending');
+  if (pending?.kind === 'pending')
     return {
       kind: 'pending',
       waitingFor: pending.waitingFor,
@@ -160,7 +162,12 @@ function classifyErrored(error: Json): RowResult {
     : { kind: 'errored', error };
 }
 
-async function runOne(session: ReplaySession, row: DbCompensationRun, level: number): Promise<RowResult> {
+async function runOne(
+  session: ReplaySession,
+  row: DbCompensationRun,
+  level: number,
+  parallel: boolean,
+): Promise<RowResult> {
   if (row.status === 'Completed') return { kind: 'completed' };
   if (row.status === 'Errored') return { kind: 'errored', error: row.error as Json };
   if (row.status === 'Expired' || row.status === 'Cancelled') return { kind: 'unfinished', status: row.status };
@@ -183,6 +190,7 @@ async function runOne(session: ReplaySession, row: DbCompensationRun, level: num
     action,
     retry: action.retry,
     level,
+    writeAlone: parallel,
   });
   if (r.kind === 'completed') return { kind: 'completed' };
   if (r.kind === 'errored') return r;

@@ -2,11 +2,17 @@ import type { Json } from '../../definitions/define-action.ts';
 import type { Prisma } from '../../generated/prisma/client.ts';
 import { releaseLock } from '../../store/acquire-lock.ts';
 import { appendFlowEvent } from '../../store/append-flow-event.ts';
+import { readStepClaim } from '../../store/read-step-claim.ts';
 import { recordStepOutcome } from '../../store/record-step-outcome.ts';
+import { enqueueJob } from '../../store/enqueue-job.ts';
+import type { StepOutcome } from '../../store/record-step-outcome.ts';
 import type { StepTable } from '../../store/step-table.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
 
-/** A completed step whose outcome waits for the replay's next transaction. */
+/**
+ * A finished step whose outcome is not written yet: a completion waiting for the replay's next
+ * transaction, or (with `failure`) a failure whose write met a database outage.
+ */
 export interface PendingOutcome {
   table: StepTable;
   runId: string;
@@ -17,36 +23,86 @@ export interface PendingOutcome {
   output: Json;
   level?: number;
   lock?: { key: string; owner: string };
+  /** The step failed instead: a retry is due at `retryAt` (failed), or it ended (errored). */
+  failure?: Extract<StepOutcome, { kind: 'failed' | 'errored' }>;
 }
 
+const outcomeOf = (o: PendingOutcome): StepOutcome => o.failure ?? { kind: 'completed', output: o.output };
+const statusOf = { completed: 'Completed', failed: 'Failed', errored: 'Errored' } as const;
+
+/** What became of one fenced outcome write; `already`: an earlier commit of ours whose acknowledgement was lost. */
+export type OutcomeWrite = 'recorded' | 'already' | 'rejected' | 'refused';
+
 /** The fenced outcome write and its history row (and the lock's release), inside the caller's transaction. */
-export async function writeCompletedOutcome(
+export async function writePendingOutcome(
   tx: Prisma.TransactionClient,
   o: PendingOutcome,
   now: Date,
-): Promise<'recorded' | 'rejected' | 'refused'> {
-  const result = await recordStepOutcome(tx, {
-    table: o.table,
-    id: o.rowId,
-    attempts: o.attempts,
-    outcome: { kind: 'completed', output: o.output },
-    now,
-  });
+): Promise<OutcomeWrite> {
+  const outcome = outcomeOf(o);
+  const result = await recordStepOutcome(tx, { table: o.table, id: o.rowId, attempts: o.attempts, outcome, now });
   if (o.lock) await releaseLock(tx, o.lock);
+  if (result === 'rejected' && (await alreadyOurs(tx, o))) return 'already';
   if (result !== 'recorded') return result;
-  const isComp = o.table === 'compensation_runs';
+  const prefix = o.table === 'compensation_runs' ? 'compensation' : 'action';
+  const what = outcome.kind === 'completed' ? 'completed' : outcome.kind === 'failed' ? 'retry_scheduled' : 'failed';
   await appendFlowEvent(tx, {
     runId: o.runId,
-    type: isComp ? 'compensation.completed' : 'action.completed',
+    type: `${prefix}.${what}`,
     sequence: o.sequence,
     rowId: o.rowId,
     data: { name: o.name, attempt: o.attempts },
   });
+  if (outcome.kind === 'failed')
+    await enqueueJob(tx, { kind: 'wake-run', runId: o.runId, availableAt: outcome.retryAt });
   return result;
 }
 
-export async function emitCompleted(deps: RuntimeDeps, o: PendingOutcome): Promise<void> {
+/**
+ * A rejected write whose row holds our own claim's outcome: a transaction that committed but whose
+ * acknowledgement was lost (the database went away at COMMIT) was retried. Nothing was lost.
+ */
+async function alreadyOurs(tx: Prisma.TransactionClient, o: PendingOutcome): Promise<boolean> {
+  const row = await readStepClaim(tx, o.table, o.rowId);
+  return row?.status === statusOf[outcomeOf(o).kind] && row.attempts === o.attempts;
+}
+
+/**
+ * Writes outcomes each on its own fence, in the caller's transaction: a rejected one never takes
+ * another's write with it (the statements are conditional updates, never errors, so one loss does
+ * not abort the transaction).
+ */
+export async function writePendingOutcomes(
+  tx: Prisma.TransactionClient,
+  outcomes: PendingOutcome[],
+  now: Date,
+): Promise<{ outcome: PendingOutcome; result: OutcomeWrite }[]> {
+  const fates: { outcome: PendingOutcome; result: OutcomeWrite }[] = [];
+  for (const outcome of outcomes) fates.push({ outcome, result: await writePendingOutcome(tx, outcome, now) });
+  return fates;
+}
+
+/** After the commit: each recorded outcome's event, each lost one journaled with its payload. */
+export async function announceOutcomes(
+  deps: RuntimeDeps,
+  fates: { outcome: PendingOutcome; result: OutcomeWrite }[],
+): Promise<void> {
+  for (const { outcome, result } of fates) {
+    if (result === 'recorded' || result === 'already') await emitRecorded(deps, outcome);
+    else await reportLostOutcome(deps, outcome, result, outcomeOf(outcome));
+  }
+}
+
+/** The in-process event of a recorded outcome (after its commit). */
+export async function emitRecorded(deps: RuntimeDeps, o: PendingOutcome): Promise<void> {
   const ref = { runId: o.runId, rowId: o.rowId, sequence: o.sequence, name: o.name, attempt: o.attempts };
+  if (o.failure) {
+    const failed = { ...ref, error: o.failure.error, willRetry: o.failure.kind === 'failed' };
+    await (o.table === 'compensation_runs'
+      ? deps.emit('compensation.failed', { ...failed, level: o.level ?? 0 })
+      : deps.emit('action.failed', failed));
+    return;
+  }
   await (o.table === 'compensation_runs'
     ? deps.emit('compensation.completed', { ...ref, level: o.level ?? 0, output: o.output })
     : deps.emit('action.completed', { ...ref, output: o.output }));

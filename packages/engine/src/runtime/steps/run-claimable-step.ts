@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ActionDefinition, Json, RetryPolicy } from '../../definitions/define-action.ts';
 import { assertStorableJson } from '../../input/assert-storable-json.ts';
 import { jsonRules } from '../../input/input-limits.ts';
-import { acquireLock, releaseLock } from '../../store/acquire-lock.ts';
+import { acquireLock } from '../../store/acquire-lock.ts';
 import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { claimStep } from '../../store/claim-step.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
@@ -10,13 +10,13 @@ import { insertStep, type NewStep } from '../../store/insert-step.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import { hasCancellation } from '../../store/has-cancellation.ts';
 import { readStepClaim } from '../../store/read-step-claim.ts';
-import { recordStepOutcome, type StepOutcome } from '../../store/record-step-outcome.ts';
+import type { StepOutcome } from '../../store/record-step-outcome.ts';
 import type { StepTable } from '../../store/step-table.ts';
 import { decideRetry } from '../decide-retry.ts';
 import { serializeError } from '../flow-error.ts';
 import { ReplayConflict, type ReplaySession } from '../replay/replay-session.ts';
 import type { ClaimedStep } from '../runtime-deps.ts';
-import { reportLostOutcome } from './pending-outcome.ts';
+import { reportLostOutcome, writePendingOutcome, type OutcomeWrite, type PendingOutcome } from './pending-outcome.ts';
 
 /** How a claimable step (an action or a compensation) ended for this replay. */
 export type ClaimableResult =
@@ -38,6 +38,11 @@ export interface ClaimableStep {
   retry: RetryPolicy;
   /** For compensations: the rollback level (events carry it). */
   level?: number;
+  /**
+   * A branch of a parallel block or level: its completed outcome is written at once, on its own,
+   * instead of riding on the replay's next transaction (its siblings are still running).
+   */
+  writeAlone?: boolean;
 }
 
 /**
@@ -191,52 +196,43 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   await deps.faults.beforeOutcome?.(claimedStep);
   const lock = locks.enabled ? { key: `step:${table}:${rowId}`, owner: lockOwner } : undefined;
 
+  const mine = {
+    table,
+    runId,
+    rowId,
+    sequence,
+    name,
+    attempts,
+    ...(step.level === undefined ? {} : { level: step.level }),
+    ...(lock ? { lock } : {}),
+  };
   if (outcome.kind === 'completed') {
-    session.pendingOutcomes.push({
-      table,
-      runId,
-      rowId,
-      sequence,
-      name,
-      attempts,
-      output: outcome.output,
-      ...(step.level === undefined ? {} : { level: step.level }),
-      ...(lock ? { lock } : {}),
-    });
-    return outcome;
+    const pending: PendingOutcome = { ...mine, output: outcome.output };
+    if (!step.writeAlone) {
+      session.pendingOutcomes.push(pending);
+      return outcome;
+    }
+    const written = await session.writeOutcome(pending);
+    if (written === 'recorded' || written === 'already') return outcome;
+    return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
   }
 
   const failure = outcome;
-  const at = deps.clock.now();
-  let written: 'recorded' | 'rejected' | 'refused';
+  const held: PendingOutcome = { ...mine, output: null, failure };
+  let written: OutcomeWrite;
   try {
-    written = await session.tx(async (tx) => {
-      const result = await recordStepOutcome(tx, { table, id: rowId, attempts, outcome: failure, now: at });
-      if (lock) await releaseLock(tx, lock);
-      if (result !== 'recorded') return result;
-      await appendFlowEvent(tx, {
-        runId,
-        type: `${isComp ? 'compensation' : 'action'}.${failure.kind === 'failed' ? 'retry_scheduled' : 'failed'}`,
-        sequence,
-        rowId,
-        data: { name, attempt: attempts },
-      });
-      if (failure.kind === 'failed') await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: failure.retryAt });
-      return result;
-    });
+    written = await session.tx((tx) => writePendingOutcome(tx, held, deps.clock.now()));
   } catch (err) {
     // A buffered outcome of an earlier step was lost: this replay is stale and stops.
     if (err instanceof ReplayConflict) return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
+    // The database failed the write: the failure is kept like a completion (ADR 0010), and written
+    // by the replay's abort, so the step does not stay Running under a live worker for want of it.
+    session.keep([held]);
     throw err;
   }
 
-  if (written !== 'recorded') {
-    await reportLostOutcome(
-      deps,
-      { table, runId, rowId, sequence, name, attempts, ...(step.level === undefined ? {} : { level: step.level }) },
-      written,
-      failure,
-    );
+  if (written === 'rejected' || written === 'refused') {
+    await reportLostOutcome(deps, held, written, failure);
     return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
   }
   const failed = { ...ref, error: failure.error, willRetry: failure.kind === 'failed' };

@@ -1,13 +1,15 @@
 import type { Json } from '../../definitions/define-action.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
+import { findOrphanedSteps } from '../../store/find-orphaned-steps.ts';
+import { orphanedStepReason } from '../orphaned-step-reason.ts';
 import { tableSql, type StepTable } from '../../store/step-table.ts';
 import type { ReplaySession } from '../replay/replay-session.ts';
 
 export type LostClaimResult =
   | { kind: 'completed'; output: Json }
   | { kind: 'errored'; error: Json }
-  | { kind: 'pending'; waitingFor: string | null; running: boolean };
+  | { kind: 'pending'; waitingFor: string | null; stuckReason?: string; running: boolean };
 
 /**
  * This replay could not run the step: read what the row holds now. Another worker may have
@@ -65,6 +67,14 @@ export async function settleLostClaim(
         runId: session.runId,
         availableAt: new Date(row.reclaim_stale_at.getTime() + 10),
       });
+    } else {
+      // No reclaim deadline: only the owner's heartbeat tells a slow worker from a dead one (ADR 0010).
+      const [orphan] = await findOrphanedSteps(session.deps.prisma, {
+        deadAfterSeconds: session.deps.config.worker.dead_after_seconds,
+        rowId: step.rowId,
+        limit: 1,
+      });
+      if (orphan) return { kind: 'pending', waitingFor: null, stuckReason: orphanedStepReason(orphan), running: true };
     }
     return {
       kind: 'pending',

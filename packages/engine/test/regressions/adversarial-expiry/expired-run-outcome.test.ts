@@ -90,7 +90,11 @@ describe(`adversarial expiry: how an expired run ends (${testDbKind()})`, () => 
   it("a run overdue inside an unfinished rollback level records that level's compensations as its plan", async () => {
     undoFailures = 1; // the undo fails once and waits 10 minutes for its retry
     const { runId } = await t.engine.startFlow(payment, { id: 'b' }, { expiresInSeconds: 60 });
-    await t.drive(runId, { skipTime: false, until: (d) => d.run.status === 'Waiting' });
+    // Parked mid-rollback, waiting for the undo's retry: a run undoing shows Compensating (issue 13).
+    await t.drive(runId, {
+      skipTime: false,
+      until: (d) => d.run.status === 'Compensating' && d.run.waitingFor !== null,
+    });
     const comp = await t.db.prisma.compensationRun.findFirstOrThrow({ where: { run_id: runId } });
     expect(comp.status).toBe('Failed');
     t.clock.advance(61_000);

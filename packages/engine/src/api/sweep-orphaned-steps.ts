@@ -1,0 +1,29 @@
+import { orphanedStepReason } from '../runtime/orphaned-step-reason.ts';
+import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
+import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
+import { markRunStuck } from '../store/mark-run-stuck.ts';
+
+/**
+ * One pass of the monitor over steps Running with no reclaim deadline whose worker is gone (ADR
+ * 0010): nothing will ever finish them, so their run gets a stuck reason naming the step, the worker
+ * and since when, and the repair (engine.reclaimStep, kick; the doctor does it when enabled), and
+ * `run.stuck` goes in its history.
+ */
+export async function sweepOrphanedSteps(
+  deps: RuntimeDeps,
+  opts: { limit?: number } = {},
+): Promise<{ marked: number }> {
+  const orphans = await findOrphanedSteps(deps.prisma, {
+    deadAfterSeconds: deps.config.worker.dead_after_seconds,
+    unmarkedOnly: true,
+    limit: opts.limit ?? deps.config.monitor.expiration.page_size,
+  });
+  let marked = 0;
+  for (const o of orphans) {
+    if (o.stuck_reason !== null) continue;
+    const stuckReason = orphanedStepReason(o);
+    const now = deps.clock.now();
+    if (await deps.prisma.$transaction((tx) => markRunStuck(tx, { runId: o.run_id, stuckReason, now }))) marked += 1;
+  }
+  return { marked };
+}
