@@ -42,7 +42,8 @@ export function RunRepairs({ run }: { run: RunDetail['run'] }) {
   const canRepair = useRoleAllows('operator');
   const [draft, setDraft] = useState<Draft | null>(null);
   const kinds = runRepairs.filter((k) => (run.safeRepairs as readonly string[]).includes(k));
-  if (!canRepair || kinds.length === 0) return null;
+  // An open draft stays while the run moves on (polling), so its outcome or conflict is still shown.
+  if (!canRepair || (kinds.length === 0 && draft === null)) return null;
   return (
     <section id="repairs" data-testid="run-repairs">
       <h2>Repairs</h2>
@@ -74,7 +75,13 @@ function RepairDraft({ draft, onClose }: { draft: Draft; onClose: () => void }) 
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [reason, setReason] = useState('');
-  const preview = useQuery(trpc.repairs.preview.queryOptions({ ...draft }, { retry: false, staleTime: Infinity }));
+  const preview = useQuery(
+    trpc.repairs.preview.queryOptions(
+      // A preview writes nothing, so it needs no reason yet; the engine still requires the field.
+      { ...draft, reason: 'preview' },
+      { retry: false, staleTime: Infinity },
+    ),
+  );
   const apply = useMutation(
     trpc.repairs.applyOne.mutationOptions({
       onSettled: () => queryClient.invalidateQueries(trpc.runs.get.pathFilter()),
