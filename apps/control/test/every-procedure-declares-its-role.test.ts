@@ -27,6 +27,11 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'operators.create': 'admin',
   'operators.setRole': 'admin',
   'operators.setDisabled': 'admin',
+  'repairs.catalogue': 'viewer',
+  'repairs.preview': 'operator',
+  'repairs.applyOne': 'operator',
+  'repairs.previewBulk': 'operator',
+  'repairs.applyBulk': 'operator',
 };
 
 type ProcedureDef = { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: ApiMeta } };

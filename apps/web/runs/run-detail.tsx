@@ -11,6 +11,7 @@ import { EventsTimeline } from './events-timeline';
 import { RunHeader } from './run-header';
 import { RunLeftUndone } from './run-left-undone';
 import { RunLoadError } from './run-load-error';
+import { RunRepairs } from './run-repairs';
 import { isOpenRun } from './run-statuses';
 import { RunStuckBanner } from './run-stuck-banner';
 import { StepsTable } from './steps-table';
@@ -41,6 +42,7 @@ export function RunDetailView({ id }: { id: string }) {
           {run.stuckReason ? <RunStuckBanner reason={run.stuckReason} anomalyCount={anomalies.length} /> : null}
           {run.leftUndone ? <RunLeftUndone leftUndone={run.leftUndone} /> : null}
           <RunHeader run={run} now={now} />
+          <RunRepairs run={run} />
           <section id="steps">
             <h2>Steps</h2>
             <StepsTable steps={actions} childRunIds={childRunIds(events)} now={now} />

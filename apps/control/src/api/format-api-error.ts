@@ -2,6 +2,7 @@ import type { TRPCDefaultErrorShape, TRPCError } from '@trpc/server';
 import { EngineError } from '@sagaflow/engine';
 import { ZodError } from 'zod';
 import { errorIdFor } from './error-ids.ts';
+import { repairErrorBody, type RepairErrorBody } from './repairs/repair-error-body.ts';
 
 /** The messages of tRPC's own limits, reworded to name the setting that bounds them. */
 function limitMessage(error: TRPCError): string | null {
@@ -17,12 +18,13 @@ function limitMessage(error: TRPCError): string | null {
  * ("input.flowName: expected string", or the engine's "input.items[3].name: lone UTF-16 surrogate")
  * and `data.field`. A server-side error (5xx) never shows its message: it may carry SQL, file paths,
  * a driver's source excerpt or a stack. It says "internal error" and the request id instead, under
- * which the HTTP server's onError logged the detail.
+ * which the HTTP server's onError logged the detail. A refused repair (409) carries `data.repair`:
+ * the state now, the state expected, the blockers and its audit row's id (ADR 0019).
  */
 export function formatApiError(opts: {
   shape: TRPCDefaultErrorShape;
   error: TRPCError;
-}): TRPCDefaultErrorShape & { data: { field: string | null } } {
+}): TRPCDefaultErrorShape & { data: { field: string | null; repair?: RepairErrorBody } } {
   const { shape, error } = opts;
   const { stack: _stack, ...data } = shape.data;
   if (shape.data.httpStatus >= 500) {
@@ -48,6 +50,8 @@ export function formatApiError(opts: {
       data: { ...data, field },
     };
   }
+  const repair = repairErrorBody(error.cause);
+  if (repair) return { ...shape, data: { ...data, field: null, repair } };
   const limit = limitMessage(error);
   return { ...shape, ...(limit ? { message: limit } : {}), data: { ...data, field: null } };
 }

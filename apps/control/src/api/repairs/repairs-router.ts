@@ -1,0 +1,54 @@
+import { TRPCError } from '@trpc/server';
+import type { RepairKind } from '@sagaflow/engine';
+import { z } from 'zod';
+import { operatorProcedure, router, type SignedInContext, viewerProcedure } from '../trpc.ts';
+
+/**
+ * What a client sends: the engine's repair command (kind, target, expected state, reason,
+ * idempotency key and the command's parameters) without the actor. The engine checks every field
+ * and names the one it refuses; this schema only keeps the actor out and reads the kind for the
+ * role check.
+ */
+const noActor = z.never({ error: 'the actor is the signed-in operator; leave it out of the command' }).optional();
+const draftedCommand = z.looseObject({ kind: z.string(), actor: noActor });
+const draftedBulk = z.looseObject({ kind: z.string(), actor: noActor, items: z.array(z.unknown()) });
+
+/**
+ * The command as the engine takes it: the actor is always the session's operator, never the client.
+ * A command the engine's catalogue marks admin-only (force a transition) needs an admin, to preview
+ * as much as to apply; any other repair needs an operator (the procedure's own role).
+ */
+function drafted<T extends { kind: string }>({
+  ctx,
+  input,
+}: {
+  ctx: SignedInContext;
+  input: T;
+}): T & { actor: string } {
+  const info = ctx.engine.repairs.catalogue[input.kind as RepairKind] as { adminOnly: boolean } | undefined;
+  const { operator } = ctx.session;
+  if (info?.adminOnly && operator.role !== 'admin')
+    throw new TRPCError({
+      code: 'FORBIDDEN',
+      message: `${input.kind} needs the admin role; ${operator.name} is ${operator.role}`,
+    });
+  return { ...input, actor: operator.name };
+}
+
+/**
+ * Repairs through the engine's own API (ADR 0016, ADR 0019): the same lock, expectation check and
+ * audit row as any other caller. A changed state is a 409 whose body carries the state now
+ * (`data.repair.current`); a command the target cannot take is a 409 with `data.repair.blockers`.
+ */
+export const repairsRouter = router({
+  /** Every command with its target kind, whether it is destructive and whether it is admin only. */
+  catalogue: viewerProcedure.input(z.object({}).strict().optional()).query(({ ctx }) => ctx.engine.repairs.catalogue),
+  /** What apply would do now; writes nothing. */
+  preview: operatorProcedure.input(draftedCommand).query((opts) => opts.ctx.engine.repairs.preview(drafted(opts))),
+  /** Applies one command (tRPC reserves the name `apply`). */
+  applyOne: operatorProcedure.input(draftedCommand).mutation((opts) => opts.ctx.engine.repairs.apply(drafted(opts))),
+  /** A preview of each item of a bulk command; nothing written. */
+  previewBulk: operatorProcedure.input(draftedBulk).query((opts) => opts.ctx.engine.repairs.previewBulk(drafted(opts))),
+  /** One command over many targets, item by item, each with its own expected state and audit row. */
+  applyBulk: operatorProcedure.input(draftedBulk).mutation((opts) => opts.ctx.engine.repairs.applyBulk(drafted(opts))),
+});
