@@ -1,12 +1,11 @@
 import type { Json } from '../../definitions/define-action.ts';
-import type { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 import { releaseLock } from '../../store/acquire-lock.ts';
 import { appendFlowEvent } from '../../store/append-flow-event.ts';
-import { readStepClaim } from '../../store/read-step-claim.ts';
 import { recordStepOutcome } from '../../store/record-step-outcome.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
 import type { StepOutcome } from '../../store/record-step-outcome.ts';
-import type { StepTable } from '../../store/step-table.ts';
+import { tableSql, type StepTable } from '../../store/step-table.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
 
 /**
@@ -61,10 +60,18 @@ export async function writePendingOutcome(
 /**
  * A rejected write whose row holds our own claim's outcome: a transaction that committed but whose
  * acknowledgement was lost (the database went away at COMMIT) was retried. Nothing was lost.
+ * Ours means the same status, attempt and value: an operator's complete_step settles the row under
+ * the same attempt with its own output, and that is a loss for this worker, never a success.
  */
 async function alreadyOurs(tx: Prisma.TransactionClient, o: PendingOutcome): Promise<boolean> {
-  const row = await readStepClaim(tx, o.table, o.rowId);
-  return row?.status === statusOf[outcomeOf(o).kind] && row.attempts === o.attempts;
+  const outcome = outcomeOf(o);
+  const value = JSON.stringify(outcome.kind === 'completed' ? outcome.output : outcome.error);
+  const column = Prisma.raw(outcome.kind === 'completed' ? 'output' : 'error');
+  const rows = await tx.$queryRaw<{ ours: boolean }[]>(Prisma.sql`
+    select true as ours from ${tableSql(o.table)} s
+     where s.id = ${o.rowId}::uuid and s.status = ${statusOf[outcome.kind]} and s.attempts = ${o.attempts}::int
+       and s.${column} = ${value}::jsonb`);
+  return rows.length === 1;
 }
 
 /**
