@@ -23,6 +23,7 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'instances.page': 'viewer',
   'instances.get': 'viewer',
   'outbox.lag': 'viewer',
+  'overview.get': 'viewer',
   'operators.list': 'admin',
   'operators.create': 'admin',
   'operators.setRole': 'admin',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
 import { seedKnownSet, type KnownSet } from './support/seed-known-set.ts';
-import { testDatabaseUrl } from './support/test-plane.ts';
+import { apiClient, rejection, signedInClient, testDatabaseUrl } from './support/test-plane.ts';
 import { readOverview } from '../src/api/overview/read-overview.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
@@ -67,5 +67,16 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
       },
       outbox: { pending: 1, dead: 1, oldestPendingAgeSeconds: 110 },
     });
+
+    // Through the API: a viewer reads the same counts with overview.get; no session is a 401.
+    const api = await signedInClient(plane, 'viewer');
+    const served = await api.overview.get.query();
+    expect({ runs: served.runs, stuck: served.stuck, active: served.instances.active }).toEqual({
+      runs: overview.runs,
+      stuck: overview.stuck,
+      active: overview.instances.active,
+    });
+    expect(served.instances.quarantined).toBe(1);
+    expect(await rejection(apiClient(plane.url).overview.get.query())).toMatchObject({ status: 401 });
   });
 });

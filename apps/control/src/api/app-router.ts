@@ -2,6 +2,7 @@ import { authRouter } from './auth/auth-router.ts';
 import { instancesRouter } from './instances/instances-router.ts';
 import { operatorsRouter } from './operators/operators-router.ts';
 import { outboxRouter } from './outbox/outbox-router.ts';
+import { overviewRouter } from './overview/overview-router.ts';
 import { repairsRouter } from './repairs/repairs-router.ts';
 import { runsRouter } from './runs/runs-router.ts';
 import { router } from './trpc.ts';
@@ -11,6 +12,7 @@ export const appRouter = router({
   runs: runsRouter,
   instances: instancesRouter,
   outbox: outboxRouter,
+  overview: overviewRouter,
   operators: operatorsRouter,
   repairs: repairsRouter,
 });
