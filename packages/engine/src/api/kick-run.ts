@@ -69,7 +69,7 @@ export async function kickInTransaction(
     runId,
     limit: 100,
   });
-  for (const orphan of orphans) await reclaimOrphan(deps, tx, orphan, 'kick');
+  for (const orphan of orphans) await reclaimOrphan(deps, tx, orphan, 'kick', now);
   const blocked = await whyKickWaits(tx, runId, now);
   if (blocked) return { kicked: false, reason: blocked };
   await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
@@ -83,9 +83,19 @@ export async function kickInTransaction(
 /**
  * Why a kick would send nothing now: the run's live step or compensation is Running and not past
  * its reclaim deadline (it may still be worked on). Null when a kick would send a fresh job.
+ * `reclaiming`: rows held by a gone worker that the kick reclaims first (a preview's view of them).
  */
-export async function whyKickWaits(db: Db, runId: string, now: Date): Promise<string | null> {
-  const live = { status: 'Running', OR: [{ reclaim_stale_at: null }, { reclaim_stale_at: { gt: now } }] };
+export async function whyKickWaits(
+  db: Db,
+  runId: string,
+  now: Date,
+  reclaiming: readonly string[] = [],
+): Promise<string | null> {
+  const live = {
+    status: 'Running',
+    id: { notIn: [...reclaiming] },
+    OR: [{ reclaim_stale_at: null }, { reclaim_stale_at: { gt: now } }],
+  };
   const step = await db.actionRun.findFirst({
     where: { run_id: runId, ...live },
     orderBy: { sequence: 'desc' },

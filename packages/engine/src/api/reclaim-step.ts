@@ -57,8 +57,8 @@ export async function reclaimOrphan(
   tx: Db,
   orphan: OrphanedStep,
   by: 'operator' | 'kick' | 'doctor',
+  now: Date = deps.clock.now(),
 ): Promise<ReclaimResult> {
-  const now = deps.clock.now();
   const opened = await markStepReclaimable(tx, {
     table: orphan.table,
     id: orphan.id,

@@ -1,5 +1,6 @@
 import { cancelTree } from '../api/cancel-run.ts';
 import { kickInTransaction, whyKickWaits } from '../api/kick-run.ts';
+import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { signalInTransaction } from '../api/signal-run.ts';
 import { startExpiryInTransaction } from '../api/sweep-expired-runs.ts';
 import { afterTerminate, terminateInTransaction } from '../api/terminate-run.ts';
@@ -35,9 +36,21 @@ function windingDown(target: RunTarget): string[] {
 export const kickRepair: RepairHandler<RepairCommandOf<'run.kick'>, RunTarget> = {
   async plan(db, deps, cmd, { run }) {
     const now = deps.runtime.clock.now();
-    const waits = await whyKickWaits(db, run.id, now);
+    // A step held by a worker that is gone (ADR 0010) is reclaimed by the kick first: not a blocker.
+    const orphans = await findOrphanedSteps(db, {
+      deadAfterSeconds: deps.runtime.config.worker.dead_after_seconds,
+      runId: run.id,
+      limit: 100,
+    });
+    const waits = await whyKickWaits(
+      db,
+      run.id,
+      now,
+      orphans.map((o) => o.id),
+    );
     const effects = noEffects();
     effects.jobs.push(wake(run.id, now));
+    effects.history.push(...orphans.map(() => 'step.reclaimed'));
     effects.history.push('run.kicked');
     return { blockers: waits ? [waits] : [], effects };
   },
