@@ -135,7 +135,7 @@ export class ReplaySession {
         // The run row is locked first, in the strongest mode this transaction may need (a finish
         // takes FOR UPDATE, a park or claim updates the row): upgrading a FOR KEY SHARE later
         // deadlocks against a finisher queued between the two (ADR 0011).
-        await lockOpenRun(tx, this.runId, opts.finishesRun ? 'update' : 'no key update');
+        const open = await lockOpenRun(tx, this.runId, opts.finishesRun ? 'update' : 'no key update');
         const now = this.deps.clock.now();
         // Each outcome stands on its own fence (ADR 0010): a rejected one never takes another with it.
         fates = await writePendingOutcomes(tx, outcomes, now);
@@ -144,8 +144,9 @@ export class ReplaySession {
             await enqueueJob(tx, { kind: 'wake-run', runId: this.runId, availableAt: now });
           return { stale: true as const };
         }
-        // Nothing this transaction writes may commit after the run's terminal event (lockOpenRun).
-        if (!(await lockOpenRun(tx, this.runId))) throw new ReplayConflict();
+        // Nothing this transaction writes may commit after the run's terminal event: the lock taken
+        // above is held to the commit, so the run it found open stays open until then.
+        if (!open) throw new ReplayConflict();
         for (const v of values) {
           const row = await insertStep(tx, v);
           if (JSON.stringify(row.output) !== JSON.stringify(v.output ?? null) || row.kind !== 'value')
