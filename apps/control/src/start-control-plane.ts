@@ -9,6 +9,7 @@ import { startFulfilmentTraffic } from './demo/start-fulfilment-traffic.ts';
 import type { ControlEnv } from './env.ts';
 import { checkPortFree } from './http/check-port-free.ts';
 import { createHttpServer } from './http/create-http-server.ts';
+import { createHistoryRoute } from './history/history-route.ts';
 import { authOptionsFrom } from './auth/auth-options.ts';
 import { ensureFirstAdmin } from './auth/ensure-first-admin.ts';
 import { createReadyzHandler } from './http/readyz.ts';
@@ -80,6 +81,7 @@ export async function startControlPlane(
   let ready = false;
   const metrics = openMetricsEndpoint(env, { db, logger });
   const readyz = createReadyzHandler({ db, logger, timeoutMs: env.SAGAFLOW_READY_TIMEOUT_MS, started: () => ready });
+  const history = createHistoryRoute({ db, auth, logger });
   const server = createHttpServer({
     engine,
     db,
@@ -88,6 +90,7 @@ export async function startControlPlane(
     isReady: () => ready,
     limits: { maxBodyBytes: env.SAGAFLOW_API_MAX_BODY_BYTES, maxBatchSize: env.SAGAFLOW_API_MAX_BATCH_SIZE },
     probes: { readyz, metrics: metrics.apiRoute },
+    history: (req, res) => void history(req, res),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -33,6 +33,10 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'repairs.applyOne': 'operator',
   'repairs.previewBulk': 'operator',
   'repairs.applyBulk': 'operator',
+  'series.get': 'viewer',
+  'anomalies.page': 'viewer',
+  'audit.page': 'viewer',
+  'definitions.list': 'viewer',
 };
 
 type ProcedureDef = { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: ApiMeta } };

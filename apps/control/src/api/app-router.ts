@@ -1,10 +1,14 @@
+import { anomaliesRouter } from './anomalies/anomalies-router.ts';
+import { auditRouter } from './audit/audit-router.ts';
 import { authRouter } from './auth/auth-router.ts';
+import { definitionsRouter } from './definitions/definitions-router.ts';
 import { instancesRouter } from './instances/instances-router.ts';
 import { operatorsRouter } from './operators/operators-router.ts';
 import { outboxRouter } from './outbox/outbox-router.ts';
 import { overviewRouter } from './overview/overview-router.ts';
 import { repairsRouter } from './repairs/repairs-router.ts';
 import { runsRouter } from './runs/runs-router.ts';
+import { seriesRouter } from './series/series-router.ts';
 import { router } from './trpc.ts';
 
 export const appRouter = router({
@@ -15,5 +19,9 @@ export const appRouter = router({
   overview: overviewRouter,
   operators: operatorsRouter,
   repairs: repairsRouter,
+  series: seriesRouter,
+  anomalies: anomaliesRouter,
+  audit: auditRouter,
+  definitions: definitionsRouter,
 });
 export type AppRouter = typeof appRouter;

@@ -34,6 +34,8 @@ export function createHttpServer(deps: {
   limits: ApiLimits;
   /** GET /readyz (readyz.ts) and GET /metrics (metrics/open-metrics-endpoint.ts). */
   probes: { readyz: RouteHandler; metrics: RouteHandler };
+  /** GET /history/runs/<id> and /history/instances/<id> (history/history-route.ts). */
+  history: RouteHandler;
 }): Server {
   const requestIds = new WeakMap<IncomingMessage, string>();
   const trpc = createHTTPHandler({
@@ -59,6 +61,7 @@ export function createHttpServer(deps: {
     }
     if (url === '/readyz' || url.startsWith('/readyz?')) return deps.probes.readyz(req, res);
     if (url === '/metrics' || url.startsWith('/metrics?')) return deps.probes.metrics(req, res);
+    if (url.startsWith('/history/')) return deps.history(req, res);
     if (url.startsWith('/trpc/')) {
       if (!hostAllowed(req.headers.host, deps.auth.allowedHosts)) {
         res.writeHead(403, { 'content-type': 'application/json' });

@@ -1,0 +1,152 @@
+import { z } from 'zod';
+import { nameInput } from '../lists/keyset-page.ts';
+import {
+  checkTimeRange,
+  encodeTimeCursor,
+  isoTimeInput,
+  timeCursorInput,
+  type TimeCursor,
+} from '../lists/time-cursor.ts';
+import { viewerProcedure, type ApiContext } from '../trpc.ts';
+import { auditKey, runOfTarget, type AuditEntry, type AuditSource } from './audit-entry.ts';
+
+const uuidPattern = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
+
+export const pageAuditInput = z
+  .object({
+    /** Only repairs, or only sign-ins and operator changes. */
+    source: z.enum(['repair', 'auth']).optional(),
+    /** Who acted (an operator's name), exactly. */
+    actor: nameInput.optional(),
+    /** A repair command (`run.kick`) or an auth action (`sign_in`), exactly. */
+    command: nameInput.optional(),
+    /** A run or instance id (a run's step repairs included), or another target's id, exactly. */
+    target: nameInput.optional(),
+    outcome: nameInput.optional(),
+    from: isoTimeInput.optional(),
+    to: isoTimeInput.optional(),
+    limit: z.number().int().min(1).max(200).default(50),
+    cursor: timeCursorInput(new RegExp(`^(repair|auth):${uuidPattern}$`)).optional(),
+    direction: z.literal('forward').optional(),
+  })
+  .strict()
+  .prefault({})
+  .superRefine(checkTimeRange);
+
+export type PageAuditInput = z.output<typeof pageAuditInput>;
+
+type Prisma = ApiContext['db']['prisma'];
+type RepairWhere = NonNullable<NonNullable<Parameters<Prisma['repairCommand']['findMany']>[0]>['where']>;
+type AuthWhere = NonNullable<NonNullable<Parameters<Prisma['auditEvent']['findMany']>[0]>['where']>;
+
+/**
+ * The rows of one source that sort after the cursor in (at desc, key desc) order. Keys are
+ * `source:id`, so at an equal time every `repair:` key sorts above every `auth:` key.
+ */
+function afterCursor(source: AuditSource, c: TimeCursor) {
+  const [cursorSource, id] = c.key.split(':') as [AuditSource, string];
+  if (source < cursorSource) return { at: { lte: c.at } };
+  if (source > cursorSource) return { at: { lt: c.at } };
+  return { OR: [{ at: { lt: c.at } }, { at: c.at, id: { lt: id } }] };
+}
+
+function timeRange(input: PageAuditInput) {
+  return [
+    ...(input.from !== undefined ? [{ at: { gte: new Date(input.from) } }] : []),
+    ...(input.to !== undefined ? [{ at: { lte: new Date(input.to) } }] : []),
+  ];
+}
+
+async function repairRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry[]> {
+  const and: RepairWhere[] = timeRange(input);
+  if (input.actor !== undefined) and.push({ actor: input.actor });
+  if (input.command !== undefined) and.push({ command: input.command });
+  if (input.outcome !== undefined) and.push({ status: input.outcome });
+  if (input.target !== undefined)
+    and.push({
+      OR: [
+        { target_type: { in: ['run', 'instance'] }, target_id: input.target },
+        { target_type: 'step', target_id: { startsWith: `${input.target}#` } },
+      ],
+    });
+  if (input.cursor) and.push(afterCursor('repair', input.cursor));
+  const rows = await db.repairCommand.findMany({
+    where: { AND: and },
+    orderBy: [{ at: 'desc' }, { id: 'desc' }],
+    take: input.limit + 1,
+  });
+  return rows.map((r) => ({
+    key: auditKey('repair', r.id),
+    source: 'repair',
+    id: r.id,
+    at: r.at.toISOString(),
+    actor: r.actor,
+    action: r.command,
+    targetType: r.target_type,
+    targetId: r.target_id,
+    runId: runOfTarget(r.target_type, r.target_id),
+    instanceId: r.target_type === 'instance' ? r.target_id : null,
+    outcome: r.status,
+    reason: r.reason,
+    address: null,
+    details: { expected: r.expected, actual: r.actual, params: r.params, result: r.result, bulkId: r.bulk_id },
+  }));
+}
+
+async function authRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry[]> {
+  const and: AuthWhere[] = timeRange(input);
+  if (input.actor !== undefined) and.push({ actor: input.actor });
+  if (input.command !== undefined) and.push({ action: input.command });
+  if (input.outcome !== undefined) and.push({ outcome: input.outcome });
+  if (input.target !== undefined) and.push({ target_id: input.target });
+  if (input.cursor) and.push(afterCursor('auth', input.cursor));
+  const rows = await db.auditEvent.findMany({
+    where: { AND: and },
+    orderBy: [{ at: 'desc' }, { id: 'desc' }],
+    take: input.limit + 1,
+  });
+  return rows.map((r) => ({
+    key: auditKey('auth', r.id),
+    source: 'auth',
+    id: r.id,
+    at: r.at.toISOString(),
+    actor: r.actor,
+    action: r.action,
+    targetType: r.target_type,
+    targetId: r.target_id,
+    runId: runOfTarget(r.target_type, r.target_id),
+    instanceId: r.target_type === 'instance' ? r.target_id : null,
+    outcome: r.outcome,
+    reason: r.reason,
+    address: r.address,
+    details: r.details,
+  }));
+}
+
+const newestFirst = (a: AuditEntry, b: AuditEntry) =>
+  a.at !== b.at ? (a.at < b.at ? 1 : -1) : a.key < b.key ? 1 : a.key > b.key ? -1 : 0;
+
+/**
+ * One page of the audit trail: repair commands (the engine's repair_commands, ADR 0016) and
+ * sign-ins and operator changes (audit_events) merged newest first by (at, source:id). Each table
+ * is read through its own indexes for `limit + 1` rows after the cursor and the two are merged, so
+ * a page costs two short index scans however long the trail is; the keyset cursor reaches every
+ * row of both once.
+ */
+export async function pageAudit(ctx: Pick<ApiContext, 'db'>, input: PageAuditInput) {
+  const db = ctx.db.prisma;
+  const rows = [
+    ...(input.source !== 'auth' ? await repairRows(db, input) : []),
+    ...(input.source !== 'repair' ? await authRows(db, input) : []),
+  ].sort(newestFirst);
+  const page = rows.slice(0, input.limit);
+  const last = page.at(-1);
+  return {
+    items: page,
+    nextCursor: rows.length > input.limit && last ? encodeTimeCursor({ at: new Date(last.at), key: last.key }) : null,
+  };
+}
+
+export const pageAuditProcedure = viewerProcedure
+  .input(pageAuditInput)
+  .query(({ ctx, input }) => pageAudit(ctx, input));
