@@ -16,12 +16,16 @@ export default function RootLayout({ children }: { children: ReactNode }) {
       <body>
         <ConsoleProviders>
           <header className="topbar">
-            <Link href="/runs" className="brand">
+            <Link href="/" className="brand">
               Sagaflow
             </Link>
             <nav>
+              <Link href="/">Overview</Link>
               <Link href="/runs">Runs</Link>
               <Link href="/instances">Instances</Link>
+              <Link href="/anomalies">Anomalies</Link>
+              <Link href="/audit">Audit</Link>
+              <Link href="/definitions">Definitions</Link>
               <Link href="/demo">Demo</Link>
             </nav>
             <SessionMenu />

@@ -3,6 +3,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useTRPC } from '@/trpc/trpc-context';
 import { DetailFrame } from '@/ui/detail-frame';
+import { DownloadHistoryLink } from '@/history/download-history-link';
 import { useNow } from '@/ui/use-now';
 import { InstanceFacts } from './instance-facts';
 import { InstanceFailureBanner } from './instance-failure-banner';
@@ -50,6 +51,7 @@ export function InstanceDetailView({ id }: { id: string }) {
             </p>
           ) : null}
           <InstanceFacts instance={instance} now={now} />
+          <DownloadHistoryLink kind="instance" id={instance.id} />
           <section id="history">
             <h2>History</h2>
             <TransitionHistoryTable history={history} truncated={historyTruncated} />

@@ -9,6 +9,7 @@ import { childRunIds } from './child-run-ids';
 import { CompensationsTable } from './compensations-table';
 import { EventsTimeline } from './events-timeline';
 import { RunHeader } from './run-header';
+import { DownloadHistoryLink } from '@/history/download-history-link';
 import { RunLeftUndone } from './run-left-undone';
 import { RunLoadError } from './run-load-error';
 import { RunRepairs } from './run-repairs';
@@ -42,6 +43,7 @@ export function RunDetailView({ id }: { id: string }) {
           {run.stuckReason ? <RunStuckBanner reason={run.stuckReason} anomalyCount={anomalies.length} /> : null}
           {run.leftUndone ? <RunLeftUndone leftUndone={run.leftUndone} /> : null}
           <RunHeader run={run} now={now} />
+          <DownloadHistoryLink kind="run" id={run.id} />
           <RunRepairs run={run} />
           <section id="steps">
             <h2>Steps</h2>

@@ -1,0 +1,146 @@
+'use client';
+
+import { useInfiniteQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useState } from 'react';
+import { apiErrorInfo } from '@/trpc/api-error';
+import { useTRPC } from '@/trpc/trpc-context';
+import { ErrorPanel } from '@/ui/error-panel';
+import { formatClock, formatDateTime } from '@/ui/format-time';
+import { JournalFilterForm } from '@/ui/journal-filter-form';
+import { JsonBlock } from '@/ui/json-block';
+import { LoadMore } from '@/ui/load-more';
+import { PendingNotice } from '@/ui/pending-notice';
+import { sinceChoices } from '@/ui/since-choices';
+import { StaleBanner } from '@/ui/stale-banner';
+import {
+  auditHref,
+  auditInputFor,
+  auditSources,
+  outcomeTone,
+  parseAuditFilter,
+  type AuditFilter,
+} from './audit-filter';
+import { AuditTarget } from './audit-target';
+
+const refreshMs = 5000;
+
+/**
+ * The audit trail: every repair command (applied, refused or in conflict) and every sign-in and
+ * operator change, newest first in one list: who, what, on what, the outcome and why. Filterable
+ * (kept in the URL), paged by the API's cursor, runs and instances linked.
+ */
+export function AuditList({ filter }: { filter: AuditFilter }) {
+  const trpc = useTRPC();
+  const [now] = useState(() => Date.now());
+  const trail = useInfiniteQuery(
+    trpc.audit.page.infiniteQueryOptions(auditInputFor(filter, now), {
+      getNextPageParam: (last) => last.nextCursor ?? undefined,
+      refetchInterval: refreshMs,
+      placeholderData: (previous) => previous,
+    }),
+  );
+  const shown = trail.data?.pages.flatMap((p) => p.items);
+  const filtered = auditHref(filter) !== '/audit';
+  return (
+    <>
+      <StaleBanner updatedAt={trail.dataUpdatedAt} intervalMs={refreshMs} />
+      <div className="page-head">
+        <h1>Audit trail</h1>
+        <span className="muted" data-testid="last-updated">
+          {trail.dataUpdatedAt
+            ? `Refreshing every 5 s · updated ${formatClock(new Date(trail.dataUpdatedAt).toISOString())}`
+            : null}
+        </span>
+      </div>
+      <JournalFilterForm
+        testId="audit-filters"
+        hrefFor={(v) => auditHref(parseAuditFilter(v))}
+        fields={[
+          { name: 'source', label: 'Show', value: filter.source, choices: auditSources },
+          { name: 'actor', label: 'Who', value: filter.actor, placeholder: 'operator name', size: 14 },
+          { name: 'command', label: 'What', value: filter.command, placeholder: 'run.kick, sign_in…', size: 14 },
+          { name: 'target', label: 'Target', value: filter.target, placeholder: 'run or instance id', size: 20 },
+          { name: 'outcome', label: 'Outcome', value: filter.outcome, placeholder: 'applied, refused…', size: 12 },
+          { name: 'since', label: 'When', value: filter.since, choices: sinceChoices },
+        ]}
+      />
+      {trail.isPending ? (
+        <PendingNotice
+          label="Loading the audit trail…"
+          failureCount={trail.failureCount}
+          failureReason={trail.failureReason}
+        />
+      ) : null}
+      {trail.isError ? (
+        <ErrorPanel
+          title={
+            trail.data ? 'Refresh is failing: the trail below may be out of date' : 'Could not load the audit trail'
+          }
+          onRetry={() => void trail.refetch()}
+        >
+          <p>{apiErrorInfo(trail.error).message}</p>
+        </ErrorPanel>
+      ) : null}
+      {shown && shown.length > 0 ? (
+        <div className="table-scroll" role="region" aria-label="Audit trail" tabIndex={0}>
+          <table className="table" data-testid="audit-trail">
+            <thead>
+              <tr>
+                <th>At</th>
+                <th>Who</th>
+                <th>What</th>
+                <th>Target</th>
+                <th>Outcome</th>
+                <th>Why</th>
+              </tr>
+            </thead>
+            <tbody>
+              {shown.map((e) => (
+                <tr key={e.key} data-testid="audit-entry" data-audit-key={e.key}>
+                  <td className="nowrap">
+                    <time dateTime={e.at} title={`${e.at} (UTC)`}>
+                      {formatDateTime(e.at)}
+                    </time>
+                  </td>
+                  <td>
+                    <Link href={auditHref({ ...filter, actor: e.actor })}>{e.actor}</Link>
+                    {e.address ? <div className="muted">{e.address}</div> : null}
+                  </td>
+                  <td>
+                    <code>{e.action}</code>
+                  </td>
+                  <td className="nowrap">
+                    <AuditTarget entry={e} />
+                  </td>
+                  <td>
+                    <span className={`badge badge-${outcomeTone(e.outcome)}`}>{e.outcome}</span>
+                  </td>
+                  <td>
+                    {e.reason ?? <span className="muted">—</span>}
+                    <details className="audit-details">
+                      <summary>Details</summary>
+                      <JsonBlock value={e.details} />
+                    </details>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      {shown && shown.length === 0 ? (
+        <p className="empty" data-testid="audit-empty">
+          {filtered ? (
+            <>
+              Nothing in the audit trail matches this filter. <Link href="/audit">Show the whole trail</Link>
+            </>
+          ) : (
+            'The audit trail is empty: nobody has signed in or repaired anything yet.'
+          )}
+        </p>
+      ) : null}
+      <LoadMore query={trail} shown={shown?.length ?? 0} noun="entries" />
+    </>
+  );
+}
