@@ -49,8 +49,13 @@ export function TimeChart({
   const hasData =
     series.length > 0 && rows.some((r) => series.some((s) => typeof r[s.key] === 'number' && r[s.key] !== 0));
   const Chart = kind === 'bar' ? BarChart : LineChart;
+  // What is drawn, summed: lets a test (or a curious operator's devtools) see the figures change.
+  const total = rows.reduce(
+    (n, r) => n + series.reduce((m, s) => m + (typeof r[s.key] === 'number' ? Number(r[s.key]) : 0), 0),
+    0,
+  );
   return (
-    <figure className="chart" data-testid={testId} data-has-data={hasData}>
+    <figure className="chart" data-testid={testId} data-has-data={hasData} data-total={total}>
       <figcaption>
         <h3>{title}</h3>
         <span className="muted">{unit}</span>

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import type { Page } from '@playwright/test';
+import type { AppRouter } from '@sagaflow/control';
+import { expectNoSeriousAxeViolations, expectNoSidewaysScroll, keepScreenshot } from '../fixtures/page-checks.ts';
+import { expect, test } from '../fixtures/test.ts';
+
+type AnomaliesPage = AppRouter['anomalies']['page']['_def']['$types']['output'];
+
+/**
+ * The shared stack cannot be driven into engine races on demand (the API suite proves the journal's
+ * reads on real rows), so these answers replace only anomalies.page in the console's batched calls;
+ * every other call (the session, the run pages) still reaches the real control plane.
+ */
+async function fakeAnomalies(page: Page, answer: (input: Record<string, unknown>) => AnomaliesPage) {
+  await page.route('**/api/trpc/**', async (route) => {
+    const url = new URL(route.request().url());
+    const paths = decodeURIComponent(url.pathname.replace(/^\/api\/trpc\//, '')).split(',');
+    if (!paths.includes('anomalies.page')) return route.continue();
+    const response = await route.fetch();
+    const body = (await response.json()) as unknown[];
+    const inputs = JSON.parse(url.searchParams.get('input') ?? '{}') as Record<string, Record<string, unknown>>;
+    paths.forEach((p, i) => {
+      if (p === 'anomalies.page') body[i] = { result: { data: answer(inputs[String(i)] ?? {}) } };
+    });
+    await route.fulfill({ response, json: body });
+  });
+}
+
+const runId = randomUUID();
+const entries: AnomaliesPage['items'] = Array.from({ length: 60 }, (_, i) => ({
+  id: String(1000 - i),
+  code: i % 2 === 0 ? 'claim_lost' : 'outcome_rejected',
+  runId: i < 3 ? runId : null,
+  rowId: null,
+  sequence: i < 3 ? 2 : null,
+  name: i < 3 ? 'charge-card' : null,
+  site: null,
+  message: `anomaly ${i}`,
+  details: {},
+  at: new Date(Date.parse('2026-11-30T10:00:00Z') - i * 60_000).toISOString(),
+}));
+
+test('the anomaly log on a real stack: a filter that matches nothing says so, kept in the URL', async ({
+  page,
+}, testInfo) => {
+  await page.goto('/anomalies');
+  await expect(page.getByRole('heading', { level: 1, name: 'Anomaly log' })).toBeVisible();
+  await expect(page.getByTestId('last-updated')).toContainText('updated');
+  await page.getByTestId('filter-code').selectOption('replan_failed');
+  await page.getByTestId('filter-since').selectOption('1h');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await expect(page).toHaveURL(/\/anomalies\?code=replan_failed&since=1h$/);
+  await expect(page.getByTestId('anomalies-empty')).toContainText('No anomaly matches this filter');
+  await keepScreenshot(page, testInfo, 'anomalies-empty');
+  await page.getByRole('link', { name: 'Show every anomaly' }).click();
+  await expect(page).toHaveURL(/\/anomalies$/);
+});
+
+test('entries link to their run and step, filters reach the API, and Load more follows the cursor', async ({
+  page,
+}, testInfo) => {
+  const asked: Record<string, unknown>[] = [];
+  await fakeAnomalies(page, (input) => {
+    asked.push(input);
+    const matching = entries.filter((e) => !input.code || e.code === input.code);
+    const start = input.cursor ? Number(input.cursor) : 0;
+    const items = matching.slice(start, start + 50);
+    return { items, nextCursor: start + 50 < matching.length ? String(start + 50) : null };
+  });
+  await page.goto('/anomalies');
+  const rows = page.getByTestId('anomaly-entry');
+  await expect(rows).toHaveCount(50);
+  await page.getByTestId('load-more').click();
+  await expect(rows).toHaveCount(60);
+  await expect(page.getByTestId('list-end')).toContainText('All 60 matching anomalies shown');
+  await keepScreenshot(page, testInfo, 'anomalies');
+  await expectNoSeriousAxeViolations(page);
+
+  // A code is a link that filters by it; the filter is what the API is asked.
+  await rows.nth(1).getByRole('link', { name: 'outcome_rejected' }).click();
+  await expect(page).toHaveURL(/\/anomalies\?code=outcome_rejected$/);
+  await expect(rows).toHaveCount(30);
+  expect(asked.at(-1)).toMatchObject({ code: 'outcome_rejected', limit: 50 });
+
+  await page.goto('/anomalies');
+  const first = rows.first();
+  await expect(first.getByRole('link', { name: '#2 charge-card' })).toHaveAttribute('href', `/runs/${runId}`);
+  await expect(first.getByRole('link', { name: runId.slice(0, 8) })).toHaveAttribute('href', `/runs/${runId}`);
+
+  // A run filter that is no run id is said on the page, not sent.
+  await page.goto('/anomalies?run=not-a-run');
+  await expect(page.getByRole('alert').filter({ hasText: 'is not a run id' })).toBeVisible();
+  expect(asked.at(-1)).not.toHaveProperty('runId');
+});
+
+test.describe('at 390 px wide', () => {
+  test.use({ viewport: { width: 390, height: 844 } });
+  test('the anomaly log does not scroll sideways', async ({ page }) => {
+    await fakeAnomalies(page, () => ({ items: entries.slice(0, 10), nextCursor: null }));
+    await page.goto('/anomalies');
+    await expect(page.getByTestId('anomaly-entry').first()).toBeVisible();
+    await expectNoSidewaysScroll(page, 390);
+  });
+});
