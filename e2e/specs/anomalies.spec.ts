@@ -16,8 +16,15 @@ async function fakeAnomalies(page: Page, answer: (input: Record<string, unknown>
     const url = new URL(route.request().url());
     const paths = decodeURIComponent(url.pathname.replace(/^\/api\/trpc\//, '')).split(',');
     if (!paths.includes('anomalies.page')) return route.continue();
-    const response = await route.fetch();
-    const body = (await response.json()) as unknown[];
+    let response;
+    let body: unknown[];
+    try {
+      response = await route.fetch();
+      body = (await response.json()) as unknown[];
+    } catch {
+      // The page moved on while this call was in flight: nobody reads its answer.
+      return route.abort().catch(() => undefined);
+    }
     const inputs = JSON.parse(url.searchParams.get('input') ?? '{}') as Record<string, Record<string, unknown>>;
     paths.forEach((p, i) => {
       if (p === 'anomalies.page') body[i] = { result: { data: answer(inputs[String(i)] ?? {}) } };

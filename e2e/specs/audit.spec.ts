@@ -14,7 +14,8 @@ test('the audit trail lists a run repair and its conflicts, filtered by target, 
       data: { kind, target: { runId }, expected: { runStatus: expected }, reason, idempotencyKey: randomUUID() },
     });
   // 54 drafts against a status the run is not in (each refused as a conflict, each audited), then one applied.
-  for (let i = 0; i < 54; i++) expect((await repair('run.kick', 'Completed', `stale draft ${i}`)).status()).toBe(409);
+  for (let i = 0; i < 54; i++)
+    expect((await repair('run.terminate', 'Running', `stale draft ${i}`)).status()).toBe(409);
   await expect
     .poll(async () => (await repair('run.terminate', 'Waiting', 'audit e2e: stop it')).status(), { timeout: 20_000 })
     .toBe(200);
@@ -33,7 +34,8 @@ test('the audit trail lists a run repair and its conflicts, filtered by target, 
   await expect(page.getByTestId('list-end')).toContainText('All 55 matching entries shown');
   const keys = await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-audit-key')));
   expect(new Set(keys).size).toBe(55);
-  await expect(rows.filter({ hasText: 'conflict' })).toHaveCount(54);
+  await expect(rows.filter({ hasText: 'stale draft' })).toHaveCount(54);
+  await expect(rows.filter({ hasText: 'stale draft' }).filter({ hasText: 'conflict' })).toHaveCount(54);
 
   // The details of a refusal say what the run was; the target links to the run.
   await rows.nth(1).getByText('Details').click();

@@ -15,7 +15,8 @@ test('definitions: the flows and processes this control plane runs, with their o
   await expect(reservation.getByTestId('flow-open-count')).toContainText(/Waiting \d+/);
   await expect(page.locator('[data-testid="flow-row"][data-flow="demo.order"]')).toBeVisible();
   const fulfilment = page.locator('[data-testid="process-row"][data-process="demo.fulfilment"]');
-  await expect(fulfilment).toContainText('ManualReview');
+  await expect(fulfilment).toContainText('starts in AwaitingPayment');
+  await expect(fulfilment).toContainText('operator commands: RetryRefund');
   await keepScreenshot(page, testInfo, 'definitions');
   await expectNoSeriousAxeViolations(page);
 

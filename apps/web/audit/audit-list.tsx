@@ -8,7 +8,6 @@ import { useTRPC } from '@/trpc/trpc-context';
 import { ErrorPanel } from '@/ui/error-panel';
 import { formatClock, formatDateTime } from '@/ui/format-time';
 import { JournalFilterForm } from '@/ui/journal-filter-form';
-import { JsonBlock } from '@/ui/json-block';
 import { LoadMore } from '@/ui/load-more';
 import { PendingNotice } from '@/ui/pending-notice';
 import { sinceChoices } from '@/ui/since-choices';
@@ -120,7 +119,10 @@ export function AuditList({ filter }: { filter: AuditFilter }) {
                     {e.reason ?? <span className="muted">—</span>}
                     <details className="audit-details">
                       <summary>Details</summary>
-                      <JsonBlock value={e.details} />
+                      {/* Focusable: a long detail scrolls inside its box and must be reachable by keyboard. */}
+                      <pre className="json" tabIndex={0}>
+                        {JSON.stringify(e.details, null, 2)}
+                      </pre>
                     </details>
                   </td>
                 </tr>

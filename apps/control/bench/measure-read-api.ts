@@ -1,6 +1,6 @@
 /**
  * How long the console's read API takes on a big database (ADR 0022). Not a test: run it by hand,
- *   node_modules/.bin/tsx apps/control/perf/measure-read-api.ts [runs=200000]
+ *   node_modules/.bin/tsx apps/control/bench/measure-read-api.ts [runs=200000]
  * It starts a throwaway PostgreSQL 15 cluster (@sagaflow/test-postgres), migrates a database,
  * writes `runs` runs spread over the last 7 days (95 % finished) and, in proportion, anomalies,
  * process instances and transitions, outbox rows, repairs and audit events, with SQL
