@@ -53,7 +53,12 @@ export function NeedsAttention({ overview }: { overview: Overview }) {
           stuck {overview.stuck.total === 1 ? 'run' : 'runs'}
         </Item>
         {reasons.map(([reason, count]) => (
-          <Item key={reason} count={count} href="/runs?status=stuck&order=stalest" testId="attention-stuck-reason">
+          <Item
+            key={reason}
+            count={count}
+            href={`/runs?status=stuck&order=stalest&reason=${encodeURIComponent(reason)}`}
+            testId="attention-stuck-reason"
+          >
             stuck: <code>{reason}</code>
           </Item>
         ))}

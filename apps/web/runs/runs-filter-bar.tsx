@@ -92,6 +92,17 @@ export function RunsFilterBar({ filter: current }: { filter: RunsFilter }) {
           ))}
         </select>
       </label>
+      {filter.reason ? (
+        <button
+          type="button"
+          className="filter-chip"
+          onClick={() => go({ ...filter, reason: '' })}
+          data-testid="reason-filter"
+          aria-label={`Stuck reason ${filter.reason}: remove this filter`}
+        >
+          Stuck reason: <code>{filter.reason}</code> ✕
+        </button>
+      ) : null}
       <label>
         Order{' '}
         <select

@@ -13,6 +13,7 @@ describe('runs filter', () => {
       stalled: '15',
     });
     expect(filter).toEqual({
+      reason: '',
       status: 'Waiting',
       stuckOnly: true,
       order: 'stalest',
@@ -23,6 +24,14 @@ describe('runs filter', () => {
     expect(runsHref(filter)).toBe('/runs?status=Waiting&stuck=1&order=stalest&flow=demo.order&q=k+1&stalled=15');
     expect(parseRunsFilter({ stalled: '7' }).stalledMinutes).toBeNull();
     expect(parseRunsFilter(Object.fromEntries(new URLSearchParams(runsHref(filter).split('?')[1])))).toEqual(filter);
+  });
+
+  it('a stuck reason (the overview links each reason) keeps stuck runs of that kind and goes to the API', () => {
+    const filter = parseRunsFilter({ status: 'stuck', reason: 'owner_gone', order: 'stalest' });
+    expect(runsHref(filter)).toBe('/runs?status=stuck&order=stalest&reason=owner_gone');
+    expect(wantsStuck(parseRunsFilter({ reason: 'replay_blocked' }))).toBe(true);
+    expect(pageInputFor(filter)).toMatchObject({ stuckOnly: true, stuckReason: 'owner_gone', order: 'stalest' });
+    expect(pageInputFor(parseRunsFilter({}))).not.toHaveProperty('stuckReason');
   });
 
   it('falls back to all statuses for an unknown one', () => {

@@ -13,6 +13,8 @@ export interface RunsFilter {
   q: string;
   /** Only runs not updated for more than this many minutes; null for any. */
   stalledMinutes: number | null;
+  /** Only runs stuck for this kind of reason (replay_blocked, owner_gone, ...); '' for any. */
+  reason: string;
 }
 
 /** The "not updated for" choices, in minutes. */
@@ -54,12 +56,13 @@ export function parseRunsFilter(params: Record<string, string | string[] | undef
     flow: (first(params.flow) ?? '').trim().slice(0, 200),
     q: (first(params.q) ?? '').trim().slice(0, 500),
     stalledMinutes: stalledChoices.includes(Number(first(params.stalled))) ? Number(first(params.stalled)) : null,
+    reason: (first(params.reason) ?? '').trim().slice(0, 200),
   };
 }
 
 /** Whether the list keeps only runs with a stuck reason (the "Stuck" status choice or the toggle). */
 export function wantsStuck(filter: RunsFilter): boolean {
-  return filter.stuckOnly || filter.status === 'stuck';
+  return filter.stuckOnly || filter.status === 'stuck' || filter.reason !== '';
 }
 
 /**
@@ -90,6 +93,7 @@ export function runsHref(filter: RunsFilter): string {
   if (filter.flow) params.set('flow', filter.flow);
   if (filter.q) params.set('q', filter.q);
   if (filter.stalledMinutes !== null) params.set('stalled', String(filter.stalledMinutes));
+  if (filter.reason) params.set('reason', filter.reason);
   const query = params.toString();
   return query ? `/runs?${query}` : '/runs';
 }
@@ -103,6 +107,7 @@ export function pageInputFor(filter: RunsFilter) {
     ...(filter.flow ? { flowName: filter.flow } : {}),
     ...(filter.q ? { search: filter.q } : {}),
     ...(filter.stalledMinutes !== null ? { staleForSeconds: filter.stalledMinutes * 60 } : {}),
+    ...(filter.reason ? { stuckReason: filter.reason } : {}),
     order: filter.order,
     limit: 50,
   };
