@@ -3,15 +3,12 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useState } from 'react';
-import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
-import { ErrorPanel } from '@/ui/error-panel';
-import { formatClock, formatDateTime } from '@/ui/format-time';
+import { LivePageHead } from '@/ui/live-page-head';
+import { formatDateTime } from '@/ui/format-time';
 import { JournalFilterForm } from '@/ui/journal-filter-form';
 import { LoadMore } from '@/ui/load-more';
-import { PendingNotice } from '@/ui/pending-notice';
 import { sinceChoices } from '@/ui/since-choices';
-import { StaleBanner } from '@/ui/stale-banner';
 import {
   anomaliesHref,
   anomaliesInputFor,
@@ -42,15 +39,7 @@ export function AnomaliesList({ filter }: { filter: AnomaliesFilter }) {
   const filtered = filter.code !== '' || filter.run !== '' || filter.since !== '';
   return (
     <>
-      <StaleBanner updatedAt={anomalies.dataUpdatedAt} intervalMs={refreshMs} />
-      <div className="page-head">
-        <h1>Anomaly log</h1>
-        <span className="muted" data-testid="last-updated">
-          {anomalies.dataUpdatedAt
-            ? `Refreshing every 5 s · updated ${formatClock(new Date(anomalies.dataUpdatedAt).toISOString())}`
-            : null}
-        </span>
-      </div>
+      <LivePageHead title="Anomaly log" query={anomalies} refreshMs={refreshMs} what="the anomaly log" />
       <p className="muted">
         Races and engine faults the engine journaled apart from runs&apos; own events: a lost claim or a rejected
         outcome is the engine keeping a recorded result safe; several of one code in a short time are worth a look.
@@ -73,23 +62,6 @@ export function AnomaliesList({ filter }: { filter: AnomaliesFilter }) {
         <p className="notice notice-bad" role="alert">
           &ldquo;{filter.run}&rdquo; is not a run id (a UUID); showing anomalies of every run.
         </p>
-      ) : null}
-      {anomalies.isPending ? (
-        <PendingNotice
-          label="Loading anomalies…"
-          failureCount={anomalies.failureCount}
-          failureReason={anomalies.failureReason}
-        />
-      ) : null}
-      {anomalies.isError ? (
-        <ErrorPanel
-          title={
-            anomalies.data ? 'Refresh is failing: the log below may be out of date' : 'Could not load the anomaly log'
-          }
-          onRetry={() => void anomalies.refetch()}
-        >
-          <p>{apiErrorInfo(anomalies.error).message}</p>
-        </ErrorPanel>
       ) : null}
       {shown && shown.length > 0 ? (
         <div className="table-scroll" role="region" aria-label="Anomalies" tabIndex={0}>

@@ -3,15 +3,12 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useState } from 'react';
-import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
-import { ErrorPanel } from '@/ui/error-panel';
-import { formatClock, formatDateTime } from '@/ui/format-time';
+import { LivePageHead } from '@/ui/live-page-head';
+import { formatDateTime } from '@/ui/format-time';
 import { JournalFilterForm } from '@/ui/journal-filter-form';
 import { LoadMore } from '@/ui/load-more';
-import { PendingNotice } from '@/ui/pending-notice';
 import { sinceChoices } from '@/ui/since-choices';
-import { StaleBanner } from '@/ui/stale-banner';
 import {
   auditHref,
   auditInputFor,
@@ -43,15 +40,7 @@ export function AuditList({ filter }: { filter: AuditFilter }) {
   const filtered = auditHref(filter) !== '/audit';
   return (
     <>
-      <StaleBanner updatedAt={trail.dataUpdatedAt} intervalMs={refreshMs} />
-      <div className="page-head">
-        <h1>Audit trail</h1>
-        <span className="muted" data-testid="last-updated">
-          {trail.dataUpdatedAt
-            ? `Refreshing every 5 s · updated ${formatClock(new Date(trail.dataUpdatedAt).toISOString())}`
-            : null}
-        </span>
-      </div>
+      <LivePageHead title="Audit trail" query={trail} refreshMs={refreshMs} what="the audit trail" />
       <JournalFilterForm
         testId="audit-filters"
         hrefFor={(v) => auditHref(parseAuditFilter(v))}
@@ -64,23 +53,6 @@ export function AuditList({ filter }: { filter: AuditFilter }) {
           { name: 'since', label: 'When', value: filter.since, choices: sinceChoices },
         ]}
       />
-      {trail.isPending ? (
-        <PendingNotice
-          label="Loading the audit trail…"
-          failureCount={trail.failureCount}
-          failureReason={trail.failureReason}
-        />
-      ) : null}
-      {trail.isError ? (
-        <ErrorPanel
-          title={
-            trail.data ? 'Refresh is failing: the trail below may be out of date' : 'Could not load the audit trail'
-          }
-          onRetry={() => void trail.refetch()}
-        >
-          <p>{apiErrorInfo(trail.error).message}</p>
-        </ErrorPanel>
-      ) : null}
       {shown && shown.length > 0 ? (
         <div className="table-scroll" role="region" aria-label="Audit trail" tabIndex={0}>
           <table className="table" data-testid="audit-trail">

@@ -2,13 +2,9 @@
 
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { apiErrorInfo } from '@/trpc/api-error';
 import type { Definitions } from '@/trpc/api-types';
 import { useTRPC } from '@/trpc/trpc-context';
-import { ErrorPanel } from '@/ui/error-panel';
-import { formatClock } from '@/ui/format-time';
-import { PendingNotice } from '@/ui/pending-notice';
-import { StaleBanner } from '@/ui/stale-banner';
+import { LivePageHead } from '@/ui/live-page-head';
 
 const refreshMs = 5000;
 const runsOf = (flow: string) => `/runs?status=open&flow=${encodeURIComponent(flow)}`;
@@ -140,30 +136,7 @@ export function DefinitionsView() {
   const defs = useQuery(trpc.definitions.list.queryOptions(undefined, { refetchInterval: refreshMs }));
   return (
     <>
-      <StaleBanner updatedAt={defs.dataUpdatedAt} intervalMs={refreshMs} />
-      <div className="page-head">
-        <h1>Definitions</h1>
-        <span className="muted" data-testid="last-updated">
-          {defs.dataUpdatedAt
-            ? `Refreshing every 5 s · updated ${formatClock(new Date(defs.dataUpdatedAt).toISOString())}`
-            : null}
-        </span>
-      </div>
-      {defs.isPending ? (
-        <PendingNotice
-          label="Loading definitions…"
-          failureCount={defs.failureCount}
-          failureReason={defs.failureReason}
-        />
-      ) : null}
-      {defs.isError ? (
-        <ErrorPanel
-          title={defs.data ? 'Refresh is failing: the counts below may be out of date' : 'Could not load definitions'}
-          onRetry={() => void defs.refetch()}
-        >
-          <p>{apiErrorInfo(defs.error).message}</p>
-        </ErrorPanel>
-      ) : null}
+      <LivePageHead title="Definitions" query={defs} refreshMs={refreshMs} what="definitions" />
       {defs.data ? (
         <>
           <section aria-labelledby="flows-heading">
