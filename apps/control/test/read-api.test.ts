@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createDatabase, defineAction, defineFlow } from '@sagaflow/engine';
 import { createTestEngine, TestClock } from '@sagaflow/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -457,5 +460,67 @@ describe('the read API (PostgreSQL, HTTP)', () => {
         (await fetch(`${plane.url}/history/runs/${okRuns[0]!}`, { method: 'POST', headers: { cookie } })).status,
       ).toBe(405);
     });
+  });
+});
+
+describe('the read API on embedded PGlite (HTTP)', () => {
+  let plane: ControlPlane;
+  let viewer: ReturnType<typeof apiClient>;
+
+  beforeAll(async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-read-api-')), 'pglite');
+    plane = await startControlPlane(parseEnv({ SAGAFLOW_DATA_DIR: dataDir, CONTROL_PORT: '0', LOG_LEVEL: 'silent' }));
+    viewer = await signedInClient(plane, 'viewer');
+  }, 120_000);
+  afterAll(async () => {
+    await plane?.stop();
+  });
+
+  it('the same SQL: series buckets zero-filled, journals paged through every row, a history download', async () => {
+    const { prisma } = plane.db;
+    const run = await prisma.flowRun.create({
+      data: {
+        flow_name: 'pglite.flow',
+        flow_version: 1,
+        status: 'Completed',
+        input: {},
+        created_at: at(3),
+        updated_at: at(4),
+        finished_at: at(4),
+      },
+    });
+    await prisma.anomalyLog.createMany({
+      data: Array.from({ length: 12 }, (_, i) => ({
+        code: 'claim_lost',
+        message: `p${i}`,
+        at: at(10 + Math.floor(i / 3)),
+        run_id: run.id,
+      })),
+    });
+    const s = await viewer.series.get.query({ window: '1h', until: at(59).toISOString() });
+    expect(s.runsStarted).toEqual(s.buckets.map((_, i) => (i === 3 ? 1 : 0)));
+    expect(s.runsFinished).toEqual([{ outcome: 'Completed', counts: s.buckets.map((_, i) => (i === 4 ? 1 : 0)) }]);
+    expect(s.anomalies).toEqual([{ code: 'claim_lost', counts: s.buckets.map((_, i) => (i >= 10 && i < 14 ? 3 : 0)) }]);
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await viewer.anomalies.page.query({ limit: 5, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.items.map((a) => a.message));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor && seen.length < 100);
+    expect(seen).toEqual(['p11', 'p10', 'p9', 'p8', 'p7', 'p6', 'p5', 'p4', 'p3', 'p2', 'p1', 'p0']);
+
+    // Sign-ins are audited: the viewer's own is in the trail.
+    const trail = await viewer.audit.page.query({ command: 'sign_in', outcome: 'succeeded' });
+    expect(trail.items.length).toBeGreaterThan(0);
+    expect((await viewer.definitions.list.query()).flows.map((f) => f.name)).toContain('demo.order');
+
+    const cookie = await signInCookie(plane.url, await createTestOperator(plane, 'viewer'));
+    const res = await fetch(`${plane.url}/history/runs/${run.id}`, { headers: { cookie } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { run: { id: string }; anomalies: unknown[] };
+    expect(body.run.id).toBe(run.id);
+    expect(body.anomalies).toHaveLength(12);
   });
 });
