@@ -88,7 +88,11 @@ try {
   try {
     await migrate(db);
     await seed(db);
-    const engine = createControlEngine(db, parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent' }), pino({ level: 'silent' }));
+    const engine = createControlEngine(
+      db,
+      parseEnv({ DATABASE_URL: url, LOG_LEVEL: 'silent' }),
+      pino({ level: 'silent' }),
+    );
     const now = new Date();
     const ctx = { db, engine };
     const rows: [string, number][] = [];
