@@ -91,7 +91,7 @@ test('entries link to their run and step, filters reach the API, and Load more f
 
   await page.goto('/anomalies');
   const first = rows.first();
-  await expect(first.getByRole('link', { name: '#2 charge-card' })).toHaveAttribute('href', `/runs/${runId}`);
+  await expect(first.getByRole('link', { name: '#2 charge-card' })).toHaveAttribute('href', `/runs/${runId}#steps`);
   await expect(first.getByRole('link', { name: runId.slice(0, 8) })).toHaveAttribute('href', `/runs/${runId}`);
 
   // A run filter that is no run id is said on the page, not sent.

@@ -99,7 +99,10 @@ export function AnomaliesList({ filter }: { filter: AnomaliesFilter }) {
                   </td>
                   <td className="nowrap">
                     {a.sequence !== null && a.runId ? (
-                      <Link href={`/runs/${a.runId}`} title="Open the run: its steps table lists this step">
+                      <Link
+                        href={`/runs/${a.runId}#steps`}
+                        title="Open the run at its steps table, which lists this step"
+                      >
                         #{a.sequence} {a.name ? <span className="mono">{a.name}</span> : null}
                       </Link>
                     ) : a.name ? (

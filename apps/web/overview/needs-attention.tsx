@@ -32,9 +32,10 @@ function Item({
  */
 export function NeedsAttention({ overview }: { overview: Overview }) {
   const reasons = Object.entries(overview.stuck.byReason).sort(([a], [b]) => (a < b ? -1 : 1));
+  // Active ones: a quarantined instance in ManualReview is counted (and listed) as quarantined.
   const manualReview = overview.instances.byState
     .filter((s) => s.state === 'ManualReview')
-    .reduce((n, s) => n + s.active + s.quarantined, 0);
+    .reduce((n, s) => n + s.active, 0);
   const nothing =
     overview.stuck.total === 0 &&
     overview.instances.quarantined === 0 &&
