@@ -119,6 +119,14 @@ try {
          from "sagaflow"."flow_runs" r where r.finished_at >= now() - interval '1 hour' and r.finished_at < now() group by 1, 2`,
     );
     console.log(`\nPlan of runs finished, last hour:\n\n${plan.map((p) => `    ${p['QUERY PLAN']}`).join('\n')}`);
+    const transitions = await db.prisma.$queryRawUnsafe<{ 'QUERY PLAN': string }[]>(
+      `explain (analyze, buffers) select date_bin('60 seconds'::interval, t.at, timestamptz '2000-01-01 00:00:00+00'),
+              i.process_name, t.from_state, t.to_state, count(*)
+         from "sagaflow"."process_transitions" t join "sagaflow"."saga_instances" i on i.id = t.instance_id
+        where t.at >= now() - interval '1 hour' and t.at < now() and t.outcome in ('applied', 'repair')
+        group by 1, 2, 3, 4`,
+    );
+    console.log(`\nPlan of transitions, last hour:\n\n${transitions.map((p) => `    ${p['QUERY PLAN']}`).join('\n')}`);
   } finally {
     await db.close();
   }
