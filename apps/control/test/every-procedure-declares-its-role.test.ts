@@ -33,6 +33,9 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'repairs.applyOne': 'operator',
   'repairs.previewBulk': 'operator',
   'repairs.applyBulk': 'operator',
+  'tokens.create': 'viewer',
+  'tokens.list': 'viewer',
+  'tokens.revoke': 'viewer',
 };
 
 type ProcedureDef = { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: ApiMeta } };

@@ -5,6 +5,7 @@ import { outboxRouter } from './outbox/outbox-router.ts';
 import { overviewRouter } from './overview/overview-router.ts';
 import { repairsRouter } from './repairs/repairs-router.ts';
 import { runsRouter } from './runs/runs-router.ts';
+import { tokensRouter } from './tokens/tokens-router.ts';
 import { router } from './trpc.ts';
 
 export const appRouter = router({
@@ -15,5 +16,6 @@ export const appRouter = router({
   overview: overviewRouter,
   operators: operatorsRouter,
   repairs: repairsRouter,
+  tokens: tokensRouter,
 });
 export type AppRouter = typeof appRouter;
