@@ -57,6 +57,8 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
   const command = { kind: request.kind, target, expected, reason: reason ?? 'preview', idempotencyKey, ...request.params };
   const subject = 'instanceId' in target ? `instance ${target.instanceId}` : `run ${target.runId}`;
   const drafted = `  drafted against ${JSON.stringify(expected)}`;
+  // A retry must be the same command: the same key and the same expectation (the state may have moved since).
+  const retryFlags = [`--idempotency-key ${idempotencyKey}`, ...expectFlags(expected)].join(' ');
 
   if (dryRun) {
     const preview = await client.query<RepairPreview & { decided: { id: string; status: string } | null }>(
@@ -89,7 +91,7 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
         { command, ...(err.body as object) },
       );
     if (err instanceof CliError && err.exitCode === exitCodes.error)
-      throw new CliError(err.exitCode, `${err.message} (idempotency key ${idempotencyKey})`, err.body);
+      throw new CliError(err.exitCode, `${err.message}; to retry exactly this command add ${retryFlags}`, err.body);
     throw err;
   }
   const status = String(result.status);
@@ -109,9 +111,21 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
       drafted,
       ...effectLines(result.effects),
       ...(result.id ? [`  audit row   ${result.id}`] : []),
-      `  idempotency key ${idempotencyKey}`,
+      `  to repeat it without a second effect: ${retryFlags}`,
     ],
   };
+}
+
+/** The --expect-* flags that state `expected` again. */
+function expectFlags(expected: Record<string, unknown>): string[] {
+  const flag: Record<string, string> = {
+    runStatus: '--expect-status',
+    stepStatus: '--expect-step-status',
+    stepAttempts: '--expect-attempts',
+    state: '--expect-state',
+    version: '--expect-version',
+  };
+  return Object.entries(expected).map(([k, v]) => `${flag[k] ?? `--expect-${k}`} ${JSON.stringify(v)}`);
 }
 
 function targetFor(request: RepairRequest, info: RepairCommandInfo): Target {
