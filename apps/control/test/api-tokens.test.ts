@@ -78,7 +78,9 @@ describe('operator API tokens over HTTP: create, list, revoke, Bearer sign-in, a
     const listed = await rawCall(plane.url, 'tokens.list', { cookie: cookies.operator });
     expect(JSON.stringify(listed.body)).not.toContain(created.token);
     expect(data<{ id: string }[]>(listed).map((t) => t.id)).toContain(created.id);
-    const audit = await plane.db.prisma.auditEvent.findMany({ where: { action: 'token_created', target_id: created.id } });
+    const audit = await plane.db.prisma.auditEvent.findMany({
+      where: { action: 'token_created', target_id: created.id },
+    });
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actor: names.operator, outcome: 'succeeded' });
     expect(JSON.stringify(audit[0]?.details)).not.toContain(created.token);
@@ -127,7 +129,10 @@ describe('operator API tokens over HTTP: create, list, revoke, Bearer sign-in, a
       cookie: cookies.admin,
     });
     expect(byAdmin.status).toBe(200);
-    expect(data<{ revokedBy: string; state: string }>(byAdmin)).toMatchObject({ revokedBy: names.admin, state: 'revoked' });
+    expect(data<{ revokedBy: string; state: string }>(byAdmin)).toMatchObject({
+      revokedBy: names.admin,
+      state: 'revoked',
+    });
   });
 
   it('a revoked, expired or unknown token is a 401 that says what to do, and each refusal is audited', async () => {
@@ -136,7 +141,9 @@ describe('operator API tokens over HTTP: create, list, revoke, Bearer sign-in, a
     expect(r.status).toBe(200);
     const afterRevoke = await asToken(revoked.token, 'runs.page', { forwardedFor: '198.51.100.10' });
     expect(afterRevoke.status).toBe(401);
-    expect(message(afterRevoke)).toMatch(/was revoked at .* by .*; create a token with `npm run sagaflow -- token create/);
+    expect(message(afterRevoke)).toMatch(
+      /was revoked at .* by .*; create a token with `npm run sagaflow -- token create/,
+    );
 
     const expiring = data<Created>(await create(cookies.operator, { name: 'short', expiresInDays: 1 }));
     expect((await asToken(expiring.token, 'auth.me', { forwardedFor: '198.51.100.11' })).status).toBe(200);
@@ -200,8 +207,12 @@ describe('operator API tokens over HTTP: create, list, revoke, Bearer sign-in, a
     const out = await asToken(created.token, 'auth.signOut', { type: 'mutation', input: {} });
     expect(out.status).toBe(400);
     expect(message(out)).toContain('revoke the token instead');
-    const child = data<Created>(await asToken(created.token, 'tokens.create', { type: 'mutation', input: { name: 'child' } }));
-    const audit = await plane.db.prisma.auditEvent.findFirst({ where: { action: 'token_created', target_id: child.id } });
+    const child = data<Created>(
+      await asToken(created.token, 'tokens.create', { type: 'mutation', input: { name: 'child' } }),
+    );
+    const audit = await plane.db.prisma.auditEvent.findFirst({
+      where: { action: 'token_created', target_id: child.id },
+    });
     expect(audit?.details).toMatchObject({ via: `token maker (${created.hint}…)` });
   });
 

@@ -103,7 +103,11 @@ describe('the sagaflow CLI against a running control plane (real HTTP, PostgreSQ
     expect(human.out).toContain(created.token.slice(0, 12));
     expect(human.out).not.toContain(created.token);
 
-    const wrong = await cli(['token', 'create', '--name', 'x', '--sign-in', names.operator, '--password-stdin'], env(), 'nope\n');
+    const wrong = await cli(
+      ['token', 'create', '--name', 'x', '--sign-in', names.operator, '--password-stdin'],
+      env(),
+      'nope\n',
+    );
     expect(wrong.code).toBe(3);
     expect(wrong.err).toContain('wrong name or password');
   });
@@ -111,7 +115,10 @@ describe('the sagaflow CLI against a running control plane (real HTTP, PostgreSQ
   it('runs list and run show read the running control plane, for people and as JSON', async () => {
     const runId = await waitingRun();
     await plane.engine.startFlow('demo.reservation', { orderId: randomUUID() });
-    const listed = await cli(['runs', 'list', '--flow', 'demo.reservation', '--status', 'Waiting', '--json'], env(viewerToken));
+    const listed = await cli(
+      ['runs', 'list', '--flow', 'demo.reservation', '--status', 'Waiting', '--json'],
+      env(viewerToken),
+    );
     expect(listed.code).toBe(0);
     expect((JSON.parse(listed.out) as { items: { id: string }[] }).items.map((r) => r.id)).toContain(runId);
     const table = await cli(['runs', 'list', '--flow', 'demo.reservation', '--limit', '1'], env(viewerToken));
@@ -169,11 +176,14 @@ describe('the sagaflow CLI against a running control plane (real HTTP, PostgreSQ
     expect(stale.err).toMatch(/drafted against \{"runStatus":"Running"\} but the run is now \{.*"runStatus":"Waiting"/);
     expect(stale.err).toContain('Run the command again to draft it against the state now');
     expect((await plane.engine.getRun(runId))?.run.status).toBe('Waiting');
-    expect((await plane.db.prisma.repairCommand.findMany({ where: { target_id: runId } })).map((r) => r.status)).toEqual([
-      'conflict',
-    ]);
+    expect(
+      (await plane.db.prisma.repairCommand.findMany({ where: { target_id: runId } })).map((r) => r.status),
+    ).toEqual(['conflict']);
 
-    const dry = await cli(['terminate', runId, '--dry-run', '--expect-status', 'Pending', '--json'], env(operatorToken));
+    const dry = await cli(
+      ['terminate', runId, '--dry-run', '--expect-status', 'Pending', '--json'],
+      env(operatorToken),
+    );
     expect(dry.code).toBe(2);
     expect((JSON.parse(dry.out) as { preview: { expectedHolds: boolean } }).preview.expectedHolds).toBe(false);
 
@@ -182,7 +192,9 @@ describe('the sagaflow CLI against a running control plane (real HTTP, PostgreSQ
     const ok = await cli(['cancel', runId, '--reason', 'customer asked', '--idempotency-key', key], env(operatorToken));
     expect(ok.code, ok.err).toBe(0);
     expect(ok.out).toContain(`run.cancel applied to run ${runId}`);
-    expect(ok.out).toContain(`to repeat it without a second effect: --idempotency-key ${key} --expect-status "Waiting"`);
+    expect(ok.out).toContain(
+      `to repeat it without a second effect: --idempotency-key ${key} --expect-status "Waiting"`,
+    );
     const again = await cli(
       ['cancel', runId, '--reason', 'customer asked', '--idempotency-key', key, '--expect-status', 'Waiting'],
       env(operatorToken),
@@ -196,7 +208,9 @@ describe('the sagaflow CLI against a running control plane (real HTTP, PostgreSQ
     const runId = await waitingRun();
     const none = await cli(['kick', runId, '--reason', 'x'], env());
     expect(none.code).toBe(3);
-    expect(none.err).toContain('no API token: SAGAFLOW_TOKEN is not set; create a token with `npm run sagaflow -- token create');
+    expect(none.err).toContain(
+      'no API token: SAGAFLOW_TOKEN is not set; create a token with `npm run sagaflow -- token create',
+    );
 
     const viewer = await cli(['kick', runId, '--reason', 'x'], env(viewerToken));
     expect(viewer.code).toBe(3);
@@ -204,9 +218,10 @@ describe('the sagaflow CLI against a running control plane (real HTTP, PostgreSQ
     expect(await plane.db.prisma.repairCommand.count({ where: { target_id: runId } })).toBe(0);
     expect((await cli(['instances', 'list'], env(viewerToken))).code).toBe(0);
 
-    const spare = JSON.parse(
-      (await cli(['token', 'create', '--name', 'spare', '--json'], env(operatorToken))).out,
-    ) as { id: string; token: string };
+    const spare = JSON.parse((await cli(['token', 'create', '--name', 'spare', '--json'], env(operatorToken))).out) as {
+      id: string;
+      token: string;
+    };
     const revoked = await cli(['token', 'revoke', spare.id], env(operatorToken));
     expect(revoked.code).toBe(0);
     expect(revoked.out).toContain('revoked: its next request is refused');
@@ -221,12 +236,20 @@ describe('the sagaflow CLI against a running control plane (real HTTP, PostgreSQ
       await apiClient(plane.url, await signInCookie(plane.url, names.admin)).tokens.create.mutate({ name: 'admin-cli' })
     ).token;
     const name = `oncall-${randomUUID().slice(0, 6)}`;
-    const made = await cli(['create-operator', name, '--role', 'operator', '--password-stdin'], env(adminToken), `${testPassword}\n`);
+    const made = await cli(
+      ['create-operator', name, '--role', 'operator', '--password-stdin'],
+      env(adminToken),
+      `${testPassword}\n`,
+    );
     expect(made.err).toBe('');
     expect(made.code).toBe(0);
     expect(made.out).toContain(`operator ${name} created with role operator`);
     expect(await signInCookie(plane.url, name)).toMatch(/^sagaflow_session=/);
-    const refused = await cli(['create-operator', 'x-op', '--role', 'viewer', '--password-stdin'], env(operatorToken), `${testPassword}\n`);
+    const refused = await cli(
+      ['create-operator', 'x-op', '--role', 'viewer', '--password-stdin'],
+      env(operatorToken),
+      `${testPassword}\n`,
+    );
     expect(refused.code).toBe(3);
     expect(await plane.db.prisma.operator.count({ where: { name: 'x-op' } })).toBe(0);
   });
@@ -238,7 +261,10 @@ describe('the sagaflow CLI against a running control plane (real HTTP, PostgreSQ
     const noStep = await cli(['retry', randomUUID(), '--reason', 'x'], env(operatorToken));
     expect(noStep.code).toBe(64);
     expect(noStep.err).toContain('run.retry_step needs --step N');
-    const badJson = await cli(['signal', randomUUID(), 'confirm', '--payload', '{nope', '--reason', 'x'], env(operatorToken));
+    const badJson = await cli(
+      ['signal', randomUUID(), 'confirm', '--payload', '{nope', '--reason', 'x'],
+      env(operatorToken),
+    );
     expect(badJson.code).toBe(64);
     expect(badJson.err).toContain('--payload must be JSON');
     const unknownKind = await cli(['repair', 'run.teleport', randomUUID(), '--reason', 'x'], env(operatorToken));

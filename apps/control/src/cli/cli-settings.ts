@@ -6,7 +6,9 @@ import { z } from 'zod';
  * CONTROL_HOST:CONTROL_PORT (a wildcard host is reached on 127.0.0.1).
  */
 const schema = z.object({
-  SAGAFLOW_URL: z.url({ protocol: /^https?$/, error: 'must be the control plane http(s) URL, e.g. http://127.0.0.1:4000' }).optional(),
+  SAGAFLOW_URL: z
+    .url({ protocol: /^https?$/, error: 'must be the control plane http(s) URL, e.g. http://127.0.0.1:4000' })
+    .optional(),
   SAGAFLOW_TOKEN: z.string().trim().optional(),
   CONTROL_HOST: z.string().min(1).default('127.0.0.1'),
   CONTROL_PORT: z.coerce.number().int().min(1).max(65_535).default(4000),
@@ -29,6 +31,7 @@ export function parseCliSettings(source: Record<string, string | undefined>): Cl
   }
   const s = parsed.data;
   const host = wildcard.has(s.CONTROL_HOST) ? '127.0.0.1' : s.CONTROL_HOST;
-  const url = s.SAGAFLOW_URL ?? `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${s.CONTROL_PORT}`;
+  const url =
+    s.SAGAFLOW_URL ?? `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${s.CONTROL_PORT}`;
   return { url: url.replace(/\/+$/, ''), token: s.SAGAFLOW_TOKEN ? s.SAGAFLOW_TOKEN : null };
 }

@@ -87,7 +87,10 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The one positional id a command needs (a run's or an instance's UUID). */
 export function idArgument(command: string, what: string, value: string | undefined): string {
-  if (value === undefined) throw usageError(`${command} needs a ${what} id (a UUID; find it with \`sagaflow ${what === 'run' ? 'runs' : 'instances'} list\`)`);
+  if (value === undefined)
+    throw usageError(
+      `${command} needs a ${what} id (a UUID; find it with \`sagaflow ${what === 'run' ? 'runs' : 'instances'} list\`)`,
+    );
   if (!uuid.test(value)) throw usageError(`${what}-id must be a ${what}'s UUID, got "${value}"`);
   return value;
 }
@@ -107,7 +110,9 @@ export function jsonOption(name: string, value: string | undefined): unknown {
   try {
     return JSON.parse(value) as unknown;
   } catch (err) {
-    throw usageError(`--${name} must be JSON (${(err as Error).message}); quote it for the shell, e.g. --${name} '{"a":1}'`);
+    throw usageError(
+      `--${name} must be JSON (${(err as Error).message}); quote it for the shell, e.g. --${name} '{"a":1}'`,
+    );
   }
 }
 

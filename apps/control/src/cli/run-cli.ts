@@ -78,7 +78,8 @@ export async function runCli(
                 ? err.message
                 : String(err),
           );
-    if (json) io.out(JSON.stringify({ error: { message: e.message, exitCode: e.exitCode, ...(e.body as object) } }, null, 2));
+    if (json)
+      io.out(JSON.stringify({ error: { message: e.message, exitCode: e.exitCode, ...(e.body as object) } }, null, 2));
     io.err(`sagaflow: ${e.message}`);
     if (e.exitCode === exitCodes.usage) io.err('see `npm run sagaflow -- help`');
     return e.exitCode;

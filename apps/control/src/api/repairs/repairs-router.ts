@@ -10,7 +10,9 @@ import { operatorProcedure, router, type SignedInContext, viewerProcedure } from
  * role check.
  */
 const noActor = z.never({ error: 'the actor is the signed-in operator; leave it out of the command' }).optional();
-const noVia = z.never({ error: 'how the actor signed in is the server\'s to say; leave via out of the command' }).optional();
+const noVia = z
+  .never({ error: "how the actor signed in is the server's to say; leave via out of the command" })
+  .optional();
 const draftedCommand = z.looseObject({ kind: z.string(), actor: noActor, via: noVia });
 const draftedBulk = z.looseObject({ kind: z.string(), actor: noActor, via: noVia, items: z.array(z.unknown()) });
 
@@ -34,7 +36,11 @@ function drafted<T extends { kind: string }>({
       code: 'FORBIDDEN',
       message: `${input.kind} needs the admin role; ${operator.name} is ${operator.role}`,
     });
-  return { ...input, actor: operator.name, ...(ctx.session.via === 'token' ? { via: tokenVia(ctx.session.token) } : {}) };
+  return {
+    ...input,
+    actor: operator.name,
+    ...(ctx.session.via === 'token' ? { via: tokenVia(ctx.session.token) } : {}),
+  };
 }
 
 /** How a repair made with a token names it on the audit row: its name and its first characters. */

@@ -6,15 +6,11 @@ import { toApiTokenView } from '../../auth/tokens/api-token-view.ts';
 import { createApiToken, type TokenActor } from '../../auth/tokens/create-api-token.ts';
 import { revokeApiToken } from '../../auth/tokens/revoke-api-token.ts';
 import { tokenVia } from '../repairs/repairs-router.ts';
+import { operatorNameInput } from '../operators/operator-name-input.ts';
 import { storableText } from '../storable-text.ts';
 import { router, type SignedInContext, viewerProcedure } from '../trpc.ts';
 
-const operatorName = z
-  .string()
-  .trim()
-  .min(1)
-  .max(100)
-  .regex(/^[A-Za-z0-9._@-]+$/, 'letters, digits and . _ @ - only');
+const operatorName = operatorNameInput;
 
 const maxDays = 3650;
 
@@ -73,7 +69,11 @@ export const tokensRouter = router({
   list: viewerProcedure
     .input(
       z
-        .object({ operator: operatorName.optional(), all: z.boolean().optional(), includeRevoked: z.boolean().optional() })
+        .object({
+          operator: operatorName.optional(),
+          all: z.boolean().optional(),
+          includeRevoked: z.boolean().optional(),
+        })
         .strict()
         .optional(),
     )

@@ -13,8 +13,7 @@ export interface TokenActor {
 }
 
 export type CreateApiTokenResult =
-  | { ok: true; token: string; view: ApiTokenView }
-  | { ok: false; reason: 'not_found' | 'disabled' };
+  { ok: true; token: string; view: ApiTokenView } | { ok: false; reason: 'not_found' | 'disabled' };
 
 /**
  * Creates an API token for an operator (the caller itself, or any operator when an admin asks: the

@@ -42,7 +42,9 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
   const dryRun = options['dry-run'] === true;
   const reason = options.reason?.trim();
   if (!dryRun && !reason)
-    throw usageError(`${request.kind} needs --reason "<why>": it goes on the audit row (or preview first with --dry-run)`);
+    throw usageError(
+      `${request.kind} needs --reason "<why>": it goes on the audit row (or preview first with --dry-run)`,
+    );
   const client = ctx.client();
   const catalogue = await client.query<Catalogue>('repairs.catalogue');
   const info = catalogue[request.kind];
@@ -54,7 +56,14 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
   const target = targetFor(request, info);
   const expected = await expectedState(client, target, options);
   const idempotencyKey = options['idempotency-key'] ?? `cli-${randomUUID()}`;
-  const command = { kind: request.kind, target, expected, reason: reason ?? 'preview', idempotencyKey, ...request.params };
+  const command = {
+    kind: request.kind,
+    target,
+    expected,
+    reason: reason ?? 'preview',
+    idempotencyKey,
+    ...request.params,
+  };
   const subject = 'instanceId' in target ? `instance ${target.instanceId}` : `run ${target.runId}`;
   const drafted = `  drafted against ${JSON.stringify(expected)}`;
   // A retry must be the same command: the same key and the same expectation (the state may have moved since).

@@ -11,7 +11,7 @@ export async function createOperatorCommand(ctx: CliContext, args: ParsedArgs): 
   allowOnly('create-operator', args.options, ['role', 'display-name', 'password-stdin']);
   const [, name, ...rest] = args.positionals;
   noMorePositionals('create-operator', rest);
-  if (name === undefined) throw usageError('create-operator needs the new operator\'s sign-in name');
+  if (name === undefined) throw usageError("create-operator needs the new operator's sign-in name");
   const role = args.options.role;
   if (role === undefined || !roles.includes(role))
     throw usageError(`create-operator needs --role ${roles.join('|')}${role === undefined ? '' : `, got "${role}"`}`);

@@ -40,13 +40,24 @@ export async function whoami(ctx: CliContext, args: ParsedArgs): Promise<Command
   const me = await ctx.client().query<ApiOutputs['auth']['me']>('auth.me');
   return done(me, [
     `${me.operator.name} (${me.operator.displayName}), role ${me.operator.role}`,
-    me.token ? `token "${me.token.name}" (${me.token.hint}…), expires ${me.expiresAt ?? 'never'}` : `session, expires ${me.expiresAt}`,
+    me.token
+      ? `token "${me.token.name}" (${me.token.hint}…), expires ${me.expiresAt ?? 'never'}`
+      : `session, expires ${me.expiresAt}`,
     `control plane ${ctx.settings.url}`,
   ]);
 }
 
 export async function listRuns(ctx: CliContext, args: ParsedArgs, argv: readonly string[]): Promise<CommandOutcome> {
-  allowOnly('runs list', args.options, ['status', 'flow', 'stuck', 'stuck-reason', 'search', 'order', 'limit', 'cursor']);
+  allowOnly('runs list', args.options, [
+    'status',
+    'flow',
+    'stuck',
+    'stuck-reason',
+    'search',
+    'order',
+    'limit',
+    'cursor',
+  ]);
   noMorePositionals('runs list', args.positionals.slice(2));
   const o = args.options;
   const page = await ctx.client().query<ApiOutputs['runs']['page']>('runs.page', {
@@ -104,7 +115,12 @@ export async function showRun(ctx: CliContext, args: ParsedArgs): Promise<Comman
         ]
       : []),
     '',
-    `last events: ${d.events.slice(-5).map((e) => e.type).join(', ') || 'none'}`,
+    `last events: ${
+      d.events
+        .slice(-5)
+        .map((e) => e.type)
+        .join(', ') || 'none'
+    }`,
     ...(d.anomalies.length > 0 ? [`anomalies: ${d.anomalies.map((a) => a.code).join(', ')}`] : []),
     r.safeRepairs.length > 0
       ? `safe repairs now: ${r.safeRepairs.join(', ')} (e.g. sagaflow ${cliNameOf(r.safeRepairs[0] ?? '')} ${r.id} --reason "…")`

@@ -118,7 +118,8 @@ export function namedRepair(ctx: CliContext, name: string, args: ParsedArgs): Pr
 export function genericRepair(ctx: CliContext, args: ParsedArgs): Promise<CommandOutcome> {
   allowOnly('repair', args.options, [...repairOptions, 'step', 'params']);
   const [, kind, id, ...rest] = args.positionals;
-  if (kind === undefined) throw usageError('repair needs a kind, e.g. `repair run.kick <run-id>`; list them with `sagaflow repairs`');
+  if (kind === undefined)
+    throw usageError('repair needs a kind, e.g. `repair run.kick <run-id>`; list them with `sagaflow repairs`');
   noMorePositionals('repair', rest);
   const params = jsonOption('params', args.options.params) ?? {};
   if (typeof params !== 'object' || params === null || Array.isArray(params))

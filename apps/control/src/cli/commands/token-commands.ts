@@ -18,11 +18,14 @@ async function createToken(ctx: CliContext, args: ParsedArgs): Promise<CommandOu
   noMorePositionals('token create', args.positionals.slice(2));
   const o = args.options;
   const name = o.name?.trim();
-  if (!name) throw usageError('token create needs --name: what the token is for, e.g. --name laptop or --name ci-deploy');
+  if (!name)
+    throw usageError('token create needs --name: what the token is for, e.g. --name laptop or --name ci-deploy');
   const input = {
     name,
     ...(o.operator !== undefined ? { operator: o.operator } : {}),
-    ...(o['expires-in-days'] !== undefined ? { expiresInDays: intOption('expires-in-days', o['expires-in-days'], 1, 3650) } : {}),
+    ...(o['expires-in-days'] !== undefined
+      ? { expiresInDays: intOption('expires-in-days', o['expires-in-days'], 1, 3650) }
+      : {}),
   };
   let created: ApiOutputs['tokens']['create'];
   const signInName = o['sign-in'];
