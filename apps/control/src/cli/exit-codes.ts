@@ -18,3 +18,9 @@ export const exitCodes = {
 } as const;
 
 export type ExitCode = (typeof exitCodes)[keyof typeof exitCodes];
+
+/** The exit status of a repair's answer: applied is done, a status naming approval waits, anything else was not applied. */
+export function exitCodeForRepairStatus(status: string): ExitCode {
+  if (status === 'applied') return exitCodes.done;
+  return /approv/i.test(status) ? exitCodes.awaitingApproval : exitCodes.refused;
+}

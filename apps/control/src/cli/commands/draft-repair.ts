@@ -3,7 +3,7 @@ import type { RepairCommandInfo, RepairPreview, RepairResult } from '@sagaflow/e
 import { CliError } from '../cli-error.ts';
 import type { CliContext, CommandOutcome } from '../cli-context.ts';
 import type { ApiOutputs, ControlClient } from '../control-client.ts';
-import { exitCodes } from '../exit-codes.ts';
+import { exitCodeForRepairStatus, exitCodes } from '../exit-codes.ts';
 import { effectLines } from '../format/format-repair.ts';
 import { intOption, usageError, type Options } from '../parse-cli-args.ts';
 
@@ -104,8 +104,7 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
     throw err;
   }
   const status = String(result.status);
-  const exitCode =
-    status === 'applied' ? exitCodes.done : /approv/i.test(status) ? exitCodes.awaitingApproval : exitCodes.refused;
+  const exitCode = exitCodeForRepairStatus(status);
   const headline =
     status === 'applied'
       ? `${request.kind} applied to ${subject}${result.replayed ? ' (replayed: this idempotency key was used before; nothing done twice)' : ''}`
@@ -120,6 +119,11 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
       drafted,
       ...effectLines(result.effects),
       ...(result.id ? [`  audit row   ${result.id}`] : []),
+      ...(typeof (result as { approvalId?: unknown }).approvalId === 'string'
+        ? [
+            `  approval    ${(result as unknown as { approvalId: string }).approvalId}: another operator approves or rejects it (console: Approvals)`,
+          ]
+        : []),
       `  to repeat it without a second effect: ${retryFlags}`,
     ],
   };
