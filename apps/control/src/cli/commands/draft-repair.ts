@@ -129,6 +129,18 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
   };
 }
 
+/** The run, if it is still open: a finished run is never changed (invariant 1), so there is nothing to draft. */
+function open(detail: ApiOutputs['runs']['get']): ApiOutputs['runs']['get']['run'] {
+  const { run } = detail;
+  if (run.finishedAt !== null)
+    throw new CliError(
+      exitCodes.refused,
+      `run ${run.id} is ${run.status} (finished at ${run.finishedAt}): a finished run is never changed; nothing was sent`,
+      { current: { runStatus: run.status } },
+    );
+  return run;
+}
+
 /** The --expect-* flags that state `expected` again. */
 function expectFlags(expected: Record<string, unknown>): string[] {
   const flag: Record<string, string> = {
@@ -170,13 +182,14 @@ async function expectedState(client: ControlClient, target: Target, o: Options):
   }
   let runStatus = o['expect-status'];
   if (!('stepSequence' in target)) {
-    runStatus ??= (await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId })).run.status;
+    runStatus ??= open(await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId })).status;
     return { runStatus };
   }
   let stepStatus = o['expect-step-status'];
   let stepAttempts = intOption('expect-attempts', o['expect-attempts'], 0, Number.MAX_SAFE_INTEGER);
   if (runStatus === undefined || stepStatus === undefined || stepAttempts === undefined) {
     const detail = await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId });
+    open(detail);
     const step = detail.actions.find((a) => a.sequence === target.stepSequence);
     if (!step)
       throw usageError(
