@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
 import { apiClient, createTestOperator, signInCookie, testDatabaseUrl, testPassword } from './support/test-plane.ts';
+import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
 
@@ -202,6 +203,35 @@ describe('the sagaflow CLI against a running control plane (real HTTP, PostgreSQ
     expect(again.code).toBe(0);
     expect(again.out).toContain('replayed');
     expect(await plane.db.prisma.repairCommand.count({ where: { target_id: runId, status: 'applied' } })).toBe(1);
+  });
+
+  it('an instance repair is drafted against its state and version; one the instance cannot take exits 2 and changes nothing', async () => {
+    const orderId = randomUUID();
+    const delivered = await plane.engine.processes.deliver(fulfilmentProcess, {
+      id: `note-${orderId}`,
+      type: 'CustomerNoteAdded',
+      payload: { orderId, note: 'leave it at the door' },
+    });
+    const instanceId = delivered.instanceId ?? '';
+    const shown = await cli(['instance', 'show', instanceId], env(viewerToken));
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain(`instance ${instanceId}  demo.fulfilment  ACTIVE  in AwaitingPayment (version`);
+    const before = await plane.engine.processes.find(instanceId);
+
+    const noMode = await cli(['release', instanceId, '--reason', 'x'], env(operatorToken));
+    expect(noMode.code).toBe(64);
+    expect(noMode.err).toContain('needs exactly one of --retry');
+
+    const release = await cli(
+      ['release', instanceId, '--skip', '--reason', 'poison note', '--json'],
+      env(operatorToken),
+    );
+    expect(release.code).toBe(2);
+    const body = JSON.parse(release.out) as { error: { command: { expected: unknown } } };
+    expect(body.error.command.expected).toEqual({ state: 'AwaitingPayment', version: before?.version });
+    const rows = await plane.db.prisma.repairCommand.findMany({ where: { target_id: instanceId } });
+    expect(rows.map((r) => [r.command, r.status, r.actor])).toEqual([['instance.release', 'refused', names.operator]]);
+    expect(await plane.engine.processes.find(instanceId)).toEqual(before);
   });
 
   it('no token, or a revoked one, exits 3 with what to do; a viewer token reads but cannot repair', async () => {
