@@ -83,6 +83,21 @@ describe('every tRPC procedure declares its role, and the server enforces it ove
     expect(answer.status).toBe(401);
   });
 
+  it.each(guarded.map((p, i) => ({ ...p, i })))(
+    '$path ($role) refuses an unknown API token: 401 saying how to get one',
+    async ({ path, type, i }) => {
+      // Each from its own address: refused tokens are rate-limited per address.
+      const answer = await rawCall(plane.url, path, {
+        type,
+        input: {},
+        authorization: `Bearer sgf_${'x'.repeat(43)}`,
+        forwardedFor: `198.51.100.${i + 1}`,
+      });
+      expect(answer.status).toBe(401);
+      expect(JSON.stringify(answer.body)).toContain('token create');
+    },
+  );
+
   it.each(guarded)('$path ($role) refuses every lower role with 403 and lets its own role past', async (p) => {
     const required = roles.indexOf(p.role as Role);
     for (const [i, role] of roles.entries()) {
