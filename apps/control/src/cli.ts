@@ -1,14 +1,54 @@
 import { runCli } from './cli/run-cli.ts';
-import { parseEnv } from './env.ts';
 
-// The operator's command line: `npm run sagaflow -- <command>` (see cli/run-cli.ts for the commands).
-try {
-  const env = parseEnv(process.env);
-  process.exitCode = await runCli(process.argv.slice(2), env, {
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
+// The operator's command line: `npm run sagaflow -- <command>` (see cli/usage.ts for the commands).
+// This and env.ts are where the environment is read: runCli parses the settings it needs.
+
+function readStdin(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    process.stdin.setEncoding('utf8');
+    process.stdin.on('data', (chunk: string) => (text += chunk));
+    process.stdin.on('end', () => resolve(text));
+    process.stdin.on('error', reject);
   });
-} catch (err) {
-  process.stderr.write(`sagaflow: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
 }
+
+/** Reads one line from the terminal with echo off; null when stdin is not a terminal. */
+function promptSecret(prompt: string): Promise<string | null> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) return Promise.resolve(null);
+  process.stderr.write(prompt);
+  return new Promise((resolve) => {
+    let text = '';
+    stdin.setRawMode(true);
+    stdin.setEncoding('utf8');
+    const onData = (chunk: string) => {
+      for (const ch of chunk) {
+        if (ch === '\r' || ch === '\n' || ch === '\u0004') {
+          stdin.setRawMode(false);
+          stdin.off('data', onData);
+          stdin.pause();
+          process.stderr.write('\n');
+          resolve(text);
+          return;
+        }
+        if (ch === '\u0003') {
+          stdin.setRawMode(false);
+          process.stderr.write('\n');
+          process.exit(130);
+        }
+        if (ch === '\u007f' || ch === '\b') text = text.slice(0, -1);
+        else text += ch;
+      }
+    };
+    stdin.on('data', onData);
+    stdin.resume();
+  });
+}
+
+process.exitCode = await runCli(process.argv.slice(2), process.env, {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  readStdin,
+  promptSecret,
+});

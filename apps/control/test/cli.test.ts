@@ -23,7 +23,7 @@ function cli(args: string[], env: Record<string, string>): Promise<{ code: numbe
   });
 }
 
-describe('the sagaflow CLI against PostgreSQL', () => {
+describe('the sagaflow CLI: local maintenance sweeps against PostgreSQL (repairs: cli-over-http.test.ts)', () => {
   let url: string;
   let db: Database;
   let engine: Engine;
@@ -56,22 +56,6 @@ describe('the sagaflow CLI against PostgreSQL', () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({ swept: true, runs: { expired: [runId], failed: [] } });
     await until(runId, 'Expired');
-  });
-
-  it('kick sends a fresh job for a parked run, and refuses a finished one with its reason', async () => {
-    const { runId } = await engine.startFlow('demo.reservation', { orderId: 'cli-2' });
-    await until(runId, 'Waiting');
-    const kicked = await cli(['kick', runId], { DATABASE_URL: url });
-    expect(kicked.code).toBe(0);
-    expect(JSON.parse(kicked.out)).toEqual({ kicked: true });
-    const events = (await engine.getRun(runId))?.events.map((e) => e.type) ?? [];
-    expect(events).toContain('run.kicked');
-
-    await engine.signal(runId, 'confirm');
-    await until(runId, 'Completed');
-    const refused = await cli(['kick', runId], { DATABASE_URL: url });
-    expect(refused.code).toBe(1);
-    expect(refused.err).toMatch(/run_not_open: run .* is Completed/);
   });
 
   it("sweeps take the replicas' monitor lease: while another replica holds it, the CLI sweeps nothing and says so", async () => {

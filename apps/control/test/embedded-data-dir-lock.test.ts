@@ -105,6 +105,20 @@ describe('one process owns an embedded data directory: control planes and the CL
       expect(sweep.err).toContain(`pid ${pid} on host`);
       expect(sweep.out).toBe('');
 
+      // Over HTTP with an operator token, the CLI reads and repairs while the control plane holds the directory.
+      const { token } = await api.tokens.create.mutate({ name: 'embedded' });
+      const overHttp = (...args: string[]) =>
+        start('apps/control/src/cli.ts', args, { SAGAFLOW_URL: url, SAGAFLOW_TOKEN: token, LOG_LEVEL: 'silent' })
+          .exited;
+      const shown = await overHttp('run', 'show', runId);
+      expect(shown.err).toBe('');
+      expect(shown.code).toBe(0);
+      expect(shown.out).toContain(`run ${runId}  demo.order@1`);
+      await until(async () => ((await api.runs.get.query({ id: runId })).run.finishedAt ? true : undefined));
+      const finished = await overHttp('kick', runId, '--reason', 'late');
+      expect(finished.code).toBe(2);
+      expect(finished.err).toContain('a finished run is never changed; nothing was sent');
+
       // The first still owns and serves its data: the run, its business key, new work.
       expect((await api.runs.get.query({ id: runId })).run.id).toBe(runId);
       expect(

@@ -37,6 +37,9 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'anomalies.page': 'viewer',
   'audit.page': 'viewer',
   'definitions.list': 'viewer',
+  'tokens.create': 'viewer',
+  'tokens.list': 'viewer',
+  'tokens.revoke': 'viewer',
 };
 
 type ProcedureDef = { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: ApiMeta } };
@@ -83,6 +86,21 @@ describe('every tRPC procedure declares its role, and the server enforces it ove
     const answer = await rawCall(plane.url, path, { type, input: {}, cookie: 'sagaflow_session=forged' });
     expect(answer.status).toBe(401);
   });
+
+  it.each(guarded.map((p, i) => ({ ...p, i })))(
+    '$path ($role) refuses an unknown API token: 401 saying how to get one',
+    async ({ path, type, i }) => {
+      // Each from its own address: refused tokens are rate-limited per address.
+      const answer = await rawCall(plane.url, path, {
+        type,
+        input: {},
+        authorization: `Bearer sgf_${'x'.repeat(43)}`,
+        forwardedFor: `198.51.100.${i + 1}`,
+      });
+      expect(answer.status).toBe(401);
+      expect(JSON.stringify(answer.body)).toContain('token create');
+    },
+  );
 
   it.each(guarded)('$path ($role) refuses every lower role with 403 and lets its own role past', async (p) => {
     const required = roles.indexOf(p.role as Role);

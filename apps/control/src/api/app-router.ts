@@ -9,6 +9,7 @@ import { overviewRouter } from './overview/overview-router.ts';
 import { repairsRouter } from './repairs/repairs-router.ts';
 import { runsRouter } from './runs/runs-router.ts';
 import { seriesRouter } from './series/series-router.ts';
+import { tokensRouter } from './tokens/tokens-router.ts';
 import { router } from './trpc.ts';
 
 export const appRouter = router({
@@ -23,5 +24,6 @@ export const appRouter = router({
   anomalies: anomaliesRouter,
   audit: auditRouter,
   definitions: definitionsRouter,
+  tokens: tokensRouter,
 });
 export type AppRouter = typeof appRouter;

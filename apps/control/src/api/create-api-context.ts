@@ -4,22 +4,38 @@ import type { AuthOptions } from '../auth/auth-options.ts';
 import { clientAddress } from '../auth/client-address.ts';
 import { resolveSession } from '../auth/resolve-session.ts';
 import { sessionTokenFrom } from '../auth/session-cookie.ts';
+import { resolveBearerToken } from '../auth/tokens/resolve-bearer-token.ts';
 import type { ApiContext } from './trpc.ts';
 
-/** Builds each request's context: its session (checked and touched), Origin and client address. */
+/** The token of an `Authorization: Bearer <token>` header; null without one. */
+function bearerTokenFrom(header: string | undefined): string | null {
+  const match = header === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return match?.[1] ?? (header === undefined ? null : '');
+}
+
+/**
+ * Builds each request's context: who it is (an `Authorization: Bearer` API token, which wins over
+ * any cookie; otherwise the session cookie, checked and touched), its Origin and client address.
+ */
 export async function createApiContext(
   deps: { engine: Engine; db: Pick<Database, 'prisma'>; auth: AuthOptions },
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<ApiContext> {
   const origin = req.headers.origin;
+  const address = clientAddress(req, deps.auth.trustedProxies);
+  const bearer = bearerTokenFrom(req.headers.authorization);
   return {
     engine: deps.engine,
     db: deps.db,
     auth: deps.auth,
-    session: await resolveSession(deps.db.prisma, deps.auth, sessionTokenFrom(req.headers.cookie)),
+    session:
+      bearer === null
+        ? await resolveSession(deps.db.prisma, deps.auth, sessionTokenFrom(req.headers.cookie))
+        : await resolveBearerToken(deps.db.prisma, deps.auth, bearer, address),
+    bearer: bearer !== null,
     origin: origin === undefined ? null : origin.replace(/\/+$/, ''),
-    address: clientAddress(req, deps.auth.trustedProxies),
+    address,
     setHeader: (name, value) => {
       const existing = res.getHeader(name);
       if (name.toLowerCase() === 'set-cookie' && existing !== undefined)

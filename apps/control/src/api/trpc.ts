@@ -11,8 +11,10 @@ export interface ApiContext {
   /** The control plane's database, for reads outside the engine's own (the outbox's figures). */
   db: Pick<Database, 'prisma'>;
   auth: AuthOptions;
-  /** The session the request's cookie opens, checked against both expiries. */
+  /** Who the request is: the session its cookie opens, or the operator of its bearer token. */
   session: SessionLookup;
+  /** The request carried an `Authorization` header: its cookie, if any, is not used. */
+  bearer: boolean;
   /** The request's Origin header (a browser sends it on every POST), or null. */
   origin: string | null;
   /** The client's address (behind the console: the address the console saw). */
@@ -40,9 +42,11 @@ const mapEngineErrors = t.middleware(async ({ next }) => {
 /**
  * CSRF: the session cookie is SameSite=Strict, and a mutation whose Origin is not an allowed one is
  * refused before anything runs (a client that sends no Origin is no browser; its cookie is its own).
+ * A bearer request is exempt: its credential is a header no other site's page can make a browser
+ * send, and its cookie is ignored (ADR 0021).
  */
 const refuseForeignOrigin = t.middleware(({ ctx, type, next }) => {
-  if (type === 'mutation' && ctx.origin !== null && !ctx.auth.allowedOrigins.has(ctx.origin))
+  if (type === 'mutation' && !ctx.bearer && ctx.origin !== null && !ctx.auth.allowedOrigins.has(ctx.origin))
     throw new TRPCError({ code: 'FORBIDDEN', message: `requests from origin ${ctx.origin} are not accepted` });
   return next();
 });
@@ -52,6 +56,13 @@ const base = t.procedure.use(mapEngineErrors).use(refuseForeignOrigin);
 const requireRole = (role: Role) =>
   t.middleware(({ ctx, next }) => {
     const { session } = ctx;
+    if (session.state === 'refused') {
+      if (session.retryAfterSeconds !== null) {
+        ctx.setHeader('retry-after', String(session.retryAfterSeconds));
+        throw new TRPCError({ code: 'TOO_MANY_REQUESTS', message: session.message });
+      }
+      throw new TRPCError({ code: 'UNAUTHORIZED', message: session.message });
+    }
     if (session.state !== 'active')
       throw new TRPCError({
         code: 'UNAUTHORIZED',

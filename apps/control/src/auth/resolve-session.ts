@@ -4,10 +4,36 @@ import { isRole } from './roles.ts';
 import { sessionIdFor } from './session-token.ts';
 import type { SignedInOperator } from './signed-in-operator.ts';
 
+/** A request signed in by its session cookie. */
+export interface ActiveSession {
+  state: 'active';
+  via: 'session';
+  sessionId: string;
+  operator: SignedInOperator;
+  expiresAt: Date;
+  idleExpiresAt: Date;
+}
+
+/** A request signed in by an API token (`Authorization: Bearer`, ADR 0021). */
+export interface ActiveToken {
+  state: 'active';
+  via: 'token';
+  token: { id: string; name: string; hint: string };
+  operator: SignedInOperator;
+  expiresAt: Date | null;
+}
+
+/**
+ * Who a request is: nobody (`none`), a cookie whose session ended (`ended`), a bearer token refused
+ * (`refused`, with the message that says what to do; `retryAfterSeconds` when rate-limited), or an
+ * operator signed in by session or token.
+ */
 export type SessionLookup =
   | { state: 'none' }
   | { state: 'ended' }
-  | { state: 'active'; sessionId: string; operator: SignedInOperator; expiresAt: Date; idleExpiresAt: Date };
+  | { state: 'refused'; message: string; retryAfterSeconds: number | null }
+  | ActiveSession
+  | ActiveToken;
 
 /**
  * The session a token opens, checked against both expiries on the given clock. A session past
@@ -42,6 +68,7 @@ export async function resolveSession(
   }
   return {
     state: 'active',
+    via: 'session',
     sessionId: id,
     operator: { id: operator.id, name: operator.name, displayName: operator.display_name, role: operator.role },
     expiresAt: row.expires_at,

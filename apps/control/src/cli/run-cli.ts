@@ -1,85 +1,87 @@
-import type { Engine } from '@sagaflow/engine';
-import { pino } from 'pino';
-import { createControlEngine, openDatabase } from '../control-engine.ts';
-import type { ControlEnv } from '../env.ts';
+import { CliError } from './cli-error.ts';
+import { createCliContext, type CliIo, type CommandOutcome } from './cli-context.ts';
+import { parseCliSettings } from './cli-settings.ts';
+import { exitCodes } from './exit-codes.ts';
+import { localSweep } from './commands/local-commands.ts';
+import { createOperatorCommand } from './commands/operator-commands.ts';
+import { listCatalogue, listInstances, listRuns, showInstance, showRun, whoami } from './commands/read-commands.ts';
+import { genericRepair, namedRepair, namedRepairs } from './commands/repair-commands.ts';
+import { tokenCommand } from './commands/token-commands.ts';
+import { parseCliArgs, usageError, type ParsedArgs } from './parse-cli-args.ts';
+import { usage } from './usage.ts';
 
-export const usage = `usage: sagaflow <command>
+export type { CliIo } from './cli-context.ts';
+export { usage } from './usage.ts';
 
-  monitor sweep [--doctor]   one pass of the expiration monitor: overdue steps, then overdue runs
-                             (--doctor: the doctor's R1-R3 too); skipped while a running control
-                             plane holds the monitor lease
-  doctor sweep               one pass of the doctor (R1-R3), under the same lease
-  kick <run-id>              a fresh job for the step the run is parked on; refills its repair budget
-
-Connects to DATABASE_URL, or to the embedded database in SAGAFLOW_DATA_DIR, which one process holds
-at a time: while a control plane has it open, this is refused with that process's pid.
-Prints one JSON object; exit 0 done, 2 refused (kick skipped), 1 error, 64 usage.`;
-
-export interface CliIo {
-  out(line: string): void;
-  err(line: string): void;
+async function dispatch(
+  argv: readonly string[],
+  args: ParsedArgs,
+  source: Record<string, string | undefined>,
+  io: CliIo,
+): Promise<CommandOutcome> {
+  const [cmd, sub] = args.positionals;
+  // The maintenance sweeps open the database themselves and need none of the HTTP settings.
+  if (cmd === 'monitor' && sub === 'sweep') return localSweep(source, args, false);
+  if (cmd === 'doctor' && sub === 'sweep') return localSweep(source, args, true);
+  const ctx = createCliContext(parseCliSettings(source), io);
+  const pair = `${cmd ?? ''} ${sub ?? ''}`.trim();
+  switch (pair) {
+    case 'runs list':
+      return listRuns(ctx, args, argv);
+    case 'run show':
+      return showRun(ctx, args);
+    case 'instances list':
+      return listInstances(ctx, args, argv);
+    case 'instance show':
+      return showInstance(ctx, args);
+  }
+  if (cmd === 'whoami') return whoami(ctx, args);
+  if (cmd === 'repairs') return listCatalogue(ctx, args);
+  if (cmd === 'repair') return genericRepair(ctx, args);
+  if (cmd === 'token') return tokenCommand(ctx, args);
+  if (cmd === 'create-operator') return createOperatorCommand(ctx, args);
+  if (cmd !== undefined && cmd in namedRepairs) return namedRepair(ctx, cmd, args);
+  throw usageError(`unknown command "${argv.filter((a) => !a.startsWith('-')).join(' ')}"`);
 }
 
-type Command =
-  | { kind: 'monitor'; doctor: boolean }
-  | { kind: 'doctor' }
-  | { kind: 'kick'; runId: string }
-  | { kind: 'usage'; problem: string | null };
-
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function parseCommand(argv: readonly string[]): Command {
-  const [cmd, sub, ...rest] = argv;
-  if (cmd === undefined || cmd === 'help' || cmd === '--help') return { kind: 'usage', problem: null };
-  if (cmd === 'monitor' && sub === 'sweep') {
-    const unknown = rest.filter((a) => a !== '--doctor');
-    if (unknown.length > 0) return { kind: 'usage', problem: `unknown option ${unknown.join(' ')}` };
-    return { kind: 'monitor', doctor: rest.includes('--doctor') };
-  }
-  if (cmd === 'doctor' && sub === 'sweep' && rest.length === 0) return { kind: 'doctor' };
-  if (cmd === 'kick') {
-    if (sub === undefined) return { kind: 'usage', problem: 'kick needs a run-id' };
-    if (!uuid.test(sub)) return { kind: 'usage', problem: `run-id must be a run's UUID, got "${sub}"` };
-    if (rest.length > 0) return { kind: 'usage', problem: `unexpected ${rest.join(' ')}` };
-    return { kind: 'kick', runId: sub };
-  }
-  return { kind: 'usage', problem: `unknown command "${argv.join(' ')}"` };
-}
-
-async function execute(engine: Engine, command: Exclude<Command, { kind: 'usage' }>) {
-  switch (command.kind) {
-    case 'monitor':
-      return engine.monitorPass({ doctor: command.doctor });
-    case 'doctor':
-      return engine.monitorPass({ doctor: true, expiration: false });
-    case 'kick':
-      return engine.kick(command.runId);
-  }
-}
-
-/** The operator's command line over the control plane's engine (its flows, its database). */
-export async function runCli(argv: readonly string[], env: ControlEnv, io: CliIo): Promise<number> {
-  const command = parseCommand(argv);
-  if (command.kind === 'usage') {
-    if (command.problem) io.err(`sagaflow: ${command.problem}`);
-    io.err(usage);
-    return command.problem ? 64 : 0;
-  }
-  const logger = pino({ level: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL }, pino.destination(2));
-  // The embedded database is locked by whoever holds it: refused here with the holder's pid.
-  const db = await openDatabase(env);
+/**
+ * The operator's command line (`npm run sagaflow -- <command>`, ADR 0021). Reads and repairs go to
+ * the running control plane over HTTP with the operator API token in SAGAFLOW_TOKEN; the
+ * maintenance sweeps open the database themselves. Prints for people, or one JSON document with
+ * --json; returns the exit status (exit-codes.ts).
+ */
+export async function runCli(
+  argv: readonly string[],
+  source: Record<string, string | undefined>,
+  io: CliIo,
+): Promise<number> {
+  const json = argv.includes('--json');
   try {
-    const engine = createControlEngine(db, env, logger);
-    const result = await execute(engine, command);
-    io.out(JSON.stringify(result, null, 2));
-    if ('kicked' in result && !result.kicked) return 2;
-    if ('swept' in result && !result.swept) return 2;
-    return 0;
+    const args = parseCliArgs(argv);
+    if (args.positionals.length === 0 || args.positionals[0] === 'help' || args.options.help) {
+      io.out(usage);
+      return exitCodes.done;
+    }
+    const outcome = await dispatch(argv, args, source, io);
+    if (json) io.out(JSON.stringify(outcome.json, null, 2));
+    else for (const line of outcome.human) io.out(line);
+    return outcome.exitCode;
   } catch (err) {
-    const e = err as { code?: string; message?: string };
-    io.err(`sagaflow: ${e.code ? `${e.code}: ` : ''}${e.message ?? String(err)}`);
-    return 1;
-  } finally {
-    await db.close();
+    const e =
+      err instanceof CliError
+        ? err
+        : new CliError(
+            exitCodes.error,
+            (err as { code?: string }).code && err instanceof Error
+              ? `${(err as { code?: string }).code}: ${err.message}`
+              : err instanceof Error
+                ? err.message
+                : String(err),
+          );
+    if (json)
+      io.out(JSON.stringify({ error: { message: e.message, exitCode: e.exitCode, ...(e.body as object) } }, null, 2));
+    io.err(`sagaflow: ${e.message}`);
+    if (e.exitCode === exitCodes.usage) io.err('see `npm run sagaflow -- help`');
+    return e.exitCode;
   }
 }

@@ -77,7 +77,7 @@ export interface RawAnswer {
 
 /**
  * One HTTP request to the control plane's API with the headers a browser or an attacker would set
- * (Cookie, Origin, Host, X-Forwarded-For): node:http, since fetch will not send a Host of our choosing.
+ * (Cookie, Authorization, Origin, Host, X-Forwarded-For): node:http, since fetch will not send a Host of our choosing.
  * A query sends `input` in the URL, a mutation as the POST body.
  */
 export function rawCall(
@@ -90,6 +90,8 @@ export function rawCall(
     origin?: string;
     host?: string;
     forwardedFor?: string;
+    /** An `Authorization` header value, e.g. `Bearer sgf_...`. */
+    authorization?: string;
   } = {},
 ): Promise<RawAnswer> {
   const type = options.type ?? 'query';
@@ -102,6 +104,7 @@ export function rawCall(
   if (options.origin) headers.origin = options.origin;
   if (options.host) headers.host = options.host;
   if (options.forwardedFor) headers['x-forwarded-for'] = options.forwardedFor;
+  if (options.authorization) headers.authorization = options.authorization;
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: type === 'mutation' ? 'POST' : 'GET', headers }, (res) => {
       let text = '';

@@ -55,6 +55,7 @@ export async function applyRepair(
   const base = {
     id,
     actor: cmd.actor,
+    via: cmd.via ?? null,
     command: cmd.kind,
     targetType: target.type,
     targetId: target.id,
@@ -74,7 +75,13 @@ export async function applyRepair(
             runId: cmd.target.runId,
             type: 'repair.applied',
             ...('stepSequence' in cmd.target ? { sequence: cmd.target.stepSequence } : {}),
-            data: { repair: id, command: cmd.kind, actor: cmd.actor, reason: cmd.reason },
+            data: {
+              repair: id,
+              command: cmd.kind,
+              actor: cmd.actor,
+              ...(cmd.via === undefined ? {} : { via: cmd.via }),
+              reason: cmd.reason,
+            },
           });
         await insertRepairCommand(tx, {
           ...base,

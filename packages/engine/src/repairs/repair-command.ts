@@ -19,9 +19,13 @@ const stepStatuses = [
   'Cancelled',
 ] as const;
 
-/** Who, why, and the key that makes a resubmission return the first result. */
+/**
+ * Who, why, and the key that makes a resubmission return the first result. `via` says how the actor
+ * acted when the caller wants it on the audit row (the control plane: `token <name>` for an API token).
+ */
 const common = {
   actor: z.string(),
+  via: z.string().optional(),
   reason: z.string(),
   idempotencyKey: z.string(),
 };
@@ -92,6 +96,7 @@ export function parseRepairCommand(raw: unknown, limits: InputLimits): RepairCom
   const cmd = parsed.data;
   const text = textRules(limits);
   assertStorableText(cmd.actor, 'actor', text);
+  if (cmd.via !== undefined) assertStorableText(cmd.via, 'via', text);
   assertStorableText(cmd.reason, 'reason', text);
   assertStorableText(cmd.idempotencyKey, 'idempotencyKey', text);
   if ('runId' in cmd.target) assertUuid(cmd.target.runId, 'target.runId');
@@ -130,6 +135,7 @@ export function repairParams(cmd: RepairCommand): { [key: string]: Json } {
     target: _target,
     expected: _expected,
     actor: _actor,
+    via: _via,
     reason: _reason,
     idempotencyKey: _key,
     ...params

@@ -30,6 +30,11 @@ export const authRouter = router({
     }),
   /** Ends this session and clears its cookie. */
   signOut: viewerProcedure.input(z.object({}).strict().optional()).mutation(async ({ ctx }) => {
+    if (ctx.session.via === 'token')
+      throw new TRPCError({
+        code: 'BAD_REQUEST',
+        message: 'an API token has no session to end; revoke the token instead (tokens.revoke)',
+      });
     await signOut(ctx.db.prisma, {
       sessionId: ctx.session.sessionId,
       operator: ctx.session.operator,
@@ -39,10 +44,24 @@ export const authRouter = router({
     ctx.setHeader('set-cookie', sessionCookie('', 0, ctx.auth.cookieSecure));
     return { signedOut: true };
   }),
-  /** Who this session belongs to and when it ends (the console shows it and hides what the role cannot do). */
-  me: viewerProcedure.input(z.object({}).strict().optional()).query(({ ctx }) => ({
-    operator: ctx.session.operator,
-    expiresAt: ctx.session.expiresAt.toISOString(),
-    idleExpiresAt: ctx.session.idleExpiresAt.toISOString(),
-  })),
+  /**
+   * Who this session (or API token) belongs to and when it ends (the console shows it and hides what
+   * the role cannot do). A token has no idle expiry, and no expiry at all unless it was given one.
+   */
+  me: viewerProcedure.input(z.object({}).strict().optional()).query(({ ctx }) => {
+    const { session } = ctx;
+    if (session.via === 'token')
+      return {
+        operator: session.operator,
+        expiresAt: session.expiresAt?.toISOString() ?? null,
+        idleExpiresAt: null,
+        token: session.token,
+      };
+    return {
+      operator: session.operator,
+      expiresAt: session.expiresAt.toISOString(),
+      idleExpiresAt: session.idleExpiresAt.toISOString(),
+      token: null,
+    };
+  }),
 });

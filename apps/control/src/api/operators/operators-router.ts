@@ -5,16 +5,12 @@ import { changeOperator, type OperatorChange } from '../../auth/change-operator.
 import { roles } from '../../auth/roles.ts';
 import { normaliseName } from '../../auth/sign-in.ts';
 import { storableText } from '../storable-text.ts';
+import { operatorNameInput } from './operator-name-input.ts';
 import { adminProcedure, router, type SignedInContext } from '../trpc.ts';
 
 type AdminContext = SignedInContext;
 
-const name = z
-  .string()
-  .trim()
-  .min(1)
-  .max(100)
-  .regex(/^[A-Za-z0-9._@-]+$/, 'letters, digits and . _ @ - only');
+const name = operatorNameInput;
 
 /** Operator accounts and their roles: admins only, every change in the audit trail. */
 export const operatorsRouter = router({

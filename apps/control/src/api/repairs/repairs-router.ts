@@ -10,11 +10,15 @@ import { operatorProcedure, router, type SignedInContext, viewerProcedure } from
  * role check.
  */
 const noActor = z.never({ error: 'the actor is the signed-in operator; leave it out of the command' }).optional();
-const draftedCommand = z.looseObject({ kind: z.string(), actor: noActor });
-const draftedBulk = z.looseObject({ kind: z.string(), actor: noActor, items: z.array(z.unknown()) });
+const noVia = z
+  .never({ error: "how the actor signed in is the server's to say; leave via out of the command" })
+  .optional();
+const draftedCommand = z.looseObject({ kind: z.string(), actor: noActor, via: noVia });
+const draftedBulk = z.looseObject({ kind: z.string(), actor: noActor, via: noVia, items: z.array(z.unknown()) });
 
 /**
- * The command as the engine takes it: the actor is always the session's operator, never the client.
+ * The command as the engine takes it: the actor is always the session's operator, never the client;
+ * a command sent with an API token names the token too (`via`, on the audit row; ADR 0021).
  * A command the engine's catalogue marks admin-only (force a transition) needs an admin, to preview
  * as much as to apply; any other repair needs an operator (the procedure's own role).
  */
@@ -24,7 +28,7 @@ function drafted<T extends { kind: string }>({
 }: {
   ctx: SignedInContext;
   input: T;
-}): T & { actor: string } {
+}): T & { actor: string; via?: string } {
   const info = ctx.engine.repairs.catalogue[input.kind as RepairKind] as { adminOnly: boolean } | undefined;
   const { operator } = ctx.session;
   if (info?.adminOnly && operator.role !== 'admin')
@@ -32,8 +36,15 @@ function drafted<T extends { kind: string }>({
       code: 'FORBIDDEN',
       message: `${input.kind} needs the admin role; ${operator.name} is ${operator.role}`,
     });
-  return { ...input, actor: operator.name };
+  return {
+    ...input,
+    actor: operator.name,
+    ...(ctx.session.via === 'token' ? { via: tokenVia(ctx.session.token) } : {}),
+  };
 }
+
+/** How a repair made with a token names it on the audit row: its name and its first characters. */
+export const tokenVia = (token: { name: string; hint: string }) => `token ${token.name} (${token.hint}…)`;
 
 /**
  * Repairs through the engine's own API (ADR 0016, ADR 0019): the same lock, expectation check and

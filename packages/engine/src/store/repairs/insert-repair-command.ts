@@ -5,6 +5,8 @@ export interface NewRepairCommand {
   id: string;
   at: Date;
   actor: string;
+  /** How the actor acted (`token ci-deploy`), or null. */
+  via: string | null;
   command: string;
   targetType: string;
   targetId: string;
@@ -25,8 +27,8 @@ export interface NewRepairCommand {
 export async function insertRepairCommand(db: Db, r: NewRepairCommand): Promise<void> {
   await db.$executeRaw`
     insert into "sagaflow"."repair_commands"
-      (id, at, actor, command, target_type, target_id, expected, actual, params, result, reason, idempotency_key, status, bulk_id)
-    values (${r.id}::uuid, ${r.at}::timestamptz, ${r.actor}, ${r.command}, ${r.targetType}, ${r.targetId},
+      (id, at, actor, via, command, target_type, target_id, expected, actual, params, result, reason, idempotency_key, status, bulk_id)
+    values (${r.id}::uuid, ${r.at}::timestamptz, ${r.actor}, ${r.via}, ${r.command}, ${r.targetType}, ${r.targetId},
             ${JSON.stringify(r.expected)}::jsonb, ${JSON.stringify(r.actual)}::jsonb, ${JSON.stringify(r.params)}::jsonb,
             ${JSON.stringify(r.result)}::jsonb, ${r.reason}, ${r.idempotencyKey}, ${r.status}, ${r.bulkId}::uuid)`;
 }

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+/**
+ * The CLI's own settings (the commands that talk to a running control plane): where it is and the
+ * operator API token to use. Without SAGAFLOW_URL the CLI calls the local control plane, at
+ * CONTROL_HOST:CONTROL_PORT (a wildcard host is reached on 127.0.0.1).
+ */
+const schema = z.object({
+  SAGAFLOW_URL: z
+    .url({ protocol: /^https?$/, error: 'must be the control plane http(s) URL, e.g. http://127.0.0.1:4000' })
+    .optional(),
+  SAGAFLOW_TOKEN: z.string().trim().optional(),
+  CONTROL_HOST: z.string().min(1).default('127.0.0.1'),
+  CONTROL_PORT: z.coerce.number().int().min(1).max(65_535).default(4000),
+});
+
+export interface CliSettings {
+  /** The control plane's base URL, without a trailing slash. */
+  url: string;
+  /** The API token, or null when SAGAFLOW_TOKEN is unset or empty. */
+  token: string | null;
+}
+
+const wildcard = new Set(['0.0.0.0', '::', '[::]']);
+
+export function parseCliSettings(source: Record<string, string | undefined>): CliSettings {
+  const parsed = schema.safeParse(source);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`invalid setting ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? 'invalid'}`);
+  }
+  const s = parsed.data;
+  const host = wildcard.has(s.CONTROL_HOST) ? '127.0.0.1' : s.CONTROL_HOST;
+  const url =
+    s.SAGAFLOW_URL ?? `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${s.CONTROL_PORT}`;
+  return { url: url.replace(/\/+$/, ''), token: s.SAGAFLOW_TOKEN ? s.SAGAFLOW_TOKEN : null };
+}

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import type { RepairCommandInfo, RepairPreview, RepairResult } from '@sagaflow/engine';
+import { CliError } from '../cli-error.ts';
+import type { CliContext, CommandOutcome } from '../cli-context.ts';
+import type { ApiOutputs, ControlClient } from '../control-client.ts';
+import { exitCodeForRepairStatus, exitCodes } from '../exit-codes.ts';
+import { effectLines } from '../format/format-repair.ts';
+import { intOption, usageError, type Options } from '../parse-cli-args.ts';
+
+/** What a repair command line asks for: a catalogue kind, the run or instance, a step, parameters. */
+export interface RepairRequest {
+  kind: string;
+  /** The run's id (run and step commands) or the instance's. */
+  id: string;
+  step: number | undefined;
+  params: Record<string, unknown>;
+}
+
+/** The options every repair takes (see `sagaflow help`). */
+export const repairOptions = [
+  'reason',
+  'dry-run',
+  'idempotency-key',
+  'expect-status',
+  'expect-step-status',
+  'expect-attempts',
+  'expect-state',
+  'expect-version',
+] as const;
+
+type Catalogue = Record<string, RepairCommandInfo>;
+type Target = { runId: string } | { runId: string; stepSequence: number } | { instanceId: string };
+
+/**
+ * Drafts a repair the way the console does and sends it: the command's target shape comes from the
+ * control plane's own catalogue (so a command added there works here unchanged), the expected state
+ * from what the CLI reads now (or from --expect-* flags), a fresh idempotency key unless one is
+ * given. --dry-run previews (exit 0 if it would apply, 2 if not); otherwise it applies, and the exit
+ * status says whether it was done (0), refused (2) or waits for approval (4).
+ */
+export async function runRepair(ctx: CliContext, request: RepairRequest, options: Options): Promise<CommandOutcome> {
+  const dryRun = options['dry-run'] === true;
+  const reason = options.reason?.trim();
+  if (!dryRun && !reason)
+    throw usageError(
+      `${request.kind} needs --reason "<why>": it goes on the audit row (or preview first with --dry-run)`,
+    );
+  const client = ctx.client();
+  const catalogue = await client.query<Catalogue>('repairs.catalogue');
+  const info = catalogue[request.kind];
+  if (!info)
+    throw new CliError(
+      exitCodes.usage,
+      `the control plane at ${client.baseUrl} has no ${request.kind} repair; it offers ${Object.keys(catalogue).join(', ')} (see \`sagaflow repairs\`)`,
+    );
+  const target = targetFor(request, info);
+  const expected = await expectedState(client, target, options);
+  const idempotencyKey = options['idempotency-key'] ?? `cli-${randomUUID()}`;
+  const command = {
+    kind: request.kind,
+    target,
+    expected,
+    reason: reason ?? 'preview',
+    idempotencyKey,
+    ...request.params,
+  };
+  const subject = 'instanceId' in target ? `instance ${target.instanceId}` : `run ${target.runId}`;
+  const drafted = `  drafted against ${JSON.stringify(expected)}`;
+  // A retry must be the same command: the same key and the same expectation (the state may have moved since).
+  const retryFlags = [`--idempotency-key ${idempotencyKey}`, ...expectFlags(expected)].join(' ');
+
+  if (dryRun) {
+    const preview = await client.query<RepairPreview & { decided: { id: string; status: string } | null }>(
+      'repairs.preview',
+      command,
+    );
+    const would = preview.applicable ? 'would apply' : 'would NOT apply';
+    return {
+      exitCode: preview.applicable ? exitCodes.done : exitCodes.refused,
+      json: { command, preview },
+      human: [
+        `${request.kind} on ${subject} ${would} (dry run: nothing written)`,
+        drafted,
+        ...(preview.expectedHolds ? [] : [`  the state is now ${JSON.stringify(preview.actual)}`]),
+        ...preview.blockers.map((b) => `  blocker     ${b}`),
+        ...effectLines(preview.effects),
+        ...(preview.destructive ? ['  destructive: it undoes or overrides recorded work'] : []),
+      ],
+    };
+  }
+
+  let result: RepairResult & { status: string };
+  try {
+    result = await client.mutate<RepairResult & { status: string }>('repairs.applyOne', command);
+  } catch (err) {
+    if (err instanceof CliError && err.exitCode === exitCodes.refused)
+      throw new CliError(
+        err.exitCode,
+        `${err.message}. Run the command again to draft it against the state now, or look first: sagaflow ${'instanceId' in target ? 'instance' : 'run'} show ${request.id}`,
+        { command, ...(err.body as object) },
+      );
+    if (err instanceof CliError && err.exitCode === exitCodes.error)
+      throw new CliError(err.exitCode, `${err.message}; to retry exactly this command add ${retryFlags}`, err.body);
+    throw err;
+  }
+  const status = String(result.status);
+  const exitCode = exitCodeForRepairStatus(status);
+  const headline =
+    status === 'applied'
+      ? `${request.kind} applied to ${subject}${result.replayed ? ' (replayed: this idempotency key was used before; nothing done twice)' : ''}`
+      : exitCode === exitCodes.awaitingApproval
+        ? `${request.kind} on ${subject} is waiting for another operator's approval: nothing changes until it is approved`
+        : `${request.kind} on ${subject} was not applied (${status})`;
+  return {
+    exitCode,
+    json: { command, result },
+    human: [
+      headline,
+      drafted,
+      ...effectLines(result.effects),
+      ...(result.id ? [`  audit row   ${result.id}`] : []),
+      ...(typeof (result as { approvalId?: unknown }).approvalId === 'string'
+        ? [
+            `  approval    ${(result as unknown as { approvalId: string }).approvalId}: another operator approves or rejects it (console: Approvals)`,
+          ]
+        : []),
+      `  to repeat it without a second effect: ${retryFlags}`,
+    ],
+  };
+}
+
+/** The run, if it is still open: a finished run is never changed (invariant 1), so there is nothing to draft. */
+function open(detail: ApiOutputs['runs']['get']): ApiOutputs['runs']['get']['run'] {
+  const { run } = detail;
+  if (run.finishedAt !== null)
+    throw new CliError(
+      exitCodes.refused,
+      `run ${run.id} is ${run.status} (finished at ${run.finishedAt}): a finished run is never changed; nothing was sent`,
+      { current: { runStatus: run.status } },
+    );
+  return run;
+}
+
+/** The --expect-* flags that state `expected` again. */
+function expectFlags(expected: Record<string, unknown>): string[] {
+  const flag: Record<string, string> = {
+    runStatus: '--expect-status',
+    stepStatus: '--expect-step-status',
+    stepAttempts: '--expect-attempts',
+    state: '--expect-state',
+    version: '--expect-version',
+  };
+  return Object.entries(expected).map(([k, v]) => `${flag[k] ?? `--expect-${k}`} ${JSON.stringify(v)}`);
+}
+
+function targetFor(request: RepairRequest, info: RepairCommandInfo): Target {
+  const hint = 'its sequence number, as `sagaflow run show` lists it';
+  switch (info.target) {
+    case 'instance':
+      if (request.step !== undefined) throw usageError(`${request.kind} acts on an instance; it takes no --step`);
+      return { instanceId: request.id };
+    case 'step':
+      if (request.step === undefined) throw usageError(`${request.kind} needs --step N: ${hint}`);
+      return { runId: request.id, stepSequence: request.step };
+    default:
+      if (request.step !== undefined) throw usageError(`${request.kind} acts on the whole run; it takes no --step`);
+      return { runId: request.id };
+  }
+}
+
+/** The state to draft against: the --expect-* flags where given, the rest as read now. */
+async function expectedState(client: ControlClient, target: Target, o: Options): Promise<Record<string, unknown>> {
+  if ('instanceId' in target) {
+    let state = o['expect-state'];
+    let version = intOption('expect-version', o['expect-version'], 0, Number.MAX_SAFE_INTEGER);
+    if (state === undefined || version === undefined) {
+      const found = await client.query<ApiOutputs['instances']['get']>('instances.get', { id: target.instanceId });
+      state ??= found.instance.currentState;
+      version ??= found.instance.version;
+    }
+    return { state, version };
+  }
+  let runStatus = o['expect-status'];
+  if (!('stepSequence' in target)) {
+    runStatus ??= open(await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId })).status;
+    return { runStatus };
+  }
+  let stepStatus = o['expect-step-status'];
+  let stepAttempts = intOption('expect-attempts', o['expect-attempts'], 0, Number.MAX_SAFE_INTEGER);
+  if (runStatus === undefined || stepStatus === undefined || stepAttempts === undefined) {
+    const detail = await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId });
+    open(detail);
+    const step = detail.actions.find((a) => a.sequence === target.stepSequence);
+    if (!step)
+      throw usageError(
+        `run ${target.runId} has no step ${target.stepSequence}; its steps: ${
+          detail.actions.map((a) => `${a.sequence} ${a.name} (${a.status})`).join(', ') || 'none yet'
+        }`,
+      );
+    runStatus ??= detail.run.status;
+    stepStatus ??= step.status;
+    stepAttempts ??= step.attempts;
+  }
+  return { runStatus, stepStatus, stepAttempts };
+}

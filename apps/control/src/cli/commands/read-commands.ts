@@ -1,0 +1,232 @@
+import type { RepairCommandInfo } from '@sagaflow/engine';
+import type { CliContext, CommandOutcome } from '../cli-context.ts';
+import type { ApiOutputs } from '../control-client.ts';
+import { exitCodes } from '../exit-codes.ts';
+import { age, cell, formatTable } from '../format/format-table.ts';
+import { allowOnly, idArgument, intOption, noMorePositionals, usageError, type ParsedArgs } from '../parse-cli-args.ts';
+
+const done = (json: unknown, human: string[]): CommandOutcome => ({ exitCode: exitCodes.done, json, human });
+
+function order(value: string | undefined): 'newest' | 'stalest' | undefined {
+  if (value === undefined || value === 'newest' || value === 'stalest') return value;
+  throw usageError(`--order must be newest or stalest, got "${value}"`);
+}
+
+/** The page filters both lists share. */
+function pageInput(o: ParsedArgs['options']) {
+  return {
+    ...(o.status ? { status: o.status } : {}),
+    ...(o.search !== undefined ? { search: o.search } : {}),
+    ...(o.order !== undefined ? { order: order(o.order) } : {}),
+    ...(o.limit !== undefined ? { limit: intOption('limit', o.limit, 1, 200) } : {}),
+    ...(o.cursor !== undefined ? { cursor: o.cursor } : {}),
+  };
+}
+
+/** "Next page:" with the same command line and the cursor, when there is one. */
+function nextPage(argv: readonly string[], cursor: string | null): string[] {
+  if (cursor === null) return [];
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--cursor') i++;
+    else if (!argv[i]?.startsWith('--cursor=')) kept.push(argv[i] ?? '');
+  }
+  return ['', `next page: sagaflow ${kept.join(' ')} --cursor ${cursor}`];
+}
+
+export async function whoami(ctx: CliContext, args: ParsedArgs): Promise<CommandOutcome> {
+  allowOnly('whoami', args.options, []);
+  noMorePositionals('whoami', args.positionals.slice(1));
+  const me = await ctx.client().query<ApiOutputs['auth']['me']>('auth.me');
+  return done(me, [
+    `${me.operator.name} (${me.operator.displayName}), role ${me.operator.role}`,
+    me.token
+      ? `token "${me.token.name}" (${me.token.hint}…), expires ${me.expiresAt ?? 'never'}`
+      : `session, expires ${me.expiresAt}`,
+    `control plane ${ctx.settings.url}`,
+  ]);
+}
+
+export async function listRuns(ctx: CliContext, args: ParsedArgs, argv: readonly string[]): Promise<CommandOutcome> {
+  allowOnly('runs list', args.options, [
+    'status',
+    'flow',
+    'stuck',
+    'stuck-reason',
+    'search',
+    'order',
+    'limit',
+    'cursor',
+  ]);
+  noMorePositionals('runs list', args.positionals.slice(2));
+  const o = args.options;
+  const page = await ctx.client().query<ApiOutputs['runs']['page']>('runs.page', {
+    ...pageInput(o),
+    ...(o.flow !== undefined ? { flowName: o.flow } : {}),
+    ...(o.stuck ? { stuckOnly: true } : {}),
+    ...(o['stuck-reason'] !== undefined ? { stuckReason: o['stuck-reason'] } : {}),
+  });
+  const now = Date.now();
+  return done(page, [
+    ...(page.items.length === 0
+      ? ['no runs match']
+      : formatTable(
+          ['RUN', 'FLOW', 'STATUS', 'UPDATED', 'STUCK / WAITING'],
+          page.items.map((r) => [
+            r.id,
+            `${r.flowName}@${r.flowVersion}`,
+            r.status,
+            age(r.updatedAt, now),
+            cell(r.stuckReason ?? (r.waitingFor ? `waiting for ${r.waitingFor}` : '')),
+          ]),
+        )),
+    ...nextPage(argv, page.nextCursor),
+  ]);
+}
+
+export async function showRun(ctx: CliContext, args: ParsedArgs): Promise<CommandOutcome> {
+  allowOnly('run show', args.options, []);
+  const [, , id, ...rest] = args.positionals;
+  noMorePositionals('run show', rest);
+  const runId = idArgument('run show', 'run', id);
+  const d = await ctx.client().query<ApiOutputs['runs']['get']>('runs.get', { id: runId });
+  const r = d.run;
+  return done(d, [
+    `run ${r.id}  ${r.flowName}@${r.flowVersion}  ${r.status}`,
+    ...(r.stuckReason ? [`stuck: ${r.stuckReason}`] : []),
+    ...(r.waitingFor ? [`waiting for: ${r.waitingFor}`] : []),
+    ...(r.businessKey ? [`business key: ${r.businessKey}`] : []),
+    `created ${r.createdAt}, updated ${r.updatedAt}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}`,
+    ...(r.error !== null ? [`error: ${cell(r.error, 300)}`] : []),
+    '',
+    ...(d.actions.length === 0
+      ? ['no steps yet']
+      : formatTable(
+          ['STEP', 'KIND', 'NAME', 'STATUS', 'ATTEMPTS'],
+          d.actions.map((a) => [String(a.sequence), a.kind, a.name, a.status, `${a.attempts}/${a.maxAttempts}`]),
+        )),
+    ...(d.compensations.length > 0
+      ? [
+          '',
+          ...formatTable(
+            ['COMPENSATES STEP', 'LEVEL', 'NAME', 'STATUS'],
+            d.compensations.map((c) => [String(c.actionSequence), String(c.rollbackLevel), c.name, c.status]),
+          ),
+        ]
+      : []),
+    '',
+    `last events: ${
+      d.events
+        .slice(-5)
+        .map((e) => e.type)
+        .join(', ') || 'none'
+    }`,
+    ...(d.anomalies.length > 0 ? [`anomalies: ${d.anomalies.map((a) => a.code).join(', ')}`] : []),
+    r.safeRepairs.length > 0
+      ? `safe repairs now: ${r.safeRepairs.join(', ')} (e.g. sagaflow ${cliNameOf(r.safeRepairs[0] ?? '')} ${r.id} --reason "…")`
+      : 'no repair is needed or safe for this status',
+  ]);
+}
+
+/** The CLI command an operator types for a catalogue kind. */
+export function cliNameOf(kind: string): string {
+  const names: Record<string, string> = {
+    'run.kick': 'kick',
+    'run.retry_step': 'retry',
+    'run.reclaim_step': 'reclaim',
+    'run.cancel': 'cancel',
+    'run.terminate': 'terminate',
+    'run.expire': 'expire',
+    'run.signal': 'signal',
+    'run.complete_step': 'complete-step',
+    'run.resume_from_step': 'resume-from',
+    'instance.release': 'release',
+    'instance.command': 'command',
+    'instance.force_transition': 'force-transition',
+  };
+  return names[kind] ?? `repair ${kind}`;
+}
+
+export async function listInstances(
+  ctx: CliContext,
+  args: ParsedArgs,
+  argv: readonly string[],
+): Promise<CommandOutcome> {
+  allowOnly('instances list', args.options, ['status', 'process', 'state', 'search', 'order', 'limit', 'cursor']);
+  noMorePositionals('instances list', args.positionals.slice(2));
+  const o = args.options;
+  const page = await ctx.client().query<ApiOutputs['instances']['page']>('instances.page', {
+    ...pageInput(o),
+    ...(o.process !== undefined ? { processName: o.process } : {}),
+    ...(o.state !== undefined ? { state: o.state } : {}),
+  });
+  const now = Date.now();
+  return done(page, [
+    ...(page.items.length === 0
+      ? ['no instances match']
+      : formatTable(
+          ['INSTANCE', 'PROCESS', 'STATUS', 'STATE', 'UPDATED', 'FAILING ON'],
+          page.items.map((i) => [
+            i.id,
+            i.processName,
+            i.status,
+            i.currentState,
+            age(i.updatedAt, now),
+            cell(i.failure ? `${i.failure.errorType}: ${i.failure.message}` : ''),
+          ]),
+        )),
+    ...nextPage(argv, page.nextCursor),
+  ]);
+}
+
+export async function showInstance(ctx: CliContext, args: ParsedArgs): Promise<CommandOutcome> {
+  allowOnly('instance show', args.options, []);
+  const [, , id, ...rest] = args.positionals;
+  noMorePositionals('instance show', rest);
+  const instanceId = idArgument('instance show', 'instance', id);
+  const d = await ctx.client().query<ApiOutputs['instances']['get']>('instances.get', { id: instanceId });
+  const i = d.instance;
+  return done(d, [
+    `instance ${i.id}  ${i.processName}  ${i.status}  in ${i.currentState} (version ${i.version})`,
+    `correlation key: ${i.correlationKey}`,
+    `created ${i.createdAt}, updated ${i.updatedAt}${i.nextTimerDueAt ? `, next timer ${i.nextTimerDueAt}` : ''}`,
+    ...(i.failure
+      ? [`failing on: ${i.failure.errorType}: ${i.failure.message} (since ${i.failure.firstFailedAt})`]
+      : []),
+    '',
+    ...formatTable(
+      ['AT', 'FROM', 'TO', 'MESSAGE', 'OUTCOME'],
+      d.history.slice(-10).map((h) => [h.at, cell(h.from), cell(h.to), cell(h.messageType), h.outcome]),
+    ),
+    ...(d.operatorCommands.length > 0
+      ? [
+          '',
+          ...formatTable(
+            ['COMMAND', 'ACCEPTED NOW', 'FROM → TO'],
+            d.operatorCommands.map((c) => [c.name, c.acceptedNow ? 'yes' : 'no', `${c.from.join('|')} → ${c.to}`]),
+          ),
+          `run one with: sagaflow command ${i.id} <command> --input '{…}' --reason "…"`,
+        ]
+      : []),
+    ...(i.status === 'QUARANTINED' ? [`release it with: sagaflow release ${i.id} --retry|--skip --reason "…"`] : []),
+  ]);
+}
+
+export async function listCatalogue(ctx: CliContext, args: ParsedArgs): Promise<CommandOutcome> {
+  allowOnly('repairs', args.options, []);
+  noMorePositionals('repairs', args.positionals.slice(1));
+  const catalogue = await ctx.client().query<Record<string, RepairCommandInfo>>('repairs.catalogue');
+  return done(
+    catalogue,
+    formatTable(
+      ['KIND', 'CLI', 'TARGET', 'NOTES', 'WHAT IT DOES'],
+      Object.entries(catalogue).map(([kind, c]) => [
+        kind,
+        cliNameOf(kind),
+        c.target,
+        [c.destructive ? 'destructive' : '', c.adminOnly ? 'admin' : ''].filter(Boolean).join(',') || '-',
+        c.description,
+      ]),
+    ),
+  );
+}

@@ -1,0 +1,122 @@
+import { parseArgs } from 'node:util';
+import { CliError } from './cli-error.ts';
+import { exitCodes } from './exit-codes.ts';
+
+/** Every option any command takes; which command takes which is checked by `allowOnly`. */
+const optionSpec = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  // repairs
+  reason: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  'idempotency-key': { type: 'string' },
+  step: { type: 'string' },
+  'expect-status': { type: 'string' },
+  'expect-step-status': { type: 'string' },
+  'expect-attempts': { type: 'string' },
+  'expect-state': { type: 'string' },
+  'expect-version': { type: 'string' },
+  compensate: { type: 'boolean' },
+  'cleanup-seconds': { type: 'string' },
+  payload: { type: 'string' },
+  output: { type: 'string' },
+  retry: { type: 'boolean' },
+  skip: { type: 'boolean' },
+  input: { type: 'string' },
+  params: { type: 'string' },
+  // lists
+  status: { type: 'string', multiple: true },
+  flow: { type: 'string' },
+  process: { type: 'string' },
+  state: { type: 'string' },
+  stuck: { type: 'boolean' },
+  'stuck-reason': { type: 'string' },
+  search: { type: 'string' },
+  order: { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
+  // tokens and operators
+  name: { type: 'string' },
+  operator: { type: 'string' },
+  'expires-in-days': { type: 'string' },
+  all: { type: 'boolean' },
+  revoked: { type: 'boolean' },
+  role: { type: 'string' },
+  'display-name': { type: 'string' },
+  'password-stdin': { type: 'boolean' },
+  'sign-in': { type: 'string' },
+  // local sweeps
+  doctor: { type: 'boolean' },
+} as const;
+
+export type OptionName = keyof typeof optionSpec;
+export type Options = ReturnType<typeof parseArgs<{ options: typeof optionSpec; allowPositionals: true }>>['values'];
+
+export interface ParsedArgs {
+  positionals: string[];
+  options: Options;
+}
+
+export const usageError = (message: string) => new CliError(exitCodes.usage, message);
+
+/** Splits a command line into positionals and options; an unknown option is a usage error naming it. */
+export function parseCliArgs(argv: readonly string[]): ParsedArgs {
+  try {
+    const { positionals, values } = parseArgs({
+      args: [...argv],
+      options: optionSpec,
+      allowPositionals: true,
+      strict: true,
+    });
+    return { positionals, options: values };
+  } catch (err) {
+    throw usageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ''));
+  }
+}
+
+/** Refuses options this command does not take (`--json` and `--help` are always allowed). */
+export function allowOnly(command: string, options: Options, allowed: readonly OptionName[]): void {
+  const extra = Object.keys(options).filter(
+    (k) => k !== 'json' && k !== 'help' && !(allowed as readonly string[]).includes(k),
+  );
+  if (extra.length > 0)
+    throw usageError(`${command} does not take ${extra.map((k) => `--${k}`).join(', ')}; see \`sagaflow help\``);
+}
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The one positional id a command needs (a run's or an instance's UUID). */
+export function idArgument(command: string, what: string, value: string | undefined): string {
+  if (value === undefined)
+    throw usageError(
+      `${command} needs a ${what} id (a UUID; find it with \`sagaflow ${what === 'run' ? 'runs' : 'instances'} list\`)`,
+    );
+  if (!uuid.test(value)) throw usageError(`${what}-id must be a ${what}'s UUID, got "${value}"`);
+  return value;
+}
+
+/** An integer option within bounds, or undefined when absent. */
+export function intOption(name: string, value: string | undefined, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max)
+    throw usageError(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
+/** A JSON option, or undefined when absent. */
+export function jsonOption(name: string, value: string | undefined): unknown {
+  if (value === undefined) return undefined;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch (err) {
+    throw usageError(
+      `--${name} must be JSON (${(err as Error).message}); quote it for the shell, e.g. --${name} '{"a":1}'`,
+    );
+  }
+}
+
+/** Refuses positionals beyond the ones a command takes. */
+export function noMorePositionals(command: string, rest: readonly string[]): void {
+  if (rest.length > 0) throw usageError(`${command}: unexpected ${rest.join(' ')}; see \`sagaflow help\``);
+}

@@ -1,0 +1,64 @@
+/** `sagaflow help`: every command, the settings, and what the exit status means. */
+export const usage = `usage: npm run sagaflow -- <command> [options]
+
+Talks to the running control plane at SAGAFLOW_URL (default http://CONTROL_HOST:CONTROL_PORT, i.e.
+http://127.0.0.1:4000) with the operator API token in SAGAFLOW_TOKEN. Output is for people; add
+--json for one JSON document on stdout (errors too, with the control plane's answer).
+
+Read (viewer)
+  whoami                                   the token's operator, role and expiry
+  runs list [--status S]... [--flow NAME] [--stuck] [--stuck-reason R] [--search ID|KEY]
+            [--order newest|stalest] [--limit N] [--cursor C]
+  run show <run-id>                        status, steps, compensations, events, safe repairs
+  instances list [--status S]... [--process NAME] [--state S] [--search ID|KEY]
+                 [--order newest|stalest] [--limit N] [--cursor C]
+  instance show <instance-id>              state, failure, history, the process's own commands
+  repairs                                  the repair catalogue this control plane offers
+
+Repair (operator; force-transition: admin). Each needs --reason TEXT, previews with --dry-run,
+is drafted against the state it reads first (or --expect-status / --expect-step-status /
+--expect-attempts / --expect-state / --expect-version), and carries an idempotency key
+(generated, or --idempotency-key K: the same key never acts twice).
+  kick <run-id>                            a fresh job for the step the run is parked on
+  retry <run-id> --step N                  retry a Failed/Errored step now
+  reclaim <run-id> --step N                reclaim a Running step whose worker is gone
+  cancel <run-id> [--compensate] [--cleanup-seconds S]
+                                           cancel; the run's code compensates what it did
+  terminate <run-id>                       close the run now, no compensation
+  expire <run-id> [--cleanup-seconds S]    expire now, as if its deadline passed
+  signal <run-id> <name> [--payload JSON]  send the run a signal
+  complete-step <run-id> --step N --output JSON
+                                           record a step Completed with this output
+  resume-from <run-id> --step N            re-run step N and those after it
+  release <instance-id> --retry|--skip     release a quarantined instance
+  command <instance-id> <name> [--input JSON]
+                                           one of the process's own operator commands
+  force-transition <instance-id> <state>   move the instance to a state (admin)
+  repair <kind> <run-or-instance-id> [--step N] [--params JSON]
+                                           any catalogue command by its kind (see \`repairs\`)
+
+Tokens and operators
+  token create --name NAME [--operator OP] [--expires-in-days D]
+               [--sign-in YOUR-NAME [--password-stdin]]
+                                           a new API token, shown once; --sign-in makes your
+                                           first one with your password instead of a token
+  token list [--operator OP | --all] [--revoked]
+  token revoke <token-id>
+  create-operator <name> --role viewer|operator|admin [--display-name TEXT] [--password-stdin]
+                                           (admin) the password is asked for, or read from stdin
+
+Local maintenance (opens the database itself: DATABASE_URL, or SAGAFLOW_DATA_DIR, which is
+refused while a control plane holds it); prints JSON
+  monitor sweep [--doctor]                 one expiration-monitor pass (--doctor: R1-R4 too)
+  doctor sweep                             one doctor pass, under the same lease
+
+Exit status
+  0   done (a repair applied, or replayed the first result of its idempotency key)
+  1   error: control plane unreachable, not found, server error; nothing known to have changed
+  2   refused: the repair's expected state no longer holds (repair_conflict) or the target
+      cannot take it (repair_refused); a --dry-run that would be refused; a sweep that did not
+      run. Nothing changed: read the state again (the command drafts from it) and decide.
+  3   unauthenticated or forbidden: no token, a token unknown/revoked/expired/rate-limited, or
+      a role too low
+  4   not done yet: the repair awaits a second operator's approval
+  64  usage: a bad command line, or input the control plane refused as malformed`;
