@@ -33,6 +33,12 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'repairs.applyOne': 'operator',
   'repairs.previewBulk': 'operator',
   'repairs.applyBulk': 'operator',
+  'approvals.list': 'viewer',
+  'approvals.get': 'viewer',
+  'approvals.approve': 'operator',
+  'approvals.reject': 'operator',
+  'approvalPolicy.get': 'viewer',
+  'approvalPolicy.set': 'admin',
 };
 
 type ProcedureDef = { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: ApiMeta } };

@@ -1,3 +1,5 @@
+import { approvalPolicyRouter } from './approvals/approval-policy-router.ts';
+import { approvalsRouter } from './approvals/approvals-router.ts';
 import { authRouter } from './auth/auth-router.ts';
 import { instancesRouter } from './instances/instances-router.ts';
 import { operatorsRouter } from './operators/operators-router.ts';
@@ -15,5 +17,7 @@ export const appRouter = router({
   overview: overviewRouter,
   operators: operatorsRouter,
   repairs: repairsRouter,
+  approvals: approvalsRouter,
+  approvalPolicy: approvalPolicyRouter,
 });
 export type AppRouter = typeof appRouter;
