@@ -22,6 +22,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             <nav>
               <Link href="/runs">Runs</Link>
               <Link href="/instances">Instances</Link>
+              <Link href="/approvals">Approvals</Link>
               <Link href="/demo">Demo</Link>
             </nav>
             <SessionMenu />

@@ -12,3 +12,5 @@ export type StepRow = RunDetail['actions'][number];
 export type FlowEventRow = RunDetail['events'][number];
 export type CompensationRow = RunDetail['compensations'][number];
 export type AnomalyRow = RunDetail['anomalies'][number];
+export type ApprovalRow = Outputs['approvals']['list']['items'][number];
+export type ApprovalPolicyView = Outputs['approvalPolicy']['get'];
