@@ -32,6 +32,8 @@ export const approvalsRouter = router({
           status: z.enum(approvalStatuses).optional(),
           cursor: cursorInput.optional(),
           limit: z.number().int().min(1).max(100).default(50),
+          /** Sent by tRPC's infinite queries; only forward paging exists. */
+          direction: z.literal('forward').optional(),
         })
         .strict()
         .optional(),
