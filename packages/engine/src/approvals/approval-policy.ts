@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EngineError } from '../errors/engine-error.ts';
+import { zodIssueField } from '../input/zod-issue-field.ts';
 import { maxBulkItems } from '../repairs/apply-bulk-repair.ts';
 import { repairCatalogue } from '../repairs/repair-catalogue.ts';
 import type { RepairKind } from '../repairs/repair-command.ts';
@@ -41,11 +42,9 @@ export function parseApprovalPolicy(raw: unknown): ApprovalPolicy {
   const parsed = policySchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const path = (issue?.path ?? []).map(String);
-    if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
-    const field = path.join('.') || 'policy';
+    const field = zodIssueField(issue, 'policy');
     const message =
-      issue?.code === 'invalid_value' && path[0] === 'gatedCommands'
+      issue?.code === 'invalid_value' && field.startsWith('gatedCommands.')
         ? `must be one of ${kinds.join(', ')}`
         : (issue?.message ?? 'invalid');
     throw new EngineError('invalid_input', `${field}: ${message}`, { field });

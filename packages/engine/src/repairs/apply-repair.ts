@@ -139,7 +139,7 @@ export async function applyRepair(
         await deps.runtime.prisma.$transaction(async (tx) => {
           await guard.claim(tx);
           await insertRepairCommand(tx, row);
-          await guard.record(tx, { status, repairId: id, result: { actual, blockers } as unknown as Json, at });
+          await guard.record(tx, { status, repairId: id, result: { actual, blockers }, at });
         });
       }
     } catch (auditErr) {

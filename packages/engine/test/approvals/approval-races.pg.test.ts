@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/create-engine.ts';
 import { createDatabase } from '../../src/db/create-database.ts';
 import type { Database } from '../../src/db/database.ts';
-import { defineFlow, EngineError, type RepairCommand } from '../../src/index.ts';
+import { defineFlow, EngineError } from '../../src/index.ts';
 import { openTestDatabase } from '../support/test-database.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -64,7 +64,7 @@ describe('two approvers racing on one approval (real PostgreSQL)', () => {
       actor: 'ana',
       reason: 'racing approvers',
       idempotencyKey: randomUUID(),
-    } as RepairCommand);
+    });
     if (r.status !== 'awaiting_approval') throw new Error('terminate was not gated');
     return r.approvalId;
   }

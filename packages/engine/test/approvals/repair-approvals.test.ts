@@ -224,7 +224,7 @@ describe(`two-person approvals of repair commands (${testDbKind()})`, () => {
 
   it('a command the policy does not gate is applied at once; an admin can turn the gate off (audited in the same transaction)', async () => {
     const runId = await waitingRun();
-    const kicked = await t.engine.approvals.submit({ ...terminate(runId), kind: 'run.kick' } as RepairCommand);
+    const kicked = await t.engine.approvals.submit({ ...terminate(runId), kind: 'run.kick' });
     expect(kicked).toMatchObject({ status: 'applied' });
 
     const changes: unknown[] = [];
