@@ -46,8 +46,10 @@ describe('two approvers racing on one approval (real PostgreSQL)', () => {
   });
 
   async function waitingRuns(n: number): Promise<string[]> {
+    // One at a time: on a loaded machine, dozens of concurrent starts wait past the pool's maxWait.
+    const ids: string[] = [];
+    for (let i = 0; i < n; i++) ids.push((await ben.startFlow(parked, null)).runId);
     ben.startWorkers();
-    const ids = await Promise.all(Array.from({ length: n }, async () => (await ben.startFlow(parked, null)).runId));
     await waitFor(`${n} runs Waiting`, async () => {
       const waiting = await first.prisma.flowRun.count({ where: { id: { in: ids }, status: 'Waiting' } });
       return waiting === n ? true : undefined;
