@@ -163,6 +163,32 @@ describe('approvals over HTTP: the two-person rule, the queue, the policy (Postg
     expect(await plane.db.prisma.repairApproval.count({ where: { idempotency_key: key } })).toBe(1);
   });
 
+  it('a bulk over the threshold answers awaiting_approval; approved by a second operator, each item is applied and audited', async () => {
+    const runs = [];
+    for (let i = 0; i < 11; i++) runs.push(await waitingRun());
+    const bulk = {
+      kind: 'run.cancel',
+      reason: 'clean up after the carrier outage',
+      idempotencyKey: randomUUID(),
+      items: runs.map((runId) => ({ target: { runId }, expected: { runStatus: 'Waiting' } })),
+    };
+    const drafted = await call('repairs.applyBulk', cookies.ana, bulk);
+    expect(drafted.status).toBe(200);
+    const data = (drafted.body as Data<{ status: string; approvalId: string }>).result.data;
+    expect(data.status).toBe('awaiting_approval');
+    for (const runId of runs) expect(await auditRows(runId)).toEqual([]);
+    expect((await call('approvals.approve', cookies.ana, { id: data.approvalId })).status).toBe(403);
+    const approved = await call('approvals.approve', cookies.ben, { id: data.approvalId });
+    expect((approved.body as Data).result.data).toMatchObject({ status: 'applied', result: { applied: 11 } });
+    for (const runId of runs)
+      expect((await auditRows(runId)).map((r) => [r.status, r.actor, r.approved_by])).toEqual([
+        ['applied', names.ana, names.ben],
+      ]);
+    const decided = await apiClient(plane.url, cookies.viewer).approvals.list.query({ status: 'decided' });
+    expect(decided.items.map((a) => a.id)).toContain(data.approvalId);
+    expect(decided.items.every((a) => a.status !== 'pending')).toBe(true);
+  });
+
   it('the policy: a viewer reads it, an operator may not set it, an admin sets it and the audit trail says so', async () => {
     const got = await call('approvalPolicy.get', cookies.viewer, {}, 'query');
     expect((got.body as Data).result.data).toMatchObject({ bulkThreshold: 10, isDefault: true });

@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { ApprovalsNavLink } from '@/approvals/approvals-nav-link';
 import { SessionMenu } from '@/auth/session-menu';
 import { ConsoleProviders } from '@/trpc/console-providers';
 import './global.css';
@@ -22,7 +23,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             <nav>
               <Link href="/runs">Runs</Link>
               <Link href="/instances">Instances</Link>
-              <Link href="/approvals">Approvals</Link>
+              <ApprovalsNavLink />
               <Link href="/demo">Demo</Link>
             </nav>
             <SessionMenu />

@@ -33,12 +33,16 @@ export function ApprovalsQueue({ view, highlight }: { view: View; highlight: str
   const trpc = useTRPC();
   const now = useNow();
   const list = useInfiniteQuery(
-    trpc.approvals.list.infiniteQueryOptions(view === 'pending' ? { status: 'pending', limit: 50 } : { limit: 50 }, {
-      getNextPageParam: (last) => last.nextCursor ?? undefined,
-      refetchInterval: refreshMs,
-      placeholderData: (previous) => previous,
-    }),
+    trpc.approvals.list.infiniteQueryOptions(
+      { status: view, limit: 50 },
+      {
+        getNextPageParam: (last) => last.nextCursor ?? undefined,
+        refetchInterval: refreshMs,
+        placeholderData: (previous) => previous,
+      },
+    ),
   );
+  // An approval decided since the page was loaded (here or elsewhere) leaves the waiting view at once.
   const shown = list.data?.pages
     .flatMap((p) => p.items)
     .filter((a) => (view === 'pending' ? a.status === 'pending' : a.status !== 'pending'));

@@ -24,12 +24,13 @@ const uuidText = storableText(100);
  * transition) needs an admin to approve it too. The approver is the session's operator.
  */
 export const approvalsRouter = router({
-  /** Newest first, keyset-paged; `status` narrows it (the console's queue asks for `pending`). */
+  /** Newest first, keyset-paged; `status` narrows it (the console's queue asks for `pending` or `decided`). */
   list: viewerProcedure
     .input(
       z
         .object({
-          status: z.enum(approvalStatuses).optional(),
+          /** One status, or `decided`: every status but pending. */
+          status: z.enum([...approvalStatuses, 'decided']).optional(),
           cursor: cursorInput.optional(),
           limit: z.number().int().min(1).max(100).default(50),
           /** Sent by tRPC's infinite queries; only forward paging exists. */
@@ -44,7 +45,11 @@ export const approvalsRouter = router({
       if (cursor && cursor.order !== 'newest')
         throw new TRPCError({ code: 'BAD_REQUEST', message: 'input.cursor: not a cursor of this list; omit it' });
       const items = await ctx.engine.approvals.list({
-        ...(input?.status ? { statuses: [input.status] } : {}),
+        ...(input?.status === 'decided'
+          ? { statuses: approvalStatuses.filter((st) => st !== 'pending') }
+          : input?.status
+            ? { statuses: [input.status] }
+            : {}),
         ...(cursor ? { before: { at: cursor.at, id: cursor.id } } : {}),
         limit: limit + 1,
       });
