@@ -99,3 +99,25 @@ test.describe('a viewer', () => {
     await screenshot(page, testInfo, 'approvals-queue-viewer');
   });
 });
+
+test.describe('an admin', () => {
+  test.use({ storageState: storageStatePath('admin') });
+
+  test('edits the approval policy on the approvals page; the summary says what now waits', async ({
+    page,
+  }, testInfo) => {
+    await page.goto('/approvals');
+    await expect(page.getByTestId('signed-in-role')).toHaveText('admin');
+    const form = page.getByTestId('approval-policy-form');
+    await expect(form.getByTestId('approval-policy-summary')).toContainText('any bulk repair over 10 targets');
+    await form.getByTestId('approval-policy-threshold').fill('5');
+    await form.getByRole('button', { name: 'Save policy' }).click();
+    await expect(form.getByTestId('approval-policy-summary')).toContainText('any bulk repair over 5 targets');
+    await expect(form.getByTestId('approval-policy-summary')).toContainText('set by admin');
+    await screenshot(page, testInfo, 'approvals-policy-admin');
+    // Back to the default threshold: the other specs rely on the default policy.
+    await page.getByTestId('approval-policy-threshold').fill('10');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await expect(page.getByTestId('approval-policy-summary')).toContainText('any bulk repair over 10 targets');
+  });
+});

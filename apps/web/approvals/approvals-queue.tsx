@@ -114,7 +114,7 @@ function ApprovalCard({ approval, now, highlighted }: { approval: ApprovalRow; n
         <dd data-testid="approval-drafter">{approval.drafter}</dd>
         <dt>Reason</dt>
         <dd>{approval.reason}</dd>
-        <dt>Waiting</dt>
+        <dt>{approval.status === 'pending' ? 'Waiting since' : 'Drafted'}</dt>
         <dd>
           <Timestamp iso={approval.createdAt} now={now} />
         </dd>
