@@ -35,10 +35,12 @@ test('a repair drafted against a status that has moved says the run changed and 
   page,
   request,
   baseURL,
+  playwright,
 }) => {
   const { runId, draft } = await draftCancel(page, request);
 
-  // Another operator terminates the run behind the page's back.
+  // Another operator terminates the run behind the page's back (terminate waits for a second
+  // operator under the default approval policy: the admin approves it).
   const other = await request.post(`${baseURL}/api/trpc/repairs.applyOne`, {
     data: {
       kind: 'run.terminate',
@@ -49,6 +51,11 @@ test('a repair drafted against a status that has moved says the run changed and 
     },
   });
   expect(other.status(), await other.text()).toBe(200);
+  const { approvalId } = ((await other.json()) as { result: { data: { approvalId: string } } }).result.data;
+  const admin = await playwright.request.newContext({ storageState: storageStatePath('admin') });
+  const approved = await admin.post(`${baseURL}/api/trpc/approvals.approve`, { data: { id: approvalId } });
+  expect(approved.status(), await approved.text()).toBe(200);
+  await admin.dispose();
 
   await draft.getByTestId('repair-reason').fill('too late');
   await draft.getByTestId('repair-apply').click();

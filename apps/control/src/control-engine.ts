@@ -27,6 +27,7 @@ export function createControlEngine(db: Database, env: ControlEnv, logger: Logge
       ...(env.SAGAFLOW_DEMO ? { processes: { quarantine_after_seconds: 10 } } : {}),
       ...env.engineConfig,
       worker: { concurrency: env.SAGAFLOW_WORKER_CONCURRENCY, ...env.engineConfig.worker },
+      approvals: { expire_after_seconds: env.SAGAFLOW_APPROVAL_EXPIRE_SECONDS, ...env.engineConfig.approvals },
     },
     logger: logger.child({ component: 'engine' }),
   });

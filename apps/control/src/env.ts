@@ -23,6 +23,13 @@ const schema = z.object({
   /** How often the expiration monitor sweeps overdue steps (the lease holder among replicas does). */
   SAGAFLOW_MONITOR_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
   SAGAFLOW_WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(4),
+  /** A repair waiting for a second operator expires this long after it was drafted (ADR 0020). */
+  SAGAFLOW_APPROVAL_EXPIRE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(366 * 86_400)
+    .default(86_400),
   /** Where the outbox publishes, as JSON: route name → a webhook or a NATS JetStream subject. */
   SAGAFLOW_OUTBOX_ROUTES: z.string().default('{}'),
   /** The NATS server for `nats` outbox routes. */
@@ -138,6 +145,7 @@ export function parseEnv(source: Record<string, string | undefined>): ControlEnv
     parseEngineConfig({
       ...engineConfig,
       worker: { concurrency: rest.SAGAFLOW_WORKER_CONCURRENCY, ...engineConfig.worker },
+      approvals: { expire_after_seconds: rest.SAGAFLOW_APPROVAL_EXPIRE_SECONDS, ...engineConfig.approvals },
     });
   } catch (err) {
     throw new Error(`invalid setting SAGAFLOW_ENGINE_CONFIG: ${err instanceof Error ? err.message : String(err)}`, {

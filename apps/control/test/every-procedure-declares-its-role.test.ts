@@ -40,6 +40,12 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'tokens.create': 'viewer',
   'tokens.list': 'viewer',
   'tokens.revoke': 'viewer',
+  'approvals.list': 'viewer',
+  'approvals.get': 'viewer',
+  'approvals.approve': 'operator',
+  'approvals.reject': 'operator',
+  'approvalPolicy.get': 'viewer',
+  'approvalPolicy.set': 'admin',
 };
 
 type ProcedureDef = { _def: { type: 'query' | 'mutation' | 'subscription'; meta?: ApiMeta } };

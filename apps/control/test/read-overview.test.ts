@@ -31,6 +31,7 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
       stuck: { total: 0, byReason: {} },
       instances: { active: 0, quarantined: 0, byState: [] },
       outbox: { pending: 0, dead: 0, oldestPendingAgeSeconds: 0 },
+      approvals: { pending: 0 },
     });
   });
 
@@ -66,6 +67,7 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
         ],
       },
       outbox: { pending: 1, dead: 1, oldestPendingAgeSeconds: 110 },
+      approvals: { pending: 0 },
     });
 
     // Through the API: a viewer reads the same counts with overview.get; no session is a 401.

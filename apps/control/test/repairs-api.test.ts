@@ -98,6 +98,7 @@ describe('repairs over HTTP: roles, the session as actor, conflicts and idempote
 
     const result = await api.repairs.applyOne.mutate(cancel(runId));
     expect(result).toMatchObject({ status: 'applied', replayed: false, target: { type: 'run', id: runId } });
+    if (result.status === 'awaiting_approval') throw new Error('a cancel is not gated by the default policy');
     const rows = await auditRows(runId);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({
@@ -171,6 +172,7 @@ describe('repairs over HTTP: roles, the session as actor, conflicts and idempote
     const key = randomUUID();
     const first = await api.repairs.applyOne.mutate(cancel(runId, key));
     const second = await api.repairs.applyOne.mutate(cancel(runId, key));
+    if (first.status === 'awaiting_approval') throw new Error('a cancel is not gated by the default policy');
     expect(first.replayed).toBe(false);
     expect(second).toMatchObject({ id: first.id, status: 'applied', replayed: true });
     expect(await auditRows(runId)).toHaveLength(1);
@@ -188,13 +190,14 @@ describe('repairs over HTTP: roles, the session as actor, conflicts and idempote
         { target: { runId: b }, expected: { runStatus: 'Running' } },
       ],
     });
+    if ('status' in result) throw new Error('a bulk of two cancels is not gated by the default policy');
     expect(result.items.map((i) => i.outcome)).toEqual(['applied', 'conflict']);
     expect((await auditRows(a)).map((r) => [r.status, r.actor])).toEqual([['applied', names.operator]]);
     expect((await auditRows(b)).map((r) => [r.status, r.actor])).toEqual([['conflict', names.operator]]);
     expect((await plane.engine.getRun(b))?.run.status).toBe('Waiting');
   });
 
-  it('force_transition is 403 for an operator (preview too) and 200 for an admin', async () => {
+  it('force_transition is 403 for an operator (preview too); an admin drafts it and a second admin approves it', async () => {
     const orderId = randomUUID();
     const delivered = await plane.engine.processes.deliver(fulfilmentProcess, {
       id: `note-${randomUUID()}`,
@@ -235,6 +238,25 @@ describe('repairs over HTTP: roles, the session as actor, conflicts and idempote
       cookie: cookies.admin,
     });
     expect(asAdmin.status).toBe(200);
+    // Destructive: the default approval policy holds it for a second operator (ADR 0020).
+    const awaiting = (asAdmin.body as { result: { data: { status: string; approvalId: string } } }).result.data;
+    expect(awaiting.status).toBe('awaiting_approval');
+    expect((await plane.engine.processes.find(instanceId))?.currentState).toBe(found.currentState);
+    // Only an admin may approve what only an admin may draft.
+    const byOperator = await rawCall(plane.url, 'approvals.approve', {
+      type: 'mutation',
+      input: { id: awaiting.approvalId },
+      cookie: cookies.operator,
+    });
+    expect(byOperator.status).toBe(403);
+    expect((byOperator.body as ErrorBody).error.message).toContain('needs the admin role to approve');
+    const secondAdmin = await signInCookie(plane.url, await createTestOperator(plane, 'admin'));
+    const approved = await rawCall(plane.url, 'approvals.approve', {
+      type: 'mutation',
+      input: { id: awaiting.approvalId },
+      cookie: secondAdmin,
+    });
+    expect(approved.status).toBe(200);
     expect((await plane.engine.processes.find(instanceId))?.currentState).toBe('ManualReview');
     const rows = await plane.db.prisma.repairCommand.findMany({ where: { target_id: instanceId } });
     expect(rows.map((r) => [r.status, r.actor])).toEqual([['applied', names.admin]]);

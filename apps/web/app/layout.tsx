@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { ApprovalsNavLink } from '@/approvals/approvals-nav-link';
 import { SessionMenu } from '@/auth/session-menu';
 import { ConsoleProviders } from '@/trpc/console-providers';
 import './global.css';
@@ -26,6 +27,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
               <Link href="/anomalies">Anomalies</Link>
               <Link href="/audit">Audit</Link>
               <Link href="/definitions">Definitions</Link>
+              <ApprovalsNavLink />
               <Link href="/demo">Demo</Link>
             </nav>
             <SessionMenu />

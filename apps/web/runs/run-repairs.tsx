@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { TRPCClientError } from '@trpc/client';
+import Link from 'next/link';
 import { useState } from 'react';
 import { useRoleAllows } from '@/auth/use-session';
 import type { RunDetail } from '@/trpc/api-types';
@@ -126,7 +127,15 @@ function RepairDraft({ draft, onClose }: { draft: Draft; onClose: () => void }) 
           {preview.data.expectedHolds ? null : <li className="notice-bad">the run has changed since it was shown</li>}
         </ul>
       ) : null}
-      {apply.isSuccess ? (
+      {apply.isSuccess && apply.data.status === 'awaiting_approval' ? (
+        <p className="notice notice-warn" role="status" data-testid="repair-awaiting-approval">
+          Sent for approval: the approval policy holds {labels[draft.kind].toLowerCase()} for a second operator. Nothing
+          is done until one approves it.{' '}
+          <Link href={`/approvals?id=${apply.data.approvalId}#approval-${apply.data.approvalId}`}>
+            See it in the approvals queue
+          </Link>
+        </p>
+      ) : apply.isSuccess ? (
         <p className="notice notice-ok" role="status" data-testid="repair-applied">
           Applied{apply.data.replayed ? ' (already applied with this key)' : ''}.
         </p>

@@ -17,3 +17,5 @@ export type Series = Outputs['series']['get'];
 export type AnomalyEntry = Outputs['anomalies']['page']['items'][number];
 export type AuditEntry = Outputs['audit']['page']['items'][number];
 export type Definitions = Outputs['definitions']['list'];
+export type ApprovalRow = Outputs['approvals']['list']['items'][number];
+export type ApprovalPolicyView = Outputs['approvalPolicy']['get'];

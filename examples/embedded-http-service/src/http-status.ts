@@ -34,6 +34,10 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   release_failed: 409,
   repair_conflict: 409,
   repair_refused: 409,
+  approval_not_found: 404,
+  approval_by_drafter: 403,
+  approval_decided: 409,
+  approval_expired: 409,
   internal: 500,
 };
 

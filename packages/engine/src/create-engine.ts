@@ -17,6 +17,7 @@ import type { ActionDefinition, Json } from './definitions/define-action.ts';
 import type { FlowDefinition } from './definitions/flow-context.ts';
 import { buildProcessManager, type ProcessManager } from './process/create-process-manager.ts';
 import type { ProcessDefinition } from './process/define-process.ts';
+import { createApprovals, type Approvals } from './approvals/create-approvals.ts';
 import { createRepairs, type Repairs } from './repairs/create-repairs.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
@@ -56,6 +57,11 @@ export interface Engine {
    * under the target's lock, expected state checked, audit row), bulk, the catalogue.
    */
   readonly repairs: Repairs;
+  /**
+   * Two-person approvals (ADR 0020): submit a command under the stored policy (applied now, or
+   * waiting for a second operator), approve, reject, list, and the policy itself.
+   */
+  readonly approvals: Approvals;
   startFlow<I extends Json>(
     flow: FlowDefinition<I, Json> | string,
     input: I,
@@ -158,11 +164,13 @@ export function createEngine(options: EngineOptions): Engine {
   });
 
   const repairs = createRepairs({ runtime: deps, process: processes.deps }, nudge);
+  const approvals = createApprovals({ runtime: deps, process: processes.deps }, nudge);
 
   return {
     config,
     processes,
     repairs,
+    approvals,
     events: events.emitter,
     runtime: deps,
     async startFlow(flow, input, opts = {}) {

@@ -1,5 +1,7 @@
 import { anomaliesRouter } from './anomalies/anomalies-router.ts';
 import { auditRouter } from './audit/audit-router.ts';
+import { approvalPolicyRouter } from './approvals/approval-policy-router.ts';
+import { approvalsRouter } from './approvals/approvals-router.ts';
 import { authRouter } from './auth/auth-router.ts';
 import { definitionsRouter } from './definitions/definitions-router.ts';
 import { instancesRouter } from './instances/instances-router.ts';
@@ -25,5 +27,7 @@ export const appRouter = router({
   audit: auditRouter,
   definitions: definitionsRouter,
   tokens: tokensRouter,
+  approvals: approvalsRouter,
+  approvalPolicy: approvalPolicyRouter,
 });
 export type AppRouter = typeof appRouter;

@@ -29,5 +29,9 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   release_failed: 'CONFLICT',
   repair_conflict: 'CONFLICT',
   repair_refused: 'CONFLICT',
+  approval_not_found: 'NOT_FOUND',
+  approval_by_drafter: 'FORBIDDEN',
+  approval_decided: 'CONFLICT',
+  approval_expired: 'CONFLICT',
   internal: 'INTERNAL_SERVER_ERROR',
 };

@@ -128,6 +128,14 @@ export function createMetricsRegistry(options: { processMetrics?: boolean; start
       for (const r of snapshot().repairs) this.inc({ command: r.command, outcome: r.outcome }, r.count);
     },
   });
+  new Gauge({
+    name: 'sagaflow_repairs_awaiting_approval',
+    help: 'Repair commands waiting for a second operator (pending, not expired).',
+    registers,
+    collect() {
+      this.set(snapshot().approvalsPending);
+    },
+  });
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
 
   return {

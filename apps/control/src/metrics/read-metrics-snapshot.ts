@@ -7,6 +7,7 @@ import { readStepDurations, type StepDurations } from './reads/read-step-duratio
 import { readStuckCounts, type StuckCount } from './reads/read-stuck-counts.ts';
 import { readTransitionCounts, type TransitionCount } from './reads/read-transition-counts.ts';
 import { readOutboxFigures } from './reads/read-outbox-figures.ts';
+import { readPendingApprovals } from './reads/read-pending-approvals.ts';
 import { withReadSnapshot } from './reads/with-read-snapshot.ts';
 
 /** Everything one scrape reports, read from one snapshot of the database. */
@@ -22,6 +23,8 @@ export interface MetricsSnapshot {
   instances: InstanceCount[];
   transitions: TransitionCount[];
   repairs: RepairCount[];
+  /** Repair commands waiting for a second operator's approval. */
+  approvalsPending: number;
   outbox: OutboxLag;
 }
 
@@ -55,7 +58,8 @@ export async function readMetricsSnapshot(
     const instances = await readInstanceCounts(tx);
     const transitions = await readTransitionCounts(tx);
     const repairs = await readRepairCounts(tx);
+    const approvalsPending = await readPendingApprovals(tx, at);
     const outbox = await readOutboxFigures(tx, at);
-    return { at, runs, stuck, steps, stepsUntil, anomalies, instances, transitions, repairs, outbox };
+    return { at, runs, stuck, steps, stepsUntil, anomalies, instances, transitions, repairs, approvalsPending, outbox };
   });
 }

@@ -31,6 +31,14 @@ export type EngineErrorCode =
   | 'repair_conflict'
   /** A repair that cannot apply to its target as it is (see its preview's blockers): nothing changed. */
   | 'repair_refused'
+  /** No approval with that id. */
+  | 'approval_not_found'
+  /** The drafter of a gated command tried to approve or reject it: a second operator must. */
+  | 'approval_by_drafter'
+  /** The approval was already decided (approved, rejected, expired): nothing changed. */
+  | 'approval_decided'
+  /** The approval waited past its expiry: it can no longer be approved; draft the command again. */
+  | 'approval_expired'
   | 'internal';
 
 const retryableCodes: ReadonlySet<EngineErrorCode> = new Set([

@@ -41,14 +41,18 @@ export interface BulkRepairResult {
  * state and audit row (item idempotency key: `<key>:<target>`, so a resubmitted bulk replays each
  * item instead of acting twice). Bad input anywhere is refused before the first item is applied.
  */
-export async function applyBulkRepair(deps: RepairDeps, raw: unknown): Promise<BulkRepairResult> {
+export async function applyBulkRepair(
+  deps: RepairDeps,
+  raw: unknown,
+  opts: { approvedAs?: { approvalId: string; approver: string } } = {},
+): Promise<BulkRepairResult> {
   const commands = parseBulk(deps, raw);
   const bulkId = randomUUID();
   const items: BulkRepairItemResult[] = [];
   for (const cmd of commands) {
     const target = repairTarget(cmd);
     try {
-      const result = await applyRepair(deps, cmd, { bulkId });
+      const result = await applyRepair(deps, cmd, { bulkId, ...opts });
       items.push({ target, outcome: 'applied', repairId: result.id, result, message: null });
     } catch (err) {
       const e = err instanceof EngineError ? err : null;

@@ -32,6 +32,22 @@ const refusalCodes = new Set([
 ]);
 
 /**
+ * A second operator's approval that the repair's transaction must take first and record last
+ * (ADR 0020): `claim` locks the approval and throws when it is no longer pending, so two approvers
+ * racing on one approval serialise on its row and only the first applies; `record` writes the
+ * approval's outcome in the same transaction as the repair and its audit row.
+ */
+export interface ApprovalGuard {
+  approvalId: string;
+  approver: string;
+  claim(tx: Prisma.TransactionClient): Promise<void>;
+  record(
+    tx: Prisma.TransactionClient,
+    outcome: { status: RepairStatus; repairId: string; result: Json; at: Date },
+  ): Promise<void>;
+}
+
+/**
  * Applies a repair command in ONE transaction: the target locked as the engine's workers and
  * deliver() lock it, the expected state checked, the change made by the engine's own in-transaction
  * functions, the run's `repair.applied` history event (an instance's `repair` history row comes from
@@ -43,10 +59,12 @@ const refusalCodes = new Set([
 export async function applyRepair(
   deps: RepairDeps,
   raw: unknown,
-  opts: { bulkId?: string } = {},
+  opts: { bulkId?: string; guard?: ApprovalGuard; approvedAs?: { approvalId: string; approver: string } } = {},
 ): Promise<RepairResult> {
   const cmd = parseRepairCommand(raw, deps.runtime.config.limits);
-  const prior = await findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey);
+  const { guard } = opts;
+  // An approved command is decided by its approval's row lock (guard.claim), never by an earlier result.
+  const prior = guard ? null : await findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey);
   if (prior) return replay(cmd, prior);
   const target = repairTarget(cmd);
   const id = randomUUID();
@@ -64,10 +82,13 @@ export async function applyRepair(
     reason: cmd.reason,
     idempotencyKey: cmd.idempotencyKey,
     bulkId: opts.bulkId ?? null,
+    approvalId: (guard ?? opts.approvedAs)?.approvalId ?? null,
+    approvedBy: (guard ?? opts.approvedAs)?.approver ?? null,
   };
   try {
     const done = await deps.runtime.prisma.$transaction(
       async (tx) => {
+        await guard?.claim(tx);
         const now = deps.runtime.clock.now();
         const { actual, effects, after } = await decide(tx, deps, cmd, prepared, { id, now });
         if ('runId' in cmd.target)
@@ -90,6 +111,12 @@ export async function applyRepair(
           result: { effects } as unknown as Json,
           status: 'applied',
         });
+        await guard?.record(tx, {
+          status: 'applied',
+          repairId: id,
+          result: { actual, effects } as unknown as Json,
+          at: now,
+        });
         return { actual, effects, after, at: now };
       },
       { maxWait: deps.process.transactionTimeoutMs, timeout: deps.process.transactionTimeoutMs },
@@ -108,19 +135,22 @@ export async function applyRepair(
       replayed: false,
     };
   } catch (err) {
-    if (isDuplicateRepairKey(err)) return replayAfterRace(deps, cmd);
+    if (isDuplicateRepairKey(err) && !guard) return replayAfterRace(deps, cmd);
     if (!(err instanceof NotApplied)) throw err;
     const at = deps.runtime.clock.now();
+    const row = { ...base, at, actual: err.actual, result: { blockers: err.blockers }, status: err.status };
     try {
-      await insertRepairCommand(deps.runtime.prisma, {
-        ...base,
-        at,
-        actual: err.actual,
-        result: { blockers: err.blockers },
-        status: err.status,
-      });
+      if (!guard) await insertRepairCommand(deps.runtime.prisma, row);
+      else {
+        const { status, actual, blockers } = err;
+        await deps.runtime.prisma.$transaction(async (tx) => {
+          await guard.claim(tx);
+          await insertRepairCommand(tx, row);
+          await guard.record(tx, { status, repairId: id, result: { actual, blockers }, at });
+        });
+      }
     } catch (auditErr) {
-      if (isDuplicateRepairKey(auditErr)) return replayAfterRace(deps, cmd);
+      if (isDuplicateRepairKey(auditErr) && !guard) return replayAfterRace(deps, cmd);
       throw auditErr;
     }
     log.info({ status: err.status, actual: err.actual, blockers: err.blockers }, `repair ${err.status}`);

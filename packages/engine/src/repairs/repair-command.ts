@@ -5,6 +5,7 @@ import { assertSeconds } from '../input/assert-seconds.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
+import { zodIssueField } from '../input/zod-issue-field.ts';
 import { jsonRules, textRules, type InputLimits } from '../input/input-limits.ts';
 import { openRunStatuses } from '../store/types.ts';
 
@@ -83,10 +84,7 @@ export function parseRepairCommand(raw: unknown, limits: InputLimits): RepairCom
   const parsed = repairCommandSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const path = (issue?.path ?? []).map(String);
-    // An unknown key is named itself (a typo such as `expectd` must not pass unnoticed).
-    if (issue?.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
-    const field = path.join('.') || 'command';
+    const field = zodIssueField(issue, 'command');
     const message =
       issue?.code === 'invalid_union' && field === 'kind'
         ? `must be one of ${repairCommandSchema.options.map((o) => o.shape.kind.value).join(', ')}`

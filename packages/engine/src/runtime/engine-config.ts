@@ -178,6 +178,14 @@ export const engineConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** Two-person approvals of repair commands (ADR 0020); the policy itself is stored, set by an admin. */
+    approvals: z
+      .object({
+        /** A pending approval not decided this long after it was drafted expires: it can no longer be approved. */
+        expire_after_seconds: seconds.default(86_400),
+      })
+      .strict()
+      .prefault({}),
     logging: z
       .object({
         /** Level at which anomalies are also logged; null = off. */

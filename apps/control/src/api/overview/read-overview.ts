@@ -1,6 +1,7 @@
 import type { Database, OutboxLag } from '@sagaflow/engine';
 import { readInstanceCounts } from '../../metrics/reads/read-instance-counts.ts';
 import { readOutboxFigures } from '../../metrics/reads/read-outbox-figures.ts';
+import { readPendingApprovals } from '../../metrics/reads/read-pending-approvals.ts';
 import { readRunCounts } from '../../metrics/reads/read-run-counts.ts';
 import { readStuckCounts } from '../../metrics/reads/read-stuck-counts.ts';
 import { withReadSnapshot } from '../../metrics/reads/with-read-snapshot.ts';
@@ -25,6 +26,8 @@ export interface Overview {
   stuck: { total: number; byReason: Record<string, number> };
   instances: { active: number; quarantined: number; byState: StateOverview[] };
   outbox: OutboxLag;
+  /** Repair commands waiting for a second operator's approval (ADR 0020). */
+  approvals: { pending: number };
 }
 
 const secondsSince = (at: Date, then: Date) => Math.max(0, (at.getTime() - then.getTime()) / 1000);
@@ -47,6 +50,7 @@ export async function readOverview(
     const at = (options.now ?? (() => new Date()))();
     const [runs, stuck, instances] = [await readRunCounts(tx), await readStuckCounts(tx), await readInstanceCounts(tx)];
     const outbox = await readOutboxFigures(tx, at);
+    const pendingApprovals = await readPendingApprovals(tx, at);
 
     const byStatus: Record<string, number> = {};
     for (const r of runs) byStatus[r.status] = (byStatus[r.status] ?? 0) + r.count;
@@ -85,6 +89,7 @@ export async function readOverview(
         byState: states,
       },
       outbox,
+      approvals: { pending: pendingApprovals },
     };
   });
 }

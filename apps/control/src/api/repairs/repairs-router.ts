@@ -56,10 +56,19 @@ export const repairsRouter = router({
   catalogue: viewerProcedure.input(z.object({}).strict().optional()).query(({ ctx }) => ctx.engine.repairs.catalogue),
   /** What apply would do now; writes nothing. */
   preview: operatorProcedure.input(draftedCommand).query((opts) => opts.ctx.engine.repairs.preview(drafted(opts))),
-  /** Applies one command (tRPC reserves the name `apply`). */
-  applyOne: operatorProcedure.input(draftedCommand).mutation((opts) => opts.ctx.engine.repairs.apply(drafted(opts))),
+  /**
+   * Applies one command (tRPC reserves the name `apply`), or, when the approval policy gates it,
+   * answers `status: 'awaiting_approval'` with the approval's id: nothing is applied until a second
+   * operator approves it (ADR 0020).
+   */
+  applyOne: operatorProcedure.input(draftedCommand).mutation((opts) => opts.ctx.engine.approvals.submit(drafted(opts))),
   /** A preview of each item of a bulk command; nothing written. */
   previewBulk: operatorProcedure.input(draftedBulk).query((opts) => opts.ctx.engine.repairs.previewBulk(drafted(opts))),
-  /** One command over many targets, item by item, each with its own expected state and audit row. */
-  applyBulk: operatorProcedure.input(draftedBulk).mutation((opts) => opts.ctx.engine.repairs.applyBulk(drafted(opts))),
+  /**
+   * One command over many targets, item by item, each with its own expected state and audit row; a
+   * bulk the policy gates (its kind, or more targets than its threshold) answers `awaiting_approval`.
+   */
+  applyBulk: operatorProcedure
+    .input(draftedBulk)
+    .mutation((opts) => opts.ctx.engine.approvals.submitBulk(drafted(opts))),
 });

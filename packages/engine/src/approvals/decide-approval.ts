@@ -1,0 +1,146 @@
+import type { Json } from '../definitions/define-action.ts';
+import { EngineError } from '../errors/engine-error.ts';
+import { assertStorableText } from '../input/assert-storable-text.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
+import { textRules } from '../input/input-limits.ts';
+import { applyBulkRepair } from '../repairs/apply-bulk-repair.ts';
+import { applyRepair, type ApprovalGuard } from '../repairs/apply-repair.ts';
+import type { RepairDeps } from '../repairs/repair-handler.ts';
+import { expireApprovals } from '../store/approvals/expire-approvals.ts';
+import { findApproval, type DbRepairApproval } from '../store/approvals/find-approval.ts';
+import { lockApproval } from '../store/approvals/lock-approval.ts';
+import { settleApproval } from '../store/approvals/settle-approval.ts';
+import { toApprovalView, type ApprovalView } from './approval-view.ts';
+
+/**
+ * A second operator approves a gated command (ADR 0020): it is applied through the ordinary repair
+ * path (`applyRepair`), still guarded by the state it was drafted against, in ONE transaction with
+ * the approval's row change and the audit row (which names the approver). The approval's row is
+ * locked first, so of two approvers at once exactly one applies; the other gets `approval_decided`.
+ * A state that changed since the draft ends the approval as `conflict` and throws `repair_conflict`
+ * with the state now: nothing else changes. The drafter may not approve (`approval_by_drafter`).
+ * A bulk is claimed first (pending → applying), then applied item by item, each with its audit row.
+ */
+export async function approveRepair(deps: RepairDeps, id: unknown, approver: string): Promise<ApprovalView> {
+  const row = await decidable(deps, id, approver, 'approve');
+  if (row.bulk) return approveBulk(deps, row, approver);
+  const now = () => deps.runtime.clock.now();
+  const guard: ApprovalGuard = {
+    approvalId: row.id,
+    approver,
+    async claim(tx) {
+      const locked = await lockApproval(tx, row.id);
+      if (!locked || locked.status !== 'pending') throw decided(locked ?? row);
+      if (locked.expires_at <= now()) throw expired(locked);
+    },
+    async record(tx, o) {
+      const result = { repairId: o.repairId, ...(o.result as object) } as Json;
+      await settleApproval(tx, { id: row.id, from: 'pending', to: o.status, by: approver, at: o.at, result });
+    },
+  };
+  await applyRepair(deps, row.payload, { guard });
+  deps.runtime.logger.info({ approval: row.id, approver, command: row.command }, 'approved repair applied');
+  return view(deps, row.id);
+}
+
+async function approveBulk(deps: RepairDeps, row: DbRepairApproval, approver: string): Promise<ApprovalView> {
+  const at = deps.runtime.clock.now();
+  const claimed = await settleApproval(deps.runtime.prisma, {
+    id: row.id,
+    from: 'pending',
+    to: 'applying',
+    by: approver,
+    at,
+    unexpiredAt: at,
+  });
+  if (!claimed) throw decided((await findApproval(deps.runtime.prisma, row.id)) ?? row);
+  const result = await applyBulkRepair(deps, row.payload, { approvedAs: { approvalId: row.id, approver } });
+  await settleApproval(deps.runtime.prisma, {
+    id: row.id,
+    from: 'applying',
+    to: 'applied',
+    by: approver,
+    at: deps.runtime.clock.now(),
+    result: result as unknown as Json,
+  });
+  deps.runtime.logger.info(
+    { approval: row.id, approver, command: row.command, applied: result.applied },
+    'approved bulk repair applied',
+  );
+  return view(deps, row.id);
+}
+
+/** A second operator rejects a gated command: nothing is applied, the approval records who and why. */
+export async function rejectRepair(
+  deps: RepairDeps,
+  id: unknown,
+  approver: string,
+  reason: unknown,
+): Promise<ApprovalView> {
+  if (typeof reason !== 'string' || reason.trim() === '')
+    throw new EngineError('invalid_input', 'reason: say why the command is rejected', { field: 'reason' });
+  assertStorableText(reason, 'reason', textRules(deps.runtime.config.limits));
+  const row = await decidable(deps, id, approver, 'reject');
+  const at = deps.runtime.clock.now();
+  const done = await settleApproval(deps.runtime.prisma, {
+    id: row.id,
+    from: 'pending',
+    to: 'rejected',
+    by: approver,
+    at,
+    reason,
+    unexpiredAt: at,
+  });
+  if (!done) throw decided((await findApproval(deps.runtime.prisma, row.id)) ?? row);
+  deps.runtime.logger.info({ approval: row.id, approver, command: row.command }, 'repair rejected');
+  return view(deps, row.id);
+}
+
+/** The approval, if this approver may decide it now; otherwise the typed error that says why not. */
+async function decidable(
+  deps: RepairDeps,
+  id: unknown,
+  approver: string,
+  verb: 'approve' | 'reject',
+): Promise<DbRepairApproval> {
+  const key = assertUuid(id, 'id');
+  assertStorableText(approver, 'approver', textRules(deps.runtime.config.limits));
+  const db = deps.runtime.prisma;
+  const row = await findApproval(db, key);
+  if (!row) throw new EngineError('approval_not_found', `no approval ${key}; list them with approvals.list`);
+  if (row.drafter === approver)
+    throw new EngineError(
+      'approval_by_drafter',
+      `${approver} drafted this ${row.command}, so cannot ${verb} it: a second operator must (two-person rule)`,
+      { details: { approvalId: row.id, drafter: row.drafter } },
+    );
+  const now = deps.runtime.clock.now();
+  if (row.status === 'pending' && row.expires_at <= now) {
+    await expireApprovals(db, now);
+    throw expired(row);
+  }
+  if (row.status !== 'pending') throw decided(row);
+  return row;
+}
+
+function decided(row: DbRepairApproval): EngineError {
+  return new EngineError(
+    'approval_decided',
+    `approval ${row.id} is already ${row.status}${row.decided_by ? ` (by ${row.decided_by})` : ''}; nothing changed`,
+    { details: { approvalId: row.id, status: row.status, decidedBy: row.decided_by } },
+  );
+}
+
+function expired(row: DbRepairApproval): EngineError {
+  return new EngineError(
+    'approval_expired',
+    `approval ${row.id} expired at ${row.expires_at.toISOString()} without a decision; nothing changed. Draft the command again against the current state`,
+    { details: { approvalId: row.id, status: 'expired' } },
+  );
+}
+
+async function view(deps: RepairDeps, id: string): Promise<ApprovalView> {
+  const row = await findApproval(deps.runtime.prisma, id);
+  if (!row) throw new EngineError('approval_not_found', `no approval ${id}`);
+  return toApprovalView(row);
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import type { Json } from '../definitions/define-action.ts';
+import { EngineError } from '../errors/engine-error.ts';
+import {
+  applyBulkRepair,
+  parseBulk,
+  type BulkRepairCommand,
+  type BulkRepairResult,
+} from '../repairs/apply-bulk-repair.ts';
+import { applyRepair } from '../repairs/apply-repair.ts';
+import { previewRepair } from '../repairs/preview-repair.ts';
+import { parseRepairCommand, repairTarget, type RepairCommand } from '../repairs/repair-command.ts';
+import type { RepairResult } from '../repairs/repair-effects.ts';
+import type { RepairDeps } from '../repairs/repair-handler.ts';
+import { findApprovalByKey, type DbRepairApproval } from '../store/approvals/find-approval.ts';
+import { insertApproval, isDuplicateApprovalKey, type NewApproval } from '../store/approvals/insert-approval.ts';
+import { readApprovalPolicy } from '../store/approvals/read-approval-policy.ts';
+import { findRepairCommand } from '../store/repairs/find-repair-command.ts';
+import { policyGates, toStoredPolicy } from './approval-policy.ts';
+import { toApprovalView, type AwaitingApproval } from './approval-view.ts';
+
+/**
+ * Submits one repair command under the approval policy (ADR 0020). A command the policy does not
+ * gate is applied at once (`engine.repairs.apply`). A gated one is previewed and stored as a pending
+ * approval with its preview, drafter, reason, expected state and idempotency key, and nothing else
+ * is written: the target is untouched until a second operator approves it. A draft whose expected
+ * state already fails is refused as `repair_conflict` (nothing stored). The same idempotency key
+ * returns the same draft (or what became of it), never a second one.
+ */
+export async function submitRepair(deps: RepairDeps, raw: unknown): Promise<RepairResult | AwaitingApproval> {
+  const cmd = parseRepairCommand(raw, deps.runtime.config.limits);
+  const target = repairTarget(cmd);
+  const db = deps.runtime.prisma;
+  const drafted = await findApprovalByKey(db, cmd.idempotencyKey);
+  if (drafted) return sameDraft(drafted, cmd.kind, target.id);
+  const policy = toStoredPolicy(await readApprovalPolicy(db));
+  if (!policyGates(policy, cmd.kind) || (await findRepairCommand(db, cmd.idempotencyKey)))
+    return applyRepair(deps, cmd);
+  const preview = await previewRepair(deps, cmd);
+  refuseUnapplicable(cmd, target, preview);
+  return draft(deps, {
+    drafter: cmd.actor,
+    command: cmd.kind,
+    targetType: target.type,
+    targetId: target.id,
+    bulk: false,
+    payload: cmd as unknown as Json,
+    preview: preview as unknown as Json,
+    reason: cmd.reason,
+    idempotencyKey: cmd.idempotencyKey,
+  });
+}
+
+/**
+ * The bulk form: a bulk of a gated kind, or over the policy's threshold, waits as ONE approval for
+ * the whole bulk (applied item by item at approval); any other is applied now.
+ */
+export async function submitBulkRepair(deps: RepairDeps, raw: unknown): Promise<BulkRepairResult | AwaitingApproval> {
+  const items = parseBulk(deps, raw);
+  const bulk = raw as BulkRepairCommand;
+  const first = items[0] as RepairCommand;
+  const db = deps.runtime.prisma;
+  const drafted = await findApprovalByKey(db, bulk.idempotencyKey);
+  if (drafted) return sameDraft(drafted, first.kind, `${items.length} targets`);
+  const policy = toStoredPolicy(await readApprovalPolicy(db));
+  if (!policyGates(policy, first.kind, items.length)) return applyBulkRepair(deps, raw);
+  const previews: Json[] = [];
+  for (const item of items) {
+    const preview = await previewRepair(deps, item).catch((err: unknown) => {
+      if (err instanceof EngineError && (err.code === 'run_not_found' || err.code === 'instance_not_found'))
+        return { notFound: err.message };
+      throw err;
+    });
+    previews.push({ target: repairTarget(item), ...preview } as unknown as Json);
+  }
+  return draft(deps, {
+    drafter: first.actor,
+    command: first.kind,
+    targetType: 'bulk',
+    targetId: `${items.length} targets`,
+    bulk: true,
+    payload: raw as Json,
+    preview: previews,
+    reason: first.reason,
+    idempotencyKey: bulk.idempotencyKey,
+  });
+}
+
+async function draft(
+  deps: RepairDeps,
+  a: Omit<NewApproval, 'id' | 'createdAt' | 'expiresAt'>,
+): Promise<AwaitingApproval> {
+  const db = deps.runtime.prisma;
+  const createdAt = deps.runtime.clock.now();
+  const expiresAt = new Date(createdAt.getTime() + deps.runtime.config.approvals.expire_after_seconds * 1000);
+  const id = randomUUID();
+  try {
+    await insertApproval(db, { ...a, id, createdAt, expiresAt });
+  } catch (err) {
+    // Another call with the same key drafted it first: its draft is ours.
+    const prior = isDuplicateApprovalKey(err) ? await findApprovalByKey(db, a.idempotencyKey) : null;
+    if (!prior) throw err;
+    return sameDraft(prior, a.command, a.targetId);
+  }
+  deps.runtime.logger.info(
+    { approval: id, command: a.command, target: a.targetId, drafter: a.drafter },
+    'repair drafted: it waits for a second operator',
+  );
+  const row = await findApprovalByKey(db, a.idempotencyKey);
+  if (!row) throw new EngineError('internal', `approval ${id} was stored but cannot be read back`);
+  return { status: 'awaiting_approval', approvalId: id, approval: toApprovalView(row), replayed: false };
+}
+
+/** An existing draft of this key, if it is the same command; a key reused for another command is bad input. */
+function sameDraft(row: DbRepairApproval, kind: string, targetId: string): AwaitingApproval {
+  if (row.command !== kind || row.target_id !== targetId)
+    throw new EngineError(
+      'invalid_input',
+      `idempotencyKey: already used by the draft of ${row.command} on ${row.target_type} ${row.target_id}; use a fresh key for another command`,
+      { field: 'idempotencyKey' },
+    );
+  return { status: 'awaiting_approval', approvalId: row.id, approval: toApprovalView(row), replayed: true };
+}
+
+/** A draft that could not apply even now is refused before anyone is asked to approve it. */
+function refuseUnapplicable(
+  cmd: RepairCommand,
+  target: { type: string; id: string },
+  preview: Awaited<ReturnType<typeof previewRepair>>,
+): void {
+  const details = { repairId: null, current: preview.actual, expected: cmd.expected, blockers: preview.blockers };
+  if (!preview.expectedHolds)
+    throw new EngineError(
+      'repair_conflict',
+      `${cmd.kind} on ${target.type} ${target.id}: it was drafted against ${JSON.stringify(cmd.expected)} but the ${target.type} is now ${JSON.stringify(preview.actual)}; nothing was sent for approval. Preview it again and draft it against the current state`,
+      { details },
+    );
+  if (preview.blockers.length > 0)
+    throw new EngineError(
+      'repair_refused',
+      `${cmd.kind} on ${target.type} ${target.id} cannot apply: ${preview.blockers.join('; ')}; nothing was sent for approval`,
+      { details },
+    );
+}
