@@ -9,7 +9,7 @@ import { progress, benchElapsedMs } from './progress.ts';
 import { readServerSettings } from './read-server-settings.ts';
 import type { PeerModeReport } from './render-peer-comparison.ts';
 import { renderPeerMode } from './render-peer-comparison.ts';
-import { renderPeerReport } from './render-peer-report.ts';
+import { noiseWarning, renderPeerReport } from './render-peer-report.ts';
 import { renderReport } from './render-report.ts';
 import { runDeliveryPhase } from './run-delivery-phase.ts';
 import { runLatencyPhase } from './run-latency-phase.ts';
@@ -164,7 +164,10 @@ if (options.readme) {
   if (durable) {
     const readme = join(dirname(benchDir), 'README.md');
     const title = `Latest run: ${startedAt.toISOString().slice(0, 10)}, ${plan.rounds} round(s), medians; full report ${written[0]?.slice(dirname(benchDir).length + 1)}.`;
-    await updateReadmeTable(readme, `${title}\n\n${renderPeerMode(durable)}`);
+    const noise = noiseWarning(phases)
+      .map((line) => `${line}\n`)
+      .join('');
+    await updateReadmeTable(readme, `${title}\n\n${noise}${renderPeerMode(durable)}`);
     progress(`README.md: bench table updated`);
   }
 }

@@ -27,18 +27,24 @@ const method = [
     'postmaster and its children from /proc over the same window; both ÷ measured flows.',
 ];
 
-export function renderPeerReport(report: PeerReport): string {
-  const others = report.phases.map((p) => p.otherCores).filter((n): n is number => n !== null);
+/**
+ * A loud line when other processes were busy during the measured windows (more than 0.2 of a core
+ * on average in some phase): then rates and CPU are pessimistic. Empty on a quiet machine.
+ */
+export function noiseWarning(phases: readonly PeerPhaseResult[]): string[] {
+  const others = phases.map((p) => p.otherCores).filter((n): n is number => n !== null);
   const worst = Math.max(0, ...others);
-  const noise =
-    worst >= 0.2
-      ? [
-          `**Warning: other processes kept up to ${fixed(worst, 2)} of the machine's ${availableParallelism()} cores busy ` +
-            'during measured windows: rates and CPU shares here are noisy (lower than on a quiet machine); counts per ' +
-            'flow are not affected.**',
-          '',
-        ]
-      : [];
+  if (worst < 0.2) return [];
+  return [
+    `**Warning: other processes kept up to ${fixed(worst, 2)} of the machine's ${availableParallelism()} cores busy ` +
+      'during measured windows: rates and CPU shares here are noisy (lower than on a quiet machine); counts per ' +
+      'flow are not affected.**',
+    '',
+  ];
+}
+
+export function renderPeerReport(report: PeerReport): string {
+  const noise = noiseWarning(report.phases);
   return [
     '# Sagaflow bench: Sagaflow vs DBOS Transact, side by side',
     '',
