@@ -167,7 +167,7 @@ if (options.readme) {
     const noise = noiseWarning(phases)
       .map((line) => `${line}\n`)
       .join('');
-    await updateReadmeTable(readme, `${title}\n\n${noise}${renderPeerMode(durable)}`);
+    await updateReadmeTable(readme, `${title}\n\n${noise}${renderPeerMode(durable, { brief: true })}`);
     progress(`README.md: bench table updated`);
   }
 }

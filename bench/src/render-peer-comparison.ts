@@ -130,13 +130,33 @@ function renderRatios({ summary }: PeerModeReport): string {
   );
 }
 
+/** What each system sends per flow, by statement, at the middle concurrency: where the counts come from. */
+function renderStatementLabels({ summary }: PeerModeReport): string {
+  const c = summary.concurrencies[Math.floor(summary.concurrencies.length / 2)];
+  const tables = summary.systems
+    .filter((s) => s.concurrency === c && s.statementsByLabel.length > 0)
+    .map((s) =>
+      markdownTable(
+        [`${s.system} statements / flow at c=${c} (median over rounds)`, 'calls / flow'],
+        s.statementsByLabel
+          .filter(([, perFlow]) => perFlow >= 0.05)
+          .map(([label, perFlow]) => [`\`${label}\``, fixed(perFlow, 2)]),
+      ),
+    );
+  return tables.join('\n\n');
+}
+
 function renderCeilings({ ceilings }: PeerModeReport): string {
   const tps = ceilings.map((c) => `${fixed(c.tps, 0)} tps at ${c.clients}`).join(' / ');
   return `pgbench (\`update t set v = v + 1 where id = :id\`, random id in a 100-row table, own database, same server): ${tps} client(s).`;
 }
 
-/** The comparison for one durability mode: headline, detail with spreads, per-round ratios, ceilings. */
-export function renderPeerMode(report: PeerModeReport): string {
+/**
+ * The comparison for one durability mode: headline, ceilings, per-round ratios and, unless `brief`
+ * (the README's copy), the detail with spreads and the statements by label.
+ */
+export function renderPeerMode(report: PeerModeReport, options: { brief?: boolean } = {}): string {
+  const detail = options.brief ? [] : ['', renderDetail(report), '', renderStatementLabels(report)];
   return [
     `### ${modeTitle[report.summary.mode]}`,
     '',
@@ -145,10 +165,9 @@ export function renderPeerMode(report: PeerModeReport): string {
     renderHeadline(report),
     '',
     renderCeilings(report),
-    'R = steps/s ÷ the 4-client tps (3 steps per flow).',
-    '',
-    renderDetail(report),
+    'R = steps/s ÷ the 4-client tps (3 steps per flow); per system and concurrency in the detail table.',
     '',
     renderRatios(report),
+    ...detail,
   ].join('\n');
 }

@@ -75,6 +75,36 @@ describe('summariseMode', () => {
     expect(theirs?.r?.max).toBeCloseTo(0.6, 10);
   });
 
+  it('counts statements per flow by label over warm-up and measured flows, a label missing from a round as 0', () => {
+    const withStatements = [
+      phase({
+        system: 'DBOS',
+        round: 1,
+        concurrency: 1,
+        warmupFlows: 10,
+        flows: 90,
+        statements: [
+          { label: 'BEGIN', calls: 500, execMs: 0, variants: 1 },
+          { label: 'LISTEN x', calls: 3, execMs: 0, variants: 1 },
+        ],
+      }),
+      phase({
+        system: 'DBOS',
+        round: 2,
+        concurrency: 1,
+        warmupFlows: 0,
+        flows: 200,
+        statements: [{ label: 'BEGIN', calls: 1200, execMs: 0, variants: 1 }],
+      }),
+      phase({ system: 'DBOS', round: 3, concurrency: 1, flows: 100, warmupFlows: 0, statements: [] }),
+    ];
+    const [dbos] = summariseMode(withStatements, 'durable', null).systems;
+    expect(dbos?.statementsByLabel).toEqual([
+      ['BEGIN', 5],
+      ['LISTEN x', 0],
+    ]);
+  });
+
   it('reports no R when the ceiling is unknown', () => {
     expect(summariseMode(results, 'durable', null).systems.every((s) => s.r === null)).toBe(true);
   });

@@ -24,6 +24,16 @@ export function spread(values: readonly (number | null)[]): Spread | null {
   return { median: median(known), min: Math.min(...known), max: Math.max(...known), n: known.length };
 }
 
+/** Each statement label's calls per flow (all the phase's flows), median over phases; a phase without it counts 0. */
+function byLabel(phases: readonly PeerPhaseResult[]): [string, number][] {
+  const labels = new Set(phases.flatMap((p) => (p.statements ?? []).map((g) => g.label)));
+  const rows: [string, number][] = [...labels].map((label) => [
+    label,
+    median(phases.map((p) => (p.statements?.find((g) => g.label === label)?.calls ?? 0) / (p.warmupFlows + p.flows))),
+  ]);
+  return rows.sort((a, b) => b[1] - a[1]);
+}
+
 /** One system at one concurrency, over every round. */
 export interface SystemSummary {
   readonly system: PeerPhaseResult['system'];
@@ -39,6 +49,8 @@ export interface SystemSummary {
   readonly postgresCpuMsPerFlow: Spread | null;
   /** steps/s ÷ pgbench's 4-client tps in the same mode, per round. */
   readonly r: Spread | null;
+  /** Statements per flow by label (median over rounds), busiest first; empty without pg_stat_statements. */
+  readonly statementsByLabel: ReadonlyArray<readonly [label: string, perFlow: number]>;
 }
 
 /** Sagaflow ÷ DBOS in each round at one concurrency: above 1 means Sagaflow has more of it. */
@@ -93,6 +105,7 @@ export function summariseMode(
         nodeCpuMsPerFlow: of((r) => r.nodeCpuMsPerFlow),
         postgresCpuMsPerFlow: of((r) => r.postgresCpuMsPerFlow),
         r: ceiling4Tps === null ? null : of((r) => (r.flowsPerSecond * stepsPerFlow) / ceiling4Tps),
+        statementsByLabel: byLabel(phases),
       });
     }
   }
