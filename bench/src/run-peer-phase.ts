@@ -3,7 +3,7 @@ import { observerRole } from './observer-role.ts';
 import type { PeerSystem } from './peer-system.ts';
 import { percentile } from './percentile.ts';
 import { progress } from './progress.ts';
-import { coresBusy, readCpuTimes } from './read-cpu-times.ts';
+import { readCpuTimes, type CpuTimes } from './read-cpu-times.ts';
 import { readDatabaseCounters, waitForNoSessions } from './read-database-counters.ts';
 import { readStatementStats, type StatementGroup } from './read-statement-stats.ts';
 import { runClosedLoop } from './run-closed-loop.ts';
@@ -72,10 +72,17 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
   let cpu;
   try {
     warmup = await runClosedLoop(concurrency, plan.warmupMs, (n) => peer.runOne(n));
-    const cpuBefore = await readCpuTimes(plan.dataDir);
+    // Scanning /proc takes a while on a busy machine: Node's own time is read right at the loop's
+    // edges so the scans are not charged to the flows, and the machine's share is divided by the
+    // whole span the two scans enclose.
+    const spanStart = performance.now();
+    const serverBefore = await readCpuTimes(plan.dataDir);
+    const nodeBefore = process.cpuUsage();
     loop = await runClosedLoop(concurrency, plan.measureMs, (n) => peer.runOne(n));
-    const cpuAfter = await readCpuTimes(plan.dataDir);
-    cpu = { before: cpuBefore, after: cpuAfter };
+    const nodeAfter = process.cpuUsage();
+    const serverAfter = await readCpuTimes(plan.dataDir);
+    const nodeMs = (nodeAfter.user + nodeAfter.system - nodeBefore.user - nodeBefore.system) / 1000;
+    cpu = { serverBefore, serverAfter, nodeMs, spanMs: performance.now() - spanStart };
   } finally {
     await peer.close();
   }
@@ -84,8 +91,15 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
   const statements = plan.statementsEnabled ? await readStatementStats(adminUrl, database, observerRole) : null;
 
   const allFlows = warmup.flows + loop.flows;
-  const cores = coresBusy(cpu.before, cpu.after, loop.windowMs);
-  const perFlow = (coresValue: number) => (coresValue * loop.windowMs) / loop.flows;
+  const delta = (pick: (t: CpuTimes) => number | null) => {
+    const [from, to] = [pick(cpu.serverBefore), pick(cpu.serverAfter)];
+    return from === null || to === null ? null : to - from;
+  };
+  const postgresMs = delta((t) => t.postgresMs);
+  const machineMs = delta((t) => t.machineMs);
+  // The rest of the machine over the span: neither the flows' Node time nor PostgreSQL (the scans count here).
+  const otherCores =
+    machineMs === null || postgresMs === null ? null : Math.max(0, machineMs - postgresMs - cpu.nodeMs) / cpu.spanMs;
   const result: PeerPhaseResult = {
     system: system.name,
     mode,
@@ -101,9 +115,9 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
     statementsPerFlow: statements === null ? null : statements.reduce((sum, g) => sum + g.calls, 0) / allFlows,
     commitsPerFlow: (after.xactCommit - before.xactCommit) / allFlows,
     writeTransactionsPerFlow: (after.nextXid - before.nextXid) / allFlows,
-    nodeCpuMsPerFlow: perFlow(cores.node),
-    postgresCpuMsPerFlow: cores.postgres === null ? null : perFlow(cores.postgres),
-    otherCores: cores.other,
+    nodeCpuMsPerFlow: cpu.nodeMs / loop.flows,
+    postgresCpuMsPerFlow: postgresMs === null ? null : postgresMs / loop.flows,
+    otherCores,
     statements,
   };
   progress(
