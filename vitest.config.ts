@@ -21,6 +21,7 @@ export default defineConfig({
             'apps/web/ui/**/*.test.ts',
             'apps/web/auth/**/*.test.ts',
             'tooling/lint-rules/src/**/*.test.ts',
+            'bench/src/**/*.test.ts',
           ],
           testTimeout: 30_000,
         },

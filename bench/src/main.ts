@@ -1,20 +1,46 @@
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BenchOptionError, parseBenchOptions } from './bench-options.ts';
+import { dbosPeer } from './dbos-peer.ts';
 import { createObserverRole } from './observer-role.ts';
-import { prepareTemplateDatabase } from './prepare-template-database.ts';
-import { benchElapsedMs, progress } from './progress.ts';
+import { sagaflowPeer } from './sagaflow-peer.ts';
+import { progress, benchElapsedMs } from './progress.ts';
+import { readServerSettings } from './read-server-settings.ts';
+import type { PeerModeReport } from './render-peer-comparison.ts';
+import { renderPeerMode } from './render-peer-comparison.ts';
+import { noiseWarning, renderPeerReport } from './render-peer-report.ts';
 import { renderReport } from './render-report.ts';
 import { runDeliveryPhase } from './run-delivery-phase.ts';
 import { runLatencyPhase } from './run-latency-phase.ts';
-import { runPgbenchCeiling } from './run-pgbench-ceiling.ts';
+import { runPeerPhase, type DurabilityMode, type PeerPhaseResult } from './run-peer-phase.ts';
+import { runPgbenchCeilings } from './run-pgbench-ceiling.ts';
 import { runPgliteFloor } from './run-pglite-floor.ts';
 import { runThroughputPhase, type PhaseSetup } from './run-throughput-phase.ts';
 import { startBenchCluster } from './start-bench-cluster.ts';
-import { withPgClient } from './with-pg-client.ts';
+import { summariseMode } from './summarise-peer-comparison.ts';
+import { withDurableServer } from './with-durable-server.ts';
+import { updateReadmeTable, writeBenchResults } from './write-bench-results.ts';
 
-// `pnpm bench`: one run, about two minutes on a 2-core machine. Progress on stderr, the report
-// (markdown) on stdout. Nothing here is a pass/fail threshold. `--no-pglite` skips the last section.
+// `npm run bench`: Sagaflow and DBOS Transact side by side, durable commits then fsync off, then
+// Sagaflow alone (where its time goes). Progress on stderr, the report (markdown) on stdout and in
+// bench/results/. Nothing here is a pass/fail threshold. `--quick` is a smoke run.
+let options;
+try {
+  options = parseBenchOptions(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof BenchOptionError)) throw error;
+  process.stderr.write(`bench: ${error.option}: ${error.message}\n`);
+  process.exit(2);
+}
+const startedAt = new Date();
 const plan = {
-  ceilingSeconds: 10,
+  rounds: options.rounds,
+  concurrencies: [1, 8, 32],
+  warmupMs: options.quick ? 300 : 1_000,
+  measureMs: { durable: options.quick ? 1_500 : 5_000, 'fsync-off': options.quick ? 1_000 : 3_000 },
+  ceilingClients: [1, 4, 16],
+  ceilingSeconds: options.quick ? 2 : 5,
   latency: { flows: 500, warmup: 20, pollMs: 2 },
   throughput: [
     { concurrency: 1, startForMs: 15_000, starters: 1, maxOpen: 50 },
@@ -24,50 +50,89 @@ const plan = {
     { concurrency: 1, forMs: 8_000 },
     { concurrency: 8, forMs: 8_000 },
   ],
-  pgliteRuns: process.argv.includes('--no-pglite') ? 0 : 200,
+  pgliteRuns: options.pglite ? 200 : 0,
 };
+const planLine =
+  `Plan: ${plan.rounds} round(s) per mode at c = ${plan.concurrencies.join(', ')}; per phase ${plan.warmupMs / 1000} s ` +
+  `warm-up, then ${plan.measureMs.durable / 1000} s (durable) / ${plan.measureMs['fsync-off'] / 1000} s (fsync off) ` +
+  `measured; pgbench ${plan.ceilingSeconds} s per client count${options.quick ? ' (--quick: a smoke run)' : ''}.`;
+
+const systems = [sagaflowPeer, dbosPeer];
+const templates = { Sagaflow: 'sagaflow_template', DBOS: 'dbos_template' } as const;
 
 progress('starting a throwaway PostgreSQL 15 cluster (@sagaflow/test-postgres)');
 const { cluster, statements } = await startBenchCluster();
-let measured: Omit<Parameters<typeof renderReport>[0], 'pglite' | 'wallMs'>;
+const phases: PeerPhaseResult[] = [];
+const modes: PeerModeReport[] = [];
+let alone: Omit<Parameters<typeof renderReport>[0], 'pglite' | 'wallMs'> | null = null;
 try {
-  const serverVersion = await withPgClient(cluster.adminUrl, async (c) => {
-    const { rows } = await c.query<{ v: string; settings: string }>(
-      `select current_setting('server_version') as v,
-              string_agg(name || '=' || current_setting(name), ', ' order by name) as settings
-         from pg_settings where name in ('fsync', 'synchronous_commit', 'full_page_writes', 'shared_buffers')`,
-    );
-    return `PostgreSQL ${rows[0]?.v ?? '?'} (${rows[0]?.settings ?? '?'})`;
-  });
   await createObserverRole(cluster.adminUrl);
-  progress('migrating the template database');
-  const template = 'bench_template';
-  await prepareTemplateDatabase(cluster.adminUrl, template);
-  const setup: PhaseSetup = {
-    adminUrl: cluster.adminUrl,
-    template,
-    statementsEnabled: statements.enabled,
-    dataDir: cluster.dataDir,
+  for (const system of systems) {
+    progress(`preparing ${system.name}'s template database`);
+    await system.prepareTemplate(cluster.adminUrl, templates[system.name]);
+  }
+  const runMode = async (mode: DurabilityMode): Promise<PeerModeReport> => {
+    const server = await readServerSettings(cluster.adminUrl);
+    progress(`${mode}: ${server}`);
+    progress(`${mode}: pgbench at ${plan.ceilingClients.join('/')} clients, ${plan.ceilingSeconds} s each`);
+    const ceilings = await runPgbenchCeilings(cluster, {
+      name: `pgbench_${mode.replace('-', '_')}`,
+      clients: plan.ceilingClients,
+      seconds: plan.ceilingSeconds,
+    });
+    progress(`${mode}: pgbench ${ceilings.map((c) => `${c.tps.toFixed(0)} tps at ${c.clients}`).join(', ')}`);
+    const results: PeerPhaseResult[] = [];
+    for (let round = 1; round <= plan.rounds; round++) {
+      for (const concurrency of plan.concurrencies) {
+        for (const system of systems) {
+          results.push(
+            await runPeerPhase(system, {
+              adminUrl: cluster.adminUrl,
+              dataDir: cluster.dataDir,
+              statementsEnabled: statements.enabled,
+              mode,
+              round,
+              concurrency,
+              warmupMs: plan.warmupMs,
+              measureMs: plan.measureMs[mode],
+              template: templates[system.name],
+            }),
+          );
+        }
+      }
+    }
+    phases.push(...results);
+    const four = ceilings.find((c) => c.clients === 4)?.tps ?? null;
+    return { summary: summariseMode(results, mode, four), server, ceilings };
   };
+  progress('durable: restarting the server with fsync and synchronous_commit on');
+  modes.push(await withDurableServer(cluster, () => runMode('durable')));
+  const fsyncOff = await runMode('fsync-off');
+  modes.push(fsyncOff);
 
-  progress(`ceiling: pgbench, 4 clients, ${plan.ceilingSeconds} s`);
-  const ceiling = await runPgbenchCeiling(cluster, plan.ceilingSeconds);
-  progress(`ceiling: ${ceiling.tps.toFixed(0)} tps`);
-  const latency = await runLatencyPhase(setup, plan.latency);
-  const throughput = [];
-  for (const phase of plan.throughput) throughput.push(await runThroughputPhase(setup, phase));
-  const deliveries = [];
-  for (const phase of plan.deliveries) deliveries.push(await runDeliveryPhase(setup, phase));
-  measured = {
-    environment:
-      `${new Date().toISOString()} · Node ${process.version} · ${availableParallelism()} CPUs · ${serverVersion}, ` +
-      'a throwaway cluster on 127.0.0.1 (TCP) shared by the engine, the ceiling and the bench.',
-    statementTracking: statements,
-    ceiling,
-    throughput,
-    latency,
-    deliveries,
-  };
+  if (options.sagaflowAlone) {
+    const ceiling = fsyncOff.ceilings.find((c) => c.clients === 4);
+    if (!ceiling) throw new Error('the fsync-off pgbench ceiling at 4 clients is missing');
+    const setup: PhaseSetup = {
+      adminUrl: cluster.adminUrl,
+      template: templates.Sagaflow,
+      statementsEnabled: statements.enabled,
+      dataDir: cluster.dataDir,
+    };
+    const latency = await runLatencyPhase(setup, plan.latency);
+    const throughput = [];
+    for (const phase of plan.throughput) throughput.push(await runThroughputPhase(setup, phase));
+    const deliveries = [];
+    for (const phase of plan.deliveries) deliveries.push(await runDeliveryPhase(setup, phase));
+    alone = {
+      environment: `${fsyncOff.server}; the same cluster as above.`,
+      statementTracking: statements,
+      ceiling,
+      throughput,
+      latency,
+      deliveries,
+    };
+  }
 } finally {
   progress('stopping the cluster');
   await cluster.stop();
@@ -75,4 +140,34 @@ try {
 const pglite = plan.pgliteRuns > 0 ? await runPgliteFloor(plan.pgliteRuns) : null;
 const wallMs = benchElapsedMs();
 progress(`done in ${(wallMs / 1000).toFixed(1)} s`);
-process.stdout.write(renderReport({ ...measured, pglite, wallMs }));
+
+const environment =
+  `${startedAt.toISOString()} · Node ${process.version} · ${availableParallelism()} CPUs · one throwaway PostgreSQL 15 ` +
+  `cluster on 127.0.0.1 (TCP) shared by both systems, pgbench and the bench · @dbos-inc/dbos-sdk 5.3.0 · ` +
+  `bench wall time ${(wallMs / 1000).toFixed(0)} s.`;
+const peerMarkdown = renderPeerReport({ environment, plan: planLine, modes, phases });
+const markdown = [peerMarkdown, ...(alone ? [renderReport({ ...alone, pglite, wallMs })] : [])].join('\n');
+process.stdout.write(markdown);
+
+const benchDir = dirname(dirname(fileURLToPath(import.meta.url)));
+const written = await writeBenchResults(join(benchDir, 'results'), startedAt, options.quick, markdown, {
+  startedAt: startedAt.toISOString(),
+  wallMs,
+  options,
+  plan,
+  modes: modes.map((m) => ({ mode: m.summary.mode, server: m.server, ceilings: m.ceilings, summary: m.summary })),
+  phases,
+});
+progress(`results: ${written.join(', ')}`);
+if (options.readme) {
+  const durable = modes.find((m) => m.summary.mode === 'durable');
+  if (durable) {
+    const readme = join(dirname(benchDir), 'README.md');
+    const title = `Latest run: ${startedAt.toISOString().slice(0, 10)}, ${plan.rounds} round(s), medians; full report ${written[0]?.slice(dirname(benchDir).length + 1)}.`;
+    const noise = noiseWarning(phases)
+      .map((line) => `${line}\n`)
+      .join('');
+    await updateReadmeTable(readme, `${title}\n\n${noise}${renderPeerMode(durable, { brief: true })}`);
+    progress(`README.md: bench table updated`);
+  }
+}

@@ -23,7 +23,7 @@ export interface BenchReport {
 /** The whole report, as markdown, for stdout. */
 export function renderReport(report: BenchReport): string {
   return [
-    `# Sagaflow bench`,
+    `# Sagaflow alone on the fsync-off server: where the time goes`,
     '',
     report.environment,
     '',

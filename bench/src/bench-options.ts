@@ -1,0 +1,79 @@
+import { parseArgs } from 'node:util';
+
+/** What one `npm run bench` does, from its command line. */
+export interface BenchOptions {
+  /** A smoke run: one round, short windows, no Sagaflow-alone sections, no PGlite. */
+  readonly quick: boolean;
+  /** Interleaved rounds of the Sagaflow ÷ DBOS comparison, per durability mode. */
+  readonly rounds: number;
+  /** The Sagaflow-alone sections (latency breakdown, open-loop throughput, deliveries). */
+  readonly sagaflowAlone: boolean;
+  readonly pglite: boolean;
+  /** Rewrite the bench table in the root README (default: full runs only). */
+  readonly readme: boolean;
+}
+
+/** A bad command-line flag: `option` names it, the message says what is accepted. */
+export class BenchOptionError extends Error {
+  constructor(
+    readonly option: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BenchOptionError';
+  }
+}
+
+const maxRounds = 20;
+
+/**
+ * Parses the bench's flags: `--quick`, `--rounds N` (1–20, default 3, or 1 with `--quick`),
+ * `--peer-only`, `--no-pglite`, `--readme` / `--no-readme`. Unknown flags are refused by name.
+ */
+export function parseBenchOptions(argv: readonly string[]): BenchOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      // `npm run bench -- --quick` can reach us with the `--` still in front through pnpm.
+      args: argv.filter((arg) => arg !== '--'),
+      strict: true,
+      allowPositionals: false,
+      options: {
+        quick: { type: 'boolean', default: false },
+        rounds: { type: 'string' },
+        'peer-only': { type: 'boolean', default: false },
+        'no-pglite': { type: 'boolean', default: false },
+        readme: { type: 'boolean' },
+        'no-readme': { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const option = /'(-{1,2}[\w-]+)/.exec(message)?.[1] ?? 'argv';
+    throw new BenchOptionError(
+      option,
+      `${message}. Accepted: --quick, --rounds N, --peer-only, --no-pglite, --readme, --no-readme.`,
+    );
+  }
+  const quick = values.quick;
+  let rounds = quick ? 1 : 3;
+  if (values.rounds !== undefined) {
+    rounds = Number(values.rounds);
+    if (!Number.isInteger(rounds) || rounds < 1 || rounds > maxRounds) {
+      throw new BenchOptionError(
+        '--rounds',
+        `--rounds must be a whole number from 1 to ${maxRounds}, got ${JSON.stringify(values.rounds)}.`,
+      );
+    }
+  }
+  if (values.readme === true && values['no-readme']) {
+    throw new BenchOptionError('--readme', '--readme and --no-readme contradict each other; give one.');
+  }
+  return {
+    quick,
+    rounds,
+    sagaflowAlone: !quick && !values['peer-only'],
+    pglite: !quick && !values['no-pglite'],
+    readme: values.readme ?? (!quick && !values['no-readme']),
+  };
+}

@@ -1,0 +1,32 @@
+/** What a closed loop saw: one latency per flow, and the time from the first start to the last finish. */
+export interface ClosedLoopResult {
+  readonly flows: number;
+  readonly latenciesMs: number[];
+  readonly windowMs: number;
+}
+
+/**
+ * `concurrency` clients, each running one flow at a time back to back (start it, wait until it
+ * finished, start the next) until `forMs` have passed since the first start; flows in flight then
+ * finish and are counted. Latency is the client's view: the call that starts a flow to the moment
+ * its completion is known. `runOne` gets a sequence number unique within the loop.
+ */
+export async function runClosedLoop(
+  concurrency: number,
+  forMs: number,
+  runOne: (n: number) => Promise<void>,
+): Promise<ClosedLoopResult> {
+  const latenciesMs: number[] = [];
+  let next = 0;
+  const startedAt = performance.now();
+  const client = async () => {
+    while (performance.now() - startedAt < forMs) {
+      const n = next++;
+      const t = performance.now();
+      await runOne(n);
+      latenciesMs.push(performance.now() - t);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, client));
+  return { flows: latenciesMs.length, latenciesMs, windowMs: performance.now() - startedAt };
+}

@@ -1,0 +1,128 @@
+import { createDatabase } from '@sagaflow/test-postgres';
+import { observerRole } from './observer-role.ts';
+import type { PeerSystem } from './peer-system.ts';
+import { percentile } from './percentile.ts';
+import { progress } from './progress.ts';
+import { readCpuTimes, type CpuTimes } from './read-cpu-times.ts';
+import { readDatabaseCounters, waitForNoSessions } from './read-database-counters.ts';
+import { readStatementStats, type StatementGroup } from './read-statement-stats.ts';
+import { runClosedLoop } from './run-closed-loop.ts';
+
+/** Durable commits (the headline) or the test cluster's fsync-off settings (secondary). */
+export type DurabilityMode = 'durable' | 'fsync-off';
+
+export interface PeerPhasePlan {
+  readonly adminUrl: string;
+  readonly dataDir: string;
+  readonly statementsEnabled: boolean;
+  readonly mode: DurabilityMode;
+  readonly round: number;
+  readonly concurrency: number;
+  readonly warmupMs: number;
+  readonly measureMs: number;
+  /** The database holding the system's schema, cloned for this phase. */
+  readonly template: string;
+}
+
+/** One system at one concurrency in one round: what the report compares. */
+export interface PeerPhaseResult {
+  readonly system: PeerSystem['name'];
+  readonly mode: DurabilityMode;
+  readonly round: number;
+  readonly concurrency: number;
+  readonly database: string;
+  readonly warmupFlows: number;
+  /** Flows in the measured window (after warm-up). */
+  readonly flows: number;
+  readonly windowMs: number;
+  readonly flowsPerSecond: number;
+  readonly latencyP50Ms: number;
+  readonly latencyP99Ms: number;
+  /** pg_stat_statements calls in the phase's database (BEGIN/COMMIT included) ÷ every flow run in it. */
+  readonly statementsPerFlow: number | null;
+  /** pg_stat_database.xact_commit of the phase's database ÷ every flow run in it. */
+  readonly commitsPerFlow: number;
+  /** Transaction ids assigned (transactions that wrote or locked rows), cluster-wide ÷ every flow run. */
+  readonly writeTransactionsPerFlow: number;
+  /** process.cpuUsage() over the measured window ÷ its flows. */
+  readonly nodeCpuMsPerFlow: number;
+  /** The postmaster's and its children's CPU (/proc) over the measured window ÷ its flows. */
+  readonly postgresCpuMsPerFlow: number | null;
+  /** The rest of the machine (other processes), in cores, over the measured window: noise when high. */
+  readonly otherCores: number | null;
+  /** The phase's statements by label, busiest first. */
+  readonly statements: StatementGroup[] | null;
+}
+
+/**
+ * Runs `system` on a fresh clone of its template: connect, a closed-loop warm-up (JIT, pools,
+ * caches), then the measured closed loop, then close. Counts per flow come from the database's
+ * counters read with nobody connected before and after (PostgreSQL 15 flushes a backend's counters
+ * lazily, always on exit), so they cover warm-up and measured flows and the connect and close; rates,
+ * latencies and CPU cover the measured window only.
+ */
+export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Promise<PeerPhaseResult> {
+  const { adminUrl, mode, round, concurrency } = plan;
+  const database = `${system.name}_${mode}_r${round}_c${concurrency}`.toLowerCase().replaceAll('-', '_');
+  const url = await createDatabase(adminUrl, database, { template: plan.template });
+  const before = await readDatabaseCounters(adminUrl, database);
+  const peer = await system.open(url, concurrency);
+  let warmup;
+  let loop;
+  let cpu;
+  try {
+    warmup = await runClosedLoop(concurrency, plan.warmupMs, (n) => peer.runOne(n));
+    // Scanning /proc takes a while on a busy machine: Node's own time is read right at the loop's
+    // edges so the scans are not charged to the flows, and the machine's share is divided by the
+    // whole span the two scans enclose.
+    const spanStart = performance.now();
+    const serverBefore = await readCpuTimes(plan.dataDir);
+    const nodeBefore = process.cpuUsage();
+    loop = await runClosedLoop(concurrency, plan.measureMs, (n) => peer.runOne(n));
+    const nodeAfter = process.cpuUsage();
+    const serverAfter = await readCpuTimes(plan.dataDir);
+    const nodeMs = (nodeAfter.user + nodeAfter.system - nodeBefore.user - nodeBefore.system) / 1000;
+    cpu = { serverBefore, serverAfter, nodeMs, spanMs: performance.now() - spanStart };
+  } finally {
+    await peer.close();
+  }
+  await waitForNoSessions(adminUrl, database);
+  const after = await readDatabaseCounters(adminUrl, database);
+  const statements = plan.statementsEnabled ? await readStatementStats(adminUrl, database, observerRole) : null;
+
+  const allFlows = warmup.flows + loop.flows;
+  const delta = (pick: (t: CpuTimes) => number | null) => {
+    const [from, to] = [pick(cpu.serverBefore), pick(cpu.serverAfter)];
+    return from === null || to === null ? null : to - from;
+  };
+  const postgresMs = delta((t) => t.postgresMs);
+  const machineMs = delta((t) => t.machineMs);
+  // The rest of the machine over the span: neither the flows' Node time nor PostgreSQL (the scans count here).
+  const otherCores =
+    machineMs === null || postgresMs === null ? null : Math.max(0, machineMs - postgresMs - cpu.nodeMs) / cpu.spanMs;
+  const result: PeerPhaseResult = {
+    system: system.name,
+    mode,
+    round,
+    concurrency,
+    database,
+    warmupFlows: warmup.flows,
+    flows: loop.flows,
+    windowMs: loop.windowMs,
+    flowsPerSecond: (loop.flows * 1000) / loop.windowMs,
+    latencyP50Ms: percentile(loop.latenciesMs, 50),
+    latencyP99Ms: percentile(loop.latenciesMs, 99),
+    statementsPerFlow: statements === null ? null : statements.reduce((sum, g) => sum + g.calls, 0) / allFlows,
+    commitsPerFlow: (after.xactCommit - before.xactCommit) / allFlows,
+    writeTransactionsPerFlow: (after.nextXid - before.nextXid) / allFlows,
+    nodeCpuMsPerFlow: cpu.nodeMs / loop.flows,
+    postgresCpuMsPerFlow: postgresMs === null ? null : postgresMs / loop.flows,
+    otherCores,
+    statements,
+  };
+  progress(
+    `${mode} round ${round} c=${concurrency} ${system.name}: ${result.flowsPerSecond.toFixed(0)} flows/s, ` +
+      `p50 ${result.latencyP50Ms.toFixed(1)} ms (${loop.flows} flows in ${(loop.windowMs / 1000).toFixed(1)} s)`,
+  );
+  return result;
+}

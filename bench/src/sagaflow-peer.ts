@@ -1,0 +1,42 @@
+import { createBenchFlow } from './bench-flow.ts';
+import { openBenchEngine } from './open-bench-engine.ts';
+import type { OpenPeer, PeerSystem } from './peer-system.ts';
+import { prepareTemplateDatabase } from './prepare-template-database.ts';
+
+/**
+ * Sagaflow as the comparison drives it: one engine whose worker pool runs `concurrency` runs at
+ * once; a flow is started with `startFlow` and known finished from the engine's `run.finished`
+ * event, which is emitted after the transaction that finished the run committed.
+ */
+export const sagaflowPeer: PeerSystem = {
+  name: 'Sagaflow',
+  prepareTemplate: prepareTemplateDatabase,
+  async open(url, concurrency): Promise<OpenPeer> {
+    const bench = createBenchFlow();
+    const { db, engine } = await openBenchEngine(url, concurrency, bench);
+    const waiting = new Map<string, (status: string) => void>();
+    // A run can in principle finish before startFlow has returned its id to the waiter.
+    const early = new Map<string, string>();
+    const unsubscribe = engine.events.on('run.finished', ({ runId, status }) => {
+      const resolve = waiting.get(runId);
+      if (resolve) {
+        waiting.delete(runId);
+        resolve(status);
+      } else early.set(runId, status);
+    });
+    engine.startWorkers();
+    return {
+      async runOne(n) {
+        const { runId } = await engine.startFlow(bench.flow, { n });
+        const status = early.get(runId) ?? (await new Promise<string>((resolve) => waiting.set(runId, resolve)));
+        early.delete(runId);
+        if (status !== 'Completed') throw new Error(`Sagaflow run ${runId} finished ${status}, not Completed`);
+      },
+      async close() {
+        unsubscribe();
+        await engine.stopWorkers();
+        await db.close();
+      },
+    };
+  },
+};
