@@ -4,6 +4,7 @@ import type { ReactNode } from 'react';
 import { SessionMenu } from '@/auth/session-menu';
 import { ConsoleProviders } from '@/trpc/console-providers';
 import './global.css';
+import '../repairs/repairs.css';
 
 export const metadata: Metadata = {
   title: { default: 'Sagaflow console', template: '%s · Sagaflow' },

@@ -12,6 +12,7 @@ import { PendingNotice } from '@/ui/pending-notice';
 import { SelectionBar } from '@/ui/selection-bar';
 import { StaleBanner } from '@/ui/stale-banner';
 import { useNow } from '@/ui/use-now';
+import { BulkRepair } from './bulk-repair';
 import { RunStatusCounts } from './run-status-counts';
 import { RunsFilterBar } from './runs-filter-bar';
 import { pageInputFor, wantsStuck, type RunsFilter } from './runs-filter';
@@ -68,7 +69,9 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
       ) : null}
       {shown && shown.length > 0 ? (
         <>
-          <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="run" />
+          <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="run">
+            <BulkRepair runs={shown} selected={selected} />
+          </SelectionBar>
           <RunsTable runs={shown} now={now} selected={selected} onSelect={setSelected} />
         </>
       ) : null}
