@@ -2,6 +2,8 @@ import { TRPCClientError } from '@trpc/client';
 import { apiErrorInfo } from '@/trpc/api-error';
 import type { CurrentState } from './redraft';
 
+const stateMoved = 'the expected state no longer holds';
+
 /** What a refused repair's 409 carries (ADR 0019): the state now and what blocks it. */
 export interface RepairRejection {
   /** The state changed under the draft (a conflict), or the command cannot apply as things are. */
@@ -17,9 +19,12 @@ export function repairRejection(error: unknown): RepairRejection | null {
   const info = apiErrorInfo(error);
   if (info.httpStatus !== 409) return null;
   const repair = (error.data as { repair?: { current?: unknown; blockers?: unknown } } | undefined)?.repair;
-  const blockers = Array.isArray(repair?.blockers) ? repair.blockers.filter((b) => typeof b === 'string') : [];
+  const all = Array.isArray(repair?.blockers) ? repair.blockers.filter((b) => typeof b === 'string') : [];
+  // A changed state is reported as this blocker (and "drafted against … but … is now …").
+  const changed = all.includes(stateMoved) || / but the \w+ is now /.test(info.message);
+  const blockers = all.filter((b) => b !== stateMoved);
   return {
-    kind: info.code === 'CONFLICT' && blockers.length === 0 ? 'changed' : 'refused',
+    kind: changed ? 'changed' : 'refused',
     current: (repair?.current ?? null) as CurrentState | null,
     blockers,
     message: info.message,

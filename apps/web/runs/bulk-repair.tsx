@@ -13,7 +13,7 @@ import { repairLabels } from './run-repairs';
 
 const bulkKinds = ['run.kick', 'run.cancel', 'run.expire', 'run.terminate'] as const;
 
-interface BulkDraft {
+export interface BulkDraft {
   kind: string;
   idempotencyKey: string;
   /** Each run with the status the list showed when the bulk repair was drafted. */
@@ -27,19 +27,25 @@ type PreviewItem =
   | { expectedHolds: boolean; applicable: boolean; blockers: string[]; actual: { runStatus?: string } };
 
 /**
- * A bulk repair of the selected runs (operators only): choose the command, preview it per run
- * against the status each showed, give one reason, apply; then each run's outcome. Each run is its
- * own repair with its own expected status and audit row, so one that moved is rejected alone.
+ * The bulk repair picker in the selection bar (operators only): choose the command and draft it
+ * over the selected runs, each against the status the list shows for it.
  */
-export function BulkRepair({ runs, selected }: { runs: RunSummary[]; selected: ReadonlySet<string> }) {
+export function BulkRepairPicker({
+  runs,
+  selected,
+  onDraft,
+}: {
+  runs: RunSummary[];
+  selected: ReadonlySet<string>;
+  onDraft: (draft: BulkDraft) => void;
+}) {
   const canRepair = useRoleAllows('operator');
   const id = useId();
   const [kind, setKind] = useState<string>('run.kick');
-  const [draft, setDraft] = useState<BulkDraft | null>(null);
   if (!canRepair) return null;
   const draftNow = () => {
     const chosen = runs.filter((r) => selected.has(r.id));
-    setDraft({
+    onDraft({
       kind,
       idempotencyKey: newKey(),
       items: chosen
@@ -61,12 +67,16 @@ export function BulkRepair({ runs, selected }: { runs: RunSummary[]; selected: R
       <button type="button" data-testid="bulk-preview" onClick={draftNow}>
         Preview for {selected.size} run{selected.size === 1 ? '' : 's'}
       </button>
-      {draft ? <BulkDraftPanel key={draft.idempotencyKey} draft={draft} onClose={() => setDraft(null)} /> : null}
     </>
   );
 }
 
-function BulkDraftPanel({ draft, onClose }: { draft: BulkDraft; onClose: () => void }) {
+/**
+ * A drafted bulk repair: its preview per run against the status each showed, one reason, apply; then
+ * each run's outcome. Each run is its own repair with its own expected status and audit row, so one
+ * that moved is rejected alone. Kept on screen while the list moves on (the runs may leave its filter).
+ */
+export function BulkDraftPanel({ draft, onClose }: { draft: BulkDraft; onClose: () => void }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [reason, setReason] = useState('');
