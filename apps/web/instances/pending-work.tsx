@@ -1,5 +1,6 @@
 import { Timestamp } from '@/ui/timestamp';
 import type { InstanceDetail } from './instance-types';
+import { ScrollBox } from '@/ui/scroll-box';
 
 /** The instance's pending timeouts (soonest first): each fires only in the state it expects. */
 export function PendingTimeouts({ timeouts, now }: { timeouts: InstanceDetail['timeouts']; now: number }) {
@@ -9,7 +10,7 @@ export function PendingTimeouts({ timeouts, now }: { timeouts: InstanceDetail['t
       {timeouts.length === 0 ? (
         <p className="empty">No timeout is pending.</p>
       ) : (
-        <div className="table-scroll">
+        <ScrollBox label="Pending timeouts">
           <table className="table">
             <thead>
               <tr>
@@ -35,7 +36,7 @@ export function PendingTimeouts({ timeouts, now }: { timeouts: InstanceDetail['t
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
     </section>
   );
@@ -49,7 +50,7 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
       {outbox.length === 0 ? (
         <p className="empty">It has emitted no outbox message.</p>
       ) : (
-        <div className="table-scroll">
+        <ScrollBox label="Outbox rows">
           <table className="table">
             <thead>
               <tr>
@@ -78,7 +79,7 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
               ))}
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
       )}
     </section>
   );

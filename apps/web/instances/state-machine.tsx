@@ -6,6 +6,7 @@ import ELK from 'elkjs/lib/elk.bundled.js';
 import { useEffect, useId, useMemo, useState } from 'react';
 import type { InstanceDetail } from './instance-types';
 import { machineEdges, type MachineEdge } from './state-machine-graph';
+import { ScrollBox } from '@/ui/scroll-box';
 
 const elk = new ELK();
 const nodeHeight = 40;
@@ -125,7 +126,7 @@ export function StateMachine({ detail }: { detail: InstanceDetail }) {
           <p className="muted">Laying out…</p>
         )}
       </div>
-      <div className="table-scroll">
+      <ScrollBox label="State machine transitions">
         <table className="table" data-testid="sm-table">
           <caption className="muted">
             The state machine in text: every transition, what takes it, how often it was taken.
@@ -153,7 +154,7 @@ export function StateMachine({ detail }: { detail: InstanceDetail }) {
             ))}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
     </figure>
   );
 }

@@ -10,6 +10,7 @@ import type { RunSummary } from '@/trpc/api-types';
 import { useTRPC } from '@/trpc/trpc-context';
 import { isOpenRun } from './run-statuses';
 import { repairLabels } from './run-repairs';
+import { ScrollBox } from '@/ui/scroll-box';
 
 const bulkKinds = ['run.kick', 'run.cancel', 'run.expire', 'run.terminate'] as const;
 
@@ -108,7 +109,7 @@ export function BulkDraftPanel({ draft, onClose }: { draft: BulkDraft; onClose: 
           Could not preview: {apiErrorInfo(preview.error).message}
         </p>
       ) : null}
-      <div className="table-scroll">
+      <ScrollBox label="Bulk repair items">
         <table className="table" data-testid="bulk-items">
           <thead>
             <tr>
@@ -159,7 +160,7 @@ export function BulkDraftPanel({ draft, onClose }: { draft: BulkDraft; onClose: 
             })}
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
       {apply.isSuccess ? (
         <p className="notice notice-ok" role="status" data-testid="bulk-applied">
           Applied to {apply.data.applied} of {draft.items.length}.

@@ -1,5 +1,6 @@
 import type { RunDetail } from '@/trpc/api-types';
 import { Timestamp } from '@/ui/timestamp';
+import { ScrollBox } from '@/ui/scroll-box';
 
 const secs = (s: number) => (s % 60 === 0 ? `${s / 60} min` : `${s} s`);
 
@@ -15,7 +16,7 @@ export function TimingPolicy({ detail, now }: { detail: RunDetail; now: number }
   return (
     <section id="timing" data-testid="timing-policy">
       <h2>Timing policy</h2>
-      <div className="table-scroll">
+      <ScrollBox label="Timing policy">
         <table className="table">
           <thead>
             <tr>
@@ -91,7 +92,7 @@ export function TimingPolicy({ detail, now }: { detail: RunDetail; now: number }
             </tr>
           </tbody>
         </table>
-      </div>
+      </ScrollBox>
     </section>
   );
 }
