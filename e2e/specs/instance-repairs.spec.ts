@@ -2,7 +2,8 @@ import type { Page } from '@playwright/test';
 import { randomUUID } from 'node:crypto';
 import { completesAtOnce } from '../fixtures/demo-order-answers.ts';
 import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
-import { mutateViaConsole, queryViaConsole } from '../fixtures/sign-in-accounts.ts';
+import { accounts } from '../fixtures/accounts.ts';
+import { mutateViaConsole, queryViaConsole, signInViaConsole } from '../fixtures/sign-in-accounts.ts';
 import { startDemoStack, type DemoStack } from '../fixtures/start-demo-stack.ts';
 import { expect, test } from '../fixtures/test.ts';
 
@@ -41,8 +42,8 @@ test.describe('instance repairs on the demo traffic', () => {
     (await query<{ items: InstanceRow[] }>('instances.page', { processName: 'demo.fulfilment', limit: 200, ...input }))
       .items;
   const detail = (id: string) => query<InstanceDetail>('instances.get', { id });
-  const open = async (page: Page, id: string) => {
-    await page.context().addCookies([{ name: 'sagaflow_session', value: demo().sessionCookie, url: demo().baseUrl }]);
+  const open = async (page: Page, id: string, cookie = demo().sessionCookie) => {
+    await page.context().addCookies([{ name: 'sagaflow_session', value: cookie, url: demo().baseUrl }]);
     await page.goto(`${demo().baseUrl}/instances/${id}`);
     await expect(page.getByTestId('instance-status')).toBeVisible();
   };
@@ -166,6 +167,27 @@ test.describe('instance repairs on the demo traffic', () => {
     await expect(page.getByTestId('instance-status')).toHaveText('COMPLETED');
     await expect(page.locator('[data-testid="history-row"][data-outcome="repair"]')).toHaveCount(2);
     await saveScreenshot(page, testInfo, 'instance-command-applied');
+  });
+
+  test('a viewer sees the instance, its machine and its history, and no repair control', async ({ page }) => {
+    const { name, password, role } = accounts.viewer;
+    await mutateViaConsole(demo().baseUrl, demo().sessionCookie, 'operators.create', {
+      name,
+      displayName: name,
+      role,
+      password,
+    });
+    const viewer = await signInViaConsole(demo().baseUrl, 'viewer');
+    const target = await waitFor(
+      'a quarantined instance',
+      async () => (await instances({ status: ['QUARANTINED'] }))[0],
+    );
+    await open(page, target.id, viewer);
+    await expect(page.getByTestId('signed-in-role')).toHaveText('viewer');
+    await expect(page.getByTestId('state-machine')).toBeVisible();
+    await expect(page.getByTestId('history-row').first()).toBeVisible();
+    await expect(page.getByTestId('instance-repairs')).toHaveCount(0);
+    await expect(page.getByTestId('release-skip')).toHaveCount(0);
   });
 
   test.describe('at 390 px wide', () => {

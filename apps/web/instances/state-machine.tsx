@@ -1,6 +1,6 @@
 'use client';
 
-import { Background, MarkerType, ReactFlow, type Edge, type Node } from '@xyflow/react';
+import { Background, MarkerType, Position, ReactFlow, type Edge, type Node } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import ELK from 'elkjs/lib/elk.bundled.js';
 import { useEffect, useId, useMemo, useState } from 'react';
@@ -29,7 +29,7 @@ async function layout(states: string[], edges: MachineEdge[]): Promise<Record<st
 }
 
 const triggerText = (e: MachineEdge) =>
-  e.triggers.map((t) => (t.kind === 'timeout' ? `⏱ ${t.name}` : t.name)).join(', ');
+  e.triggers.map((t) => (t.kind === 'timeout' ? `timeout ${t.name}` : t.name)).join(', ');
 
 /**
  * The process's state machine, drawn (React Flow, laid out by ELK) from describeProcess: every state,
@@ -70,6 +70,9 @@ export function StateMachine({ detail }: { detail: InstanceDetail }) {
           className: ['sm-node', current ? 'sm-current' : '', final.has(s) ? 'sm-final' : ''].join(' '),
           style: { width: nodeWidth(s) + (current ? 64 : 0), height: nodeHeight },
           domAttributes: { 'data-testid': 'sm-node', 'data-state': s, 'data-current': current ? 'yes' : 'no' },
+          // ELK lays the graph out left to right: edges leave on the right and arrive on the left.
+          sourcePosition: Position.Right,
+          targetPosition: Position.Left,
           draggable: false,
           connectable: false,
           selectable: false,
