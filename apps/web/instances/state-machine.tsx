@@ -1,6 +1,6 @@
 'use client';
 
-import { Background, MarkerType, Position, ReactFlow, type Edge, type Node } from '@xyflow/react';
+import { Background, Controls, MarkerType, Position, ReactFlow, type Edge, type Node } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
 import ELK from 'elkjs/lib/elk.bundled.js';
 import { useEffect, useId, useMemo, useState } from 'react';
@@ -20,16 +20,26 @@ async function layout(states: string[], edges: MachineEdge[]): Promise<Record<st
       'elk.algorithm': 'layered',
       'elk.direction': 'RIGHT',
       'elk.spacing.nodeNode': '40',
-      'elk.layered.spacing.nodeNodeBetweenLayers': '90',
+      'elk.layered.spacing.nodeNodeBetweenLayers': '30',
+      'elk.edgeLabels.inline': 'true',
     },
     children: states.map((s) => ({ id: s, width: nodeWidth(s), height: nodeHeight })),
-    edges: edges.filter((e) => e.from !== e.to).map((e) => ({ id: e.id, sources: [e.from], targets: [e.to] })),
+    // Each edge's label is given its size, so ELK leaves room for it between the layers.
+    edges: edges
+      .filter((e) => e.from !== e.to)
+      .map((e) => ({
+        id: e.id,
+        sources: [e.from],
+        targets: [e.to],
+        labels: [{ text: edgeLabel(e), width: edgeLabel(e).length * 5.5, height: 12 }],
+      })),
   });
   return Object.fromEntries((graph.children ?? []).map((c) => [c.id, { x: c.x ?? 0, y: c.y ?? 0 }]));
 }
 
 const triggerText = (e: MachineEdge) =>
   e.triggers.map((t) => (t.kind === 'timeout' ? `timeout ${t.name}` : t.name)).join(', ');
+const edgeLabel = (e: MachineEdge) => `${triggerText(e)}${e.taken > 0 ? ` ×${e.taken}` : ''}`;
 
 /**
  * The process's state machine, drawn (React Flow, laid out by ELK) from describeProcess: every state,
@@ -85,7 +95,7 @@ export function StateMachine({ detail }: { detail: InstanceDetail }) {
       id: e.id,
       source: e.from,
       target: e.to,
-      label: `${triggerText(e)}${e.taken > 0 ? ` ×${e.taken}` : ''}`,
+      label: edgeLabel(e),
       markerEnd: { type: MarkerType.ArrowClosed },
       className: e.taken > 0 ? 'sm-edge sm-taken' : 'sm-edge',
       animated: false,
@@ -124,6 +134,7 @@ export function StateMachine({ detail }: { detail: InstanceDetail }) {
             minZoom={0.2}
           >
             <Background gap={24} />
+            <Controls showInteractive={false} />
           </ReactFlow>
         ) : (
           <p className="muted">Laying out…</p>
