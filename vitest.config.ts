@@ -20,6 +20,8 @@ export default defineConfig({
             'apps/web/runs/**/*.test.ts',
             'apps/web/ui/**/*.test.ts',
             'apps/web/auth/**/*.test.ts',
+            'apps/web/repairs/**/*.test.ts',
+            'apps/web/instances/**/*.test.ts',
             'tooling/lint-rules/src/**/*.test.ts',
             'bench/src/**/*.test.ts',
           ],

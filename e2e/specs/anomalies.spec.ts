@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from '@playwright/test';
 import type { AppRouter } from '@sagaflow/control';
-import { expectNoSeriousAxeViolations, expectNoSidewaysScroll, keepScreenshot } from '../fixtures/page-checks.ts';
+import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
 import { expect, test } from '../fixtures/test.ts';
 
 type AnomaliesPage = AppRouter['anomalies']['page']['_def']['$types']['output'];
@@ -58,7 +58,7 @@ test('the anomaly log on a real stack: a filter that matches nothing says so, ke
   await page.getByRole('button', { name: 'Apply' }).click();
   await expect(page).toHaveURL(/\/anomalies\?code=replan_failed&since=1h$/);
   await expect(page.getByTestId('anomalies-empty')).toContainText('No anomaly matches this filter');
-  await keepScreenshot(page, testInfo, 'anomalies-empty');
+  await saveScreenshot(page, testInfo, 'anomalies-empty');
   await page.getByRole('link', { name: 'Show every anomaly' }).click();
   await expect(page).toHaveURL(/\/anomalies$/);
 });
@@ -80,8 +80,8 @@ test('entries link to their run and step, filters reach the API, and Load more f
   await page.getByTestId('load-more').click();
   await expect(rows).toHaveCount(60);
   await expect(page.getByTestId('list-end')).toContainText('All 60 matching anomalies shown');
-  await keepScreenshot(page, testInfo, 'anomalies');
-  await expectNoSeriousAxeViolations(page);
+  await saveScreenshot(page, testInfo, 'anomalies');
+  await expectNoSeriousAxeViolation(page);
 
   // A code is a link that filters by it; the filter is what the API is asked.
   await rows.nth(1).getByRole('link', { name: 'outcome_rejected' }).click();
@@ -106,6 +106,6 @@ test.describe('at 390 px wide', () => {
     await fakeAnomalies(page, () => ({ items: entries.slice(0, 10), nextCursor: null }));
     await page.goto('/anomalies');
     await expect(page.getByTestId('anomaly-entry').first()).toBeVisible();
-    await expectNoSidewaysScroll(page, 390);
+    await expectNoSideScroll(page);
   });
 });

@@ -1,14 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Page, TestInfo } from '@playwright/test';
 import { storageStatePath } from '../fixtures/accounts.ts';
+import { saveScreenshot } from '../fixtures/page-checks.ts';
 import { expect, startRunViaApi, test } from '../fixtures/test.ts';
-
-/** Saves a full-page screenshot as a test artifact (attached to the report and kept in test-results). */
-async function screenshot(page: Page, testInfo: TestInfo, name: string) {
-  const path = testInfo.outputPath(`${name}.png`);
-  await page.screenshot({ path, fullPage: true });
-  await testInfo.attach(name, { path, contentType: 'image/png' });
-}
 
 /**
  * Issue 10 E2E, ADR 0020: a two-person command waits for a second operator. The operator terminates
@@ -41,7 +34,7 @@ test('a terminate waits for a second operator, who approves it from the queue; t
   await expect(mine.getByTestId('approval-drafter')).toHaveText('e2e-operator');
   await expect(mine.getByTestId('approval-own')).toBeVisible();
   await expect(mine.getByTestId('approval-approve')).toHaveCount(0);
-  await screenshot(page, testInfo, 'approvals-queue-drafter');
+  await saveScreenshot(page, testInfo, 'approvals-queue-drafter');
 
   // A second operator approves it.
   const approverContext = await browser.newContext({ storageState: storageStatePath('approver') });
@@ -50,7 +43,7 @@ test('a terminate waits for a second operator, who approves it from the queue; t
   await expect(approver.getByTestId('signed-in-role')).toHaveText('operator');
   const waiting = approver.getByTestId('approval').filter({ hasText: runId.slice(0, 8) });
   await expect(waiting.getByTestId('approval-preview')).toContainText('Terminated');
-  await screenshot(approver, testInfo, 'approvals-queue-approver');
+  await saveScreenshot(approver, testInfo, 'approvals-queue-approver');
   await waiting.getByTestId('approval-approve').click();
   // Applied, it leaves the waiting queue; the decided view shows who approved it.
   await expect(waiting).toHaveCount(0);
@@ -58,7 +51,7 @@ test('a terminate waits for a second operator, who approves it from the queue; t
   const decided = approver.getByTestId('approval').filter({ hasText: runId.slice(0, 8) });
   await expect(decided.getByTestId('approval-status')).toHaveText('applied');
   await expect(decided).toContainText('e2e-approver');
-  await screenshot(approver, testInfo, 'approvals-decided');
+  await saveScreenshot(approver, testInfo, 'approvals-decided');
   await approverContext.close();
 
   await page.goto(`/runs/${runId}`);
@@ -96,7 +89,7 @@ test.describe('a viewer', () => {
     await expect(page.getByTestId('approval-reject')).toHaveCount(0);
     await expect(page.getByTestId('approval-policy-summary')).toContainText('run.terminate');
     await expect(page.getByTestId('approval-policy-form')).toHaveCount(0);
-    await screenshot(page, testInfo, 'approvals-queue-viewer');
+    await saveScreenshot(page, testInfo, 'approvals-queue-viewer');
   });
 });
 
@@ -114,7 +107,7 @@ test.describe('an admin', () => {
     await form.getByRole('button', { name: 'Save policy' }).click();
     await expect(form.getByTestId('approval-policy-summary')).toContainText('any bulk repair over 5 targets');
     await expect(form.getByTestId('approval-policy-summary')).toContainText('set by admin');
-    await screenshot(page, testInfo, 'approvals-policy-admin');
+    await saveScreenshot(page, testInfo, 'approvals-policy-admin');
     // Back to the default threshold: the other specs rely on the default policy.
     await page.getByTestId('approval-policy-threshold').fill('10');
     await page.getByRole('button', { name: 'Save policy' }).click();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { expectNoSeriousAxeViolations, expectNoSidewaysScroll, keepScreenshot } from '../fixtures/page-checks.ts';
+import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
 import { expect, startRunViaApi, test } from '../fixtures/test.ts';
 
 test('definitions: the flows and processes this control plane runs, with their open runs, linked to the lists', async ({
@@ -17,8 +17,8 @@ test('definitions: the flows and processes this control plane runs, with their o
   const fulfilment = page.locator('[data-testid="process-row"][data-process="demo.fulfilment"]');
   await expect(fulfilment).toContainText('starts in AwaitingPayment');
   await expect(fulfilment).toContainText('operator commands: RetryRefund');
-  await keepScreenshot(page, testInfo, 'definitions');
-  await expectNoSeriousAxeViolations(page);
+  await saveScreenshot(page, testInfo, 'definitions');
+  await expectNoSeriousAxeViolation(page);
 
   await reservation.getByRole('link', { name: 'open runs →' }).click();
   await expect(page).toHaveURL(/\/runs\?status=open&flow=demo\.reservation$/);
@@ -30,6 +30,6 @@ test.describe('at 390 px wide', () => {
   test('definitions do not scroll sideways', async ({ page }) => {
     await page.goto('/definitions');
     await expect(page.getByTestId('flows-table')).toBeVisible();
-    await expectNoSidewaysScroll(page, 390);
+    await expectNoSideScroll(page);
   });
 });

@@ -1,78 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
-import { accounts } from '../fixtures/accounts.ts';
-import { freePort } from '../fixtures/free-port.ts';
-import { startProcessGroup, type ProcessGroup } from '../fixtures/process-group.ts';
+import { startDemoStack, type DemoStack } from '../fixtures/start-demo-stack.ts';
 import { expect, test } from '../fixtures/test.ts';
-import { signInViaConsole } from '../fixtures/sign-in-accounts.ts';
-import { waitUntilAnswers } from '../fixtures/wait-until-answers.ts';
 
 // The shared stack runs no message feed, and nothing in the API delivers process messages. So this
 // file starts its own control plane WITH the demo feed (which sends a poison note at once, and offers
 // it again every 3 s like a broker) and a 1 s quarantine budget, plus the built console in front of it.
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-
-interface DemoStack {
-  baseUrl: string;
-  /** The session cookie of this stack's own first admin (the shared stack's sessions mean nothing here). */
-  sessionCookie: string;
-  stop(): Promise<void>;
-}
-
-async function startDemoStack(): Promise<DemoStack> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sagaflow-e2e-instances-'));
-  const groups: ProcessGroup[] = [];
-  const stop = async () => {
-    for (const g of [...groups].reverse()) await g.stop();
-    rmSync(dataDir, { recursive: true, force: true });
-  };
-  const env = (extra: Record<string, string>) => {
-    const e: NodeJS.ProcessEnv = { ...process.env, ...extra };
-    delete e.DATABASE_URL;
-    return e;
-  };
-  try {
-    const [controlPort, webPort] = [await freePort(), await freePort()];
-    const controlUrl = `http://127.0.0.1:${controlPort}`;
-    const control = startProcessGroup(
-      'demo control plane',
-      join(repoRoot, 'node_modules', '.bin', 'tsx'),
-      ['src/main.ts'],
-      {
-        cwd: join(repoRoot, 'apps', 'control'),
-        env: env({
-          CONTROL_HOST: '127.0.0.1',
-          CONTROL_PORT: String(controlPort),
-          SAGAFLOW_DATA_DIR: join(dataDir, 'pglite'),
-          SAGAFLOW_DEMO: '1',
-          SAGAFLOW_DEMO_INTERVAL_MS: '5000',
-          SAGAFLOW_ADMIN_PASSWORD: accounts.admin.password,
-          SAGAFLOW_ENGINE_CONFIG: JSON.stringify({ processes: { quarantine_after_seconds: 1 } }),
-          LOG_LEVEL: 'warn',
-        }),
-      },
-    );
-    groups.push(control);
-    await waitUntilAnswers(`${controlUrl}/healthz`, control, 90_000);
-    const web = startProcessGroup(
-      'demo web console',
-      process.execPath,
-      [join(repoRoot, 'scripts', 'pnpm.mjs'), 'exec', 'next', 'start', '-p', String(webPort), '-H', '127.0.0.1'],
-      { cwd: join(repoRoot, 'apps', 'web'), env: env({ CONTROL_URL: controlUrl, NEXT_TELEMETRY_DISABLED: '1' }) },
-    );
-    groups.push(web);
-    const baseUrl = `http://127.0.0.1:${webPort}`;
-    await waitUntilAnswers(`${baseUrl}/instances`, web, 60_000);
-    return { baseUrl, sessionCookie: await signInViaConsole(baseUrl, 'admin'), stop };
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-}
 
 test.describe('a quarantined instance, fed by the demo message feed', () => {
   let stack: DemoStack | null = null;
@@ -113,7 +45,7 @@ test.describe('a quarantined instance, fed by the demo message feed', () => {
     await expect(banner.getByRole('heading')).toHaveText(/^Quarantined: /);
     await expect(banner.getByTestId('failure-message-id')).toContainText(`CustomerNoteAdded with id note-${key}`);
     await expect(banner.getByTestId('failure-error')).toHaveText(/^PoisonNoteError: cannot handle note "poison: /);
-    await expect(banner.getByTestId('failure-hint')).toContainText('Release (retry / skip) is coming');
+    await expect(banner.getByTestId('failure-hint')).toContainText('then release the instance');
     await expect(banner.getByRole('button')).toHaveCount(0);
 
     const history = page.getByTestId('history-row');

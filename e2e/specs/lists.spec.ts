@@ -92,12 +92,12 @@ test('search by business key finds the run; the filter is in the URL and a reloa
   await expect(page).toHaveURL(/[?&]stalled=1440/);
   await expect(page.getByTestId('runs-empty')).toContainText('No runs match this filter');
 
-  // The run id finds it too; ticking it offers bulk actions, disabled until repairs exist.
+  // The run id finds it too; ticking it offers the bulk repairs.
   await page.goto(`/runs?q=${runId}`);
   await expect(page.getByTestId('run-row')).toHaveAttribute('data-run-id', runId);
   await page.getByTestId('run-select').check();
   await expect(page.getByTestId('selection-bar')).toContainText('1 run selected');
-  await expect(page.getByRole('button', { name: 'Bulk actions (coming with repairs)' })).toBeDisabled();
+  await expect(page.getByTestId('bulk-preview')).toHaveText('Preview for 1 run');
 });
 
 test.describe('at 390 px wide', () => {

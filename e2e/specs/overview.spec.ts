@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { APIRequestContext } from '@playwright/test';
-import { expectNoSeriousAxeViolations, expectNoSidewaysScroll, keepScreenshot } from '../fixtures/page-checks.ts';
+import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
 import { expect, startDemoRunViaApi, test } from '../fixtures/test.ts';
 
 /** Starts demo orders through the console's API and waits until each has finished. */
@@ -61,7 +61,7 @@ test('the landing page is the overview: needs attention first, then charts drawn
   await expect(page.getByTestId('chart-state-age-empty')).toBeVisible();
   await expect(page.getByTestId('chart-anomalies')).toBeVisible();
   await expect(page.getByTestId('chart-outbox')).toBeVisible();
-  await keepScreenshot(page, testInfo, 'overview');
+  await saveScreenshot(page, testInfo, 'overview');
 
   // The window is chosen from a select and kept in the URL; per hour, the same runs are still there.
   await page.getByTestId('chart-window').selectOption('24h');
@@ -70,7 +70,7 @@ test('the landing page is the overview: needs attention first, then charts drawn
   await expect(runs).toHaveAttribute('data-has-data', 'true');
   await page.reload();
   await expect(page.getByTestId('chart-window')).toHaveValue('24h');
-  await expectNoSeriousAxeViolations(page);
+  await expectNoSeriousAxeViolation(page);
 });
 
 test('the charts refresh on their own: a run finished while the page is open is drawn without a reload', async ({
@@ -109,6 +109,6 @@ test.describe('at 390 px wide', () => {
     await finishedDemoRuns(request, 1);
     await page.goto('/');
     await expect(page.getByTestId('chart-runs')).toHaveAttribute('data-has-data', 'true');
-    await expectNoSidewaysScroll(page, 390);
+    await expectNoSideScroll(page);
   });
 });

@@ -60,6 +60,9 @@ test('a repair drafted against a status that has moved says the run changed and 
   await draft.getByTestId('repair-reason').fill('too late');
   await draft.getByTestId('repair-apply').click();
   await expect(draft.getByTestId('repair-conflict')).toContainText('The run changed: now Terminated');
+  // A finished run is never changed: there is nothing to redraft it against.
+  await expect(draft.getByTestId('repair-no-redraft')).toContainText('It cannot be redrafted: it is Terminated');
+  await expect(draft.getByTestId('repair-redraft')).toHaveCount(0);
 });
 
 test.describe('a viewer', () => {

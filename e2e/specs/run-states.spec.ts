@@ -16,6 +16,12 @@ test('a stuck run leads with its reason verbatim, what to do about it, and a way
   await expect(banner.getByTestId('stuck-hint')).toContainText("a listener inside the engine's transaction failed", {
     ignoreCase: true,
   });
+  // When it became stuck and why, from its run.stuck event; the anomaly sits on the step it happened to.
+  await expect(page.getByTestId('stuck-period')).toContainText(stuckReason);
+  await expect(page.getByTestId('stuck-period')).toContainText('still stuck');
+  const step4 = page.locator('[data-testid="timeline-step"][data-sequence="4"]');
+  await expect(step4.getByTestId('timeline-anomaly')).toHaveAttribute('data-code', 'claim_not_committed');
+  await expect(page.getByTestId('timeline-parallel')).toContainText('2 steps side by side');
   await banner.getByRole('link', { name: /1 anomaly/ }).click();
   await expect(page).toHaveURL(/#anomalies$/);
   await expect(page.getByTestId('anomaly-row')).toContainText(['claim_not_committed']);

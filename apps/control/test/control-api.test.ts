@@ -36,6 +36,14 @@ describe('control plane API over HTTP', () => {
       ['demo.reserve-stock', 'Completed'],
       ['demo.ship-order', 'Completed'],
     ]);
+    // Seed 000's four dials as this plane applies them (its config is the defaults: all off but the TTLs).
+    expect(detail.timing).toEqual({
+      deadlineDefaults: { runSeconds: null, actionSeconds: null, compensationSeconds: null },
+      runTimeoutSeconds: null,
+      lock: { enabled: false, ttlSeconds: 900 },
+      repairGrace: { enabled: false, graceSeconds: 60, redispatchStaleRunning: true },
+      reclaim: { actions: { enabled: false, afterSeconds: 900 }, compensations: { enabled: false, afterSeconds: 900 } },
+    });
     const list = await api.runs.list.query({ status: ['Completed'] });
     expect(list.map((r) => r.id)).toContain(runId);
   });

@@ -131,6 +131,34 @@ describe('instances API over HTTP (PostgreSQL)', () => {
     expect(ids(await api.instances.list.query({ status: 'ACTIVE', limit: 200 }))).not.toContain(id);
   });
 
+  it('an instance waiting on a silent carrier shows its pending timeout, the outbox rows it emitted, and the states to draw', async () => {
+    const orderId = orderWhere((id) => reserved(id) && !booked(id));
+    const id = instanceIdOf(
+      await deliver({ id: `payment-${orderId}`, type: 'PaymentCaptured', payload: { orderId, paymentId: 'PAY-3' } }),
+    );
+    let detail = await api.instances.get.query({ id });
+    for (let i = 0; i < 400 && detail.instance.currentState !== 'BookingShipment'; i++) {
+      await sleep(25);
+      detail = await api.instances.get.query({ id });
+    }
+    expect(detail.instance.currentState).toBe('BookingShipment');
+    expect(detail.timeouts).toEqual([
+      expect.objectContaining({ name: 'ShipmentTimeout', expectedState: 'BookingShipment', attempts: 0 }),
+    ]);
+    expect(Date.parse(detail.timeouts[0]?.dueAt ?? '')).toBeGreaterThan(Date.now());
+    // Newest first; the payload stays out of the page's read.
+    expect(detail.outbox.map((o) => [o.type, o.destination])).toEqual([
+      ['BookShipment', 'demo.shipping'],
+      ['ReserveInventory', 'demo.inventory'],
+    ]);
+    expect(detail.outbox[0]).not.toHaveProperty('payload');
+    expect(detail.process).toMatchObject({ registered: true, initial: 'AwaitingPayment' });
+    expect(detail.process.states).toContain('ManualReview');
+    expect(detail.process.transitions).toContainEqual(
+      expect.objectContaining({ on: 'ShipmentTimeout', kind: 'timeout', from: ['BookingShipment'], to: 'Refunding' }),
+    );
+  });
+
   it('bad input gets a 400 naming the field; an unknown instance is a 404 naming it', async () => {
     expect(await rejection(api.instances.get.query({ id: 'not-a-uuid' }))).toMatchObject({
       status: 400,

@@ -5,6 +5,7 @@ import { ApprovalsNavLink } from '@/approvals/approvals-nav-link';
 import { SessionMenu } from '@/auth/session-menu';
 import { ConsoleProviders } from '@/trpc/console-providers';
 import './global.css';
+import '../repairs/repairs.css';
 
 export const metadata: Metadata = {
   title: { default: 'Sagaflow console', template: '%s · Sagaflow' },

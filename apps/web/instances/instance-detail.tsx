@@ -8,12 +8,20 @@ import { useNow } from '@/ui/use-now';
 import { InstanceFacts } from './instance-facts';
 import { InstanceFailureBanner } from './instance-failure-banner';
 import { InstanceLoadError } from './instance-load-error';
+import { InstanceRepairs } from './instance-repairs';
 import { InstanceStatusBadge } from './instance-status-badge';
+import { KeptMessages } from './kept-messages';
 import { OperatorCommands } from './operator-commands';
+import { InstanceOutbox, PendingTimeouts } from './pending-work';
+import { StateMachine } from './state-machine';
 import { TransitionHistoryTable } from './transition-history-table';
 import './instances.css';
 
-/** One instance: why it stopped (if it did), facts, history and commands; polls while not completed. */
+/**
+ * One instance: why it stopped (if it did), facts, its repairs (for operators), the process's state
+ * machine with where it is, history, kept messages, pending timeouts, outbox rows and the process's
+ * commands; polls while not completed.
+ */
 export function InstanceDetailView({ id }: { id: string }) {
   const trpc = useTRPC();
   const now = useNow();
@@ -33,39 +41,52 @@ export function InstanceDetailView({ id }: { id: string }) {
       pendingLabel={`Loading instance ${id}…`}
       loadError={(error, retry) => <InstanceLoadError id={id} error={error} onRetry={retry} />}
     >
-      {({ instance, history, historyTruncated, operatorCommands, process }) => (
-        <>
-          <InstanceFailureBanner instance={instance} now={now} />
-          <div className="page-head">
-            <h1 className="run-title">
-              {instance.processName} <span className="mono">{instance.correlationKey}</span>{' '}
-              <InstanceStatusBadge status={instance.status} testId="instance-status" />
-            </h1>
-            <span className="muted">
-              {instance.status === 'COMPLETED' ? 'Completed · not refreshing' : 'Refreshing every 2 s'}
-            </span>
-          </div>
-          {!process.registered ? (
-            <p className="notice notice-warn">
-              Process {instance.processName} is not registered with this control plane: its commands are unknown here.
-            </p>
-          ) : null}
-          <InstanceFacts instance={instance} now={now} />
-          <DownloadHistoryLink kind="instance" id={instance.id} />
-          <section id="history">
-            <h2>History</h2>
-            <TransitionHistoryTable history={history} truncated={historyTruncated} />
-          </section>
-          <section id="commands">
-            <h2>Operator commands</h2>
-            <OperatorCommands
-              commands={operatorCommands}
-              currentState={instance.currentState}
-              status={instance.status}
-            />
-          </section>
-        </>
-      )}
+      {(data) => {
+        const { instance, history, historyTruncated, operatorCommands, process } = data;
+        return (
+          <>
+            <InstanceFailureBanner instance={instance} now={now} />
+            <div className="page-head">
+              <h1 className="run-title">
+                {instance.processName} <span className="mono">{instance.correlationKey}</span>{' '}
+                <InstanceStatusBadge status={instance.status} testId="instance-status" />
+              </h1>
+              <span className="muted">
+                {instance.status === 'COMPLETED' ? 'Completed · not refreshing' : 'Refreshing every 2 s'}
+              </span>
+            </div>
+            {!process.registered ? (
+              <p className="notice notice-warn">
+                Process {instance.processName} is not registered with this control plane: its commands are unknown here.
+              </p>
+            ) : null}
+            <InstanceFacts instance={instance} now={now} />
+            <DownloadHistoryLink kind="instance" id={instance.id} />
+            <InstanceRepairs detail={data} />
+            {process.registered ? (
+              <section id="state-machine">
+                <h2>State machine</h2>
+                <StateMachine detail={data} />
+              </section>
+            ) : null}
+            <section id="history">
+              <h2>History</h2>
+              <TransitionHistoryTable history={history} truncated={historyTruncated} />
+            </section>
+            <KeptMessages history={history} />
+            <PendingTimeouts timeouts={data.timeouts} now={now} />
+            <InstanceOutbox outbox={data.outbox} now={now} />
+            <section id="commands">
+              <h2>Operator commands</h2>
+              <OperatorCommands
+                commands={operatorCommands}
+                currentState={instance.currentState}
+                status={instance.status}
+              />
+            </section>
+          </>
+        );
+      }}
     </DetailFrame>
   );
 }

@@ -3,8 +3,7 @@ import type { InstanceSummary } from './instance-types';
 
 /**
  * The first thing on a failing instance's page: the message it stopped (or keeps failing) on, the
- * error word for word, and what an operator can do. Release is not in the console yet: said so,
- * with no button that would do nothing.
+ * error word for word, and what an operator can do (release is under Repairs below, for operators).
  */
 export function InstanceFailureBanner({ instance, now }: { instance: InstanceSummary; now: number }) {
   const f = instance.failure;
@@ -48,8 +47,8 @@ export function InstanceFailureBanner({ instance, now }: { instance: InstanceSum
             While quarantined it skips its own later messages (they show as skipped below) and its timers do not fire;
             other instances go on, and nothing is deleted. Fixing the cause does not resume it. Find why the message
             fails (the error above, the service logs), fix that, then <strong>release</strong> the instance: retry the
-            message it stopped on, or skip it and move on. Release (retry / skip) is coming to the console as an audited
-            command; it is not available here yet.
+            message it stopped on, or skip it and move on (under <a href="#repairs">Repairs</a>, for operators; the
+            release is audited).
           </>
         ) : (
           <>

@@ -1,8 +1,8 @@
 import type { InstanceOperatorCommand } from './instance-types';
 
 /**
- * The repairs the process defines, and which the instance accepts in its current state. Listed, not
- * runnable: running them from the console comes with the audited repair commands.
+ * The repairs the process defines, and which the instance accepts in its current state (operators run
+ * them from the Repairs section's forms).
  */
 export function OperatorCommands({
   commands,
@@ -23,7 +23,7 @@ export function OperatorCommands({
           : status === 'ACTIVE'
             ? `None is accepted in ${currentState}.`
             : `None applies: the instance is ${status}.`}{' '}
-        Running them from the console is coming with the audited repair commands.
+        Operators run them under Repairs.
       </p>
       <ul className="command-list" data-testid="operator-commands">
         {commands.map((c) => (

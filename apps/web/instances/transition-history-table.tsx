@@ -2,6 +2,7 @@ import { ClockTime } from '@/ui/clock-time';
 import { formatDateTime } from '@/ui/format-time';
 import { JsonInline } from '@/ui/json-block';
 import type { InstanceTransition } from './instance-types';
+import { ScrollBox } from '@/ui/scroll-box';
 
 /** How each outcome the engine records reads, and how its row looks: only applied and repair moved it. */
 const outcomes: Record<string, { label: string; tone: string; row: string | undefined }> = {
@@ -26,50 +27,52 @@ export function TransitionHistoryTable({ history, truncated }: { history: Instan
       {truncated ? (
         <p className="muted">Showing the newest {history.length} transitions; older ones are left out.</p>
       ) : null}
-      <table className="table" data-testid="history-table">
-        <thead>
-          <tr>
-            <th>At</th>
-            <th>Message</th>
-            <th>From → to</th>
-            <th>Outcome</th>
-            <th>Detail</th>
-          </tr>
-        </thead>
-        <tbody>
-          {history.map((t) => {
-            const o = outcomes[t.outcome] ?? { label: t.outcome, tone: 'muted', row: undefined };
-            const detail = t.detail as Record<string, unknown> | null;
-            const reason = t.outcome === 'ignored' && typeof detail?.reason === 'string' ? detail.reason : null;
-            return (
-              <tr key={t.id} data-testid="history-row" data-outcome={t.outcome} className={o.row}>
-                <td className="nowrap" title={formatDateTime(t.at)}>
-                  <ClockTime iso={t.at} />
-                </td>
-                <td>
-                  {t.messageType} <code className="muted">{t.messageId}</code>
-                </td>
-                <td className="nowrap">
-                  {t.from === t.to ? (
-                    <>
-                      {t.from} <span className="muted">(stayed)</span>
-                    </>
-                  ) : (
-                    `${t.from} → ${t.to}`
-                  )}
-                </td>
-                <td className="nowrap">
-                  <span className={`badge badge-${o.tone}`} data-testid="history-outcome">
-                    {o.label}
-                  </span>
-                  {reason ? <span className="muted"> {reasonText[reason] ?? reason}</span> : null}
-                </td>
-                <td>{detail !== null && Object.keys(detail).length > 0 ? <JsonInline value={detail} /> : null}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <ScrollBox label="Transition history">
+        <table className="table" data-testid="history-table">
+          <thead>
+            <tr>
+              <th>At</th>
+              <th>Message</th>
+              <th>From → to</th>
+              <th>Outcome</th>
+              <th>Detail</th>
+            </tr>
+          </thead>
+          <tbody>
+            {history.map((t) => {
+              const o = outcomes[t.outcome] ?? { label: t.outcome, tone: 'muted', row: undefined };
+              const detail = t.detail as Record<string, unknown> | null;
+              const reason = t.outcome === 'ignored' && typeof detail?.reason === 'string' ? detail.reason : null;
+              return (
+                <tr key={t.id} data-testid="history-row" data-outcome={t.outcome} className={o.row}>
+                  <td className="nowrap" title={formatDateTime(t.at)}>
+                    <ClockTime iso={t.at} />
+                  </td>
+                  <td>
+                    {t.messageType} <code className="muted">{t.messageId}</code>
+                  </td>
+                  <td className="nowrap">
+                    {t.from === t.to ? (
+                      <>
+                        {t.from} <span className="muted">(stayed)</span>
+                      </>
+                    ) : (
+                      `${t.from} → ${t.to}`
+                    )}
+                  </td>
+                  <td className="nowrap">
+                    <span className={`badge badge-${o.tone}`} data-testid="history-outcome">
+                      {o.label}
+                    </span>
+                    {reason ? <span className="muted"> {reasonText[reason] ?? reason}</span> : null}
+                  </td>
+                  <td>{detail !== null && Object.keys(detail).length > 0 ? <JsonInline value={detail} /> : null}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </ScrollBox>
       <p className="muted">
         Exact redeliveries of a message already handled are dropped by the inbox and leave no row here.
       </p>

@@ -15,11 +15,15 @@ import { RunLoadError } from './run-load-error';
 import { RunRepairs } from './run-repairs';
 import { isOpenRun } from './run-statuses';
 import { RunStuckBanner } from './run-stuck-banner';
+import { RunTimeline, StuckHistory } from './run-timeline';
 import { StepsTable } from './steps-table';
+import { TimingPolicy } from './timing-policy';
 
 /**
- * One run: why it is stuck (if it is), header, steps, compensations and anomalies (when there are
- * any) and timeline; polls every second until the run reaches a terminal status.
+ * One run: why it is stuck (if it is) with its safe repairs, header, the timeline of its steps
+ * (attempts, events, anomalies and compensations where they happened), when it was stuck, the
+ * timing policy it runs under, steps, compensations, anomalies and events; polls every second until
+ * the run reaches a terminal status.
  */
 export function RunDetailView({ id }: { id: string }) {
   const trpc = useTRPC();
@@ -38,35 +42,44 @@ export function RunDetailView({ id }: { id: string }) {
       pendingLabel={`Loading run ${id}…`}
       loadError={(error, retry) => <RunLoadError id={id} error={error} onRetry={retry} />}
     >
-      {({ run, actions, compensations, anomalies, events }) => (
-        <>
-          {run.stuckReason ? <RunStuckBanner reason={run.stuckReason} anomalyCount={anomalies.length} /> : null}
-          {run.leftUndone ? <RunLeftUndone leftUndone={run.leftUndone} /> : null}
-          <RunHeader run={run} now={now} />
-          <DownloadHistoryLink kind="run" id={run.id} />
-          <RunRepairs run={run} />
-          <section id="steps">
-            <h2>Steps</h2>
-            <StepsTable steps={actions} childRunIds={childRunIds(events)} now={now} />
-          </section>
-          {compensations.length > 0 ? (
-            <section id="compensations" data-testid="compensations">
-              <h2>Compensations</h2>
-              <CompensationsTable compensations={compensations} steps={actions} now={now} />
+      {(detail) => {
+        const { run, actions, compensations, anomalies, events } = detail;
+        return (
+          <>
+            {run.stuckReason ? <RunStuckBanner reason={run.stuckReason} anomalyCount={anomalies.length} /> : null}
+            {run.leftUndone ? <RunLeftUndone leftUndone={run.leftUndone} /> : null}
+            <RunHeader run={run} now={now} />
+            <DownloadHistoryLink kind="run" id={run.id} />
+            <RunRepairs run={run} steps={actions} />
+            <section id="timeline">
+              <h2>Timeline</h2>
+              <RunTimeline detail={detail} now={now} />
             </section>
-          ) : null}
-          {anomalies.length > 0 ? (
-            <section id="anomalies" data-testid="anomalies">
-              <h2>Anomalies</h2>
-              <AnomaliesTable anomalies={anomalies} />
+            <StuckHistory detail={detail} now={now} />
+            <TimingPolicy detail={detail} now={now} />
+            <section id="steps">
+              <h2>Steps</h2>
+              <StepsTable steps={actions} childRunIds={childRunIds(events)} now={now} />
             </section>
-          ) : null}
-          <section id="events">
-            <h2>Events</h2>
-            <EventsTimeline events={events} />
-          </section>
-        </>
-      )}
+            {compensations.length > 0 ? (
+              <section id="compensations" data-testid="compensations">
+                <h2>Compensations</h2>
+                <CompensationsTable compensations={compensations} steps={actions} now={now} />
+              </section>
+            ) : null}
+            {anomalies.length > 0 ? (
+              <section id="anomalies" data-testid="anomalies">
+                <h2>Anomalies</h2>
+                <AnomaliesTable anomalies={anomalies} />
+              </section>
+            ) : null}
+            <section id="events">
+              <h2>Events</h2>
+              <EventsTimeline events={events} />
+            </section>
+          </>
+        );
+      }}
     </DetailFrame>
   );
 }

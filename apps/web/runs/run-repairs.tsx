@@ -1,50 +1,42 @@
 'use client';
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { TRPCClientError } from '@trpc/client';
-import Link from 'next/link';
+import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useRoleAllows } from '@/auth/use-session';
+import { RepairDraftPanel } from '@/repairs/repair-draft-panel';
+import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
 import type { RunDetail } from '@/trpc/api-types';
-import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
+import { RunRepairForms } from './run-repair-forms';
 
-/** The repairs this panel drafts: those whose target is the run itself and that take no parameters. */
-const runRepairs = ['run.kick', 'run.cancel', 'run.expire', 'run.terminate'] as const;
-type RunRepair = (typeof runRepairs)[number];
-const labels: Record<RunRepair, string> = {
+/** The repairs that take no parameters: one click drafts them. */
+const buttonRepairs = ['run.kick', 'run.cancel', 'run.expire', 'run.terminate'] as const;
+export const repairLabels: Record<string, string> = {
   'run.kick': 'Kick',
   'run.cancel': 'Cancel (with compensation)',
   'run.expire': 'Expire now',
   'run.terminate': 'Terminate (no compensation)',
+  'run.signal': 'Send a signal',
+  'run.retry_step': 'Retry a step',
+  'run.complete_step': 'Complete a step by hand',
+  'run.resume_from_step': 'Resume from a step',
 };
 
-interface Draft {
-  kind: RunRepair;
-  target: { runId: string };
-  /** The status the page showed when the operator chose the repair: apply is refused if it moved. */
-  expected: { runStatus: string };
-  idempotencyKey: string;
-}
-
-/** "The run changed: now X" from a 409's `data.repair.current`, or null for any other error. */
-function conflictStatus(error: unknown): string | null {
-  if (!(error instanceof TRPCClientError)) return null;
-  const repair = (error.data as { repair?: { current?: { runStatus?: unknown } } } | undefined)?.repair;
-  const status = repair?.current?.runStatus;
-  return apiErrorInfo(error).httpStatus === 409 && typeof status === 'string' ? status : null;
-}
-
 /**
- * The run's safe repairs (by its status and stuck reason) as buttons, for operators only. A click
- * previews what the repair would do, asks for a reason, and applies it against the status shown.
+ * The run's safe repairs (by its status and stuck reason), for operators only: the parameterless
+ * ones as buttons, the others (signal, step commands) as forms. Whatever is drafted is previewed,
+ * needs a reason, and is applied against the state shown; a rejection offers a redraft.
  */
-export function RunRepairs({ run }: { run: RunDetail['run'] }) {
+export function RunRepairs({ run, steps }: { run: RunDetail['run']; steps: RunDetail['actions'] }) {
   const canRepair = useRoleAllows('operator');
-  const [draft, setDraft] = useState<Draft | null>(null);
-  const kinds = runRepairs.filter((k) => (run.safeRepairs as readonly string[]).includes(k));
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [draft, setDraft] = useState<{ command: DraftCommand; title: string } | null>(null);
+  const safe = run.safeRepairs as readonly string[];
+  const kinds = buttonRepairs.filter((k) => safe.includes(k));
   // An open draft stays while the run moves on (polling), so its outcome or conflict is still shown.
-  if (!canRepair || (kinds.length === 0 && draft === null)) return null;
+  if (!canRepair || (safe.length === 0 && draft === null)) return null;
+  const start = (command: DraftCommand) => setDraft({ command, title: repairLabels[command.kind] ?? command.kind });
   return (
     <section id="repairs" data-testid="run-repairs">
       <h2>Repairs</h2>
@@ -55,130 +47,31 @@ export function RunRepairs({ run }: { run: RunDetail['run'] }) {
             type="button"
             data-testid={`repair-${kind}`}
             onClick={() =>
-              setDraft({
+              start({
                 kind,
                 target: { runId: run.id },
                 expected: { runStatus: run.status },
-                idempotencyKey: crypto.randomUUID(),
+                idempotencyKey: newKey(),
+                params: {},
               })
             }
           >
-            {labels[kind]}
+            {repairLabels[kind]}
           </button>
         ))}
       </div>
-      {draft ? <RepairDraft key={draft.idempotencyKey} draft={draft} onClose={() => setDraft(null)} /> : null}
+      <RunRepairForms run={run} steps={steps} safe={safe} onDraft={start} />
+      {draft ? (
+        <RepairDraftPanel
+          key={draft.command.idempotencyKey}
+          draft={draft.command}
+          title={draft.title}
+          noun={draft.command.target && 'stepSequence' in draft.command.target ? 'step' : 'run'}
+          onRedraft={(next) => setDraft({ ...draft, command: next })}
+          onClose={() => setDraft(null)}
+          onApplied={() => void queryClient.invalidateQueries(trpc.runs.get.pathFilter())}
+        />
+      ) : null}
     </section>
-  );
-}
-
-function RepairDraft({ draft, onClose }: { draft: Draft; onClose: () => void }) {
-  const trpc = useTRPC();
-  const queryClient = useQueryClient();
-  const [reason, setReason] = useState('');
-  const preview = useQuery(
-    trpc.repairs.preview.queryOptions(
-      // A preview writes nothing, so it needs no reason yet; the engine still requires the field.
-      { ...draft, reason: 'preview' },
-      { retry: false, staleTime: Infinity },
-    ),
-  );
-  const apply = useMutation(
-    trpc.repairs.applyOne.mutationOptions({
-      onSettled: () => queryClient.invalidateQueries(trpc.runs.get.pathFilter()),
-    }),
-  );
-  const changedTo = apply.isError ? conflictStatus(apply.error) : null;
-  const effects = preview.data?.effects;
-  return (
-    <div className="repair-draft" data-testid="repair-draft">
-      <p>
-        <strong>{labels[draft.kind]}</strong>, drafted against status <code>{draft.expected.runStatus}</code>.
-      </p>
-      {preview.isPending ? <p className="muted">Previewing…</p> : null}
-      {preview.isError ? (
-        <p className="notice notice-bad" role="alert">
-          Could not preview: {apiErrorInfo(preview.error).message}
-        </p>
-      ) : null}
-      {preview.data ? (
-        <ul data-testid="repair-preview">
-          {effects?.transitions.map((t) => (
-            <li key={`t-${t.subject}`}>
-              {t.subject}: {t.from} → {t.to}
-            </li>
-          ))}
-          {effects?.compensations.map((c) => (
-            <li key={`c-${c.actionSequence}`}>
-              compensates step {c.actionSequence} ({c.name})
-            </li>
-          ))}
-          {effects?.jobs.map((j) => (
-            <li key={`j-${j.availableAt}`}>sends a fresh job for the run</li>
-          ))}
-          {effects?.notes.map((n) => (
-            <li key={`n-${n}`}>{n}</li>
-          ))}
-          {preview.data.blockers.map((b) => (
-            <li key={`b-${b}`} className="notice-bad">
-              cannot apply: {b}
-            </li>
-          ))}
-          {preview.data.expectedHolds ? null : <li className="notice-bad">the run has changed since it was shown</li>}
-        </ul>
-      ) : null}
-      {apply.isSuccess && apply.data.status === 'awaiting_approval' ? (
-        <p className="notice notice-warn" role="status" data-testid="repair-awaiting-approval">
-          Sent for approval: the approval policy holds {labels[draft.kind].toLowerCase()} for a second operator. Nothing
-          is done until one approves it.{' '}
-          <Link href={`/approvals?id=${apply.data.approvalId}#approval-${apply.data.approvalId}`}>
-            See it in the approvals queue
-          </Link>
-        </p>
-      ) : apply.isSuccess ? (
-        <p className="notice notice-ok" role="status" data-testid="repair-applied">
-          Applied{apply.data.replayed ? ' (already applied with this key)' : ''}.
-        </p>
-      ) : (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            apply.mutate({ ...draft, reason: reason.trim() });
-          }}
-        >
-          <label>
-            Reason{' '}
-            <input
-              data-testid="repair-reason"
-              value={reason}
-              required
-              maxLength={1000}
-              onChange={(e) => setReason(e.target.value)}
-            />
-          </label>{' '}
-          <button
-            type="submit"
-            className="primary"
-            data-testid="repair-apply"
-            disabled={apply.isPending || reason.trim() === '' || !preview.data?.applicable}
-          >
-            {apply.isPending ? 'Applying…' : 'Apply'}
-          </button>{' '}
-          <button type="button" onClick={onClose}>
-            Close
-          </button>
-        </form>
-      )}
-      {changedTo !== null ? (
-        <p className="notice notice-bad" role="alert" data-testid="repair-conflict">
-          The run changed: now {changedTo}. Nothing was done; choose the repair again to draft it against the run as it
-          is.
-        </p>
-      ) : apply.isError ? (
-        <p className="notice notice-bad" role="alert">
-          Not applied: {apiErrorInfo(apply.error).message}
-        </p>
-      ) : null}
-    </div>
   );
 }

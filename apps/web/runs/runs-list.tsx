@@ -12,6 +12,7 @@ import { PendingNotice } from '@/ui/pending-notice';
 import { SelectionBar } from '@/ui/selection-bar';
 import { StaleBanner } from '@/ui/stale-banner';
 import { useNow } from '@/ui/use-now';
+import { BulkDraftPanel, BulkRepairPicker, type BulkDraft } from './bulk-repair';
 import { RunStatusCounts } from './run-status-counts';
 import { RunsFilterBar } from './runs-filter-bar';
 import { pageInputFor, wantsStuck, type RunsFilter } from './runs-filter';
@@ -28,6 +29,7 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
   const trpc = useTRPC();
   const now = useNow();
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [bulk, setBulk] = useState<BulkDraft | null>(null);
   const runs = useInfiniteQuery(
     trpc.runs.page.infiniteQueryOptions(pageInputFor(filter), {
       getNextPageParam: (last) => last.nextCursor ?? undefined,
@@ -66,9 +68,12 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
           <p>{apiErrorInfo(runs.error).message}</p>
         </ErrorPanel>
       ) : null}
+      {bulk ? <BulkDraftPanel key={bulk.idempotencyKey} draft={bulk} onClose={() => setBulk(null)} /> : null}
       {shown && shown.length > 0 ? (
         <>
-          <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="run" />
+          <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="run">
+            <BulkRepairPicker runs={shown} selected={selected} onDraft={setBulk} />
+          </SelectionBar>
           <RunsTable runs={shown} now={now} selected={selected} onSelect={setSelected} />
         </>
       ) : null}

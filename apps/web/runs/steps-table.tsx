@@ -4,6 +4,7 @@ import { useState } from 'react';
 import type { StepRow as Step } from '@/trpc/api-types';
 import { countValueSteps, stepLines } from './step-lines';
 import { StepRow } from './step-row';
+import { ScrollBox } from '@/ui/scroll-box';
 
 const columns = 9;
 
@@ -31,40 +32,42 @@ export function StepsTable({
           values ({valueCount} {valueCount === 1 ? 'step' : 'steps'} holding a ctx.now(), random() or uuid() result)
         </label>
       ) : null}
-      <table className="table" data-testid="steps-table">
-        <thead>
-          <tr>
-            <th>#</th>
-            <th>Kind</th>
-            <th>Step</th>
-            <th>Status</th>
-            <th className="num">Attempts</th>
-            <th>Started</th>
-            <th>Finished</th>
-            <th className="num">Took</th>
-            <th>Result</th>
-          </tr>
-        </thead>
-        <tbody>
-          {stepLines(steps, showValues).map((line) =>
-            line.type === 'block' ? (
-              <tr key={`block-${line.block}-${line.first}`} className="block-row" data-testid="parallel-block">
-                <td colSpan={columns}>
-                  Parallel block · steps {line.first}–{line.last} ran side by side
-                </td>
-              </tr>
-            ) : (
-              <StepRow
-                key={line.step.id}
-                step={line.step}
-                inBlock={line.inBlock}
-                now={now}
-                childRunId={childRunIds.get(line.step.sequence)}
-              />
-            ),
-          )}
-        </tbody>
-      </table>
+      <ScrollBox label="Steps">
+        <table className="table" data-testid="steps-table">
+          <thead>
+            <tr>
+              <th>#</th>
+              <th>Kind</th>
+              <th>Step</th>
+              <th>Status</th>
+              <th className="num">Attempts</th>
+              <th>Started</th>
+              <th>Finished</th>
+              <th className="num">Took</th>
+              <th>Result</th>
+            </tr>
+          </thead>
+          <tbody>
+            {stepLines(steps, showValues).map((line) =>
+              line.type === 'block' ? (
+                <tr key={`block-${line.block}-${line.first}`} className="block-row" data-testid="parallel-block">
+                  <td colSpan={columns}>
+                    Parallel block · steps {line.first}–{line.last} ran side by side
+                  </td>
+                </tr>
+              ) : (
+                <StepRow
+                  key={line.step.id}
+                  step={line.step}
+                  inBlock={line.inBlock}
+                  now={now}
+                  childRunId={childRunIds.get(line.step.sequence)}
+                />
+              ),
+            )}
+          </tbody>
+        </table>
+      </ScrollBox>
     </>
   );
 }

@@ -1,8 +1,17 @@
-/**
- * How many rows are ticked, and where bulk actions will be (ADR 0018): the button stays disabled
- * until the repairs API exists, so the selection is there to learn, not to act on yet.
- */
-export function SelectionBar({ count, onClear, noun }: { count: number; onClear: () => void; noun: string }) {
+import type { ReactNode } from 'react';
+
+/** How many rows are ticked, what can be done with them (`children`: the bulk actions), and a way to clear it. */
+export function SelectionBar({
+  count,
+  onClear,
+  noun,
+  children,
+}: {
+  count: number;
+  onClear: () => void;
+  noun: string;
+  children?: ReactNode;
+}) {
   if (count === 0) return null;
   return (
     <div className="selection-bar" data-testid="selection-bar">
@@ -10,9 +19,7 @@ export function SelectionBar({ count, onClear, noun }: { count: number; onClear:
         {count} {noun}
         {count === 1 ? '' : 's'} selected
       </span>
-      <button type="button" disabled title="Bulk repairs arrive with the repairs API">
-        Bulk actions (coming with repairs)
-      </button>
+      {children}
       <button type="button" onClick={onClear}>
         Clear selection
       </button>

@@ -31,6 +31,7 @@ export { natsJetStreamTransport, type NatsJetStreamTransportOptions } from './ou
 export { outboxBackoffMs } from './outbox/outbox-backoff.ts';
 export { encodeOutboxBody, type OutboxEnvelope } from './outbox/outbox-envelope.ts';
 export { outboxLag, type OutboxLag } from './outbox/outbox-lag.ts';
+export { instancePendingWork, type InstancePendingWork } from './process/instance-pending-work.ts';
 export type { OutboxPublisherOptions } from './outbox/outbox-publisher-options.ts';
 export type { OutboxTransport } from './outbox/outbox-transport.ts';
 export { publishOutboxBatch, type OutboxBatchResult } from './outbox/publish-outbox-batch.ts';

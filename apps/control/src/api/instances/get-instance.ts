@@ -1,19 +1,23 @@
 import { TRPCError } from '@trpc/server';
-import { describeProcess } from '@sagaflow/engine';
+import { describeProcess, instancePendingWork } from '@sagaflow/engine';
 import { z } from 'zod';
 import { viewerProcedure } from '../trpc.ts';
 import { toInstanceSummary } from './instance-summary.ts';
 
 /**
  * One instance: where it is, what it is failing on, its transition history, and the operator
- * commands its process defines (with whether each is accepted in the instance's current state).
- * Read-only: the commands are listed, not run.
+ * commands its process defines (with whether each is accepted in the instance's current state), the
+ * process's states and transitions (for its drawing), its pending timeouts and its outbox rows.
+ * Read-only: the commands are run through `repairs`.
  */
 export const getInstance = viewerProcedure.input(z.object({ id: z.uuid() }).strict()).query(async ({ ctx, input }) => {
   const found = await ctx.engine.processes.find(input.id);
   if (!found) throw new TRPCError({ code: 'NOT_FOUND', message: `instance ${input.id} does not exist` });
   const instance = toInstanceSummary(found);
-  const history = await ctx.engine.processes.history(input.id, { limit: 500 });
+  const [history, pending] = await Promise.all([
+    ctx.engine.processes.history(input.id, { limit: 500 }),
+    instancePendingWork(ctx.db, input.id),
+  ]);
   const def = ctx.engine.processes.definitions.get(instance.processName);
   const description = def ? describeProcess(def) : null;
   const operatorCommands = (description?.operatorCommands ?? []).map((c) => ({
@@ -27,10 +31,20 @@ export const getInstance = viewerProcedure.input(z.object({ id: z.uuid() }).stri
   return {
     instance,
     process: description
-      ? { registered: true, final: description.final, compensating: Object.keys(description.compensating) }
-      : { registered: false, final: [], compensating: [] },
+      ? {
+          registered: true,
+          final: description.final,
+          compensating: Object.keys(description.compensating),
+          // What the console draws: every state and transition the definition declares.
+          states: description.states,
+          initial: description.initial,
+          transitions: description.transitions,
+        }
+      : { registered: false, final: [], compensating: [], states: [], initial: null, transitions: [] },
     history: history.transitions.map((t) => ({ ...t, at: t.at.toISOString() })),
     historyTruncated: history.truncated,
     operatorCommands,
+    timeouts: pending.timeouts,
+    outbox: pending.outbox,
   };
 });

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { describeCurrent, redraftAgainst } from './redraft';
+import type { DraftCommand } from './repair-draft-types';
+
+const runDraft: DraftCommand = {
+  kind: 'run.kick',
+  target: { runId: 'r1' },
+  expected: { runStatus: 'Waiting' },
+  idempotencyKey: 'k1',
+  params: {},
+};
+
+describe('redraftAgainst', () => {
+  it('a run command is redrafted against the status now, with a new key and the same parameters', () => {
+    const next = redraftAgainst(
+      { ...runDraft, kind: 'run.signal', params: { signal: { name: 'go' } } },
+      { exists: true, runStatus: 'Running', stuckReason: null },
+    );
+    expect(next).toMatchObject({
+      kind: 'run.signal',
+      expected: { runStatus: 'Running' },
+      params: { signal: { name: 'go' } },
+    });
+    expect(next?.idempotencyKey).not.toBe('k1');
+  });
+
+  it('a step command takes the step status and attempts now', () => {
+    const next = redraftAgainst(
+      { ...runDraft, kind: 'run.retry_step', target: { runId: 'r1', stepSequence: 2 } },
+      { exists: true, runStatus: 'Waiting', stuckReason: null, step: { status: 'Failed', attempts: 3 } },
+    );
+    expect(next?.expected).toEqual({ runStatus: 'Waiting', stepStatus: 'Failed', stepAttempts: 3 });
+  });
+
+  it('an instance command takes the state and version now', () => {
+    const next = redraftAgainst(
+      {
+        ...runDraft,
+        kind: 'instance.command',
+        target: { instanceId: 'i1' },
+        expected: { state: 'ManualReview', version: 3 },
+      },
+      { exists: true, state: 'ManualReview', status: 'ACTIVE', version: 4 },
+    );
+    expect(next?.expected).toEqual({ state: 'ManualReview', version: 4 });
+  });
+
+  it('a finished or missing run cannot be redrafted: a terminal state is never changed', () => {
+    expect(redraftAgainst(runDraft, { exists: true, runStatus: 'Terminated', stuckReason: null })).toBeNull();
+    expect(redraftAgainst(runDraft, { exists: false })).toBeNull();
+    expect(redraftAgainst(runDraft, null)).toBeNull();
+  });
+
+  it('describes the state now in words', () => {
+    expect(describeCurrent({ exists: true, runStatus: 'Waiting', stuckReason: 'owner_gone: x' })).toBe(
+      'Waiting (stuck: owner_gone: x)',
+    );
+    expect(describeCurrent({ exists: true, state: 'Refunding', status: 'QUARANTINED', version: 2 })).toBe(
+      'Refunding (QUARANTINED), version 2',
+    );
+  });
+});

@@ -1,0 +1,162 @@
+'use client';
+
+import { useMutation, useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useState } from 'react';
+import { apiErrorInfo } from '@/trpc/api-error';
+import { useTRPC } from '@/trpc/trpc-context';
+import { describeCurrent, redraftAgainst, type CurrentState } from './redraft';
+import { commandBody, type DraftCommand } from './repair-draft-types';
+import { RepairEffectsList, type Effects } from './repair-effects-list';
+import { approvalIdOf, awaitsApproval, repairRejection } from './repair-outcome';
+
+const expectedLabels: Record<string, string> = {
+  runStatus: 'status',
+  stepStatus: 'step status',
+  stepAttempts: 'step attempts',
+  state: 'state',
+  version: 'version',
+};
+const expectedText = (expected: DraftCommand['expected']) =>
+  Object.entries(expected)
+    .map(([k, v]) => `${expectedLabels[k] ?? k} ${String(v)}`)
+    .join(', ');
+
+/**
+ * One drafted repair: what it would do now (preview), a required reason, apply; then its result,
+ * or the rejection with the state now and a one-click redraft against it. The draft stays on screen
+ * while the target moves on (the page polls), so what happened to it is still shown.
+ */
+export function RepairDraftPanel({
+  draft,
+  title,
+  noun,
+  onRedraft,
+  onClose,
+  onApplied,
+}: {
+  draft: DraftCommand;
+  title: string;
+  /** What it acts on, for "the run changed: now …". */
+  noun: 'run' | 'step' | 'instance';
+  onRedraft: (next: DraftCommand) => void;
+  onClose: () => void;
+  onApplied: () => void;
+}) {
+  const trpc = useTRPC();
+  const [reason, setReason] = useState('');
+  const preview = useQuery(
+    trpc.repairs.preview.queryOptions(
+      // A preview writes nothing, so it needs no reason yet; the engine still requires the field.
+      commandBody(draft, 'preview') as { kind: string },
+      { retry: false, staleTime: Infinity },
+    ),
+  );
+  const apply = useMutation(trpc.repairs.applyOne.mutationOptions({ onSettled: onApplied }));
+  const rejection = apply.isError ? repairRejection(apply.error) : null;
+  const previewed = preview.data as
+    | { expectedHolds: boolean; applicable: boolean; blockers: string[]; effects: Effects; actual: CurrentState }
+    | undefined;
+  const changedNow = previewed && !previewed.expectedHolds ? previewed.actual : null;
+  const redraftFrom = rejection?.current ?? changedNow;
+  const next = redraftFrom ? redraftAgainst(draft, redraftFrom) : null;
+  const result = apply.data as { replayed?: boolean; effects?: Effects } | undefined;
+  return (
+    <div className="repair-draft panel" data-testid="repair-draft" data-kind={draft.kind}>
+      <p>
+        <strong>{title}</strong>, drafted against{' '}
+        <code data-testid="draft-expected">{expectedText(draft.expected)}</code>.
+      </p>
+      {preview.isPending ? <p className="muted">Previewing…</p> : null}
+      {preview.isError ? (
+        <p className="notice notice-bad" role="alert" data-testid="repair-preview-error">
+          Could not preview: {apiErrorInfo(preview.error).message}
+        </p>
+      ) : null}
+      {previewed ? (
+        <>
+          <h3 className="small-heading">What it would do now</h3>
+          <RepairEffectsList effects={previewed.effects} testId="repair-preview" />
+          {previewed.blockers.length > 0 ? (
+            <ul className="notice notice-bad" data-testid="repair-blockers">
+              {previewed.blockers.map((b) => (
+                <li key={b}>cannot apply: {b}</li>
+              ))}
+            </ul>
+          ) : null}
+          {changedNow ? (
+            <p className="notice notice-warn" data-testid="repair-stale">
+              It has changed since it was drafted: now {describeCurrent(changedNow)}.
+            </p>
+          ) : null}
+        </>
+      ) : null}
+      {apply.isSuccess ? (
+        awaitsApproval(apply.data) ? (
+          <p className="notice notice-warn" role="status" data-testid="repair-awaiting-approval">
+            Sent for approval: a second operator must approve it before it is applied.{' '}
+            <Link href={`/approvals?id=${approvalIdOf(apply.data)}#approval-${approvalIdOf(apply.data)}`}>
+              See it in the approvals queue
+            </Link>
+          </p>
+        ) : (
+          <div className="notice notice-ok" role="status" data-testid="repair-applied">
+            <p>Applied{result?.replayed ? ' (already applied with this key)' : ''}.</p>
+            {result?.effects ? <RepairEffectsList effects={result.effects} testId="repair-result" /> : null}
+          </div>
+        )
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            apply.mutate(commandBody(draft, reason.trim()) as { kind: string });
+          }}
+        >
+          <label>
+            Reason (required, kept in the audit trail){' '}
+            <input
+              data-testid="repair-reason"
+              value={reason}
+              required
+              maxLength={1000}
+              onChange={(e) => setReason(e.target.value)}
+            />
+          </label>{' '}
+          <button
+            type="submit"
+            className="primary"
+            data-testid="repair-apply"
+            disabled={apply.isPending || reason.trim() === '' || !previewed?.applicable}
+          >
+            {apply.isPending ? 'Applying…' : 'Apply'}
+          </button>{' '}
+          <button type="button" onClick={onClose}>
+            Close
+          </button>
+        </form>
+      )}
+      {rejection ? (
+        <div className="notice notice-bad" role="alert" data-testid="repair-conflict">
+          <p>
+            {rejection.kind === 'changed'
+              ? `The ${noun} changed: now ${describeCurrent(rejection.current)} (it was drafted against ${expectedText(draft.expected)}). Nothing was done.`
+              : `Rejected: ${rejection.blockers.join('; ') || rejection.message}. Nothing was done.`}
+          </p>
+        </div>
+      ) : apply.isError ? (
+        <p className="notice notice-bad" role="alert" data-testid="repair-error">
+          Not applied: {apiErrorInfo(apply.error).message}
+        </p>
+      ) : null}
+      {next && !apply.isSuccess ? (
+        <button type="button" data-testid="repair-redraft" onClick={() => onRedraft(next)}>
+          Redraft against current state ({describeCurrent(redraftFrom)})
+        </button>
+      ) : redraftFrom && !apply.isSuccess ? (
+        <p className="muted" data-testid="repair-no-redraft">
+          It cannot be redrafted: it is {describeCurrent(redraftFrom)}.
+        </p>
+      ) : null}
+    </div>
+  );
+}

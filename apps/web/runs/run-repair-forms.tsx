@@ -1,0 +1,149 @@
+'use client';
+
+import { useId, useState } from 'react';
+import { JsonEditor, parseJsonText } from '@/repairs/json-editor';
+import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
+import type { RunDetail } from '@/trpc/api-types';
+
+type Step = RunDetail['actions'][number];
+const stepKinds = ['run.retry_step', 'run.complete_step', 'run.resume_from_step'] as const;
+const stepLabels: Record<(typeof stepKinds)[number], string> = {
+  'run.retry_step': 'Retry step',
+  'run.complete_step': 'Complete step with this output',
+  'run.resume_from_step': 'Resume from step',
+};
+
+/**
+ * The run's repairs that take parameters, as forms: a signal (name and JSON payload), and the step
+ * commands with a step picker (complete_step's output as a JSON editor). Each drafts a command
+ * against the run's and the chosen step's state as shown.
+ */
+export function RunRepairForms({
+  run,
+  steps,
+  safe,
+  onDraft,
+}: {
+  run: RunDetail['run'];
+  steps: Step[];
+  safe: readonly string[];
+  onDraft: (command: DraftCommand) => void;
+}) {
+  const ids = useId();
+  const [signalName, setSignalName] = useState('');
+  const [signalPayload, setSignalPayload] = useState('');
+  const [stepKind, setStepKind] = useState<(typeof stepKinds)[number] | ''>('');
+  const [sequence, setSequence] = useState('');
+  const [output, setOutput] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const offeredSteps = stepKinds.filter((k) => safe.includes(k));
+  const step = steps.find((s) => String(s.sequence) === sequence);
+  if (!safe.includes('run.signal') && offeredSteps.length === 0) return null;
+  return (
+    <div className="repair-forms">
+      {safe.includes('run.signal') ? (
+        <form
+          className="repair-form"
+          data-testid="signal-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const payload = parseJsonText(signalPayload);
+            if (!payload.ok) return setError(`signal payload: not JSON (${payload.error})`);
+            setError(null);
+            onDraft({
+              kind: 'run.signal',
+              target: { runId: run.id },
+              expected: { runStatus: run.status },
+              idempotencyKey: newKey(),
+              params: {
+                signal: { name: signalName.trim(), ...(payload.value === undefined ? {} : { payload: payload.value }) },
+              },
+            });
+          }}
+        >
+          <h3 className="small-heading">Send a signal</h3>
+          <label htmlFor={`${ids}-signal`}>Signal name</label>{' '}
+          <input
+            id={`${ids}-signal`}
+            data-testid="signal-name"
+            required
+            value={signalName}
+            onChange={(e) => setSignalName(e.target.value)}
+          />
+          <JsonEditor
+            label="Payload (JSON, optional)"
+            value={signalPayload}
+            onChange={setSignalPayload}
+            testId="signal-payload"
+            rows={3}
+          />
+          <button type="submit" data-testid="draft-signal" disabled={signalName.trim() === ''}>
+            Preview signal
+          </button>
+        </form>
+      ) : null}
+      {offeredSteps.length > 0 ? (
+        <form
+          className="repair-form"
+          data-testid="step-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (!step || stepKind === '') return;
+            const parsed = parseJsonText(output);
+            if (stepKind === 'run.complete_step' && (!parsed.ok || parsed.value === undefined))
+              return setError(`output: ${parsed.ok ? 'required' : `not JSON (${parsed.error})`}`);
+            setError(null);
+            onDraft({
+              kind: stepKind,
+              target: { runId: run.id, stepSequence: step.sequence },
+              expected: { runStatus: run.status, stepStatus: step.status, stepAttempts: step.attempts },
+              idempotencyKey: newKey(),
+              params: stepKind === 'run.complete_step' && parsed.ok ? { output: parsed.value } : {},
+            });
+          }}
+        >
+          <h3 className="small-heading">Repair one step</h3>
+          <label htmlFor={`${ids}-kind`}>Command</label>{' '}
+          <select
+            id={`${ids}-kind`}
+            data-testid="step-command"
+            value={stepKind}
+            onChange={(e) => setStepKind(e.target.value as typeof stepKind)}
+          >
+            <option value="">—</option>
+            {offeredSteps.map((k) => (
+              <option key={k} value={k}>
+                {stepLabels[k]}
+              </option>
+            ))}
+          </select>{' '}
+          <label htmlFor={`${ids}-step`}>Step</label>{' '}
+          <select
+            id={`${ids}-step`}
+            data-testid="step-picker"
+            value={sequence}
+            onChange={(e) => setSequence(e.target.value)}
+          >
+            <option value="">—</option>
+            {steps.map((s) => (
+              <option key={s.sequence} value={s.sequence}>
+                #{s.sequence} {s.name} ({s.status}, {s.attempts} attempt{s.attempts === 1 ? '' : 's'})
+              </option>
+            ))}
+          </select>
+          {stepKind === 'run.complete_step' ? (
+            <JsonEditor label="Output (JSON, required)" value={output} onChange={setOutput} testId="step-output" />
+          ) : null}
+          <button type="submit" data-testid="draft-step" disabled={!step || stepKind === ''}>
+            Preview
+          </button>
+        </form>
+      ) : null}
+      {error ? (
+        <p className="notice notice-bad" role="alert">
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
