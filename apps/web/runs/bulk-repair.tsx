@@ -94,7 +94,10 @@ export function BulkDraftPanel({ draft, onClose }: { draft: BulkDraft; onClose: 
     }),
   );
   const previews = preview.data as PreviewItem[] | undefined;
-  const outcomes = apply.data?.items;
+  // A bulk the approval policy holds answers awaiting_approval (ADR 0020): nothing applied yet.
+  const waiting = apply.data && 'approvalId' in apply.data ? apply.data : undefined;
+  const done = apply.data && 'items' in apply.data ? apply.data : undefined;
+  const outcomes = done?.items;
   return (
     <div className="repair-draft panel bulk-draft" data-testid="bulk-draft">
       <p>
@@ -161,9 +164,14 @@ export function BulkDraftPanel({ draft, onClose }: { draft: BulkDraft; onClose: 
           </tbody>
         </table>
       </ScrollBox>
-      {apply.isSuccess ? (
+      {waiting ? (
+        <p className="notice notice-warn" role="status" data-testid="repair-awaiting-approval">
+          Sent for approval: a second operator must approve this bulk before any of it is applied.{' '}
+          <Link href={`/approvals?id=${encodeURIComponent(waiting.approvalId)}`}>See it in the approvals queue</Link>
+        </p>
+      ) : done ? (
         <p className="notice notice-ok" role="status" data-testid="bulk-applied">
-          Applied to {apply.data.applied} of {draft.items.length}.
+          Applied to {done.applied} of {draft.items.length}.
         </p>
       ) : (
         <form
