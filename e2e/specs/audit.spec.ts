@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { accounts } from '../fixtures/accounts.ts';
 import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
+import { applyRepairWithApproval, savedSessionCookie } from '../fixtures/sign-in-accounts.ts';
 import { expect, startRunViaApi, test } from '../fixtures/test.ts';
 
 test('the audit trail lists a run repair and its conflicts, filtered by target, paged with Load more, linked to the run', async ({
   page,
   request,
+  baseURL,
 }, testInfo) => {
   test.setTimeout(120_000);
   const runId = await startRunViaApi(request, { flowName: 'demo.reservation', input: { orderId: randomUUID() } });
@@ -13,12 +15,25 @@ test('the audit trail lists a run repair and its conflicts, filtered by target, 
     request.post('/api/trpc/repairs.applyOne', {
       data: { kind, target: { runId }, expected: { runStatus: expected }, reason, idempotencyKey: randomUUID() },
     });
-  // 54 drafts against a status the run is not in (each refused as a conflict, each audited), then one applied.
-  for (let i = 0; i < 54; i++)
-    expect((await repair('run.terminate', 'Running', `stale draft ${i}`)).status()).toBe(409);
+  // 54 drafts against a status the run is not in (each refused as a conflict, each audited), then one
+  // terminate, which the default approval policy holds until the second operator approves it.
+  for (let i = 0; i < 54; i++) expect((await repair('run.cancel', 'Running', `stale draft ${i}`)).status()).toBe(409);
   await expect
-    .poll(async () => (await repair('run.terminate', 'Waiting', 'audit e2e: stop it')).status(), { timeout: 20_000 })
-    .toBe(200);
+    .poll(
+      async () => {
+        const res = await request.get(`/api/trpc/runs.get?input=${encodeURIComponent(JSON.stringify({ id: runId }))}`);
+        return ((await res.json()) as { result?: { data: { run: { status: string } } } }).result?.data.run.status;
+      },
+      { timeout: 20_000 },
+    )
+    .toBe('Waiting');
+  await applyRepairWithApproval(baseURL ?? '', savedSessionCookie('operator'), savedSessionCookie('approver'), {
+    kind: 'run.terminate',
+    target: { runId },
+    expected: { runStatus: 'Waiting' },
+    reason: 'audit e2e: stop it',
+    idempotencyKey: randomUUID(),
+  });
 
   await page.goto(`/audit?target=${runId}`);
   await expect(page.getByRole('heading', { level: 1, name: 'Audit trail' })).toBeVisible();

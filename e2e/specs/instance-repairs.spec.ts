@@ -3,7 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { completesAtOnce } from '../fixtures/demo-order-answers.ts';
 import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
 import { accounts } from '../fixtures/accounts.ts';
-import { mutateViaConsole, queryViaConsole, signInViaConsole } from '../fixtures/sign-in-accounts.ts';
+import {
+  applyRepairWithApproval,
+  mutateViaConsole,
+  queryViaConsole,
+  signInViaConsole,
+} from '../fixtures/sign-in-accounts.ts';
 import { startDemoStack, type DemoStack } from '../fixtures/start-demo-stack.ts';
 import { expect, test } from '../fixtures/test.ts';
 
@@ -46,6 +51,17 @@ test.describe('instance repairs on the demo traffic', () => {
     await page.context().addCookies([{ name: 'sagaflow_session', value: cookie, url: demo().baseUrl }]);
     await page.goto(`${demo().baseUrl}/instances/${id}`);
     await expect(page.getByTestId('instance-status')).toBeVisible();
+  };
+  /** A second admin of the demo stack, who approves what its first admin drafts; returns its session cookie. */
+  const secondAdmin = async (): Promise<string> => {
+    const { name, password } = accounts.secondAdmin;
+    await mutateViaConsole(demo().baseUrl, demo().sessionCookie, 'operators.create', {
+      name,
+      displayName: name,
+      role: 'admin',
+      password,
+    });
+    return signInViaConsole(demo().baseUrl, 'secondAdmin');
   };
   /** Waits until `find` returns an instance (the demo makes them as it goes). */
   const waitFor = async (what: string, find: () => Promise<InstanceRow | undefined>): Promise<InstanceRow> => {
@@ -141,8 +157,9 @@ test.describe('instance repairs on the demo traffic', () => {
     const version = (await detail(target.id)).instance.version;
     await expect(draft.getByTestId('draft-expected')).toHaveText(`state ManualReview, version ${version}`);
 
-    // Behind the page's back an admin forces the instance through ManualReview again: a new version.
-    await mutateViaConsole(demo().baseUrl, demo().sessionCookie, 'repairs.applyOne', {
+    // Behind the page's back an admin forces the instance through ManualReview again (a second admin
+    // approves it, as the default approval policy asks): a new version.
+    await applyRepairWithApproval(demo().baseUrl, demo().sessionCookie, await secondAdmin(), {
       kind: 'instance.force_transition',
       target: { instanceId: target.id },
       expected: { state: 'ManualReview', version },

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIRequestContext } from '@playwright/test';
 import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
+import { applyRepairWithApproval, savedSessionCookie } from '../fixtures/sign-in-accounts.ts';
 import { expect, startRunViaApi, test } from '../fixtures/test.ts';
 
 /** A demo.reservation run waits up to 30 s for its `confirm` signal. */
@@ -89,16 +90,14 @@ test('bulk repair from the runs list: a preview per run, one reason, and each ru
 
   // One of them is terminated by someone else after the preview: only that one is rejected.
   const moved = runIds[1] ?? '';
-  const other = await request.post(`${baseURL}/api/trpc/repairs.applyOne`, {
-    data: {
-      kind: 'run.terminate',
-      target: { runId: moved },
-      expected: { runStatus: 'Waiting' },
-      reason: 'someone else',
-      idempotencyKey: randomUUID(),
-    },
+  // Terminate waits for a second operator (the default approval policy); the approver approves it.
+  await applyRepairWithApproval(baseURL ?? '', savedSessionCookie('operator'), savedSessionCookie('approver'), {
+    kind: 'run.terminate',
+    target: { runId: moved },
+    expected: { runStatus: 'Waiting' },
+    reason: 'someone else',
+    idempotencyKey: randomUUID(),
   });
-  expect(other.status(), await other.text()).toBe(200);
   await bulk.getByTestId('bulk-reason').fill('the event was called off');
   await bulk.getByTestId('bulk-apply').click();
   await expect(bulk.getByTestId('bulk-applied')).toHaveText('Applied to 2 of 3.');
