@@ -65,10 +65,23 @@ if (built.ok) {
 
 let passed = 0;
 let failed = 0;
+/** Each failed test by name with its first error line, repeated after the runners' long output so the end of the log says what broke. */
+const failures = [];
+const firstLine = (text) =>
+  String(text ?? '')
+    .split('\n')
+    .find((l) => l.trim() !== '') ?? '';
 try {
   const v = JSON.parse(readFileSync(vitestJson, 'utf8'));
   passed += v.numPassedTests;
   failed += v.numFailedTests;
+  for (const file of v.testResults ?? []) {
+    const rel = file.name.startsWith(root) ? file.name.slice(root.length + 1) : file.name;
+    const failedTests = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+    for (const t of failedTests) failures.push(`vitest ${rel} › ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    if (failedTests.length === 0 && file.status === 'failed')
+      failures.push(`vitest ${rel}: ${firstLine(file.message)}`);
+  }
 } catch {
   failed += 1;
 }
@@ -76,8 +89,21 @@ try {
   const p = JSON.parse(readFileSync(playwrightJson, 'utf8'));
   passed += p.stats.expected;
   failed += p.stats.unexpected;
+  const walk = (suite, file) => {
+    for (const spec of suite.specs ?? [])
+      for (const t of spec.tests ?? [])
+        if (t.status === 'unexpected')
+          failures.push(`e2e ${file} › ${spec.title}: ${firstLine(t.results?.at(-1)?.error?.message)}`);
+    for (const child of suite.suites ?? []) walk(child, file);
+  };
+  for (const suite of p.suites ?? []) walk(suite, suite.file ?? suite.title);
 } catch {
   if (built.ok) failed += 1;
+}
+
+if (failures.length > 0) {
+  console.error('\n[sagaflow] failed tests');
+  for (const f of failures) console.error(`  ✘ ${f}`);
 }
 
 console.error('\n[sagaflow] summary');
