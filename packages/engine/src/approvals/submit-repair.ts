@@ -7,7 +7,7 @@ import {
   type BulkRepairCommand,
   type BulkRepairResult,
 } from '../repairs/apply-bulk-repair.ts';
-import { applyRepair } from '../repairs/apply-repair.ts';
+import { applyRepair, auditNotApplied } from '../repairs/apply-repair.ts';
 import { previewRepair } from '../repairs/preview-repair.ts';
 import { parseRepairCommand, repairTarget, type RepairCommand } from '../repairs/repair-command.ts';
 import type { RepairResult } from '../repairs/repair-effects.ts';
@@ -24,7 +24,7 @@ import { toApprovalView, type AwaitingApproval } from './approval-view.ts';
  * gate is applied at once (`engine.repairs.apply`). A gated one is previewed and stored as a pending
  * approval with its preview, drafter, reason, expected state and idempotency key, and nothing else
  * is written: the target is untouched until a second operator approves it. A draft whose expected
- * state already fails is refused as `repair_conflict` (nothing stored). The same idempotency key
+ * state already fails is refused as `repair_conflict` (nothing stored but its audit row). The same idempotency key
  * returns the same draft (or what became of it), never a second one.
  */
 export async function submitRepair(deps: RepairDeps, raw: unknown): Promise<RepairResult | AwaitingApproval> {
@@ -37,7 +37,10 @@ export async function submitRepair(deps: RepairDeps, raw: unknown): Promise<Repa
   if (!policyGates(policy, cmd.kind) || (await findRepairCommand(db, cmd.idempotencyKey)))
     return applyRepair(deps, cmd);
   const preview = await previewRepair(deps, cmd);
-  refuseUnapplicable(cmd, target, preview);
+  // A draft that could not apply even now is refused (and audited) before anyone is asked to approve it.
+  if (!preview.expectedHolds)
+    return auditNotApplied(deps, cmd, 'conflict', preview.actual, ['the expected state no longer holds']);
+  if (preview.blockers.length > 0) return auditNotApplied(deps, cmd, 'refused', preview.actual, preview.blockers);
   return draft(deps, {
     drafter: cmd.actor,
     command: cmd.kind,
@@ -120,25 +123,4 @@ function sameDraft(row: DbRepairApproval, kind: string, targetId: string): Await
       { field: 'idempotencyKey' },
     );
   return { status: 'awaiting_approval', approvalId: row.id, approval: toApprovalView(row), replayed: true };
-}
-
-/** A draft that could not apply even now is refused before anyone is asked to approve it. */
-function refuseUnapplicable(
-  cmd: RepairCommand,
-  target: { type: string; id: string },
-  preview: Awaited<ReturnType<typeof previewRepair>>,
-): void {
-  const details = { repairId: null, current: preview.actual, expected: cmd.expected, blockers: preview.blockers };
-  if (!preview.expectedHolds)
-    throw new EngineError(
-      'repair_conflict',
-      `${cmd.kind} on ${target.type} ${target.id}: it was drafted against ${JSON.stringify(cmd.expected)} but the ${target.type} is now ${JSON.stringify(preview.actual)}; nothing was sent for approval. Preview it again and draft it against the current state`,
-      { details },
-    );
-  if (preview.blockers.length > 0)
-    throw new EngineError(
-      'repair_refused',
-      `${cmd.kind} on ${target.type} ${target.id} cannot apply: ${preview.blockers.join('; ')}; nothing was sent for approval`,
-      { details },
-    );
 }

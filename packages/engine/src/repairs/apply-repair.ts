@@ -70,21 +70,11 @@ export async function applyRepair(
   const id = randomUUID();
   const log = deps.runtime.logger.child({ repair: id, command: cmd.kind, target: target.id, actor: cmd.actor });
   const prepared = await prepare(deps, cmd);
-  const base = {
-    id,
-    actor: cmd.actor,
-    via: cmd.via ?? null,
-    command: cmd.kind,
-    targetType: target.type,
-    targetId: target.id,
-    expected: cmd.expected as Json,
-    params: repairParams(cmd),
-    reason: cmd.reason,
-    idempotencyKey: cmd.idempotencyKey,
+  const base = auditBase(cmd, id, {
     bulkId: opts.bulkId ?? null,
     approvalId: (guard ?? opts.approvedAs)?.approvalId ?? null,
     approvedBy: (guard ?? opts.approvedAs)?.approver ?? null,
-  };
+  });
   try {
     const done = await deps.runtime.prisma.$transaction(
       async (tx) => {
@@ -156,6 +146,62 @@ export async function applyRepair(
     log.info({ status: err.status, actual: err.actual, blockers: err.blockers }, `repair ${err.status}`);
     throw notAppliedError(cmd, err.status, err.actual, err.blockers, id, false);
   }
+}
+
+/** The audit row's fields that say who asked for what, on what, against which state, and why. */
+function auditBase(
+  cmd: RepairCommand,
+  id: string,
+  links: { bulkId: string | null; approvalId: string | null; approvedBy: string | null },
+) {
+  const target = repairTarget(cmd);
+  return {
+    id,
+    actor: cmd.actor,
+    via: cmd.via ?? null,
+    command: cmd.kind,
+    targetType: target.type,
+    targetId: target.id,
+    expected: cmd.expected as Json,
+    params: repairParams(cmd),
+    reason: cmd.reason,
+    idempotencyKey: cmd.idempotencyKey,
+    ...links,
+  };
+}
+
+/**
+ * A command decided without acting on it outside apply's transaction — a gated draft whose expected
+ * state already fails, refused before anyone is asked to approve it (ADR 0020) — is audited like
+ * any refused repair: a row saying conflict or refused with the state found, then the same error
+ * apply would throw. A key another call used first answers with that call's result.
+ */
+export async function auditNotApplied(
+  deps: RepairDeps,
+  cmd: RepairCommand,
+  status: Exclude<RepairStatus, 'applied'>,
+  actual: RepairActualState,
+  blockers: string[],
+): Promise<RepairResult> {
+  const id = randomUUID();
+  const row = {
+    ...auditBase(cmd, id, { bulkId: null, approvalId: null, approvedBy: null }),
+    at: deps.runtime.clock.now(),
+    actual,
+    result: { blockers },
+    status,
+  };
+  try {
+    await insertRepairCommand(deps.runtime.prisma, row);
+  } catch (err) {
+    if (isDuplicateRepairKey(err)) return replayAfterRace(deps, cmd);
+    throw err;
+  }
+  deps.runtime.logger.info(
+    { repair: id, command: cmd.kind, target: row.targetId, actor: cmd.actor, status, actual, blockers },
+    `repair ${status}: nothing was sent for approval`,
+  );
+  throw notAppliedError(cmd, status, actual, blockers, id, false);
 }
 
 type Prepared = unknown;

@@ -213,13 +213,30 @@ describe(`two-person approvals of repair commands (${testDbKind()})`, () => {
     expect(await auditRows(runId)).toHaveLength(1);
   });
 
-  it('a draft whose expected state already fails is refused at once and stores nothing', async () => {
+  it('a draft whose expected state already fails is refused at once: no approval, the run untouched, one audit row saying conflict', async () => {
     const runId = await waitingRun();
     const before = await snapshotTables(t.db);
-    const e = await refusal(t.engine.approvals.submit({ ...terminate(runId), expected: { runStatus: 'Running' } }));
+    const stale = { ...terminate(runId), expected: { runStatus: 'Running' } } as RepairCommand;
+    const e = await refusal(t.engine.approvals.submit(stale));
     expect(e.code).toBe('repair_conflict');
     expect(e.details).toMatchObject({ current: { runStatus: 'Waiting' } });
-    expect(await snapshotTables(t.db)).toEqual(before);
+    expect(without(await snapshotTables(t.db), 'repair_commands')).toEqual(without(before, 'repair_commands'));
+    const audit = await auditRows(runId);
+    expect(audit).toHaveLength(1);
+    expect(audit[0]).toMatchObject({
+      command: 'run.terminate',
+      status: 'conflict',
+      actor: 'ana',
+      idempotency_key: stale.idempotencyKey,
+      approval_id: null,
+      actual: { runStatus: 'Waiting' },
+    });
+    // The same key again answers the same refusal, with no second row.
+    const again = await refusal(t.engine.approvals.submit(stale));
+    expect(again.code).toBe('repair_conflict');
+    expect(again.details).toMatchObject({ replayed: true });
+    expect(await auditRows(runId)).toHaveLength(1);
+    expect(await runStatus(runId)).toBe('Waiting');
   });
 
   it('a command the policy does not gate is applied at once; an admin can turn the gate off (audited in the same transaction)', async () => {
