@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { migrate, startOutboxPublisher, type Database, type Engine } from '@sagaflow/engine';
 import { pino, type Logger } from 'pino';
+import { startBulkResumer } from './approvals/start-bulk-resumer.ts';
 import { createControlEngine, openDatabase } from './control-engine.ts';
 import { openOutboxRoutes } from './outbox-routes.ts';
 import { fulfilmentRoutes } from './demo/fulfilment-services.ts';
@@ -107,6 +108,7 @@ export async function startControlPlane(
   engine.startMonitor({ intervalMs: env.SAGAFLOW_MONITOR_INTERVAL_MS });
   // Process managers: due timeouts become messages; committed outbox rows reach their services.
   engine.processes.startTimeoutScheduler({ intervalMs: 1000 });
+  const stopBulkResumer = startBulkResumer(engine, logger.child({ component: 'approvals' }));
   const services = fulfilmentRoutes(engine, logger.child({ component: 'demo-services' }));
   // Configured routes win over the demo's simulated services of the same name.
   const publisher = startOutboxPublisher({
@@ -138,6 +140,7 @@ export async function startControlPlane(
         await publisher.stop();
         await configured.close();
         await engine.processes.stopTimeoutScheduler();
+        await stopBulkResumer();
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await metrics.close();
         await engine.stopMonitor();

@@ -13,7 +13,7 @@ import { readApprovalPolicy } from '../store/approvals/read-approval-policy.ts';
 import { writeApprovalPolicy } from '../store/approvals/write-approval-policy.ts';
 import { parseApprovalPolicy, toStoredPolicy, type StoredApprovalPolicy } from './approval-policy.ts';
 import { toApprovalView, type ApprovalView, type AwaitingApproval } from './approval-view.ts';
-import { approveRepair, rejectRepair } from './decide-approval.ts';
+import { approveRepair, rejectRepair, resumeInterruptedBulks } from './decide-approval.ts';
 import { submitBulkRepair, submitRepair } from './submit-repair.ts';
 
 export interface PolicyChange {
@@ -50,6 +50,13 @@ export interface Approvals {
     limit: number;
   }): Promise<ApprovalView[]>;
   get(id: unknown): Promise<ApprovalView | null>;
+  /**
+   * Finishes approved bulks whose approver stopped part-way (claimed longer than
+   * `approvals.resume_applying_after_seconds` ago): the rest of their items are applied, the ones
+   * already applied replayed. Returns how many bulks were finished. The control plane calls it on
+   * start and every minute; a host that approves bulks itself should too.
+   */
+  resumeInterrupted(): Promise<number>;
   /** Approvals waiting for a second operator now. */
   countPending(): Promise<number>;
   /** The stored policy (the default until an admin sets one). */
@@ -77,6 +84,7 @@ export function createApprovals(deps: RepairDeps, nudge: () => void): Approvals 
     submitBulk: (cmd) => nudging(submitBulkRepair(deps, cmd)),
     approve: (id, approver) => nudging(approveRepair(deps, id, approver)),
     reject: (id, approver, reason) => rejectRepair(deps, id, approver, reason),
+    resumeInterrupted: () => nudging(resumeInterruptedBulks(deps)),
     async list(filter) {
       await expireApprovals(db, now());
       return (await listApprovals(db, filter)).map(toApprovalView);

@@ -8,6 +8,7 @@ import { applyRepair, type ApprovalGuard } from '../repairs/apply-repair.ts';
 import type { RepairDeps } from '../repairs/repair-handler.ts';
 import { expireApprovals } from '../store/approvals/expire-approvals.ts';
 import { findApproval, type DbRepairApproval } from '../store/approvals/find-approval.ts';
+import { findInterruptedBulks } from '../store/approvals/find-interrupted-bulks.ts';
 import { lockApproval } from '../store/approvals/lock-approval.ts';
 import { settleApproval } from '../store/approvals/settle-approval.ts';
 import { toApprovalView, type ApprovalView } from './approval-view.ts';
@@ -54,6 +55,17 @@ async function approveBulk(deps: RepairDeps, row: DbRepairApproval, approver: st
     unexpiredAt: at,
   });
   if (!claimed) throw decided((await findApproval(deps.runtime.prisma, row.id)) ?? row);
+  await applyClaimedBulk(deps, row, approver);
+  return view(deps, row.id);
+}
+
+/**
+ * Applies a claimed (`applying`) bulk item by item and settles it as applied. Each item's
+ * idempotency key is the bulk's key and its target, so running this again over a bulk that was
+ * interrupted part-way (see resumeInterruptedBulks) replays the items already applied, with no
+ * second effect, and applies the rest; two appliers at once meet on each item's unique key.
+ */
+async function applyClaimedBulk(deps: RepairDeps, row: DbRepairApproval, approver: string): Promise<void> {
   const result = await applyBulkRepair(deps, row.payload, { approvedAs: { approvalId: row.id, approver } });
   await settleApproval(deps.runtime.prisma, {
     id: row.id,
@@ -67,7 +79,26 @@ async function approveBulk(deps: RepairDeps, row: DbRepairApproval, approver: st
     { approval: row.id, approver, command: row.command, applied: result.applied },
     'approved bulk repair applied',
   );
-  return view(deps, row.id);
+}
+
+/**
+ * Finishes bulks whose approver stopped part-way: any `applying` bulk claimed longer than
+ * `approvals.resume_applying_after_seconds` ago is applied again under its approver's name (items
+ * already applied are replayed, not repeated). Returns how many were finished.
+ */
+export async function resumeInterruptedBulks(deps: RepairDeps): Promise<number> {
+  const { resume_applying_after_seconds: after } = deps.runtime.config.approvals;
+  const claimedBefore = new Date(deps.runtime.clock.now().getTime() - after * 1000);
+  let finished = 0;
+  for (const row of await findInterruptedBulks(deps.runtime.prisma, claimedBefore, 100)) {
+    deps.runtime.logger.warn(
+      { approval: row.id, approver: row.decided_by, command: row.command, claimedAt: row.decided_at },
+      'an approved bulk repair was interrupted part-way: applying the rest',
+    );
+    await applyClaimedBulk(deps, row, row.decided_by ?? 'unknown approver');
+    finished += 1;
+  }
+  return finished;
 }
 
 /** A second operator rejects a gated command: nothing is applied, the approval records who and why. */

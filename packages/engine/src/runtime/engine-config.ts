@@ -183,6 +183,11 @@ export const engineConfigSchema = z
       .object({
         /** A pending approval not decided this long after it was drafted expires: it can no longer be approved. */
         expire_after_seconds: seconds.default(86_400),
+        /**
+         * An approved bulk still `applying` this long after it was claimed is taken as interrupted
+         * (its approver stopped part-way) and finished by `approvals.resumeInterrupted()`.
+         */
+        resume_applying_after_seconds: seconds.default(300),
       })
       .strict()
       .prefault({}),

@@ -318,6 +318,51 @@ describe(`two-person approvals of repair commands (${testDbKind()})`, () => {
     expect(await runStatus(c)).toBe('Waiting');
   });
 
+  it('a bulk whose approver stopped part-way is finished by resumeInterrupted: each item applied once, the approval settled', async () => {
+    await t.engine.approvals.setPolicy({ gatedCommands: [], bulkThreshold: 1 }, { actor: 'root' });
+    const runs = [await waitingRun(), await waitingRun(), await waitingRun()];
+    const bulk = {
+      kind: 'run.cancel',
+      actor: 'ana',
+      reason: 'bulk cleanup after the outage',
+      idempotencyKey: randomUUID(),
+      items: runs.map((runId) => ({ target: { runId }, expected: { runStatus: 'Waiting' } })),
+    };
+    const r = await t.engine.approvals.submitBulk(bulk);
+    if (!('status' in r) || r.status !== 'awaiting_approval') throw new Error('bulk not gated');
+    // What an approver's process leaves when it dies after claiming the bulk and applying its first
+    // item: the approval `applying`, one item's repair committed under the bulk's per-item key.
+    await t.db.prisma.repairApproval.update({
+      where: { id: r.approvalId },
+      data: { status: 'applying', decided_by: 'ben', decided_at: t.clock.now() },
+    });
+    const [first] = runs as [string];
+    await t.engine.repairs.apply({
+      kind: 'run.cancel',
+      actor: 'ana',
+      reason: bulk.reason,
+      target: { runId: first },
+      expected: { runStatus: 'Waiting' },
+      idempotencyKey: `${bulk.idempotencyKey}:${first}`,
+    });
+    // A claim younger than approvals.resume_applying_after_seconds may still be in progress: left alone.
+    expect(await t.engine.approvals.resumeInterrupted()).toBe(0);
+    expect(await t.engine.approvals.get(r.approvalId)).toMatchObject({ status: 'applying' });
+
+    t.clock.advance(301_000);
+    expect(await t.engine.approvals.resumeInterrupted()).toBe(1);
+    expect(await t.engine.approvals.get(r.approvalId)).toMatchObject({
+      status: 'applied',
+      decidedBy: 'ben',
+      result: { applied: 3 },
+    });
+    for (const runId of runs) {
+      const rows = await auditRows(runId);
+      expect(rows.map((row) => row.status)).toEqual(['applied']);
+    }
+    expect(await t.engine.approvals.resumeInterrupted()).toBe(0);
+  });
+
   it('list pages newest first by cursor position and filters by status', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
