@@ -94,7 +94,7 @@ await step('start the control plane (embedded PGlite, demo traffic)', async () =
   return 0;
 });
 
-const web = spawn(pnpm, ['exec', 'next', 'start', '-p', String(webPort), '-H', host], {
+const web = spawn(process.execPath, ['serve.mjs', '-p', String(webPort), '-H', host], {
   cwd: join(root, 'apps', 'web'),
   stdio: 'inherit',
   env: {
