@@ -80,7 +80,7 @@ export async function startControlPlane(
   });
   const engine = createControlEngine(db, env, logger);
   let ready = false;
-  const metrics = openMetricsEndpoint(env, { db, logger });
+  const metrics = openMetricsEndpoint(env, { db, logger, sweeps: () => engine.sweepProgress.figures() });
   const readyz = createReadyzHandler({ db, logger, timeoutMs: env.SAGAFLOW_READY_TIMEOUT_MS, started: () => ready });
   const history = createHistoryRoute({ db, auth, logger });
   const server = createHttpServer({
@@ -116,6 +116,7 @@ export async function startControlPlane(
     routes: { ...services.routes, ...configured.routes },
     config: engine.config.outbox,
     logger: logger.child({ component: 'engine' }),
+    progress: engine.sweepProgress,
   });
   const stopDemo = env.SAGAFLOW_DEMO
     ? combine(

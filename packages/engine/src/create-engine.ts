@@ -8,7 +8,7 @@ import { listRunViews } from './api/list-run-views.ts';
 import { reclaimStep, type ReclaimResult } from './api/reclaim-step.ts';
 import { signalRun } from './api/signal-run.ts';
 import { startFlow, type StartFlowOptions } from './api/start-flow.ts';
-import { sweepDoctor } from './api/sweep-doctor.ts';
+import { sweepDoctor, type DoctorPass } from './api/sweep-doctor.ts';
 import { sweepExpiredRuns, type ExpiredRunsSweep } from './api/sweep-expired-runs.ts';
 import { sweepExpiredSteps } from './api/sweep-expired-steps.ts';
 import { terminateRun } from './api/terminate-run.ts';
@@ -27,6 +27,7 @@ import { buildRegistry } from './runtime/registry.ts';
 import type { Faults, RuntimeDeps, TransactionalHooks } from './runtime/runtime-deps.ts';
 import type { RunDetail, RunView } from './runtime/run-view.ts';
 import { insertAnomaly, type Anomaly } from './store/insert-anomaly.ts';
+import { createSweepProgress, type SweepProgress } from './sweeps/sweep-progress.ts';
 import type { ListRunsFilter } from './store/list-runs.ts';
 import { runMonitorPass, startMonitor, type Monitor, type MonitorPass } from './worker/start-monitor.ts';
 import { startWorkerPool, type WorkerPool } from './worker/worker-pool.ts';
@@ -62,6 +63,8 @@ export interface Engine {
    * waiting for a second operator), approve, reject, list, and the policy itself.
    */
   readonly approvals: Approvals;
+  /** Rows done, rows left and rate of this engine's sweeps (monitor, doctor, timeouts; ADR 0026), for /metrics. */
+  readonly sweepProgress: SweepProgress;
   startFlow<I extends Json>(
     flow: FlowDefinition<I, Json> | string,
     input: I,
@@ -88,7 +91,7 @@ export interface Engine {
    */
   sweepExpiredRuns(options?: { pageSize?: number; maxPages?: number }): Promise<ExpiredRunsSweep>;
   /** One pass of the doctor (R1–R3), whatever `repair.enabled` says; the loop runs it only when enabled. */
-  sweepDoctor(): Promise<{ redispatched: { runId: string; rule: string }[] }>;
+  sweepDoctor(): Promise<{ redispatched: DoctorPass['redispatched'] }>;
   /**
    * One monitor pass under the replicas' lease (steps, runs, and the doctor when `doctor`): what the
    * loop does each interval, for a CLI or an operator. Skipped while another replica holds the lease.
@@ -151,6 +154,7 @@ export function createEngine(options: EngineOptions): Engine {
     hooks: options.hooks ?? {},
     faults: options.faults ?? {},
     heldOutcomes: new HeldOutcomes(() => deps),
+    progress: createSweepProgress(),
   };
   const nudge = () => pool?.nudge();
 
@@ -161,6 +165,7 @@ export function createEngine(options: EngineOptions): Engine {
     limits: config.limits,
     clock: deps.clock,
     logger,
+    sweeps: { config: config.sweeps, progress: deps.progress },
   });
 
   const repairs = createRepairs({ runtime: deps, process: processes.deps }, nudge);
@@ -171,6 +176,7 @@ export function createEngine(options: EngineOptions): Engine {
     processes,
     repairs,
     approvals,
+    sweepProgress: deps.progress,
     events: events.emitter,
     runtime: deps,
     async startFlow(flow, input, opts = {}) {
@@ -199,19 +205,19 @@ export function createEngine(options: EngineOptions): Engine {
       return r;
     },
     async sweepExpiredSteps(opts) {
-      const r = await sweepExpiredSteps(deps, opts);
-      if (r.expired > 0) nudge();
-      return r;
+      const { expired } = await sweepExpiredSteps(deps, opts);
+      if (expired > 0) nudge();
+      return { expired };
     },
     async sweepExpiredRuns(opts) {
-      const r = await sweepExpiredRuns(deps, opts);
-      if (r.expired.length > 0) nudge();
-      return r;
+      const { expired, failed } = await sweepExpiredRuns(deps, opts);
+      if (expired.length > 0) nudge();
+      return { expired, failed };
     },
     async sweepDoctor() {
-      const r = await sweepDoctor(deps);
-      if (r.redispatched.length > 0) nudge();
-      return r;
+      const { redispatched } = await sweepDoctor(deps);
+      if (redispatched.length > 0) nudge();
+      return { redispatched };
     },
     async monitorPass(opts = {}) {
       const r = await runMonitorPass(deps, {

@@ -1,6 +1,7 @@
 export type { KickResult } from './api/kick-run.ts';
 export type { ReclaimResult } from './api/reclaim-step.ts';
 export type { StartFlowOptions } from './api/start-flow.ts';
+export type { DoctorPass } from './api/sweep-doctor.ts';
 export type { ExpiredRunsSweep } from './api/sweep-expired-runs.ts';
 export { createEngine, type Engine, type EngineOptions } from './create-engine.ts';
 export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
@@ -120,3 +121,10 @@ export { anomalyCodes, type AnomalyCode } from './store/insert-anomaly.ts';
 export type { ListRunsFilter } from './store/list-runs.ts';
 export { openRunStatuses, terminalRunStatuses, type RunStatus } from './store/types.ts';
 export type { MonitorPass } from './worker/start-monitor.ts';
+export {
+  createSweepProgress,
+  type SweepFigures,
+  type SweepName,
+  type SweepPass,
+  type SweepProgress,
+} from './sweeps/sweep-progress.ts';

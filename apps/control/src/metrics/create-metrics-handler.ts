@@ -1,6 +1,6 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Database } from '@sagaflow/engine';
+import type { Database, SweepFigures } from '@sagaflow/engine';
 import type { Logger } from 'pino';
 import { createMetricsRegistry } from './create-metrics-registry.ts';
 import { readMetricsSnapshot } from './read-metrics-snapshot.ts';
@@ -13,6 +13,8 @@ export interface MetricsHandlerDeps {
   /** The bound on one scrape's database reads (SAGAFLOW_METRICS_TIMEOUT_MS). */
   timeoutMs: number;
   now?: () => Date;
+  /** The sweeps' progress in this process (engine.sweepProgress.figures). */
+  sweeps?: () => SweepFigures[];
 }
 
 /** How old a finished step must be before a scrape counts it (its commit has surely landed by then). */
@@ -38,7 +40,7 @@ function json(res: ServerResponse, status: number, body: object, headers: Record
  */
 export function createMetricsHandler(deps: MetricsHandlerDeps) {
   const now = deps.now ?? (() => new Date());
-  const metrics = createMetricsRegistry({ startedAt: now() });
+  const metrics = createMetricsRegistry({ startedAt: now(), ...(deps.sweeps ? { sweeps: deps.sweeps } : {}) });
   let inFlight: Promise<string> | null = null;
   const scrape = () =>
     (inFlight ??= readMetricsSnapshot(deps.db, {

@@ -1,4 +1,4 @@
-import { anomalyCodes } from '@sagaflow/engine';
+import { anomalyCodes, type SweepFigures } from '@sagaflow/engine';
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import type { MetricsSnapshot } from './read-metrics-snapshot.ts';
 import { createStepDurationHistogram, type StepDurationHistogram } from './step-duration-histogram.ts';
@@ -17,7 +17,14 @@ export interface MetricsRegistry {
  * snapshot being rendered, and reset first, so a series that vanished from the tables vanishes here.
  * Counters are table counts too: they survive restarts and agree across replicas.
  */
-export function createMetricsRegistry(options: { processMetrics?: boolean; startedAt?: Date } = {}): MetricsRegistry {
+export function createMetricsRegistry(
+  options: {
+    processMetrics?: boolean;
+    startedAt?: Date;
+    /** This process's sweep progress (ADR 0026): the one set of figures not read from the tables. */
+    sweeps?: () => SweepFigures[];
+  } = {},
+): MetricsRegistry {
   const registry = new Registry();
   const steps = createStepDurationHistogram(options.startedAt ?? new Date());
   let current: MetricsSnapshot | null = null;
@@ -134,6 +141,37 @@ export function createMetricsRegistry(options: { processMetrics?: boolean; start
     registers,
     collect() {
       this.set(snapshot().approvalsPending);
+    },
+  });
+  const sweeps = options.sweeps ?? (() => []);
+  new Counter({
+    name: 'sagaflow_sweep_rows_total',
+    help: 'Rows the sweeps of this process handled since it started (expired, re-dispatched, delivered, published), by sweep.',
+    labelNames: ['sweep'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const f of sweeps()) this.inc({ sweep: f.sweep }, f.rowsTotal);
+    },
+  });
+  new Gauge({
+    name: 'sagaflow_sweep_rows_left',
+    help: "Candidates a sweep's last pass in this process left for the next (0 = drained), by sweep.",
+    labelNames: ['sweep'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const f of sweeps()) if (f.rowsLeft !== null) this.set({ sweep: f.sweep }, f.rowsLeft);
+    },
+  });
+  new Gauge({
+    name: 'sagaflow_sweep_rows_per_second',
+    help: 'Rows per second of the last pass of a sweep in this process that handled any, by sweep.',
+    labelNames: ['sweep'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const f of sweeps()) this.set({ sweep: f.sweep }, f.rowsPerSecond);
     },
   });
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });

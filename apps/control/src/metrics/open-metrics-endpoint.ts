@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Database } from '@sagaflow/engine';
+import type { Database, SweepFigures } from '@sagaflow/engine';
 import type { Logger } from 'pino';
 import type { ControlEnv } from '../env.ts';
 import { createMetricsHandler, metricsOffHandler } from './create-metrics-handler.ts';
@@ -24,7 +24,7 @@ const isMetricsPath = (url: string | undefined) => url === '/metrics' || (url ??
  */
 export function openMetricsEndpoint(
   env: Pick<ControlEnv, 'SAGAFLOW_METRICS_TOKEN' | 'SAGAFLOW_METRICS_ADDRESS' | 'SAGAFLOW_METRICS_TIMEOUT_MS'>,
-  deps: { db: Pick<Database, 'prisma'>; logger: Logger },
+  deps: { db: Pick<Database, 'prisma'>; logger: Logger; sweeps?: () => SweepFigures[] },
 ): MetricsEndpoint {
   const handler = () =>
     createMetricsHandler({
@@ -32,6 +32,7 @@ export function openMetricsEndpoint(
       logger: deps.logger.child({ component: 'metrics' }),
       token: env.SAGAFLOW_METRICS_TOKEN,
       timeoutMs: env.SAGAFLOW_METRICS_TIMEOUT_MS,
+      ...(deps.sweeps ? { sweeps: deps.sweeps } : {}),
     });
   const address = env.SAGAFLOW_METRICS_ADDRESS;
   if (!address) {

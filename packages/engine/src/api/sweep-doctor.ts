@@ -1,50 +1,69 @@
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
-import { enqueueJob } from '../store/enqueue-job.ts';
+import { countRepairCandidates } from '../store/count-repair-candidates.ts';
 import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
-import { findRunsNeedingRepair } from '../store/find-runs-needing-repair.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
+import { redispatchLostRuns } from '../store/redispatch-lost-runs.ts';
+import { firstRunId } from '../store/repair-candidates-sql.ts';
 import { orphanedStepReason } from '../runtime/orphaned-step-reason.ts';
+import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
 import { reclaimOrphan } from './reclaim-step.ts';
+
+export interface DoctorPass {
+  redispatched: { runId: string; rule: string }[];
+  /** Candidates were left because the pass used its time budget (or the lease was lost). */
+  more: boolean;
+}
 
 /**
  * One pass of the doctor: a fresh job for each run whose job was lost (R1–R3), and a reclaim of each
  * step Running with no reclaim deadline under a worker that is gone (R4, ADR 0010), within the run's
- * repair budget, each re-dispatch recorded in the run's history in the same transaction.
+ * repair budget, each re-dispatch recorded in the run's history in the same transaction. R1–R3 walk
+ * the candidates once per pass in run-id order, `sweeps.batch_size` rows per set-based statement,
+ * until none are left or the pass has used `sweeps.pass_budget_ms` (ADR 0026).
  */
 export async function sweepDoctor(
   deps: RuntimeDeps,
-  opts: { limit?: number } = {},
-): Promise<{ redispatched: { runId: string; rule: string }[] }> {
+  opts: {
+    limit?: number;
+    /** Renews the sweeper's lease; false (lost) stops the pass before the next batch. */
+    keep?: () => Promise<boolean>;
+  } = {},
+): Promise<DoctorPass> {
   const cfg = deps.config.repair;
-  const now = deps.clock.now();
-  const redispatched = await deps.prisma.$transaction(async (tx) => {
-    const found = await findRunsNeedingRepair(tx, {
-      now,
-      graceSeconds: cfg.grace_seconds,
-      budget: cfg.budget,
-      staleRunning: cfg.redispatch_stale_running_actions,
-      limit: opts.limit ?? 100,
-    });
-    const open = [];
-    for (const c of found) {
-      // A run that finished since it was found gets nothing more (lockOpenRun).
-      if (!(await lockOpenRun(tx, c.run_id))) continue;
-      open.push(c);
-      await tx.flowRun.update({ where: { id: c.run_id }, data: { repair_count: { increment: 1 } } });
-      await enqueueJob(tx, { kind: 'wake-run', runId: c.run_id, availableAt: now });
-      await appendFlowEvent(tx, {
-        runId: c.run_id,
-        type: 'doctor.redispatched',
-        data: { rule: c.rule, detail: c.detail },
-      });
+  const sweeps = deps.config.sweeps;
+  const batch = opts.limit ?? sweeps.batch_size;
+  const pass = deps.progress.start('doctor', { budgetMs: sweeps.pass_budget_ms, logger: deps.logger });
+  const rules = { graceSeconds: cfg.grace_seconds, staleRunning: cfg.redispatch_stale_running_actions };
+  const out: DoctorPass['redispatched'] = [];
+  let after = firstRunId;
+  let stopped = false;
+  for (;;) {
+    if (pass.outOfTime() || (opts.keep && !(await opts.keep()))) {
+      stopped = true;
+      break;
     }
-    const out: { runId: string; rule: string }[] = open.map((c) => ({ runId: c.run_id, rule: c.rule }));
-    // R4 (ADR 0010): a step Running with no reclaim deadline under a worker that is gone is reclaimed.
-    const orphans = await findOrphanedSteps(tx, {
-      deadAfterSeconds: deps.config.worker.dead_after_seconds,
-      limit: opts.limit ?? 100,
-    });
+    const now = deps.clock.now();
+    const r = await inSweepTransaction(deps.prisma, sweeps.transaction_timeout_ms, (tx) =>
+      redispatchLostRuns(tx, { ...rules, now, after, budget: cfg.budget, limit: batch }),
+    );
+    out.push(...r.redispatched);
+    pass.add(r.scanned);
+    if (r.last === null || r.scanned < batch) break;
+    after = r.last;
+  }
+  const left = stopped ? await countRepairCandidates(deps.prisma, { ...rules, now: deps.clock.now(), after }) : 0;
+  pass.end(left);
+  out.push(...(await reclaimOrphans(deps, batch)));
+  return { redispatched: out, more: left > 0 };
+}
+
+/** R4 (ADR 0010): a step Running with no reclaim deadline under a worker that is gone is reclaimed. */
+async function reclaimOrphans(deps: RuntimeDeps, limit: number): Promise<DoctorPass['redispatched']> {
+  const cfg = deps.config.repair;
+  return inSweepTransaction(deps.prisma, deps.config.sweeps.transaction_timeout_ms, async (tx) => {
+    const out: DoctorPass['redispatched'] = [];
+    const orphans = await findOrphanedSteps(tx, { deadAfterSeconds: deps.config.worker.dead_after_seconds, limit });
     const budgets = new Map<string, number>();
     for (const o of orphans) {
       // A run that finished since it was found gets nothing more (lockOpenRun).
@@ -65,5 +84,4 @@ export async function sweepDoctor(
     }
     return out;
   });
-  return { redispatched };
 }

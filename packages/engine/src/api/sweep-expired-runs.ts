@@ -5,7 +5,7 @@ import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { expireRunningSteps } from '../store/expire-running-steps.ts';
-import { findOverdueRuns } from '../store/find-overdue-runs.ts';
+import { findOverdueRuns, type OverdueRun } from '../store/find-overdue-runs.ts';
 import { findRun } from '../store/find-run.ts';
 import { holdOffExpiry } from '../store/hold-off-expiry.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
@@ -19,13 +19,18 @@ export interface ExpiredRunsSweep {
   failed: { runId: string; attempts: number; retryAt: string }[];
 }
 
+/** A pass as the monitor loop sees it: `more` = overdue runs were left (time budget spent, or lease lost). */
+export type ExpiredRunsPass = ExpiredRunsSweep & { more: boolean };
+
 /**
  * One pass of the expiration monitor over runs past their business deadline (seed 000). For each
  * candidate the sweep first replays the run without writing, to plan its rollback; if that throws,
  * the run is journaled expiry_failed, counted and held off, and the sweep moves on to the next.
  * Otherwise one transaction marks the run Expired (conditionally), expires its Running actions,
  * records the plan and wakes the run, whose replay delivers FlowError('expired') at its live step
- * and compensates within the cleanup window.
+ * and compensates within the cleanup window. Each run needs its own replay, so this sweep goes run by
+ * run; it pages by keyset (each run is looked at once per pass) with no fixed cap on pages, until
+ * none are left or the pass has used `sweeps.pass_budget_ms` (ADR 0026).
  */
 export async function sweepExpiredRuns(
   deps: RuntimeDeps,
@@ -35,14 +40,26 @@ export async function sweepExpiredRuns(
     /** Renews the sweeper's lease; false (lost) stops the sweep before the next run. */
     keep?: () => Promise<boolean>;
   } = {},
-): Promise<ExpiredRunsSweep> {
+): Promise<ExpiredRunsPass> {
   const cfg = deps.config.monitor.expiration;
   const pageSize = opts.pageSize ?? cfg.page_size;
-  const out: ExpiredRunsSweep = { expired: [], failed: [] };
-  for (let page = 0; page < (opts.maxPages ?? 10); page++) {
-    const candidates = await findOverdueRuns(deps.prisma, { now: deps.clock.now(), limit: pageSize });
-    for (const runId of candidates) {
-      if (opts.keep && !(await opts.keep())) return out;
+  const pass = deps.progress.start('expired_runs', {
+    budgetMs: deps.config.sweeps.pass_budget_ms,
+    logger: deps.logger,
+  });
+  const out: ExpiredRunsPass = { expired: [], failed: [], more: false };
+  const stop = () => {
+    out.more = true;
+    pass.end(null);
+    return out;
+  };
+  let after: OverdueRun | null = null;
+  for (let page = 0; page < (opts.maxPages ?? Infinity); page++) {
+    const candidates = await findOverdueRuns(deps.prisma, { now: deps.clock.now(), limit: pageSize, after });
+    for (const candidate of candidates) {
+      after = candidate;
+      const runId = candidate.id;
+      if (pass.outOfTime() || (opts.keep && !(await opts.keep()))) return stop();
       const run = await findRun(deps.prisma, runId);
       if (!run) continue;
       const plan = await planRollback(deps, run, { timeoutMs: cfg.plan_timeout_ms }).catch((err: unknown) => ({
@@ -50,7 +67,8 @@ export async function sweepExpiredRuns(
         error: serializeError(err),
       }));
       // The plan may have taken a while: a sweeper that lost its lease meanwhile writes nothing more.
-      if (opts.keep && !(await opts.keep())) return out;
+      if (opts.keep && !(await opts.keep())) return stop();
+      pass.add(1);
       const now = deps.clock.now();
       if (!plan.ok) {
         const held = await deps.prisma.$transaction((tx) =>
@@ -87,6 +105,7 @@ export async function sweepExpiredRuns(
     }
     if (candidates.length < pageSize) break;
   }
+  pass.end(0);
   return out;
 }
 

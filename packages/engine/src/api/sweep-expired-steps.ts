@@ -1,47 +1,56 @@
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
-import { appendFlowEvent } from '../store/append-flow-event.ts';
-import { enqueueJob } from '../store/enqueue-job.ts';
+import { countOverdueSteps } from '../store/count-overdue-steps.ts';
 import { expireOverdueSteps } from '../store/expire-overdue-steps.ts';
 import type { StepTable } from '../store/step-table.ts';
+import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
+
+const tables = ['action_runs', 'compensation_runs'] as const satisfies StepTable[];
 
 /**
  * One pass of the expiration monitor over steps: each overdue action or compensation is marked
  * Expired in the same transaction as its history row and a wake for its run, whose replay then
  * sees an action fail as a business failure (and compensates, if the flow says so), or a
- * compensation end unfinished. Pages through `pageSize` rows at a time.
+ * compensation end unfinished. Batches of `sweeps.batch_size` rows, each one set-based statement in
+ * its own transaction, until the backlog is drained or the pass has used `sweeps.pass_budget_ms`
+ * (ADR 0026); `more` says rows are left, so the loop runs the next pass at once.
  */
 export async function sweepExpiredSteps(
   deps: RuntimeDeps,
   opts: {
     pageSize?: number;
+    /** A cap on batches per table (tests); by default only the time budget bounds a pass. */
     maxPages?: number;
-    /** Renews the sweeper's lease; false (lost) stops the sweep before the next page. */
+    /** Renews the sweeper's lease; false (lost) stops the sweep before the next batch. */
     keep?: () => Promise<boolean>;
   } = {},
-): Promise<{ expired: number }> {
-  const pageSize = opts.pageSize ?? deps.config.monitor.expiration.page_size;
-  let expired = 0;
-  for (const table of ['action_runs', 'compensation_runs'] as const satisfies StepTable[]) {
-    for (let page = 0; page < (opts.maxPages ?? 10); page++) {
-      if (opts.keep && !(await opts.keep())) return { expired };
+): Promise<{ expired: number; more: boolean }> {
+  const cfg = deps.config.sweeps;
+  const batch = opts.pageSize ?? cfg.batch_size;
+  const pass = deps.progress.start('expired_steps', { budgetMs: cfg.pass_budget_ms, logger: deps.logger });
+  let stopped = false;
+  for (const table of tables) {
+    for (let page = 0; ; page++) {
+      if (page >= (opts.maxPages ?? Infinity) || pass.outOfTime() || (opts.keep && !(await opts.keep()))) {
+        stopped = true;
+        break;
+      }
       const now = deps.clock.now();
-      const rows = await deps.prisma.$transaction(async (tx) => {
-        const done = await expireOverdueSteps(tx, { table, now, limit: pageSize });
-        for (const row of done) {
-          await appendFlowEvent(tx, {
-            runId: row.run_id,
-            type: table === 'action_runs' ? 'action.expired' : 'compensation.expired',
-            sequence: row.sequence,
-            rowId: row.id,
-            data: { name: row.name },
-          });
-          await enqueueJob(tx, { kind: 'wake-run', runId: row.run_id, availableAt: now });
-        }
-        return done;
-      });
-      expired += rows.length;
-      if (rows.length < pageSize) break;
+      const n = await inSweepTransaction(deps.prisma, cfg.transaction_timeout_ms, (tx) =>
+        expireOverdueSteps(tx, { table, now, limit: batch }),
+      );
+      pass.add(n);
+      if (n < batch) break;
     }
+    if (stopped) break;
   }
-  return { expired };
+  const left = stopped ? await countLeft(deps) : 0;
+  pass.end(left);
+  return { expired: pass.done, more: left > 0 };
+}
+
+async function countLeft(deps: RuntimeDeps): Promise<number> {
+  const now = deps.clock.now();
+  let left = 0;
+  for (const table of tables) left += await countOverdueSteps(deps.prisma, { table, now });
+  return left;
 }

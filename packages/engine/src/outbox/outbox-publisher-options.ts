@@ -4,6 +4,7 @@ import type { Database } from '../db/database.ts';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from '../runtime/engine-config.ts';
+import { createSweepProgress, type SweepProgress } from '../sweeps/sweep-progress.ts';
 import type { OutboxTransport } from './outbox-transport.ts';
 
 export interface OutboxPublisherOptions {
@@ -18,6 +19,8 @@ export interface OutboxPublisherOptions {
   clock?: Clock;
   /** Names this publisher in logs. */
   publisherId?: string;
+  /** Where its progress (rows done, left, rate) is kept for /metrics; the engine's `sweepProgress`, say. */
+  progress?: SweepProgress;
 }
 
 /** What a publisher runs on, resolved once. */
@@ -28,6 +31,7 @@ export interface OutboxPublisherDeps {
   logger: Logger;
   clock: Clock;
   publisherId: string;
+  progress: SweepProgress;
 }
 
 export function resolveOutboxPublisher(options: OutboxPublisherOptions): OutboxPublisherDeps {
@@ -39,5 +43,6 @@ export function resolveOutboxPublisher(options: OutboxPublisherOptions): OutboxP
     logger: (options.logger ?? pino({ name: 'sagaflow' })).child({ component: 'outbox', publisherId }),
     clock: options.clock ?? systemClock,
     publisherId,
+    progress: options.progress ?? createSweepProgress(),
   };
 }

@@ -3,6 +3,7 @@ import { claimOutboxBatch, type DbOutboxMessage } from '../store/claim-outbox-ba
 import { markOutboxPublished } from '../store/mark-outbox-published.ts';
 import { recordOutboxFailure } from '../store/record-outbox-failure.ts';
 import { releaseOutboxClaim } from '../store/release-outbox-claim.ts';
+import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
 import { outboxBackoffMs } from './outbox-backoff.ts';
 import { toOutboxEnvelope } from './outbox-envelope.ts';
 import {
@@ -41,7 +42,7 @@ export async function publishOutboxBatch(options: OutboxPublisherOptions): Promi
 /** @internal The loop resolves its options once and calls this every pass. */
 export async function publishWith(deps: OutboxPublisherDeps): Promise<OutboxBatchResult> {
   const { config } = deps;
-  const claimed = await deps.prisma.$transaction((tx) =>
+  const claimed = await inSweepTransaction(deps.prisma, config.transaction_timeout_ms, (tx) =>
     claimOutboxBatch(tx, {
       now: deps.clock.now(),
       limit: config.batch_size,

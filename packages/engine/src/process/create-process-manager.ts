@@ -18,6 +18,7 @@ import { releaseInstance, type ReleaseOptions, type ReleaseResult } from './rele
 import { runOperatorCommand, type OperatorCommand, type OperatorCommandResult } from './run-operator-command.ts';
 import { startTimeoutScheduler, type TimeoutScheduler } from './start-timeout-scheduler.ts';
 import { sweepProcessTimeouts } from './sweep-process-timeouts.ts';
+import { createSweepProgress, type SweepProgress } from '../sweeps/sweep-progress.ts';
 
 export interface ProcessManagerOptions {
   db: Database;
@@ -80,6 +81,8 @@ export function buildProcessManager(
   options: Omit<ProcessManagerOptions, 'config' | 'limits'> & {
     config: EngineConfig['processes'];
     limits?: InputLimits;
+    /** The engine's sweep settings and progress book; a standalone manager gets its own. */
+    sweeps?: { config: EngineConfig['sweeps']; progress: SweepProgress };
   },
 ): ProcessManager {
   const definitions = new Map<string, ProcessDefinition>();
@@ -103,6 +106,8 @@ export function buildProcessManager(
     limits: options.limits ?? defaultInputLimits,
     timeoutRetryMs: c.timeout_retry_seconds * 1000,
     transactionTimeoutMs: c.transaction_timeout_ms,
+    sweepBudgetMs: (options.sweeps?.config ?? parseEngineConfig({}).sweeps).pass_budget_ms,
+    progress: options.sweeps?.progress ?? createSweepProgress(),
     faults: options.faults ?? {},
     sleep: options.sleep ?? ((ms) => sleep(ms)),
   };
@@ -114,7 +119,10 @@ export function buildProcessManager(
       message !== undefined
         ? deliverMessage(deps, processOrMessage as string | ProcessDefinition, message)
         : deliverMessage(deps, processFor(definitions, processOrMessage), processOrMessage as IncomingMessage),
-    sweepProcessTimeouts: (opts) => sweepProcessTimeouts(deps, opts),
+    async sweepProcessTimeouts(opts) {
+      const { delivered, failed } = await sweepProcessTimeouts(deps, opts);
+      return { delivered, failed };
+    },
     startTimeoutScheduler(opts = {}) {
       scheduler ??= startTimeoutScheduler(deps, { intervalMs: opts.intervalMs ?? 1000 });
     },

@@ -5,6 +5,7 @@ import { EngineError } from '../errors/engine-error.ts';
 import type { InputLimits } from '../input/input-limits.ts';
 import type { ProcessDefinition } from './define-process.ts';
 import type { StoreRetryPolicy } from './store-retry.ts';
+import type { SweepProgress } from '../sweeps/sweep-progress.ts';
 
 /** Test-kit faults inside the deliver transaction; never set in production. */
 export interface ProcessFaults {
@@ -29,6 +30,9 @@ export interface ProcessDeps {
   limits: InputLimits;
   timeoutRetryMs: number;
   transactionTimeoutMs: number;
+  /** The timeout scheduler stops claiming after this long in one pass (sweeps.pass_budget_ms). */
+  sweepBudgetMs: number;
+  progress: SweepProgress;
   faults: ProcessFaults;
   sleep: (ms: number) => Promise<unknown>;
 }

@@ -13,8 +13,7 @@ export function startTimeoutScheduler(deps: ProcessDeps, opts: { intervalMs: num
   return startLoop({
     intervalMs: opts.intervalMs,
     pass: async () => {
-      const { delivered, failed } = await sweepProcessTimeouts(deps);
-      return delivered + failed > 0;
+      return (await sweepProcessTimeouts(deps)).more;
     },
     onError: (err) => deps.logger.warn({ err }, 'timeout sweep failed; it will try again'),
   });

@@ -1,4 +1,5 @@
 import { claimDueProcessTimeout, type DbDueTimeout } from '../store/claim-due-process-timeout.ts';
+import { countDueProcessTimeouts } from '../store/count-due-process-timeouts.ts';
 import { markProcessTimeoutDelivered } from '../store/mark-process-timeout-delivered.ts';
 import { markProcessTimeoutFailed } from '../store/mark-process-timeout-failed.ts';
 import { recordHeldTimeouts } from '../store/record-held-timeouts.ts';
@@ -13,12 +14,15 @@ import { withStoreRetry } from './store-retry.ts';
  * Delivered in that transaction. A stale timeout becomes a recorded no-op. A timeout whose delivery
  * throws records nothing on the instance (seed 002); it stays Pending and is tried again later.
  * Timers of a quarantined instance stay armed (Pending) and are noted once as `skipped_quarantined`.
+ * No fixed cap per pass: it claims until nothing is due or the pass has run `sweeps.pass_budget_ms`
+ * (ADR 0026); `more` then says due timeouts are left, so the loop goes on at once.
  */
 export async function sweepProcessTimeouts(
   deps: ProcessDeps,
   opts: { limit?: number } = {},
-): Promise<{ delivered: number; failed: number }> {
-  const limit = opts.limit ?? 100;
+): Promise<{ delivered: number; failed: number; more: boolean }> {
+  const limit = opts.limit ?? Infinity;
+  const pass = deps.progress.start('process_timeouts', { budgetMs: deps.sweepBudgetMs, logger: deps.logger });
   const processNames = [...deps.definitions.keys()];
   let delivered = 0;
   let failed = 0;
@@ -28,7 +32,8 @@ export async function sweepProcessTimeouts(
     () => recordHeldTimeouts(deps.prisma, { now: deps.clock.now(), processNames }),
     deps.sleep,
   );
-  while (delivered + failed < limit) {
+  let drained = false;
+  while (delivered + failed < limit && !pass.outOfTime()) {
     let claimed: DbDueTimeout | null = null;
     try {
       const done = await withStoreRetry(
@@ -56,12 +61,17 @@ export async function sweepProcessTimeouts(
           }),
         deps.sleep,
       );
-      if (!done) break;
+      if (!done) {
+        drained = true;
+        break;
+      }
       delivered++;
+      pass.add(1);
     } catch (err) {
       const due = claimed as DbDueTimeout | null;
       if (!due) throw err;
       failed++;
+      pass.add(1);
       deps.logger.warn(
         { err, timeout: due.id, name: due.name },
         'process timeout delivery failed; it will be tried again',
@@ -73,5 +83,7 @@ export async function sweepProcessTimeouts(
       }).catch((markErr: unknown) => deps.logger.error({ err: markErr }, 'could not mark a failed timeout'));
     }
   }
-  return { delivered, failed };
+  const left = drained ? 0 : await countDueProcessTimeouts(deps.prisma, { now: deps.clock.now(), processNames });
+  pass.end(left);
+  return { delivered, failed, more: left > 0 };
 }

@@ -102,6 +102,21 @@ export const engineConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * The monitor's, doctor's and timeout scheduler's sweeps (ADR 0026): set-based batches through
+     * partial indexes, a pass bounded in time rather than in rows, each batch its own transaction.
+     */
+    sweeps: z
+      .object({
+        /** Candidate rows one set-based statement takes (steps to expire, runs for the doctor). */
+        batch_size: z.number().int().min(1).max(50_000).default(1000),
+        /** A pass stops starting batches after this long; the loop starts the next pass at once when rows are left. */
+        pass_budget_ms: z.number().int().min(10).max(600_000).default(5000),
+        /** How long one sweep transaction may wait for a connection, and run (statement_timeout included). */
+        transaction_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
+      })
+      .strict()
+      .prefault({}),
     runs: z
       .object({
         /** The engine's backstop: a run open this long is closed as TimedOut, without compensation. Null = none. */
@@ -121,6 +136,10 @@ export const engineConfigSchema = z
         visibility_timeout_seconds: seconds.default(30),
         /** Attempts before a row is marked Dead (kept, never deleted). */
         max_attempts: z.number().int().min(1).max(1000).default(10),
+        /** How long the claim transaction may wait for a connection, and run (statement_timeout included). */
+        transaction_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
+        /** While batches come back full the publisher goes on at once; it reports progress every this long. */
+        pass_budget_ms: z.number().int().min(10).max(600_000).default(5000),
         /** Retry n waits base * 2^(n-1), at most max. */
         backoff: z
           .object({

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 import type { Anomaly } from '../store/insert-anomaly.ts';
 import type { StepTable } from '../store/step-table.ts';
+import type { SweepProgress } from '../sweeps/sweep-progress.ts';
 import type { Clock } from './clock.ts';
 import type { EngineConfig } from './engine-config.ts';
 import type { EmitEvent } from './engine-events.ts';
@@ -52,6 +53,8 @@ export interface RuntimeDeps {
   faults: Faults;
   /** Completed outcomes this process could not write yet (the database was away); the pool retries them. */
   heldOutcomes: HeldOutcomes;
+  /** Rows done, rows left and rate of this process's sweeps: logged per pass, read by /metrics. */
+  progress: SweepProgress;
 }
 
 /** Thrown by a fault to abandon the work the way a killed process would: nothing more is written. */

@@ -2,32 +2,58 @@ import { Prisma } from '../generated/prisma/client.ts';
 import { openRunStatusesSql, tableSql, type StepTable } from './step-table.ts';
 import type { Db } from './types.ts';
 
+/** The step statuses a business deadline can still end; the partial index holds exactly these (migration 0015). */
+export const openStepStatusesSql = Prisma.sql`('Pending', 'Running', 'Failed')`;
+
 /**
- * The monitor's step sweep: marks up to `limit` overdue actions or compensations (business
- * deadline `expires_at` passed, still Pending, Running or Failed, run open) Expired, with a
- * conditional write, so a step that completed just before the sweep reached it is not demoted.
- * SKIP LOCKED lets two sweepers share the page; a run being finished right now is skipped. Returns
- * the rows it expired.
+ * The monitor's step sweep, one batch in ONE statement: marks up to `limit` overdue actions or
+ * compensations (business deadline passed, still Pending, Running or Failed, run open) Expired,
+ * appends each one's history row and queues one wake per run. The write is conditional on the
+ * status, so a step that completed just before the sweep reached it is not demoted, and a recorded
+ * terminal state is never overwritten. Candidates come from the partial index on open steps
+ * (`*_open_expires_at_idx`), oldest deadline first. SKIP LOCKED lets two sweepers share a backlog
+ * without both expiring a row; the run row is locked FOR KEY SHARE (as lockOpenRun) so an expiry
+ * never commits after the run's terminal event. Returns how many steps it expired.
  */
-export async function expireOverdueSteps(
-  db: Db,
-  args: { table: StepTable; now: Date; limit: number },
-): Promise<{ id: string; run_id: string; sequence: number; name: string }[]> {
+export async function expireOverdueSteps(db: Db, args: ExpireOverdueStepsArgs): Promise<number> {
+  const rows = await db.$queryRaw<{ expired: number }[]>(expireOverdueStepsSql(args));
+  return rows[0]?.expired ?? 0;
+}
+
+export interface ExpireOverdueStepsArgs {
+  table: StepTable;
+  now: Date;
+  limit: number;
+}
+
+/** The statement itself, apart so a test can EXPLAIN exactly what the sweep runs. */
+export function expireOverdueStepsSql(args: ExpireOverdueStepsArgs): Prisma.Sql {
   const t = tableSql(args.table);
   const sequence = Prisma.raw(args.table === 'action_runs' ? 's.sequence' : 's.action_sequence');
-  return db.$queryRaw(Prisma.sql`
-    update ${t} s
-       set status = 'Expired', reclaim_stale_at = null, updated_at = ${args.now}::timestamptz, finished_at = ${args.now}::timestamptz,
-           error = jsonb_build_object('name', 'StepExpired', 'message', 'the step''s business deadline passed at ' || s.expires_at::text)
-     where s.id in (
-       select c.id from ${t} c
-         join "sagaflow"."flow_runs" r on r.id = c.run_id and r.status in ${openRunStatusesSql}
-        where c.expires_at <= ${args.now}::timestamptz and c.status in ('Pending', 'Running', 'Failed')
-        order by c.expires_at
-        limit ${args.limit}::int
-        for update of c skip locked
-        -- the run row too (lockOpenRun): an expiry never commits after the run's terminal event
-        for key share of r skip locked)
-       and s.status in ('Pending', 'Running', 'Failed')
-    returning s.id::text as id, s.run_id::text as run_id, ${sequence} as sequence, s.name`);
+  const type = args.table === 'action_runs' ? 'action.expired' : 'compensation.expired';
+  return Prisma.sql`
+    with picked as (
+      select c.id from ${t} c
+        join "sagaflow"."flow_runs" r on r.id = c.run_id and r.status in ${openRunStatusesSql}
+       where c.expires_at is not null and c.expires_at <= ${args.now}::timestamptz and c.status in ${openStepStatusesSql}
+       order by c.expires_at
+       limit ${args.limit}::int
+         for update of c skip locked
+         for key share of r skip locked
+    ), done as (
+      update ${t} s
+         set status = 'Expired', reclaim_stale_at = null, updated_at = ${args.now}::timestamptz,
+             finished_at = ${args.now}::timestamptz,
+             error = jsonb_build_object('name', 'StepExpired', 'message', 'the step''s business deadline passed at ' || s.expires_at::text)
+        from picked
+       where s.id = picked.id and s.status in ${openStepStatusesSql}
+      returning s.id, s.run_id, ${sequence} as sequence, s.name
+    ), history as (
+      insert into "sagaflow"."flow_events" (run_id, type, sequence, row_id, data)
+      select d.run_id, ${type}, d.sequence, d.id, jsonb_build_object('name', d.name) from done d
+    ), wakes as (
+      insert into "sagaflow"."jobs" (kind, run_id, available_at)
+      select distinct 'wake-run', d.run_id, ${args.now}::timestamptz from done d
+    )
+    select count(*)::int as expired from done`;
 }

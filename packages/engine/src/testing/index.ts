@@ -8,3 +8,4 @@ export {
   type FulfilmentService,
   type OrderFulfilmentOptions,
 } from './order-fulfilment.ts';
+export { seedLostRuns, seedOverdueSteps, type OverdueStepsSeed } from './seed-sweep-backlog.ts';

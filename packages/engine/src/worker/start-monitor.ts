@@ -1,5 +1,5 @@
-import { sweepDoctor } from '../api/sweep-doctor.ts';
-import { sweepExpiredRuns, type ExpiredRunsSweep } from '../api/sweep-expired-runs.ts';
+import { sweepDoctor, type DoctorPass } from '../api/sweep-doctor.ts';
+import { sweepExpiredRuns, type ExpiredRunsPass } from '../api/sweep-expired-runs.ts';
 import { sweepExpiredSteps } from '../api/sweep-expired-steps.ts';
 import { sweepOrphanedSteps } from '../api/sweep-orphaned-steps.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
@@ -14,11 +14,13 @@ export type MonitorPass =
   | { swept: false; reason: string }
   | {
       swept: true;
-      steps: { expired: number };
-      runs: ExpiredRunsSweep;
+      steps: { expired: number; more: boolean };
+      runs: ExpiredRunsPass;
       /** Runs given a stuck reason because a step's worker is gone (ADR 0010). */
       orphans: { marked: number };
-      doctor: { redispatched: { runId: string; rule: string }[] } | null;
+      doctor: DoctorPass | null;
+      /** A sweep stopped on its time budget with rows left: the loop runs the next pass at once. */
+      more: boolean;
     };
 
 /**
@@ -43,11 +45,12 @@ export async function runMonitorPass(
     const keep = async () =>
       (await acquireLease(deps.prisma, { name: 'monitor', holder, ttlSeconds: opts.ttlSeconds })).held;
     const expiration = opts.expiration ?? true;
-    const steps = expiration ? await sweepExpiredSteps(deps, { keep }) : { expired: 0 };
-    const runs = expiration ? await sweepExpiredRuns(deps, { keep }) : { expired: [], failed: [] };
+    const steps = expiration ? await sweepExpiredSteps(deps, { keep }) : { expired: 0, more: false };
+    const runs = expiration ? await sweepExpiredRuns(deps, { keep }) : { expired: [], failed: [], more: false };
     const orphans = (await keep()) ? await sweepOrphanedSteps(deps) : { marked: 0 };
-    const doctor = opts.doctor && (await keep()) ? await sweepDoctor(deps) : null;
-    return { swept: true, steps, runs, orphans, doctor };
+    const doctor = opts.doctor && (await keep()) ? await sweepDoctor(deps, { keep }) : null;
+    const more = steps.more || runs.more || (doctor?.more ?? false);
+    return { swept: true, steps, runs, orphans, doctor, more };
   } finally {
     if (opts.release) await releaseLease(deps.prisma, { name: 'monitor', holder }).catch(() => undefined);
   }
@@ -64,15 +67,17 @@ export function startMonitor(deps: RuntimeDeps, opts: { intervalMs: number }): M
     intervalMs: opts.intervalMs,
     pass: async () => {
       const pass = await runMonitorPass(deps, { doctor: deps.config.repair.enabled, ttlSeconds });
-      if (!pass.swept) return;
+      if (!pass.swept) return false;
       const { steps, runs, doctor } = pass;
       if (steps.expired > 0 || runs.expired.length > 0 || runs.failed.length > 0)
         deps.logger.info(
           { steps: steps.expired, runs: runs.expired.length, expiry_failed: runs.failed.length },
           'monitor expired overdue work',
         );
+      // Each sweep logs its own progress (rows done, left, rate); a list of 100 k run ids would not help.
       if (doctor && doctor.redispatched.length > 0)
-        deps.logger.info({ redispatched: doctor.redispatched }, 'doctor re-dispatched lost work');
+        deps.logger.info({ redispatched: doctor.redispatched.length }, 'doctor re-dispatched lost work');
+      return pass.more;
     },
     onError: (err) => deps.logger.warn({ err }, 'monitor sweep failed; it will try again'),
   });

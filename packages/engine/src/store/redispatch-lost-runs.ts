@@ -1,0 +1,55 @@
+import { Prisma } from '../generated/prisma/client.ts';
+import { repairCandidatesSql, type RepairCandidatesArgs } from './repair-candidates-sql.ts';
+import { openRunStatusesSql } from './step-table.ts';
+import type { Db } from './types.ts';
+
+export interface RedispatchBatch {
+  /** Candidate rows read (the keyset's progress), whether or not their run was re-dispatched. */
+  scanned: number;
+  /** The highest run id read: the next batch starts above it; null when nothing was read. */
+  last: string | null;
+  redispatched: { runId: string; rule: string }[];
+}
+
+/**
+ * One doctor batch in ONE statement: reads the next `limit` candidate rows above `after` (the rules'
+ * branches merged in run-id order), takes each run's first rule, and for each run that is still open,
+ * has repair budget left and no job queued, spends one unit of budget, queues a wake and appends
+ * `doctor.redispatched` to its history. The UPDATE locks the run row and re-checks `status` on the
+ * newest version, so a run finished meanwhile gets nothing: nothing commits after a terminal event.
+ */
+export async function redispatchLostRuns(db: Db, args: RedispatchArgs): Promise<RedispatchBatch> {
+  const rows = await db.$queryRaw<RedispatchBatch[]>(redispatchLostRunsSql(args));
+  return rows[0] ?? { scanned: 0, last: null, redispatched: [] };
+}
+
+export type RedispatchArgs = Omit<RepairCandidatesArgs, 'limit'> & { limit: number; budget: number };
+
+/** The statement itself, apart so a test can EXPLAIN exactly what the doctor runs. */
+export function redispatchLostRunsSql(args: RedispatchArgs): Prisma.Sql {
+  return Prisma.sql`
+    with scanned as (
+      select c.run_id, c.rank, c.rule, c.detail from (${repairCandidatesSql(args)}) c
+       order by c.run_id, c.rank
+       limit ${args.limit}::int
+    ), picked as (
+      select distinct on (run_id) run_id, rule, detail from scanned order by run_id, rank
+    ), bumped as (
+      update "sagaflow"."flow_runs" r
+         set repair_count = r.repair_count + 1
+        from picked p
+       where r.id = any(array(select run_id from picked)) and r.id = p.run_id
+         and r.status in ${openRunStatusesSql} and r.repair_count < ${args.budget}::int
+         and not exists (select 1 from "sagaflow"."jobs" j where j.run_id = r.id)
+      returning r.id, p.rule, p.detail
+    ), wakes as (
+      insert into "sagaflow"."jobs" (kind, run_id, available_at)
+      select 'wake-run', b.id, ${args.now}::timestamptz from bumped b
+    ), history as (
+      insert into "sagaflow"."flow_events" (run_id, type, data)
+      select b.id, 'doctor.redispatched', jsonb_build_object('rule', b.rule, 'detail', b.detail) from bumped b
+    )
+    select (select count(*)::int from scanned) as scanned,
+           (select s.run_id::text from scanned s order by s.run_id desc limit 1) as last,
+           coalesce((select json_agg(json_build_object('runId', b.id::text, 'rule', b.rule) order by b.id) from bumped b), '[]'::json) as redispatched`;
+}
