@@ -4,6 +4,7 @@ import { defineAction } from '../src/definitions/define-action.ts';
 import { defineFlow } from '../src/definitions/define-flow.ts';
 import type { StandardSchemaV1 } from '../src/definitions/standard-schema.ts';
 import { EngineError } from '../src/errors/engine-error.ts';
+import type { RepairCommand } from '../src/repairs/repair-command.ts';
 import { openTestEngine } from './support/open-test-engine.ts';
 import { testDbKind } from './support/test-database.ts';
 
@@ -91,7 +92,7 @@ describe(`typed, validated inputs and outputs (${testDbKind()})`, () => {
     expect((await t.runToCompletion(counted, { n: 3 })).run.status).toBe('Completed');
   });
 
-  it("the input stored and replayed is what the schema produced (defaults filled)", async () => {
+  it('the input stored and replayed is what the schema produced (defaults filled)', async () => {
     const { runId } = await t.engine.startFlow(order, { orderId: 'o-2', amount: 5, currency: 'EUR' });
     const row = await t.db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect(row.input).toEqual({ orderId: 'o-2', amount: 5, currency: 'EUR' });
@@ -115,12 +116,52 @@ describe(`typed, validated inputs and outputs (${testDbKind()})`, () => {
     expect(done.run.output).toEqual({ chargeId: 'ch_o-4', currency: 'USD', by: 'ann' });
   });
 
-  it("an action whose output its schema refuses fails the step at once, naming the path (not retried)", async () => {
+  it('an action whose output its schema refuses fails the step at once, naming the path (not retried)', async () => {
     const done = await t.runToCompletion(lying, { orderId: 'o-5' });
     expect(done.run.status).toBe('Failed');
     const step = await t.db.prisma.actionRun.findFirstOrThrow({ where: { run_id: done.run.id } });
     expect(step.status).toBe('Errored');
     expect(step.attempts).toBe(1);
     expect((step.error as { message: string }).message).toMatch(/^output\.chargeId: /);
+  });
+
+  it("a repair's output or signal payload that the schema refuses is invalid_input, with no change and no audit row", async () => {
+    t.faults.crashAfterClaim('typed.charge');
+    const { runId } = await t.engine.startFlow(order, { orderId: 'o-6', amount: 2, currency: 'EUR' });
+    const d = await t.drive(runId, { skipTime: false, until: (x) => x.actions[0]?.status === 'Running' });
+    await t.engine.stopWorkers();
+    const draft = {
+      actor: 'ops',
+      reason: 'typed repair',
+      target: { runId, stepSequence: 1 },
+      expected: { runStatus: d.run.status as 'Waiting', stepStatus: 'Running', stepAttempts: 1 },
+    } as const;
+    const before = [...(await counts()), await t.db.prisma.repairCommand.count()];
+    const complete: RepairCommand = {
+      ...draft,
+      kind: 'run.complete_step' as const,
+      idempotencyKey: 'typed-1',
+      output: { chargeId: 42 },
+    };
+    const preview = await refusal(t.engine.repairs.preview(complete));
+    expect(preview).toMatchObject({ code: 'invalid_input', field: 'output.chargeId' });
+    const applied = await refusal(t.engine.repairs.apply(complete));
+    expect(applied).toMatchObject({ code: 'invalid_input', field: 'output.chargeId' });
+    const signal: RepairCommand = {
+      ...draft,
+      target: { runId },
+      expected: { runStatus: d.run.status as 'Waiting' },
+      kind: 'run.signal',
+      idempotencyKey: 'typed-2',
+      signal: { name: 'approve', payload: { by: null } },
+    };
+    expect(await refusal(t.engine.repairs.apply(signal))).toMatchObject({ field: 'signal.payload.by' });
+    expect([...(await counts()), await t.db.prisma.repairCommand.count()]).toEqual(before);
+    const ok = await t.engine.repairs.apply({
+      ...complete,
+      idempotencyKey: 'typed-3',
+      output: { chargeId: 'ch_hand' },
+    });
+    expect(ok.status).toBe('applied');
   });
 });

@@ -228,7 +228,7 @@ describe(`repair catalogue (${testDbKind()})`, () => {
     expect(done.run).toMatchObject({ status: 'Completed', output: { from: 'operator' } });
   });
 
-  it("run.reclaim_step puts a step held by a gone worker back to Pending; its late outcome is rejected", async () => {
+  it('run.reclaim_step puts a step held by a gone worker back to Pending; its late outcome is rejected', async () => {
     t.faults.crashAfterClaim('rep-held');
     // parkedRun stops the workers: the worker that claimed the step is gone from then on.
     const d = await parkedRun(holding, (x) => x.actions[0]?.status === 'Running');
