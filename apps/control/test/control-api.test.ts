@@ -79,4 +79,52 @@ describe('control plane API over HTTP', () => {
       status: 409,
     });
   });
+
+  it('runs.start of a flow that declares its input refuses a wrong one with a 400 naming the field, and starts nothing', async () => {
+    const before = await plane.db.prisma.flowRun.count();
+    const string = await rejection(api.runs.start.mutate({ flowName: 'demo.order', input: 'just a string' }));
+    expect(string).toMatchObject({ status: 400, field: 'input.input' });
+    const amount = await rejection(
+      api.runs.start.mutate({ flowName: 'demo.order', input: { orderId: 'o', amount: 'lots' } }),
+    );
+    expect(amount).toMatchObject({ status: 400, field: 'input.input.amount' });
+    expect(amount.message).toMatch(/^input\.input\.amount: .*expected number/);
+    expect(await plane.db.prisma.flowRun.count()).toBe(before);
+  });
+
+  it('runs.flows lists the startable flows with the JSON Schema of their input', async () => {
+    const flows = await api.runs.flows.query();
+    expect(flows.map((f) => f.name)).toEqual(['demo.order', 'demo.reservation', 'demo.trip']);
+    const order = flows.find((f) => f.name === 'demo.order');
+    expect(order).toMatchObject({
+      version: 1,
+      validatesInput: true,
+      inputSchema: {
+        type: 'object',
+        properties: { orderId: { type: 'string' }, amount: { type: 'number' } },
+        required: ['orderId', 'amount'],
+      },
+    });
+    const charge = (await api.runs.actions.query()).find((a) => a.name === 'demo.charge-card');
+    expect(charge?.outputSchema).toMatchObject({ properties: { chargeId: { type: 'string' } } });
+  });
+
+  it("complete_step's output is checked against the action's output schema: a 400 naming the field, no audit row", async () => {
+    const { runId } = await api.runs.start.mutate({ flowName: 'demo.order', input: { orderId: 'o-cs', amount: 3 } });
+    const run = await api.runs.get.query({ id: runId });
+    const audits = await plane.db.prisma.repairCommand.count();
+    const bad = await rejection(
+      api.repairs.applyOne.mutate({
+        kind: 'run.complete_step',
+        target: { runId, stepSequence: 1 },
+        expected: { runStatus: run.run.status, stepStatus: 'Running', stepAttempts: 1 },
+        output: { chargeId: 7, amount: 3 },
+        reason: 'typed output',
+        idempotencyKey: `cs-${runId}`,
+      }),
+    );
+    expect(bad).toMatchObject({ status: 400, field: 'input.output.chargeId' });
+    expect(await plane.db.prisma.repairCommand.count()).toBe(audits);
+    expect(await plane.db.prisma.repairApproval.count({ where: { idempotency_key: `cs-${runId}` } })).toBe(0);
+  });
 });

@@ -19,6 +19,8 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'runs.page': 'viewer',
   'runs.get': 'viewer',
   'runs.start': 'operator',
+  'runs.flows': 'viewer',
+  'runs.actions': 'viewer',
   'instances.list': 'viewer',
   'instances.page': 'viewer',
   'instances.get': 'viewer',

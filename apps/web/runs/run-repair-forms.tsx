@@ -1,22 +1,27 @@
 'use client';
 
+import { useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { JsonEditor, parseJsonText } from '@/repairs/json-editor';
 import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
+import { formInput, SchemaForm, schemaFields } from '@/repairs/schema-form';
 import type { RunDetail } from '@/trpc/api-types';
+import { useTRPC } from '@/trpc/trpc-context';
 
 type Step = RunDetail['actions'][number];
-const stepKinds = ['run.retry_step', 'run.complete_step', 'run.resume_from_step'] as const;
+const stepKinds = ['run.retry_step', 'run.reclaim_step', 'run.complete_step', 'run.resume_from_step'] as const;
 const stepLabels: Record<(typeof stepKinds)[number], string> = {
   'run.retry_step': 'Retry step',
+  'run.reclaim_step': 'Reclaim step (its worker is gone)',
   'run.complete_step': 'Complete step with this output',
   'run.resume_from_step': 'Resume from step',
 };
 
 /**
  * The run's repairs that take parameters, as forms: a signal (name and JSON payload), and the step
- * commands with a step picker (complete_step's output as a JSON editor). Each drafts a command
- * against the run's and the chosen step's state as shown.
+ * commands with a step picker. complete_step's output is a form generated from the action's output
+ * JSON Schema when it declares one (the engine checks it again), a JSON editor otherwise. Each
+ * drafts a command against the run's and the chosen step's state as shown.
  */
 export function RunRepairForms({
   run,
@@ -35,9 +40,15 @@ export function RunRepairForms({
   const [stepKind, setStepKind] = useState<(typeof stepKinds)[number] | ''>('');
   const [sequence, setSequence] = useState('');
   const [output, setOutput] = useState('');
+  const [outputValues, setOutputValues] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
+  const trpc = useTRPC();
+  const actions = useQuery(trpc.runs.actions.queryOptions());
   const offeredSteps = stepKinds.filter((k) => safe.includes(k));
   const step = steps.find((s) => String(s.sequence) === sequence);
+  const outputSchema = step ? actions.data?.find((a) => a.name === step.name)?.outputSchema : undefined;
+  // Only an object schema becomes fields; anything else is edited as JSON.
+  const schema = outputSchema && schemaFields(outputSchema) ? outputSchema : null;
   if (!safe.includes('run.signal') && offeredSteps.length === 0) return null;
   return (
     <div className="repair-forms">
@@ -89,9 +100,11 @@ export function RunRepairForms({
           onSubmit={(e) => {
             e.preventDefault();
             if (!step || stepKind === '') return;
-            const parsed = parseJsonText(output);
+            const parsed = schema ? formInput(schema, outputValues) : parseJsonText(output);
             if (stepKind === 'run.complete_step' && (!parsed.ok || parsed.value === undefined))
-              return setError(`output: ${parsed.ok ? 'required' : `not JSON (${parsed.error})`}`);
+              return setError(
+                `output${parsed.ok ? ': required' : schema ? `.${parsed.error}` : `: not JSON (${parsed.error})`}`,
+              );
             setError(null);
             onDraft({
               kind: stepKind,
@@ -122,7 +135,10 @@ export function RunRepairForms({
             id={`${ids}-step`}
             data-testid="step-picker"
             value={sequence}
-            onChange={(e) => setSequence(e.target.value)}
+            onChange={(e) => {
+              setSequence(e.target.value);
+              setOutputValues({});
+            }}
           >
             <option value="">—</option>
             {steps.map((s) => (
@@ -131,7 +147,9 @@ export function RunRepairForms({
               </option>
             ))}
           </select>
-          {stepKind === 'run.complete_step' ? (
+          {stepKind === 'run.complete_step' && schema ? (
+            <SchemaForm schema={schema} values={outputValues} onChange={setOutputValues} testId="step-output-form" />
+          ) : stepKind === 'run.complete_step' ? (
             <JsonEditor label="Output (JSON, required)" value={output} onChange={setOutput} testId="step-output" />
           ) : null}
           <button type="submit" data-testid="draft-step" disabled={!step || stepKind === ''}>

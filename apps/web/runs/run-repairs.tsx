@@ -18,6 +18,7 @@ export const repairLabels: Record<string, string> = {
   'run.terminate': 'Terminate (no compensation)',
   'run.signal': 'Send a signal',
   'run.retry_step': 'Retry a step',
+  'run.reclaim_step': 'Reclaim a step whose worker is gone',
   'run.complete_step': 'Complete a step by hand',
   'run.resume_from_step': 'Resume from a step',
 };

@@ -19,3 +19,5 @@ export type AuditEntry = Outputs['audit']['page']['items'][number];
 export type Definitions = Outputs['definitions']['list'];
 export type ApprovalRow = Outputs['approvals']['list']['items'][number];
 export type ApprovalPolicyView = Outputs['approvalPolicy']['get'];
+export type StartableFlow = Outputs['runs']['flows'][number];
+export type ActionSchemas = Outputs['runs']['actions'][number];

@@ -24,6 +24,12 @@ import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './
 import { createEngineEvents, type EngineEvents } from './runtime/engine-events.ts';
 import { HeldOutcomes } from './runtime/held-outcomes.ts';
 import { buildRegistry } from './runtime/registry.ts';
+import {
+  describeAction,
+  describeFlow,
+  type ActionDescription,
+  type FlowDescription,
+} from './definitions/describe-definitions.ts';
 import type { Faults, RuntimeDeps, TransactionalHooks } from './runtime/runtime-deps.ts';
 import type { RunDetail, RunView } from './runtime/run-view.ts';
 import { insertAnomaly, type Anomaly } from './store/insert-anomaly.ts';
@@ -50,6 +56,12 @@ export interface EngineOptions {
 
 export interface Engine {
   readonly config: EngineConfig;
+  /**
+   * The registered flows and actions with the JSON Schemas of what they declared (ADR 0023), sorted
+   * by name: what a console renders its start and complete-step forms from.
+   */
+  describeFlows(): FlowDescription[];
+  describeActions(): ActionDescription[];
   readonly events: EngineEvents;
   /** The process managers registered with `processes`: deliver, timeouts, instances, repairs. */
   readonly processes: ProcessManager;
@@ -171,8 +183,12 @@ export function createEngine(options: EngineOptions): Engine {
   const repairs = createRepairs({ runtime: deps, process: processes.deps }, nudge);
   const approvals = createApprovals({ runtime: deps, process: processes.deps }, nudge);
 
+  const sorted = <T extends { name: string }>(items: Iterable<T>) =>
+    [...items].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     config,
+    describeFlows: () => sorted(registry.flows.values()).map(describeFlow),
+    describeActions: () => sorted(registry.actions.values()).map(describeAction),
     processes,
     repairs,
     approvals,

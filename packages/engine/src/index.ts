@@ -14,17 +14,21 @@ export {
   defineAction,
   NonRetryableError,
   type ActionDefinition,
+  type ActionSchemas,
   type Json,
   type RetryPolicy,
 } from './definitions/define-action.ts';
 export { defineFlow } from './definitions/define-flow.ts';
+export type { ActionDescription, FlowDescription } from './definitions/describe-definitions.ts';
 export type {
   CompensateOptions,
   FlowContext,
   FlowDefinition,
+  FlowSchemas,
   StepBuilder,
   StepOutputs,
 } from './definitions/flow-context.ts';
+export type { StandardSchemaV1 } from './definitions/standard-schema.ts';
 export { EngineError, type EngineErrorCode } from './errors/engine-error.ts';
 export { consumeOnce, type ConsumeOnceResult } from './outbox/consume-once.ts';
 export { inProcessTransport } from './outbox/in-process-transport.ts';

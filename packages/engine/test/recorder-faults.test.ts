@@ -6,7 +6,7 @@ import { testDbKind } from './support/test-database.ts';
 
 const calls = new Map<string, number>();
 const bump = (k: string) => calls.set(k, (calls.get(k) ?? 0) + 1).get(k) ?? 0;
-const tracked = (name: string, extra: Partial<Parameters<typeof defineAction>[0]> = {}) =>
+const tracked = (name: string, extra: Pick<Parameters<typeof defineAction>[0], 'retry'> = {}) =>
   defineAction({ name, run: async (i: { key: string }) => (bump(`${name}:${i.key}`), { ok: i.key }), ...extra });
 
 const plain = tracked('plain');

@@ -1,4 +1,5 @@
 import { defineAction, defineFlow } from '@sagaflow/engine';
+import { z } from 'zod';
 
 export const reserveResource = defineAction({
   name: 'demo.reserve-resource',
@@ -25,7 +26,8 @@ export const confirmWindowSeconds = 30;
 export const reservationFlow = defineFlow({
   name: 'demo.reservation',
   version: 1,
-  run: async (ctx, input: { orderId: string }): Promise<ReservationOutcome> => {
+  input: z.object({ orderId: z.string().min(1) }),
+  run: async (ctx, input): Promise<ReservationOutcome> => {
     const { reservationId } = await ctx
       .action(reserveResource, { orderId: input.orderId })
       .expiresIn(confirmWindowSeconds)

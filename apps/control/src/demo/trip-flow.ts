@@ -1,15 +1,17 @@
 import { defineAction, defineFlow, NonRetryableError } from '@sagaflow/engine';
+import { z } from 'zod';
 
+const tripResource = z.enum(['flight', 'hotel', 'car']);
 /** Which booking the demo can be told to fail for good (`failAt`), so a test can pick the unwind. */
-export type TripResource = 'flight' | 'hotel' | 'car';
+export type TripResource = z.infer<typeof tripResource>;
 
-export type TripInput = {
-  tripId: string;
+const tripInput = z.object({
+  tripId: z.string().min(1),
   /** Forces this booking to fail without retry: the deterministic way to get a Compensated run. */
-  failAt?: TripResource | null;
+  failAt: tripResource.nullable().optional().describe('force this booking to fail without retry'),
   /** Otherwise each booking try fails at random with this probability (retried once). */
-  failRate?: number;
-};
+  failRate: z.number().min(0).max(1).optional().describe('chance each booking try fails (retried once)'),
+});
 
 const prefixes: Record<TripResource, string> = { flight: 'FL', hotel: 'HT', car: 'CR' };
 
@@ -59,7 +61,8 @@ export const cancelCar = car.cancel;
 export const tripFlow = defineFlow({
   name: 'demo.trip',
   version: 1,
-  run: async (ctx, input: TripInput) => {
+  input: tripInput,
+  run: async (ctx, input) => {
     const booking = (resource: TripResource) => ({
       tripId: input.tripId,
       forceFailure: input.failAt === resource,

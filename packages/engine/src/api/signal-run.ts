@@ -5,6 +5,7 @@ import { assertStorableJson } from '../input/assert-storable-json.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
 import { jsonRules, textRules } from '../input/input-limits.ts';
+import { checkSignalPayload } from '../runtime/check-signal-payload.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
@@ -14,6 +15,7 @@ import { lockOpenRun } from '../store/lock-open-run.ts';
 /**
  * Delivers a signal to an open run (buffered until the run waits for it) and wakes the run. A run
  * that has finished, or finishes while this call waits for its row, refuses it as `run_not_open`.
+ * A signal the run's flow declared a schema for is checked first (`invalid_input`, nothing written).
  */
 export async function signalRun(
   deps: RuntimeDeps,
@@ -23,9 +25,14 @@ export async function signalRun(
 ): Promise<{ signalId: string }> {
   assertUuid(runId, 'runId');
   assertStorableText(name, 'name', textRules(deps.config.limits));
-  assertStorableJson(payload, 'payload', jsonRules(deps.config.limits, 'signal_payload_bytes'));
+  const rules = jsonRules(deps.config.limits, 'signal_payload_bytes');
+  assertStorableJson(payload, 'payload', rules);
+  // The run's flow names the schemas; a run that does not exist is reported by the transaction.
+  const run = await deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { flow_name: true } });
+  const checked = run ? await checkSignalPayload(deps.registry, { flowName: run.flow_name, name, payload }) : payload;
+  if (checked !== payload) assertStorableJson(checked, 'payload', rules);
   const now = deps.clock.now();
-  return deps.prisma.$transaction((tx) => signalInTransaction(tx, { runId, name, payload, now }));
+  return deps.prisma.$transaction((tx) => signalInTransaction(tx, { runId, name, payload: checked, now }));
 }
 
 /** The signal inside the caller's transaction: the open run locked, the signal buffered, a wake sent. */

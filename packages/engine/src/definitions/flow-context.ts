@@ -1,4 +1,5 @@
 import type { ActionDefinition, Json, RetryPolicy } from './define-action.ts';
+import type { StandardSchemaV1 } from './standard-schema.ts';
 
 /**
  * One step of a flow, configured fluently and run by awaiting it (or calling `run()`).
@@ -70,4 +71,14 @@ export interface FlowDefinition<I extends Json = Json, O extends Json = Json> {
   readonly name: string;
   readonly version: number;
   readonly run: (ctx: FlowContext, input: I) => Promise<O>;
+  /** The schemas the flow declared: start, signal and the control plane's forms use them. */
+  readonly schemas: FlowSchemas;
+}
+
+/** Optional Standard Schema validators for a flow's input, result and signal payloads. */
+export interface FlowSchemas {
+  readonly input?: StandardSchemaV1 | undefined;
+  readonly output?: StandardSchemaV1 | undefined;
+  /** When given, the flow takes exactly these signals: another name is refused, like a bad payload. */
+  readonly signals?: Readonly<Record<string, StandardSchemaV1>> | undefined;
 }

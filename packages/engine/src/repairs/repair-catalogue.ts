@@ -26,6 +26,13 @@ export const repairCatalogue: Readonly<Record<RepairKind, RepairCommandInfo>> = 
     adminOnly: false,
     description: 'Retry a Failed step now instead of at its retry time, or give an Errored last step one more try.',
   },
+  'run.reclaim_step': {
+    target: 'step',
+    destructive: false,
+    adminOnly: false,
+    description:
+      "Reclaim a Running step whose worker is gone: it runs again, and the dead worker's late outcome is rejected.",
+  },
   'run.cancel': {
     target: 'run',
     destructive: false,

@@ -56,6 +56,7 @@ const instanceCommand = <K extends string, S extends z.core.$ZodLooseShape>(kind
 export const repairCommandSchema = z.discriminatedUnion('kind', [
   runCommand('run.kick', {}),
   stepCommand('run.retry_step', {}),
+  stepCommand('run.reclaim_step', {}),
   runCommand('run.cancel', { cleanupSeconds: z.number().optional() }),
   runCommand('run.terminate', {}),
   runCommand('run.signal', { signal: z.strictObject({ name: z.string(), payload: z.unknown().optional() }) }),

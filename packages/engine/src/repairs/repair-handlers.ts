@@ -1,6 +1,7 @@
 import type { RepairKind } from './repair-command.ts';
 import type { InstanceTarget, RepairHandler, RunTarget } from './repair-handler.ts';
 import { forceTransitionRepair, operatorCommandRepair, releaseRepair } from './instance-repairs.ts';
+import { reclaimStepRepair } from './reclaim-step-repair.ts';
 import { cancelRepair, expireRepair, kickRepair, signalRepair, terminateRepair } from './run-repairs.ts';
 import { completeStepRepair, resumeFromStepRepair, retryStepRepair } from './step-repairs.ts';
 
@@ -11,6 +12,7 @@ type AnyHandler<T> = RepairHandler<any, T, any>;
 export const runRepairHandlers: Partial<Record<RepairKind, AnyHandler<RunTarget>>> = {
   'run.kick': kickRepair,
   'run.retry_step': retryStepRepair,
+  'run.reclaim_step': reclaimStepRepair,
   'run.cancel': cancelRepair,
   'run.terminate': terminateRepair,
   'run.signal': signalRepair,

@@ -6,6 +6,7 @@ import { startExpiryInTransaction } from '../api/sweep-expired-runs.ts';
 import { afterTerminate, terminateInTransaction } from '../api/terminate-run.ts';
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import { checkSignalPayload } from '../runtime/check-signal-payload.ts';
 import { planRollback, type RollbackPlan } from '../runtime/plan-rollback.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
 import type { Db } from '../store/types.ts';
@@ -61,16 +62,27 @@ export const kickRepair: RepairHandler<RepairCommandOf<'run.kick'>, RunTarget> =
   },
 };
 
-export const signalRepair: RepairHandler<RepairCommandOf<'run.signal'>, RunTarget> = {
-  async plan(_db, deps, cmd, { run }) {
+/** The payload checked against the flow's signal schema (bad input whatever state the run is in). */
+async function prepareSignal(
+  deps: RepairDeps,
+  cmd: RepairCommandOf<'run.signal'>,
+  { run }: RunTarget,
+): Promise<{ payload: Json }> {
+  const payload = (cmd.signal.payload ?? true) as Json;
+  const signal = { flowName: run.flow_name, name: cmd.signal.name, payload };
+  return { payload: await checkSignalPayload(deps.runtime.registry, signal, 'signal.') };
+}
+
+export const signalRepair: RepairHandler<RepairCommandOf<'run.signal'>, RunTarget, { payload: Json }> = {
+  prepare: prepareSignal,
+  async plan(_db, deps, cmd, { run }, { payload }) {
     const effects = noEffects();
-    effects.signals.push({ runId: run.id, name: cmd.signal.name, payload: (cmd.signal.payload ?? true) as Json });
+    effects.signals.push({ runId: run.id, name: cmd.signal.name, payload });
     effects.jobs.push(wake(run.id, deps.runtime.clock.now()));
     effects.history.push('signal.sent');
     return { blockers: [], effects };
   },
-  async perform(tx, _deps, cmd, { run }, _p, { now }) {
-    const payload = (cmd.signal.payload ?? true) as Json;
+  async perform(tx, _deps, cmd, { run }, { payload }, { now }) {
     await signalInTransaction(tx, { runId: run.id, name: cmd.signal.name, payload, now });
     return {};
   },

@@ -13,6 +13,10 @@ describe('safeRepairsFor', () => {
     ],
     ['claim_not_committed: the claim of step 4 did not commit', ['run.kick', 'run.retry_step', 'run.terminate']],
     ['expiry_failed: past its business deadline, but ...', ['run.kick', 'run.resume_from_step', 'run.terminate']],
+    [
+      'owner_gone: step 2 (charge) held by worker w-1 which is gone since ...',
+      ['run.kick', 'run.reclaim_step', 'run.terminate'],
+    ],
     ['a_reason_from_a_newer_engine: ...', ['run.kick', 'run.terminate']],
   ])('a run stuck with "%s" may take %j', (reason, expected) => {
     expect(safeRepairsFor({ status: 'Waiting', stuckReason: reason })).toEqual(expected);

@@ -14,8 +14,9 @@ export function stuckReasonKind(stuckReason: string): string {
  * - unknown_flow / unknown_action: deploy the missing code and kick; complete the step by hand.
  * - claim_not_committed: something in the claim's transaction failed; fix it and kick.
  * - expiry_failed: the rollback cannot be planned; fix the code and kick, or resume from a step.
- * - owner_gone: the worker holding a Running step is gone (ADR 0010); kick reclaims the step and runs
- *   it again (its side effect may have happened once already), or terminate.
+ * - owner_gone: the worker holding a Running step is gone (ADR 0010); reclaim that step (or kick,
+ *   which reclaims every such step of the run) and it runs again (its side effect may have happened
+ *   once already), or terminate.
  */
 export const safeRepairsByStuckReason: Readonly<Record<string, readonly RepairKind[]>> = {
   replay_blocked: ['run.kick', 'run.resume_from_step', 'run.terminate'],
@@ -23,7 +24,7 @@ export const safeRepairsByStuckReason: Readonly<Record<string, readonly RepairKi
   unknown_action: ['run.kick', 'run.complete_step', 'run.terminate'],
   claim_not_committed: ['run.kick', 'run.retry_step', 'run.terminate'],
   expiry_failed: ['run.kick', 'run.resume_from_step', 'run.terminate'],
-  owner_gone: ['run.kick', 'run.terminate'],
+  owner_gone: ['run.kick', 'run.reclaim_step', 'run.terminate'],
 };
 
 /** For a stuck reason the table does not know (a newer engine's): the repairs that are always safe. */
@@ -37,6 +38,7 @@ const openRun: readonly RepairKind[] = [
   'run.expire',
   'run.terminate',
   'run.retry_step',
+  'run.reclaim_step',
   'run.complete_step',
   'run.resume_from_step',
 ];

@@ -1,5 +1,8 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import { assertStorableJson } from '../input/assert-storable-json.ts';
+import { jsonRules } from '../input/input-limits.ts';
+import { validateAgainstSchema } from '../input/validate-against-schema.ts';
 import { writePendingOutcome } from '../runtime/steps/pending-outcome.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { claimStep } from '../store/claim-step.ts';
@@ -9,7 +12,7 @@ import { makeStepDue } from '../store/repairs/make-step-due.ts';
 import type { Db } from '../store/types.ts';
 import type { RepairCommandOf } from './repair-command.ts';
 import { noEffects } from './repair-effects.ts';
-import type { RepairHandler, RunTarget } from './repair-handler.ts';
+import type { RepairDeps, RepairHandler, RunTarget } from './repair-handler.ts';
 
 const wake = (runId: string, at: Date) => ({ kind: 'wake-run' as const, runId, availableAt: at.toISOString() });
 
@@ -62,7 +65,27 @@ export const retryStepRepair: RepairHandler<RepairCommandOf<'run.retry_step'>, R
   },
 };
 
-export const completeStepRepair: RepairHandler<RepairCommandOf<'run.complete_step'>, RunTarget> = {
+/**
+ * The operator's output checked against the action's output schema, when the action declares one
+ * and is registered here: a value the action itself could not have returned is bad input, refused
+ * before anything is written (`output.chargeId: ...`). Returns the value as the schema produced it.
+ */
+async function prepareOutput(
+  deps: RepairDeps,
+  cmd: RepairCommandOf<'run.complete_step'>,
+  target: RunTarget,
+): Promise<{ output: Json }> {
+  const output = cmd.output as Json;
+  const schema = target.step ? deps.runtime.registry.actions.get(target.step.name)?.schemas.output : undefined;
+  if (!schema || target.step?.kind !== 'action') return { output };
+  const checked = (await validateAgainstSchema(schema, output, 'output')) as Json;
+  if (checked !== output)
+    assertStorableJson(checked, 'output', jsonRules(deps.runtime.config.limits, 'action_output_bytes'));
+  return { output: checked };
+}
+
+export const completeStepRepair: RepairHandler<RepairCommandOf<'run.complete_step'>, RunTarget, { output: Json }> = {
+  prepare: prepareOutput,
   async plan(_db, deps, cmd, target) {
     const step = stepOf(target, cmd.target.stepSequence);
     const blockers: string[] = [];
@@ -81,7 +104,7 @@ export const completeStepRepair: RepairHandler<RepairCommandOf<'run.complete_ste
     effects.jobs.push(wake(target.run.id, deps.runtime.clock.now()));
     return { blockers, effects };
   },
-  async perform(tx, deps, cmd, target, _p, { now, id }) {
+  async perform(tx, deps, cmd, target, { output }, { now, id }) {
     const step = stepOf(target, cmd.target.stepSequence);
     let attempts = step.attempts;
     if (step.status !== 'Running') {
@@ -100,7 +123,7 @@ export const completeStepRepair: RepairHandler<RepairCommandOf<'run.complete_ste
         sequence: step.sequence,
         name: step.name,
         attempts,
-        output: cmd.output as Json,
+        output,
       },
       now,
     );
@@ -115,7 +138,7 @@ export const completeStepRepair: RepairHandler<RepairCommandOf<'run.complete_ste
           sequence: step.sequence,
           name: step.name,
           attempt: attempts,
-          output: cmd.output as Json,
+          output,
         }),
     };
   },

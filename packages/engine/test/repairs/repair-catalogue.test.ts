@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError, type RepairCommand, type RepairResult } from '../../src/index.ts';
+import { recordStepOutcome } from '../../src/store/record-step-outcome.ts';
 import { openTestEngine } from '../support/open-test-engine.ts';
 import { testDbKind } from '../support/test-database.ts';
 import { actions, changing, flows, holding, retrying, switches, ticket, waiter } from './support/repair-fixtures.ts';
@@ -225,6 +226,44 @@ describe(`repair catalogue (${testDbKind()})`, () => {
     expect(applied.effects.transitions).toEqual([{ subject: 'step 1 (rep-held)', from: 'Running', to: 'Completed' }]);
     const done = await t.drive(d.run.id, { skipTime: false });
     expect(done.run).toMatchObject({ status: 'Completed', output: { from: 'operator' } });
+  });
+
+  it('run.reclaim_step puts a step held by a gone worker back to Pending; its late outcome is rejected', async () => {
+    t.faults.crashAfterClaim('rep-held');
+    // parkedRun stops the workers: the worker that claimed the step is gone from then on.
+    const d = await parkedRun(holding, (x) => x.actions[0]?.status === 'Running');
+    const { applied } = await proveCommand(stepCmd('run.reclaim_step', d, 1));
+    expect(applied.effects.transitions).toEqual([{ subject: 'step 1 (rep-held)', from: 'Running', to: 'Pending' }]);
+    const row = await t.db.prisma.actionRun.findFirstOrThrow({ where: { run_id: d.run.id, sequence: 1 } });
+    expect(row).toMatchObject({ status: 'Pending', attempts: 1, claimed_by: null });
+    const late = await recordStepOutcome(t.db.prisma, {
+      table: 'action_runs',
+      id: row.id,
+      attempts: 1,
+      outcome: { kind: 'completed', output: { from: 'the dead worker' } },
+      now: t.clock.now(),
+    });
+    expect(late).toBe('rejected');
+    const done = await t.drive(d.run.id, { skipTime: false });
+    expect(done.run).toMatchObject({ status: 'Completed', output: { from: 'worker' } });
+    expect(done.actions[0]).toMatchObject({ status: 'Completed', attempts: 2 });
+  });
+
+  it('run.reclaim_step is refused while the worker holding the step is alive', async () => {
+    t.faults.crashAfterClaim('rep-held');
+    const { runId } = await t.engine.startFlow(holding, null);
+    // The workers keep running: the claim's owner heartbeats, so it is slow, not gone.
+    const d = await t.drive(runId, { skipTime: false, until: (x) => x.actions[0]?.status === 'Running' });
+    const cmd = stepCmd('run.reclaim_step', d, 1);
+    const preview = await t.engine.repairs.preview(cmd);
+    expect(preview).toMatchObject({ expectedHolds: true, applicable: false });
+    expect(preview.blockers[0]).toMatch(/not known to be gone/);
+    await expect(t.engine.repairs.apply(cmd)).rejects.toMatchObject({ code: 'repair_refused' });
+    expect(await t.db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId } })).toMatchObject({
+      status: 'Running',
+      attempts: 1,
+    });
+    await t.engine.stopWorkers();
   });
 
   it('run.resume_from_step re-runs a replay-blocked run from the step that no longer matches', async () => {

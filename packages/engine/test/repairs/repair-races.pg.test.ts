@@ -7,6 +7,10 @@ import { createEngine, type Engine } from '../../src/create-engine.ts';
 import { createDatabase } from '../../src/db/create-database.ts';
 import type { Database } from '../../src/db/database.ts';
 import { defineAction, defineFlow, EngineError, type RepairCommand } from '../../src/index.ts';
+import { writePendingOutcome } from '../../src/runtime/steps/pending-outcome.ts';
+import { beatWorker } from '../../src/store/beat-worker.ts';
+import { claimStep } from '../../src/store/claim-step.ts';
+import { stopWorker } from '../../src/store/stop-worker.ts';
 import { seedStep } from '../support/seed-step.ts';
 import { openTestDatabase } from '../support/test-database.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -232,6 +236,82 @@ describe('repairs racing the engine (real PostgreSQL)', () => {
     }
   });
 
+  it("reclaim_step racing the dead worker's late completion: exactly one wins, the audit row true (300 runs)", async () => {
+    const tally = { repair: 0, worker: 0 };
+    for (let batch = 0; batch < 12; batch++) {
+      // Each step claimed (attempts 1) by a worker whose row then says it stopped: gone, as far as
+      // the engine can tell, yet its action finishes and reports late.
+      const steps = await Promise.all(
+        Array.from({ length: 25 }, async () => {
+          const s = await seedStep(first);
+          const workerId = `dead-${randomUUID()}`;
+          await beatWorker(first.prisma, { workerId });
+          const attempts = await claimStep(first.prisma, { table: 'action_runs', id: s.id, workerId, now: new Date() });
+          expect(attempts).toBe(1);
+          await stopWorker(first.prisma, { workerId });
+          return s;
+        }),
+      );
+      const raced = await Promise.all(
+        steps.map(async (s, i) => {
+          const repair = settle(
+            operator.repairs.apply({
+              kind: 'run.reclaim_step',
+              target: { runId: s.runId, stepSequence: 1 },
+              expected: { runStatus: 'Pending', stepStatus: 'Running', stepAttempts: 1 },
+              ...who,
+              idempotencyKey: randomUUID(),
+            }),
+          );
+          // Vary who starts first (each order is asserted the same way below).
+          if (i % 3 > 0) await sleep(i % 3);
+          const late = first.prisma.$transaction((tx) =>
+            writePendingOutcome(
+              tx,
+              {
+                table: 'action_runs',
+                runId: s.runId,
+                rowId: s.id,
+                sequence: 1,
+                name: 'a',
+                attempts: 1,
+                output: { from: 'dead worker' },
+              },
+              new Date(),
+            ),
+          );
+          return { ...s, repair: await repair, late: await late };
+        }),
+      );
+      for (const r of raced) {
+        const step = await first.prisma.actionRun.findUniqueOrThrow({ where: { id: r.id } });
+        const audit = await first.prisma.repairCommand.findMany({ where: { target_id: `${r.runId}#1` } });
+        const reclaimed = await first.prisma.flowEvent.count({ where: { run_id: r.runId, type: 'step.reclaimed' } });
+        const completed = await first.prisma.flowEvent.count({ where: { run_id: r.runId, type: 'action.completed' } });
+        expect(audit).toHaveLength(1);
+        expect([r.repair.ok, r.late === 'recorded'].filter(Boolean), 'exactly one wins').toHaveLength(1);
+        if (r.repair.ok) {
+          tally.repair++;
+          expect(r.late, "the dead worker's late completion is rejected").toBe('rejected');
+          expect(step).toMatchObject({ status: 'Pending', attempts: 1, claimed_by: null, output: null });
+          expect(audit[0]).toMatchObject({ status: 'applied', id: r.repair.value.id });
+          expect([reclaimed, completed]).toEqual([1, 0]);
+        } else {
+          tally.worker++;
+          expect(r.repair.error).toMatchObject({ code: 'repair_conflict' });
+          expect(step).toMatchObject({ status: 'Completed', attempts: 1, output: { from: 'dead worker' } });
+          expect(audit[0]).toMatchObject({
+            status: 'conflict',
+            actual: { step: { status: 'Completed', attempts: 1 } },
+          });
+          expect([reclaimed, completed]).toEqual([0, 1]);
+        }
+      }
+    }
+    expect(tally.repair + tally.worker).toBe(300);
+    console.info(`reclaim_step vs late completion: repair won ${tally.repair}, worker won ${tally.worker}`);
+  });
+
   it('one idempotency key sent twice at once has one effect, and both calls get its result (100 runs)', async () => {
     const steps = await Promise.all(Array.from({ length: 100 }, () => seedStep(first)));
     await Promise.all(
@@ -290,6 +370,56 @@ describe('repairs racing the engine (real PostgreSQL)', () => {
       const applied = await operator.repairs.apply(cmd);
       expect(applied).toMatchObject({ status: 'applied', replayed: false });
       expect((await first.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } })).status).toBe('Terminated');
+    } finally {
+      await holder.end();
+      await killer.end();
+    }
+  });
+
+  it('a connection killed mid-apply, after the change and before its audit row, leaves neither', async () => {
+    const { runId } = await seedStep(first);
+    const holder = new pg.Client({ connectionString: first.url });
+    const killer = new pg.Client({ connectionString: first.url });
+    await holder.connect();
+    await killer.connect();
+    try {
+      const before = await snapshotTables(first);
+      // SHARE mode lets the repair read the audit table (its idempotency check) but not insert into
+      // it: the repair locks, checks and terminates the run, appends its history, then waits here.
+      await holder.query('begin');
+      await holder.query('lock table "sagaflow"."repair_commands" in share mode');
+      const holderPid = (await holder.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      const cmd = {
+        kind: 'run.terminate',
+        target: { runId },
+        expected: { runStatus: 'Pending' },
+        ...who,
+        idempotencyKey: `killed-mid-${runId}`,
+      } as RepairCommand;
+      const applying = settle(operator.repairs.apply(cmd));
+      const pid = await waitFor('the repair waiting to write its audit row', async () => {
+        const rows = await killer.query<{ pid: number }>(
+          `select pid from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and pid <> $1
+              and query ilike '%repair_commands%'`,
+          [holderPid],
+        );
+        return rows.rows[0]?.pid;
+      });
+      // The change itself is in: the run row is Terminated in the repair's own (uncommitted) view.
+      const locks = await killer.query<{ n: number }>(
+        `select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation
+          where l.pid = $1 and c.relname = 'flow_runs' and l.mode = 'RowExclusiveLock'`,
+        [pid],
+      );
+      expect(locks.rows[0]?.n, 'the repair had written to flow_runs before it was killed').toBeGreaterThan(0);
+      await killer.query('select pg_terminate_backend($1)', [pid]);
+      const outcome = await applying;
+      expect(outcome.ok, 'apply failed with its connection').toBe(false);
+      await holder.query('rollback');
+      expect(await snapshotTables(first), 'neither the change nor an audit row').toEqual(before);
+      const applied = await operator.repairs.apply(cmd);
+      expect(applied).toMatchObject({ status: 'applied', replayed: false });
     } finally {
       await holder.end();
       await killer.end();

@@ -1,0 +1,7 @@
+import { viewerProcedure } from '../trpc.ts';
+
+/**
+ * The registered actions with the JSON Schemas of their input and output: the console's
+ * complete-step form is generated from the output schema. The repair checks the output itself.
+ */
+export const listActionSchemas = viewerProcedure.query(({ ctx }) => ctx.engine.describeActions());

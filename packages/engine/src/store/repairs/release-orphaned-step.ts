@@ -1,0 +1,21 @@
+import type { Db } from '../types.ts';
+
+/**
+ * Puts a Running action row held by a gone worker back to Pending, compare-and-swap on the status,
+ * attempts and owner the repair saw: the engine's ordinary claim takes it next (attempts + 1). The
+ * row is no longer Running under the old attempts, so the old owner's late outcome, fenced on
+ * exactly that (recordStepOutcome), is rejected from this commit on, not only after the next claim.
+ * Returns whether the row was changed.
+ */
+export async function releaseOrphanedStep(
+  db: Db,
+  args: { id: string; attempts: number; claimedBy: string; now: Date },
+): Promise<boolean> {
+  const changed = await db.$executeRaw`
+    update "sagaflow"."action_runs"
+       set status = 'Pending', claimed_by = null, reclaim_stale_at = null,
+           available_at = ${args.now}::timestamptz, updated_at = ${args.now}::timestamptz
+     where id = ${args.id}::uuid and status = 'Running' and attempts = ${args.attempts}::int
+       and claimed_by = ${args.claimedBy}`;
+  return changed === 1;
+}
