@@ -19,6 +19,7 @@ import { buildProcessManager, type ProcessManager } from './process/create-proce
 import type { ProcessDefinition } from './process/define-process.ts';
 import { createApprovals, type Approvals } from './approvals/create-approvals.ts';
 import { createRepairs, type Repairs } from './repairs/create-repairs.ts';
+import { createRetention, type Retention } from './retention/create-retention.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
 import { createEngineEvents, type EngineEvents } from './runtime/engine-events.ts';
@@ -62,6 +63,8 @@ export interface Engine {
    * waiting for a second operator), approve, reject, list, and the policy itself.
    */
   readonly approvals: Approvals;
+  /** Retention (ADR 0027): prune finished runs, old transitions, published outbox rows and old inbox records. */
+  readonly retention: Retention;
   startFlow<I extends Json>(
     flow: FlowDefinition<I, Json> | string,
     input: I,
@@ -171,6 +174,7 @@ export function createEngine(options: EngineOptions): Engine {
     processes,
     repairs,
     approvals,
+    retention: createRetention(deps),
     events: events.emitter,
     runtime: deps,
     async startFlow(flow, input, opts = {}) {

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { SqlSession } from '../../src/db/database.ts';
+import { seedHistory } from '../../src/testing/seed-history.ts';
+
+const day = 86_400_000;
+
+/** Rows per tag and table, so a test compares what each cohort had before and after a prune. */
+export async function countByTag(sql: SqlSession): Promise<Record<string, number>> {
+  const rows = await sql.query<{ key: string; n: number }>(`
+    select 'flow_runs:' || flow_name as key, count(*)::int as n from "sagaflow"."flow_runs" group by 1
+    union all select 'action_runs:' || r.flow_name, count(*)::int from "sagaflow"."action_runs" s
+      join "sagaflow"."flow_runs" r on r.id = s.run_id group by 1
+    union all select 'flow_events:' || r.flow_name, count(*)::int from "sagaflow"."flow_events" s
+      join "sagaflow"."flow_runs" r on r.id = s.run_id group by 1
+    union all select 'saga_instances:' || process_name, count(*)::int from "sagaflow"."saga_instances" group by 1
+    union all select 'process_transitions:' || i.process_name, count(*)::int from "sagaflow"."process_transitions" t
+      join "sagaflow"."saga_instances" i on i.id = t.instance_id group by 1
+    union all select 'outbox:' || source_id, count(*)::int from "sagaflow"."outbox" group by 1
+    union all select 'inbox:' || consumer, count(*)::int from "sagaflow"."inbox" group by 1
+    union all select 'repair_commands', count(*)::int from "sagaflow"."repair_commands"
+    union all select 'audit_events', count(*)::int from "sagaflow"."audit_events"
+    union all select 'anomaly_log', count(*)::int from "sagaflow"."anomaly_log"`);
+  return Object.fromEntries(rows.map((r) => [r.key, r.n]));
+}
+
+/** Rows a run owns that outlived it: a half-deleted run. Must always be zero. */
+export async function orphanRows(sql: SqlSession): Promise<number> {
+  const rows = await sql.query<{ n: number }>(`
+    select ((select count(*) from "sagaflow"."action_runs" s where not exists (select 1 from "sagaflow"."flow_runs" r where r.id = s.run_id))
+          + (select count(*) from "sagaflow"."compensation_runs" s where not exists (select 1 from "sagaflow"."flow_runs" r where r.id = s.run_id))
+          + (select count(*) from "sagaflow"."flow_events" s where not exists (select 1 from "sagaflow"."flow_runs" r where r.id = s.run_id))
+          + (select count(*) from "sagaflow"."jobs" s where s.run_id is not null and not exists (select 1 from "sagaflow"."flow_runs" r where r.id = s.run_id))
+          )::int as n`);
+  return rows[0]?.n ?? -1;
+}
+
+async function insertApproval(sql: SqlSession, status: string, payload: unknown): Promise<void> {
+  await sql.query(
+    `insert into "sagaflow"."repair_approvals" (expires_at, drafter, command, target_type, target_id, payload, preview,
+                                               reason, idempotency_key, status)
+     values (now() + interval '1 day', 'alice', 'run.terminate', 'run', 'x', $1::jsonb, '{}'::jsonb, 'test', $2, $3)`,
+    [JSON.stringify(payload), randomUUID(), status],
+  );
+}
+
+async function runIdOf(sql: SqlSession, tag: string, n: number): Promise<string> {
+  const rows = await sql.query<{ id: string }>(
+    `select id::text as id from "sagaflow"."flow_runs" where business_key = $1`,
+    [`${tag}-${n}`],
+  );
+  if (!rows[0]) throw new Error(`no run ${tag}-${n}`);
+  return rows[0].id;
+}
+
+/**
+ * The retention scene: per tag, what a prune 30 days back must delete (`old-done`, `old-done-instance`,
+ * `old-published`, the runs an applied approval once named) and what it must keep: newer rows, open
+ * runs, a finished child of an open parent and a finished parent of an open child, runs an open
+ * approval (single or bulk) names, quarantined and ManualReview instances with their inbox, pending
+ * and dead outbox rows, and the audit trail.
+ */
+export async function seedRetentionScene(sql: SqlSession, now: Date): Promise<void> {
+  const old = new Date(now.getTime() - 40 * day);
+  const recent = new Date(now.getTime() - day);
+  await seedHistory(sql, { tag: 'old-done', at: old, runs: 24 });
+  await seedHistory(sql, { tag: 'new-done', at: recent, runs: 8 });
+  await seedHistory(sql, { tag: 'old-open', at: old, runs: 4, runState: 'open' });
+  await seedHistory(sql, { tag: 'held-done', at: old, runs: 4 });
+  await seedHistory(sql, { tag: 'family', at: old, runs: 2 });
+  await seedHistory(sql, { tag: 'family-open', at: old, runs: 1, runState: 'open' });
+  await seedHistory(sql, { tag: 'old-done-instance', at: old, instances: 6, inbox: 12 });
+  await seedHistory(sql, { tag: 'new-done-instance', at: recent, instances: 2, inbox: 4 });
+  await seedHistory(sql, { tag: 'quarantined', at: old, instances: 2, instanceStatus: 'QUARANTINED', inbox: 4 });
+  const review = { instanceStatus: 'ACTIVE', instanceState: 'ManualReview' } as const;
+  await seedHistory(sql, { tag: 'manual-review', at: old, instances: 2, ...review, inbox: 4 });
+  await seedHistory(sql, { tag: 'old-published', at: old, outbox: 15 });
+  await seedHistory(sql, { tag: 'old-pending', at: old, outbox: 3, outboxStatus: 'Pending' });
+  await seedHistory(sql, { tag: 'old-dead', at: old, outbox: 3, outboxStatus: 'Dead' });
+  await seedHistory(sql, { tag: 'new-published', at: recent, outbox: 3 });
+
+  // family-1 is a finished child of the open family-open-1; family-open-1 is the parent of nothing
+  // finished, and family-2 is a finished parent whose child (old-open-1) is still open.
+  await sql.query(
+    `update "sagaflow"."flow_runs" set parent_run_id = $1::uuid, parent_sequence = 1 where id = $2::uuid`,
+    [await runIdOf(sql, 'family-open', 1), await runIdOf(sql, 'family', 1)],
+  );
+  await sql.query(
+    `update "sagaflow"."flow_runs" set parent_run_id = $1::uuid, parent_sequence = 1 where id = $2::uuid`,
+    [await runIdOf(sql, 'family', 2), await runIdOf(sql, 'old-open', 1)],
+  );
+  // held-done-1 and -2: a pending approval and a bulk being applied name them; -3 and -4 were named
+  // by approvals already decided, which hold nothing.
+  await insertApproval(sql, 'pending', { target: { runId: await runIdOf(sql, 'held-done', 1) } });
+  await insertApproval(sql, 'applying', {
+    items: [{ target: { runId: await runIdOf(sql, 'held-done', 2), stepSequence: 1 }, expected: {} }],
+  });
+  await insertApproval(sql, 'applied', { target: { runId: await runIdOf(sql, 'held-done', 3) } });
+  await insertApproval(sql, 'rejected', { items: [{ target: { runId: await runIdOf(sql, 'held-done', 4) } }] });
+  // The audit trail and the anomaly log about an old run: never pruned.
+  const doomed = await runIdOf(sql, 'old-done', 1);
+  await sql.query(
+    `insert into "sagaflow"."repair_commands" (actor, command, target_type, target_id, expected, actual, result, reason,
+                                              idempotency_key, status)
+     values ('alice', 'run.kick', 'run', $1, '{}'::jsonb, '{}'::jsonb, '{}'::jsonb, 'test', $2, 'applied')`,
+    [doomed, randomUUID()],
+  );
+  await sql.query(
+    `insert into "sagaflow"."audit_events" (actor, action, outcome, at) values ('alice', 'sign_in', 'succeeded', $1::timestamptz)`,
+    [old.toISOString()],
+  );
+  await sql.query(
+    `insert into "sagaflow"."anomaly_log" (code, run_id, message, at) values ('claim_lost', $1::uuid, 'test', $2::timestamptz)`,
+    [doomed, old.toISOString()],
+  );
+}
