@@ -3,7 +3,8 @@ import { EngineError } from '../../src/errors/engine-error.ts';
 import type { PruneProgress } from '../../src/index.ts';
 import { openTestEngine } from '../support/open-test-engine.ts';
 import { testDbKind } from '../support/test-database.ts';
-import { countByTag, orphanRows, seedRetentionScene } from './retention-fixture.ts';
+import { countHistoryByTag, countOrphanRows } from '../../src/testing/count-history.ts';
+import { seedRetentionScene } from './retention-fixture.ts';
 
 const thirtyDays = 30 * 86_400;
 
@@ -13,7 +14,7 @@ describe(`retention prunes what is old and finished, and nothing else (${testDbK
   beforeAll(async () => {
     t = await openTestEngine({ flows: [], actions: [] });
     await seedRetentionScene(t.db.driver, t.clock.now());
-    before = await countByTag(t.db.driver);
+    before = await countHistoryByTag(t.db.driver);
   });
   afterAll(async () => {
     await t.closeAll();
@@ -30,7 +31,7 @@ describe(`retention prunes what is old and finished, and nothing else (${testDbK
       expect(err).toBeInstanceOf(EngineError);
       expect(err).toMatchObject({ code: 'invalid_input', field });
     }
-    expect(await countByTag(t.db.driver)).toEqual(before);
+    expect(await countHistoryByTag(t.db.driver)).toEqual(before);
   });
 
   it('a dry run counts what a prune would delete and deletes nothing', async () => {
@@ -49,7 +50,7 @@ describe(`retention prunes what is old and finished, and nothing else (${testDbK
       outbox: 15,
       inbox: 12,
     });
-    expect(await countByTag(t.db.driver)).toEqual(before);
+    expect(await countHistoryByTag(t.db.driver)).toEqual(before);
   });
 
   it('deletes old finished runs, finished instances’ transitions, published outbox rows and old inbox records in batches; keeps the rest', async () => {
@@ -57,7 +58,7 @@ describe(`retention prunes what is old and finished, and nothing else (${testDbK
     const report = await t.engine.retention.prune({ olderThanSeconds: thirtyDays, batchSize: 5 }, (p) =>
       progress.push(p),
     );
-    const after = await countByTag(t.db.driver);
+    const after = await countHistoryByTag(t.db.driver);
     const gone = Object.keys(before).filter((k) => !(k in after));
     expect(gone.sort()).toEqual(
       [
@@ -75,7 +76,7 @@ describe(`retention prunes what is old and finished, and nothing else (${testDbK
     expect(after['flow_runs:held-done']).toBe(2);
     expect(after['flow_runs:family']).toBe(2);
     expect(after['saga_instances:old-done-instance']).toBe(6);
-    expect(await orphanRows(t.db.driver)).toBe(0);
+    expect(await countOrphanRows(t.db.driver)).toBe(0);
 
     expect(report.deleted).toEqual(report.planned);
     expect(report.total).toBe(26 + 130 + 7 + 182 + 7 + 7 + 7 + 30 + 15 + 12);
