@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { markdownTable } from './markdown-table.ts';
 import { percentile } from './percentile.ts';
 import { progress } from './progress.ts';
+import { logOffset, readSampledPlans, type SampledPlans } from './read-sampled-plans.ts';
 import { durableSettings, withDurableServer } from './with-durable-server.ts';
 import { withPgClient } from './with-pg-client.ts';
 
@@ -74,12 +75,14 @@ async function sizes(url: string): Promise<Record<string, { rows: number; mb: nu
 
 interface Measured {
   batchSize: number;
+  plans: SampledPlans;
   report: PruneReport;
   /** Per phase: batch durations (ms), in order. */
   batchMs: Record<string, number[]>;
 }
 
-async function measure(url: string, batchSize: number): Promise<Measured> {
+async function measure(url: string, batchSize: number, serverLog: string): Promise<Measured> {
+  const from = await logOffset(serverLog);
   const db = await createDatabase({ kind: 'postgres', url, poolSize: 2 });
   const engine = createEngine({ db, flows: [], actions: [], logger: pino({ level: 'warn' }) });
   const batchMs: Record<string, number[]> = {};
@@ -94,7 +97,7 @@ async function measure(url: string, batchSize: number): Promise<Measured> {
         progress(`batch ${batchSize}: ${p.phase}: ${p.done} rows done, ${p.left} left, ${p.rowsPerSecond} rows/s`);
       }
     });
-    return { batchSize, report, batchMs };
+    return { batchSize, report, batchMs, plans: await readSampledPlans(serverLog, from) };
   } finally {
     await db.close();
   }
@@ -148,6 +151,16 @@ function render(
         }),
       ),
       '',
+      `Sampled plans (auto_explain, 1 statement in 20): ${m.plans.plans}; indexes read: ` +
+        (Object.entries(m.plans.indexes)
+          .map(([i, n]) => `\`${i}\` ×${n}`)
+          .join(', ') || 'none') +
+        '; sequential scans of a retention table: ' +
+        (Object.entries(m.plans.seqScans)
+          .map(([t, n]) => `**${t} ×${n}**`)
+          .join(', ') || 'none') +
+        '.',
+      '',
       markdownTable(
         ['table', 'deleted', 'MB after (space is reused, not returned, until VACUUM FULL)'],
         Object.entries(r.deleted).map(([t, n]) => [t, String(n), String(after[t]?.mb ?? '–')]),
@@ -166,8 +179,16 @@ try {
   const before = await sizes(template);
   const results = [];
   for (const batchSize of batchSizes) {
-    const url = await createPgDatabase(cluster.adminUrl, `prune_${batchSize}`, { template: 'prune_template' });
-    const m = await withDurableServer(cluster, () => measure(url, batchSize));
+    const name = `prune_${batchSize}`;
+    const url = await createPgDatabase(cluster.adminUrl, name, { template: 'prune_template' });
+    // One statement in 20 has its plan logged (auto_explain, no ANALYZE: next to no overhead), to
+    // show which indexes the batches read and that none scans a big table whole.
+    await withPgClient(cluster.adminUrl, async (c) => {
+      await c.query(`alter database ${name} set session_preload_libraries = 'auto_explain'`);
+      await c.query(`alter database ${name} set auto_explain.log_min_duration = 0`);
+      await c.query(`alter database ${name} set auto_explain.sample_rate = 0.05`);
+    });
+    const m = await withDurableServer(cluster, () => measure(url, batchSize, join(cluster.dataDir, 'server.log')));
     results.push({ m, after: await sizes(url) });
     progress(
       `batch ${batchSize}: ${m.report.total} rows in ${m.report.elapsedMs} ms, ${m.report.rowsPerSecond} rows/s`,

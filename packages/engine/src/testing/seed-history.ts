@@ -102,11 +102,12 @@ export async function seedHistory(sql: SqlSession, o: SeedHistoryOptions): Promi
     );
   if ((o.inbox ?? 0) > 0)
     await sql.query(
-      `with i as (select id, row_number() over (order by id) - 1 as k, count(*) over () as n
-                    from "sagaflow"."saga_instances" where process_name = $1)
+      `with i as (select id, row_number() over (order by id) - 1 as k
+                    from "sagaflow"."saga_instances" where process_name = $1),
+            n as (select greatest(count(*), 1) as n from i)
        insert into "sagaflow"."inbox" (consumer, message_id, message_type, instance_id, received_at)
        select $1, $1 || '-in-' || g, 'Step', i.id, $2::timestamptz
-         from generate_series(1, $3::int) g left join i on i.k = g % i.n`,
+         from generate_series(1, $3::int) g cross join n left join i on i.k = g % n.n`,
       [o.tag, at, o.inbox],
     );
 }
