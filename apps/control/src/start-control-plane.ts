@@ -106,6 +106,8 @@ export async function startControlPlane(
   });
   engine.startWorkers();
   engine.startMonitor({ intervalMs: env.SAGAFLOW_MONITOR_INTERVAL_MS });
+  // Retention is off unless configured (ADR 0027): deleting history is the operator's decision.
+  if (engine.config.retention.enabled) engine.retention.start();
   // Process managers: due timeouts become messages; committed outbox rows reach their services.
   engine.processes.startTimeoutScheduler({ intervalMs: 1000 });
   const stopBulkResumer = startBulkResumer(engine, logger.child({ component: 'approvals' }));
@@ -145,6 +147,7 @@ export async function startControlPlane(
         await new Promise<void>((resolve) => server.close(() => resolve()));
         await metrics.close();
         await engine.stopMonitor();
+        await engine.retention.stop();
         const { drained } = await engine.stopWorkers(10_000);
         if (!drained)
           logger.warn('in-flight jobs did not finish within 10 s; they will be redelivered after their lease');

@@ -19,6 +19,7 @@ import { buildProcessManager, type ProcessManager } from './process/create-proce
 import type { ProcessDefinition } from './process/define-process.ts';
 import { createApprovals, type Approvals } from './approvals/create-approvals.ts';
 import { createRepairs, type Repairs } from './repairs/create-repairs.ts';
+import { createRetention, type Retention } from './retention/create-retention.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
 import { createEngineEvents, type EngineEvents } from './runtime/engine-events.ts';
@@ -77,6 +78,8 @@ export interface Engine {
   readonly approvals: Approvals;
   /** Rows done, rows left and rate of this engine's sweeps (monitor, doctor, timeouts; ADR 0026), for /metrics. */
   readonly sweepProgress: SweepProgress;
+  /** Retention (ADR 0027): prune finished runs, old transitions, published outbox rows and old inbox records. */
+  readonly retention: Retention;
   startFlow<I extends Json>(
     flow: FlowDefinition<I, Json> | string,
     input: I,
@@ -193,6 +196,7 @@ export function createEngine(options: EngineOptions): Engine {
     repairs,
     approvals,
     sweepProgress: deps.progress,
+    retention: createRetention(deps),
     events: events.emitter,
     runtime: deps,
     async startFlow(flow, input, opts = {}) {

@@ -49,6 +49,10 @@ export {
 } from './outbox/sign-webhook.ts';
 export { startOutboxPublisher, type OutboxPublisher } from './outbox/start-outbox-publisher.ts';
 export { webhookTransport, type WebhookTransportOptions } from './outbox/webhook-transport.ts';
+export type { PruneOptions } from './retention/prune-options.ts';
+export type { PrunePhase, PruneProgress, PruneReport } from './retention/prune-retention.ts';
+export type { PrunePreview, Retention } from './retention/create-retention.ts';
+export type { RetentionRowCounts, RetentionTable } from './store/retention/retention-tables.ts';
 export { systemClock, type Clock } from './runtime/clock.ts';
 export { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './runtime/engine-config.ts';
 export type { EngineEventMap, EngineEventName, EngineEvents, EngineListener } from './runtime/engine-events.ts';

@@ -45,8 +45,10 @@ const optionSpec = {
   'display-name': { type: 'string' },
   'password-stdin': { type: 'boolean' },
   'sign-in': { type: 'string' },
-  // local sweeps
+  // local sweeps and retention
   doctor: { type: 'boolean' },
+  'older-than': { type: 'string' },
+  'batch-size': { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof optionSpec;

@@ -3,6 +3,7 @@ import { createCliContext, type CliIo, type CommandOutcome } from './cli-context
 import { parseCliSettings } from './cli-settings.ts';
 import { exitCodes } from './exit-codes.ts';
 import { localSweep } from './commands/local-commands.ts';
+import { pruneCommand } from './commands/prune-command.ts';
 import { createOperatorCommand } from './commands/operator-commands.ts';
 import { listCatalogue, listInstances, listRuns, showInstance, showRun, whoami } from './commands/read-commands.ts';
 import { genericRepair, namedRepair, namedRepairs } from './commands/repair-commands.ts';
@@ -20,9 +21,10 @@ async function dispatch(
   io: CliIo,
 ): Promise<CommandOutcome> {
   const [cmd, sub] = args.positionals;
-  // The maintenance sweeps open the database themselves and need none of the HTTP settings.
+  // The maintenance sweeps and prune open the database themselves and need none of the HTTP settings.
   if (cmd === 'monitor' && sub === 'sweep') return localSweep(source, args, false);
   if (cmd === 'doctor' && sub === 'sweep') return localSweep(source, args, true);
+  if (cmd === 'prune') return pruneCommand(source, args, io);
   const ctx = createCliContext(parseCliSettings(source), io);
   const pair = `${cmd ?? ''} ${sub ?? ''}`.trim();
   switch (pair) {
@@ -47,7 +49,7 @@ async function dispatch(
 /**
  * The operator's command line (`npm run sagaflow -- <command>`, ADR 0021). Reads and repairs go to
  * the running control plane over HTTP with the operator API token in SAGAFLOW_TOKEN; the
- * maintenance sweeps open the database themselves. Prints for people, or one JSON document with
+ * maintenance sweeps and prune open the database themselves. Prints for people, or one JSON document with
  * --json; returns the exit status (exit-codes.ts).
  */
 export async function runCli(

@@ -51,6 +51,11 @@ Local maintenance (opens the database itself: DATABASE_URL, or SAGAFLOW_DATA_DIR
 refused while a control plane holds it); prints JSON
   monitor sweep [--doctor]                 one expiration-monitor pass (--doctor: R1-R4 too)
   doctor sweep                             one doctor pass, under the same lease
+  prune [--older-than AGE] [--batch-size N] [--dry-run]
+                                           delete finished runs, finished instances' transitions,
+                                           published outbox rows and inbox records older than AGE
+                                           (30d, 12h, 3600s; default retention.older_than_seconds,
+                                           30d) in batches, progress on stderr; --dry-run counts
 
 Exit status
   0   done (a repair applied, or replayed the first result of its idempotency key)

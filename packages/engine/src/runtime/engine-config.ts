@@ -151,6 +151,24 @@ export const engineConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * Retention (ADR 0027): finished runs with their steps and events, the transitions of finished
+     * instances, published outbox rows and old inbox records are deleted in batches once older than
+     * `older_than_seconds`. `engine.retention.prune()` and `sagaflow prune` run it on demand; with
+     * `enabled` a control plane also runs it every `interval_seconds` (one replica at a time).
+     */
+    retention: z
+      .object({
+        enabled: z.boolean().default(false),
+        older_than_seconds: seconds.default(30 * 86_400),
+        interval_seconds: seconds.default(3600),
+        /** Runs (or transitions, outbox rows, inbox records) per batch; each batch is one transaction. */
+        batch_size: z.number().int().min(1).max(10_000).default(500),
+        /** How long one batch's transaction may wait for, and hold, its connection. */
+        transaction_timeout_ms: z.number().int().min(100).max(600_000).default(60_000),
+      })
+      .strict()
+      .prefault({}),
     /** Process managers (seeds 002 and 004). */
     processes: z
       .object({

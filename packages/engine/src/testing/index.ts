@@ -1,5 +1,7 @@
 export { createTestEngine, type TestEngine } from './create-test-engine.ts';
 export { FaultPlan } from './fault-plan.ts';
+export { countHistoryByTag, countOrphanRows } from './count-history.ts';
+export { seedHistory, type SeedHistoryOptions } from './seed-history.ts';
 export { TestClock } from './test-clock.ts';
 export {
   orderFulfilmentProcess,
