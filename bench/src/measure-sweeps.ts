@@ -5,7 +5,7 @@
  * settings: fsync off), rows seeded by set-based SQL and ANALYZEd, then the engine's own sweep
  * called once with a pass budget large enough to drain. Prints rows/s; a measurement, not a test.
  *
- *   pnpm --filter @sagaflow/bench exec tsx src/measure-sweeps.ts [--steps 100000] [--runs 100000]
+ *   pnpm --filter @sagaflow/bench exec tsx src/measure-sweeps.ts [--steps 100000] [--runs 100000] [--batch 1000]
  */
 import { parseArgs } from 'node:util';
 import { createDatabase, createEngine, migrate, type Database } from '@sagaflow/engine';
@@ -15,10 +15,15 @@ import { pino } from 'pino';
 import { progress } from './progress.ts';
 
 const { values } = parseArgs({
-  options: { steps: { type: 'string', default: '100000' }, runs: { type: 'string', default: '100000' } },
+  options: {
+    steps: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '100000' },
+    batch: { type: 'string', default: '1000' },
+  },
 });
 const steps = Number(values.steps);
 const runs = Number(values.runs);
+const batch = Number(values.batch);
 
 async function timed<T>(label: string, work: () => Promise<T>): Promise<{ value: T; seconds: number }> {
   progress(`${label}…`);
@@ -35,7 +40,7 @@ async function measure(db: Database) {
     flows: [],
     actions: [],
     logger: pino({ level: 'silent' }),
-    config: { sweeps: { pass_budget_ms: 600_000 } },
+    config: { sweeps: { pass_budget_ms: 600_000, batch_size: batch } },
   });
   const hourAgo = new Date(Date.now() - 3_600_000);
   await timed(`seed ${steps} overdue + ${steps} finished steps`, () =>
@@ -62,7 +67,7 @@ try {
     await migrate(db);
     for (const r of await measure(db))
       process.stdout.write(
-        `${r.sweep}: ${r.rows} rows in ${r.seconds.toFixed(1)} s = ${Math.round(r.rows / r.seconds)} rows/s\n`,
+        `${r.sweep} (batch ${batch}): ${r.rows} rows in ${r.seconds.toFixed(1)} s = ${Math.round(r.rows / r.seconds)} rows/s\n`,
       );
   } finally {
     await db.close();

@@ -129,6 +129,25 @@ describe('/metrics on PostgreSQL, behind the scrape token', () => {
     await expectStepHistogram(() => scrape(`${plane.url}/metrics`, token));
   });
 
+  it("the sweeps' progress is shown once each has run a pass: rows handled, rows left, rate (ADR 0026)", async () => {
+    const sweeps = ['expired_steps', 'expired_runs', 'process_timeouts', 'outbox'];
+    const e = await eventually('the monitor, the timeout scheduler and the publisher to run a pass', async () => {
+      const x = await scrape(`${plane.url}/metrics`, token);
+      const left = seriesOf(x, 'sagaflow_sweep_rows_left');
+      return sweeps.every((s) => `sweep=${s}` in left) ? x : undefined;
+    });
+    // Nothing is overdue or due in the known set: each pass drained what it found.
+    for (const s of sweeps) expect(seriesOf(e, 'sagaflow_sweep_rows_left')[`sweep=${s}`]).toBe(0);
+    expect(Object.keys(seriesOf(e, 'sagaflow_sweep_rows_total'))).toEqual(
+      expect.arrayContaining(sweeps.map((s) => `sweep=${s}`)),
+    );
+    expect(e.types).toMatchObject({
+      sagaflow_sweep_rows_total: 'counter',
+      sagaflow_sweep_rows_left: 'gauge',
+      sagaflow_sweep_rows_per_second: 'gauge',
+    });
+  });
+
   it('counters come from the tables: after a restart anomalies and transitions keep their totals', async () => {
     await plane.stop();
     plane = await startControlPlane(env());

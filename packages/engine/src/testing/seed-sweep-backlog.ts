@@ -10,13 +10,13 @@ export interface OverdueStepsSeed {
  * Seeds a step sweep's backlog with set-based SQL (one statement per kind of row, no engine calls):
  * `overdue` Waiting runs, each with one Pending action whose deadline passed at `overdueAt`;
  * `finished` Completed runs whose Completed action's deadline passed too (the history a sweep must not
- * read); one open step due an hour after `overdueAt`. Shared by the backlog test and the sweeps bench.
+ * read); one open step due a day after `overdueAt`. Shared by the backlog test and the sweeps bench.
  */
 export async function seedOverdueSteps(
   db: Pick<Database, 'prisma'>,
   args: { flowName: string; overdue: number; finished: number; overdueAt: Date },
 ): Promise<OverdueStepsSeed> {
-  const later = new Date(args.overdueAt.getTime() + 3_600_000);
+  const later = new Date(args.overdueAt.getTime() + 86_400_000);
   const seed = async (n: number, runStatus: string, stepStatus: string, expiresAt: Date) =>
     db.prisma.$queryRaw<{ id: string }[]>`
       with runs as (
