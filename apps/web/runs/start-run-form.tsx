@@ -39,7 +39,7 @@ export function StartRunForm() {
         setFormError(null);
         start.mutate({
           flowName: flow.name,
-          input: input.value as never,
+          input: input.value,
           ...(businessKey.trim() === '' ? {} : { businessKey: businessKey.trim() }),
           tags: ['console'],
         });

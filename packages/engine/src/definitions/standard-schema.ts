@@ -9,9 +9,7 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
   readonly '~standard': {
     readonly version: 1;
     readonly vendor: string;
-    readonly validate: (
-      value: unknown,
-    ) => StandardSchemaV1.Result<Output> | Promise<StandardSchemaV1.Result<Output>>;
+    readonly validate: (value: unknown) => StandardSchemaResult<Output> | Promise<StandardSchemaResult<Output>>;
     readonly types?: { readonly input: Input; readonly output: Output } | undefined;
     readonly jsonSchema?: {
       readonly input: (options: { readonly target: string }) => Record<string, unknown>;
@@ -19,14 +17,11 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
   };
 }
 
-export declare namespace StandardSchemaV1 {
-  type Result<Output> = { readonly value: Output; readonly issues?: undefined } | { readonly issues: readonly Issue[] };
-  interface Issue {
-    readonly message: string;
-    readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
-  }
-  /** The type a schema accepts. */
-  type InferInput<S extends StandardSchemaV1> = NonNullable<S['~standard']['types']>['input'];
-  /** The type a schema produces: what a flow or action receives. */
-  type InferOutput<S extends StandardSchemaV1> = NonNullable<S['~standard']['types']>['output'];
+/** What a validator answers: the value it produced, or the issues it found. */
+export type StandardSchemaResult<Output> =
+  { readonly value: Output; readonly issues?: undefined } | { readonly issues: readonly StandardSchemaIssue[] };
+
+export interface StandardSchemaIssue {
+  readonly message: string;
+  readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
 }

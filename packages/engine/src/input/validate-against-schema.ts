@@ -1,4 +1,4 @@
-import type { StandardSchemaV1 } from '../definitions/standard-schema.ts';
+import type { StandardSchemaResult, StandardSchemaV1 } from '../definitions/standard-schema.ts';
 import { EngineError } from '../errors/engine-error.ts';
 
 /**
@@ -8,7 +8,7 @@ import { EngineError } from '../errors/engine-error.ts';
  * exact value to fix. Only the first issue is named, as the engine's other input guards do.
  */
 export async function validateAgainstSchema(schema: StandardSchemaV1, value: unknown, field: string): Promise<unknown> {
-  let result: StandardSchemaV1.Result<unknown>;
+  let result: StandardSchemaResult<unknown>;
   try {
     result = await schema['~standard'].validate(value);
   } catch (err) {

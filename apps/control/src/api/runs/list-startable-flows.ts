@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { viewerProcedure } from '../trpc.ts';
 
 /**
@@ -5,4 +6,6 @@ import { viewerProcedure } from '../trpc.ts';
  * declares none, or its validator has no JSON Schema converter): the console renders its start form
  * from it. The engine still validates every start against the schema itself.
  */
-export const listStartableFlows = viewerProcedure.query(({ ctx }) => ctx.engine.describeFlows());
+export const listStartableFlows = viewerProcedure
+  .input(z.object({}).strict().optional())
+  .query(({ ctx }) => ctx.engine.describeFlows());
