@@ -11,14 +11,15 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const workerScript = fileURLToPath(new URL('../fixtures/hanging-order-worker.ts', import.meta.url));
 
 /**
- * Issue 10 E2E: an operator finds a run made stuck by SIGKILLing its worker, with reclaim off (the
- * default), and repairs it from the console. The worker is a real process on a real PostgreSQL 15,
- * sharing the database with the control plane the console talks to: it takes a demo.order run's
- * first step and is SIGKILLed while the step is Running under it. The control plane's monitor then
- * finds the step's owner gone (ADR 0010) and the run stuck; a kick from the run page reclaims the
- * step, the control plane's own worker runs it and the run completes; the audit trail has the kick.
+ * Issue 10 E2E: an operator finds runs made stuck by SIGKILLing their worker, with reclaim off (the
+ * default), and repairs them from the console. The worker is a real process on a real PostgreSQL 15,
+ * sharing the database with the control plane the console talks to: it takes three demo.order runs'
+ * first steps and is SIGKILLed while they are Running under it. The control plane's monitor then
+ * finds each step's owner gone (ADR 0010) and the runs stuck. One is kicked from its page after a
+ * preview, the other two in one bulk kick from the stuck list; the control plane's own worker runs
+ * each step again, every run completes, and the audit trail has each kick.
  */
-test.describe('a run whose worker was SIGKILLed', () => {
+test.describe('runs whose worker was SIGKILLed', () => {
   let cluster: PgCluster | null = null;
   let worker: ProcessGroup | null = null;
   let stack: ConsoleStack | null = null;
@@ -28,31 +29,29 @@ test.describe('a run whose worker was SIGKILLed', () => {
     await cluster?.stop();
   });
 
-  test('is found stuck (owner gone), kicked from its page after a preview, completes, and the kick is in the audit trail', async ({
+  test('are found stuck (owner gone); one is kicked from its page, two in a bulk kick; all complete, each kick audited', async ({
     page,
   }, testInfo) => {
     test.setTimeout(240_000);
     cluster = await startCluster();
     const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('e2e_stuck_run'));
-    const orderId = `sigkill-${randomUUID()}`;
+    const orderIds = [1, 2, 3].map((n) => `sigkill-${n}-${randomUUID()}`);
     const hanging = startProcessGroup(
       'hanging worker',
       join(repoRoot, 'node_modules', '.bin', 'tsx'),
-      [workerScript, url, orderId],
+      [workerScript, url, ...orderIds],
       { cwd: join(repoRoot, 'e2e'), env: { ...process.env } },
     );
     worker = hanging;
-    // Progress, not time: wait until the step is Running under the worker and the run id is printed.
-    let runId = '';
+    // Progress, not time: wait until every charge step is Running under the worker.
+    const runIdOf = (orderId: string) => new RegExp(`^started ${orderId} (\\S+)$`, 'm').exec(hanging.output())?.[1];
     await expect
-      .poll(
-        () => {
-          runId = /^started (\S+)$/m.exec(hanging.output())?.[1] ?? '';
-          return runId !== '' && hanging.output().includes(`charging ${orderId}`);
-        },
-        { message: 'the worker takes the charge step', timeout: 90_000 },
-      )
-      .toBe(true);
+      .poll(() => orderIds.filter((o) => runIdOf(o) && hanging.output().includes(`charging ${o}`)).length, {
+        message: 'the worker takes every charge step',
+        timeout: 90_000,
+      })
+      .toBe(orderIds.length);
+    const runIds = orderIds.map((o) => runIdOf(o) ?? '');
     if (hanging.pid) process.kill(-hanging.pid, 'SIGKILL');
     expect(await hanging.exited).toBe('SIGKILL');
 
@@ -62,7 +61,7 @@ test.describe('a run whose worker was SIGKILLed', () => {
         DATABASE_URL: url,
         SAGAFLOW_DEMO: '0',
         SAGAFLOW_MONITOR_INTERVAL_MS: '500',
-        // Reclaim stays off (the default): only the dead worker's silent heartbeat makes the run stuck.
+        // Reclaim stays off (the default): only the dead worker's silent heartbeat makes the runs stuck.
         SAGAFLOW_ENGINE_CONFIG: JSON.stringify({
           worker: { poll_interval_ms: 100, heartbeat_interval_ms: 200, dead_after_seconds: 2 },
         }),
@@ -71,18 +70,31 @@ test.describe('a run whose worker was SIGKILLed', () => {
     const { baseUrl, sessionCookie } = stack;
     await page.context().addCookies([{ name: 'sagaflow_session', value: sessionCookie, url: baseUrl }]);
 
-    // The overview says a run is stuck and links to the stuck runs, where this one is listed.
+    // The overview says three runs are stuck and links to the stuck runs, where they are listed.
     await page.goto(`${baseUrl}/`);
     const stuck = page.getByTestId('attention-stuck');
-    await expect(stuck).toHaveAttribute('data-count', '1', { timeout: 60_000 });
+    await expect(stuck).toHaveAttribute('data-count', '3', { timeout: 60_000 });
     await stuck.getByRole('link').click();
     await expect(page).toHaveURL(/\/runs\?status=stuck/);
-    const row = page.getByTestId('run-row').filter({ hasText: orderId });
-    await expect(row).toContainText('owner_gone');
+    const rowOf = (runId: string) => page.locator(`[data-testid="run-row"][data-run-id="${runId}"]`);
+    for (const id of runIds) await expect(rowOf(id)).toContainText('owner_gone');
     await saveScreenshot(page, testInfo, 'stuck-runs-list');
-    await page.goto(`${baseUrl}/runs/${runId}`);
 
-    // Its page leads with the reason, naming the step and the gone worker.
+    // Two of them in one bulk kick: a preview per run, one reason, each run's outcome.
+    const [single = '', ...bulked] = runIds;
+    for (const id of bulked) await rowOf(id).getByTestId('run-select').check();
+    await expect(page.getByTestId('selection-bar')).toContainText('2 runs selected');
+    await page.getByTestId('bulk-kind').selectOption('run.kick');
+    await page.getByTestId('bulk-preview').click();
+    const bulk = page.getByTestId('bulk-draft');
+    await expect(bulk.getByTestId('bulk-item-preview')).toHaveText(['would apply', 'would apply']);
+    await bulk.getByTestId('bulk-reason').fill('their worker machine died');
+    await bulk.getByTestId('bulk-apply').click();
+    await expect(bulk.getByTestId('bulk-applied')).toHaveText('Applied to 2 of 2.');
+    await saveScreenshot(page, testInfo, 'stuck-runs-bulk-kick');
+
+    // The third from its page, which leads with the reason, naming the step and the gone worker.
+    await page.goto(`${baseUrl}/runs/${single}`);
     const banner = page.getByTestId('stuck-banner');
     await expect(banner.getByTestId('stuck-reason')).toContainText(/^owner_gone: step 1 \(demo\.charge-card\)/);
     await expect(page.getByTestId('run-status')).toHaveText('Running');
@@ -103,11 +115,21 @@ test.describe('a run whose worker was SIGKILLed', () => {
     await expect(page.getByTestId('events-timeline')).toContainText('run.unstuck');
     await saveScreenshot(page, testInfo, 'stuck-run-completed');
 
-    await page.goto(`${baseUrl}/audit?target=${runId}`);
-    const kick = page.getByTestId('audit-entry').filter({ hasText: 'run.kick' });
-    await expect(kick).toHaveCount(1);
-    await expect(kick).toContainText('applied');
-    await expect(kick).toContainText('the worker machine died mid-charge');
-    await expect(kick).toContainText('admin');
+    // So did the bulk-kicked ones, and nothing is stuck any more.
+    await page.goto(`${baseUrl}/runs?status=Completed`);
+    for (const id of runIds) await expect(rowOf(id)).toContainText('Completed', { timeout: 60_000 });
+    await page.goto(`${baseUrl}/`);
+    await expect(page.getByTestId('attention-stuck')).toHaveAttribute('data-count', '0');
+
+    for (const [id, reason] of [
+      [single, 'the worker machine died mid-charge'],
+      ...bulked.map((b) => [b, 'their worker machine died']),
+    ] as const) {
+      await page.goto(`${baseUrl}/audit?target=${id}`);
+      const kick = page.getByTestId('audit-entry').filter({ hasText: 'run.kick' });
+      await expect(kick).toHaveCount(1);
+      await expect(kick).toContainText('applied');
+      await expect(kick).toContainText(reason);
+    }
   });
 });
