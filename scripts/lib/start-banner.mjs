@@ -19,7 +19,10 @@ export function startBanner({ consoleUrl, admin, root }) {
 /** The lines `next start` greets with (its name, the address twice, ready): our banner says it once. */
 const nextGreeting = [/^▲ Next\.js /, /^- (Local|Network):/, /^✓ (Starting|Ready in|Running next\.config)/];
 
-export const isNextGreeting = (line) => nextGreeting.some((re) => re.test(line.trim()));
+// eslint-disable-next-line no-control-regex -- colour codes, should Next colour its output anyway
+const colour = /\u001b\[[0-9;]*m/g;
+
+export const isNextGreeting = (line) => nextGreeting.some((re) => re.test(line.replace(colour, '').trim()));
 
 /** Copies a child's output to `out` line by line, leaving out Next's greeting. */
 export function forwardWithoutGreeting(stream, out) {

@@ -25,7 +25,7 @@ describe('npm start greets a newcomer once: the console address and the demo sig
       '▲ Next.js 16.4.6',
       '- Local:         http://127.0.0.1:3000',
       '- Network:       http://127.0.0.1:3000',
-      '✓ Ready in 782ms',
+      '\u001b[32m\u001b[1m✓\u001b[22m\u001b[39m Ready in 782ms',
       '✓ Running next.config.ts took 325ms',
       'Error: connect ECONNREFUSED 127.0.0.1:4000',
     ];
