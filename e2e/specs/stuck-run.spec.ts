@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createDatabase, startCluster, uniqueDatabaseName, type PgCluster } from '@sagaflow/test-postgres';
 import { expectNoSeriousAxeViolation, saveScreenshot } from '../fixtures/page-checks.ts';
-import { startProcessGroup, type ProcessGroup } from '../fixtures/process-group.ts';
-import { startConsoleStack, type ConsoleStack } from '../fixtures/start-console-stack.ts';
+import { startConsoleOnPostgres, startHangingWorker } from '../fixtures/postgres-worker-stack.ts';
+import type { ProcessGroup } from '../fixtures/process-group.ts';
+import type { ConsoleStack } from '../fixtures/start-console-stack.ts';
 import { expect, test } from '../fixtures/test.ts';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const workerScript = fileURLToPath(new URL('../fixtures/hanging-order-worker.ts', import.meta.url));
 
 /**
  * Issue 10 E2E: an operator finds runs made stuck by SIGKILLing their worker, with reclaim off (the
@@ -36,37 +32,12 @@ test.describe('runs whose worker was SIGKILLed', () => {
     cluster = await startCluster();
     const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('e2e_stuck_run'));
     const orderIds = [1, 2, 3].map((n) => `sigkill-${n}-${randomUUID()}`);
-    const hanging = startProcessGroup(
-      'hanging worker',
-      join(repoRoot, 'node_modules', '.bin', 'tsx'),
-      [workerScript, url, ...orderIds],
-      { cwd: join(repoRoot, 'e2e'), env: { ...process.env } },
-    );
+    const { worker: hanging, runIds } = await startHangingWorker(url, orderIds);
     worker = hanging;
-    // Progress, not time: wait until every charge step is Running under the worker.
-    const runIdOf = (orderId: string) => new RegExp(`^started ${orderId} (\\S+)$`, 'm').exec(hanging.output())?.[1];
-    await expect
-      .poll(() => orderIds.filter((o) => runIdOf(o) && hanging.output().includes(`charging ${o}`)).length, {
-        message: 'the worker takes every charge step',
-        timeout: 90_000,
-      })
-      .toBe(orderIds.length);
-    const runIds = orderIds.map((o) => runIdOf(o) ?? '');
     if (hanging.pid) process.kill(-hanging.pid, 'SIGKILL');
     expect(await hanging.exited).toBe('SIGKILL');
 
-    stack = await startConsoleStack({
-      label: 'postgres',
-      env: {
-        DATABASE_URL: url,
-        SAGAFLOW_DEMO: '0',
-        SAGAFLOW_MONITOR_INTERVAL_MS: '500',
-        // Reclaim stays off (the default): only the dead worker's silent heartbeat makes the runs stuck.
-        SAGAFLOW_ENGINE_CONFIG: JSON.stringify({
-          worker: { poll_interval_ms: 100, heartbeat_interval_ms: 200, dead_after_seconds: 2 },
-        }),
-      },
-    });
+    stack = await startConsoleOnPostgres(url);
     const { baseUrl, sessionCookie } = stack;
     await page.context().addCookies([{ name: 'sagaflow_session', value: sessionCookie, url: baseUrl }]);
 
