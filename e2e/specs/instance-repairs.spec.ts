@@ -235,6 +235,8 @@ test.describe('instance repairs on the demo traffic', () => {
     await bulk.getByTestId('bulk-reason').fill('junk notes; go on with the orders');
     await bulk.getByTestId('bulk-apply').click();
     await expect(bulk.getByTestId('bulk-applied')).toHaveText('Applied to 2 of 2.');
+    // Sent, the selection is cleared: the outcomes stay in the panel, the ticks do not linger.
+    await expect(page.getByTestId('selection-bar')).toHaveCount(0);
     for (const i of two)
       await expect(bulk.locator(`[data-testid="bulk-item"][data-target-id="${i.id}"]`)).toHaveAttribute(
         'data-outcome',

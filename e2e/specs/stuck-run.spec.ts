@@ -62,6 +62,8 @@ test.describe('runs whose worker was SIGKILLed', () => {
     await bulk.getByTestId('bulk-reason').fill('their worker machine died');
     await bulk.getByTestId('bulk-apply').click();
     await expect(bulk.getByTestId('bulk-applied')).toHaveText('Applied to 2 of 2.');
+    // Sent, the selection is cleared: the outcomes stay in the panel, the ticks do not linger.
+    await expect(page.getByTestId('selection-bar')).toHaveCount(0);
     await saveScreenshot(page, testInfo, 'stuck-runs-bulk-kick');
 
     // The third from its page, which leads with the reason, naming the step and the gone worker.

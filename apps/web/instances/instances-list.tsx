@@ -93,7 +93,14 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
           <p>{apiErrorInfo(instances.error).message}</p>
         </ErrorPanel>
       ) : null}
-      {bulk ? <BulkDraftPanel key={bulk.idempotencyKey} draft={bulk} onClose={() => setBulk(null)} /> : null}
+      {bulk ? (
+        <BulkDraftPanel
+          key={bulk.idempotencyKey}
+          draft={bulk}
+          onClose={() => setBulk(null)}
+          onApplied={() => setSelected(new Set())}
+        />
+      ) : null}
       {shown && shown.length > 0 ? (
         <>
           <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="instance">

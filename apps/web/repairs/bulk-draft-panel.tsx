@@ -28,7 +28,16 @@ function previewText(p: PreviewItem | undefined): string {
  * and audit row, so one that moved is rejected alone. Kept on screen while the list moves on (the
  * targets may leave its filter).
  */
-export function BulkDraftPanel({ draft, onClose }: { draft: BulkDraft; onClose: () => void }) {
+export function BulkDraftPanel({
+  draft,
+  onClose,
+  onApplied,
+}: {
+  draft: BulkDraft;
+  onClose: () => void;
+  /** Called once the bulk was sent (applied or held for approval): the list clears its selection. */
+  onApplied: () => void;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [reason, setReason] = useState('');
@@ -41,6 +50,7 @@ export function BulkDraftPanel({ draft, onClose }: { draft: BulkDraft; onClose: 
   );
   const apply = useMutation(
     trpc.repairs.applyBulk.mutationOptions({
+      onSuccess: onApplied,
       onSettled: async () => {
         await queryClient.invalidateQueries(trpc.runs.page.pathFilter());
         await queryClient.invalidateQueries(trpc.instances.page.pathFilter());

@@ -70,7 +70,14 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
           <p>{apiErrorInfo(runs.error).message}</p>
         </ErrorPanel>
       ) : null}
-      {bulk ? <BulkDraftPanel key={bulk.idempotencyKey} draft={bulk} onClose={() => setBulk(null)} /> : null}
+      {bulk ? (
+        <BulkDraftPanel
+          key={bulk.idempotencyKey}
+          draft={bulk}
+          onClose={() => setBulk(null)}
+          onApplied={() => setSelected(new Set())}
+        />
+      ) : null}
       {shown && shown.length > 0 ? (
         <>
           <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="run">
