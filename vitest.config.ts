@@ -24,6 +24,7 @@ export default defineConfig({
             'apps/web/instances/**/*.test.ts',
             'tooling/lint-rules/src/**/*.test.ts',
             'bench/src/**/*.test.ts',
+            'scripts/lib/**/*.test.mjs',
           ],
           testTimeout: 30_000,
         },

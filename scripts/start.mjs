@@ -9,6 +9,7 @@ import { demoAdminPassword } from './lib/demo-admin-password.mjs';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
 import { step } from './lib/run.mjs';
+import { forwardWithoutGreeting, startBanner } from './lib/start-banner.mjs';
 import { buildWeb } from './lib/web-build.mjs';
 
 const host = process.env.SAGAFLOW_HOST ?? '127.0.0.1';
@@ -96,7 +97,7 @@ await step('start the control plane (embedded PGlite, demo traffic)', async () =
 
 const web = spawn(process.execPath, ['serve.mjs', '-p', String(webPort), '-H', host], {
   cwd: join(root, 'apps', 'web'),
-  stdio: 'inherit',
+  stdio: ['ignore', 'pipe', 'pipe'],
   env: {
     ...env,
     CONTROL_URL: `http://${host}:${controlPort}`,
@@ -106,19 +107,14 @@ const web = spawn(process.execPath, ['serve.mjs', '-p', String(webPort), '-H', h
   },
 });
 children.push(web);
+forwardWithoutGreeting(web.stdout, process.stdout);
+forwardWithoutGreeting(web.stderr, process.stderr);
 await step('start the console', async () => {
   await waitForHttp(`http://${host}:${webPort}/runs`, 'the console', web);
   return 0;
 });
 
-console.error(
-  `\n  Sagaflow console: http://${host}:${webPort}\n` +
-    `  Sign in as: admin  password: ${admin.password}\n` +
-    (admin.file
-      ? `  (the demo's first admin, created on the first start; the password is kept in ${admin.file})\n`
-      : '  (from SAGAFLOW_ADMIN_PASSWORD, used when the first admin was created)\n') +
-    `  Control plane API: http://${host}:${controlPort}/trpc (health: /healthz)\n  Ctrl-C stops both.\n`,
-);
+console.error(startBanner({ consoleUrl: `http://${host}:${webPort}`, admin, root }));
 
 const exited = (c) => new Promise((r) => (c.exitCode !== null ? r() : c.on('exit', r)));
 await Promise.race(children.map(exited));

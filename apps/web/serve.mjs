@@ -30,9 +30,8 @@ const server = createServer((req, res) => {
   if (!(trustedProxies.has(peer) && forwarded)) req.headers['x-forwarded-for'] = peer;
   void handle(req, res);
 });
-server.listen(port, hostname, () => {
-  console.log(`console listening on http://${hostname}:${port}`);
-});
+// Silent once listening: `npm start`'s banner says where the console is.
+server.listen(port, hostname);
 const stop = () => server.close(() => process.exit(0));
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -27,6 +27,18 @@ test('a terminate waits for a second operator, who approves it from the queue; t
   await expect(sent).toContainText('Sent for approval');
   await expect(page.getByTestId('run-status')).toHaveText('Waiting');
 
+  // The overview's "needs attention" counts it and links to the queue (other specs' may wait there too).
+  const overview = await page.context().newPage();
+  await overview.goto('/');
+  const awaiting = overview.getByTestId('needs-attention').getByTestId('attention-approvals');
+  await expect(awaiting).toContainText("a second operator's approval");
+  expect(Number(await awaiting.getAttribute('data-count'))).toBeGreaterThanOrEqual(1);
+  await saveScreenshot(overview, testInfo, 'overview-approvals-waiting');
+  await awaiting.getByRole('link').click();
+  await expect(overview).toHaveURL(/\/approvals$/);
+  await expect(overview.getByTestId('approval').filter({ hasText: runId.slice(0, 8) })).toHaveCount(1);
+  await overview.close();
+
   // The drafter follows the link: the approval is there, without buttons for them.
   await sent.getByRole('link', { name: 'See it in the approvals queue' }).click();
   await expect(page).toHaveURL(/\/approvals\?id=/);

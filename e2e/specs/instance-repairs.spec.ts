@@ -207,6 +207,47 @@ test.describe('instance repairs on the demo traffic', () => {
     await expect(page.getByTestId('release-skip')).toHaveCount(0);
   });
 
+  test('bulk release from the quarantined list: a preview per instance, one reason, each one’s own outcome', async ({
+    page,
+  }, testInfo) => {
+    test.setTimeout(180_000);
+    let two: InstanceRow[] = [];
+    await expect
+      .poll(async () => (two = (await instances({ status: ['QUARANTINED'] })).slice(0, 2)).length, {
+        message: 'waiting for two quarantined instances',
+        timeout: 120_000,
+        intervals: [1000],
+      })
+      .toBe(2);
+    await page.context().addCookies([{ name: 'sagaflow_session', value: demo().sessionCookie, url: demo().baseUrl }]);
+    await page.goto(`${demo().baseUrl}/instances?status=QUARANTINED`);
+    for (const i of two)
+      await page
+        .locator(`[data-testid="instance-row"][data-instance-id="${i.id}"]`)
+        .getByRole('checkbox', { name: `Select instance ${i.correlationKey}` })
+        .check();
+    await expect(page.getByTestId('selection-bar')).toContainText('2 instances selected');
+    await page.getByTestId('bulk-kind').selectOption('skip');
+    await page.getByTestId('bulk-preview').click();
+    const bulk = page.getByTestId('bulk-draft');
+    await expect(bulk).toContainText('Release: skip the message for 2 instances');
+    await expect(bulk.getByTestId('bulk-item-preview')).toHaveText(['would apply', 'would apply']);
+    await bulk.getByTestId('bulk-reason').fill('junk notes; go on with the orders');
+    await bulk.getByTestId('bulk-apply').click();
+    await expect(bulk.getByTestId('bulk-applied')).toHaveText('Applied to 2 of 2.');
+    // Sent, the selection is cleared: the outcomes stay in the panel, the ticks do not linger.
+    await expect(page.getByTestId('selection-bar')).toHaveCount(0);
+    for (const i of two)
+      await expect(bulk.locator(`[data-testid="bulk-item"][data-target-id="${i.id}"]`)).toHaveAttribute(
+        'data-outcome',
+        'applied',
+      );
+    await saveScreenshot(page, testInfo, 'instances-bulk-release');
+    await expectNoSeriousAxeViolation(page);
+    // Each was released on its own, with its own audit row: neither is quarantined any more.
+    for (const i of two) expect((await detail(i.id)).instance.status).not.toBe('QUARANTINED');
+  });
+
   test.describe('at 390 px wide', () => {
     test.use({ viewport: { width: 390, height: 844 } });
     test('an instance page does not scroll sideways', async ({ page }, testInfo) => {

@@ -33,12 +33,15 @@ async function pageToTheEnd(page: Page): Promise<string[]> {
   return page.getByTestId('run-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run-id') ?? ''));
 }
 
-test('filtered by status and flow, "Load more" pages through every matching run once, past the first page', async ({
+test('filtered by status and flow, "Load more" pages through every matching run once, reaching runs beyond the first 100', async ({
   page,
   request,
 }) => {
-  test.setTimeout(120_000);
-  const mine = await Promise.all(Array.from({ length: 55 }, () => startDemoRunViaApi(request, randomUUID())));
+  test.setTimeout(180_000);
+  // 105 runs of ours, started one after another: the first ones started sit past the 100th row
+  // (newest first), which the old console could not reach.
+  const mine: string[] = [];
+  for (let i = 0; i < 105; i++) mine.push(await startDemoRunViaApi(request, randomUUID()));
   await expect
     .poll(
       async () => {
@@ -56,13 +59,16 @@ test('filtered by status and flow, "Load more" pages through every matching run 
   await page.getByRole('button', { name: 'Apply' }).click();
   await expect(page).toHaveURL(/[?&]flow=demo\.order/);
   await expect(page.getByTestId('count-Completed')).toContainText(/Completed \d+/);
-  // The first page holds 50: 55 runs of ours alone need a second. "Load more" shows only once the
+  // The first page holds 50: 105 runs of ours alone need three. "Load more" shows only once the
   // rows are this filter's own (not the previous filter's, kept on screen while it loads).
   await expect(page.getByTestId('load-more')).toBeVisible();
   await expect(page.getByTestId('run-row')).toHaveCount(50);
   const ids = await pageToTheEnd(page);
   expect(new Set(ids).size).toBe(ids.length);
   for (const id of mine) expect(ids).toContain(id);
+  // The first run of ours, started before 104 others, is listed after them: beyond row 100.
+  expect(ids.indexOf(mine[0] ?? '')).toBeGreaterThanOrEqual(104);
+  await expect(page.locator(`[data-testid="run-row"][data-run-id="${mine[0]}"]`)).toBeVisible();
   await expect(page.getByTestId('run-row').filter({ hasNotText: 'Completed' })).toHaveCount(0);
   const total = Number((await page.getByTestId('count-Completed').textContent())?.replace(/\D/g, ''));
   expect(ids.length).toBe(total);

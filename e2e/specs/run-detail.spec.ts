@@ -101,12 +101,14 @@ test('bulk repair from the runs list: a preview per run, one reason, and each ru
   await bulk.getByTestId('bulk-reason').fill('the event was called off');
   await bulk.getByTestId('bulk-apply').click();
   await expect(bulk.getByTestId('bulk-applied')).toHaveText('Applied to 2 of 3.');
+  // Sent, the selection is cleared: the outcomes stay in the panel, the ticks do not linger.
+  await expect(page.getByTestId('selection-bar')).toHaveCount(0);
   for (const id of runIds)
-    await expect(bulk.locator(`[data-testid="bulk-item"][data-run-id="${id}"]`)).toHaveAttribute(
+    await expect(bulk.locator(`[data-testid="bulk-item"][data-target-id="${id}"]`)).toHaveAttribute(
       'data-outcome',
       id === moved ? 'conflict' : 'applied',
     );
-  await expect(bulk.locator(`[data-testid="bulk-item"][data-run-id="${moved}"]`)).toContainText('Terminated');
+  await expect(bulk.locator(`[data-testid="bulk-item"][data-target-id="${moved}"]`)).toContainText('Terminated');
   await saveScreenshot(page, testInfo, 'runs-bulk-outcomes');
   await expectNoSeriousAxeViolation(page);
 });

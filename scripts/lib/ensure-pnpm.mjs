@@ -17,12 +17,21 @@ export function ensurePnpm() {
   if (versionOf('pnpm') === wanted) return 'pnpm';
   if (existsSync(local) && versionOf(local) === wanted) return local;
   console.error(`[sagaflow] installing pnpm@${wanted} into .tools/ (one time)`);
+  // --ignore-scripts: npm 11 warns about pnpm's install scripts (they only swap in its native binary);
+  // without them pnpm runs through Node, which is all we need.
   execFileSync(
     'npm',
-    ['install', '--prefix', join(root, '.tools'), '--no-save', '--no-audit', '--no-fund', `pnpm@${wanted}`],
-    {
-      stdio: 'inherit',
-    },
+    [
+      'install',
+      '--prefix',
+      join(root, '.tools'),
+      '--no-save',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      `pnpm@${wanted}`,
+    ],
+    { stdio: 'inherit' },
   );
   if (versionOf(local) !== wanted) {
     throw new Error(`pnpm@${wanted} could not be installed into .tools/; install it with: npm i -g pnpm@${wanted}`);

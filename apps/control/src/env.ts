@@ -75,6 +75,10 @@ const schema = z.object({
   /** The longest /readyz waits for the database to answer; past it the probe is a 503. */
   SAGAFLOW_READY_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2000),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  /** `auto`: human-readable lines on a terminal (not in production), JSON lines otherwise. */
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  /** Only `production` is read: it keeps `LOG_FORMAT=auto` on JSON even on a terminal. */
+  NODE_ENV: z.string().optional(),
 });
 
 /** One outbox route: a signed webhook, or a NATS JetStream subject (a stream must capture it). */

@@ -1,5 +1,5 @@
-import { pino } from 'pino';
 import { parseEnv } from './env.ts';
+import { createLogger } from './logging/create-logger.ts';
 import { startControlPlane } from './start-control-plane.ts';
 
 // The control plane's process entry: the only place that reads process.env (through parseEnv).
@@ -15,7 +15,7 @@ try {
   fail(err);
 }
 if (env) {
-  const logger = pino({ level: env.LOG_LEVEL, name: 'sagaflow-control' });
+  const logger = createLogger(env, process.stdout.isTTY);
   const plane = await startControlPlane(env, logger).catch(fail);
   let firstSignalAt = 0;
   const shutdown = (signal: string) => {

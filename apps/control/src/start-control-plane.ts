@@ -48,7 +48,8 @@ export async function startControlPlane(
   const db = await openDatabase(env);
   logger.info({ database: db.description, kind: db.kind }, 'database open');
   try {
-    const result = await migrate(db, { log: (e) => logger.info(e, 'migration') });
+    // Each step at debug; the summary (which migrations it applied) at info, one line on a fresh start.
+    const result = await migrate(db, { log: (e) => logger.debug(e, 'migration') });
     logger.info(result, 'migrations up to date');
   } catch (err) {
     await db.close();

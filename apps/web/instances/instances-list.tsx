@@ -3,6 +3,8 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useState } from 'react';
+import type { BulkDraft } from '@/repairs/bulk-draft';
+import { BulkDraftPanel } from '@/repairs/bulk-draft-panel';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ErrorPanel } from '@/ui/error-panel';
@@ -12,6 +14,7 @@ import { PendingNotice } from '@/ui/pending-notice';
 import { SelectionBar } from '@/ui/selection-bar';
 import { StaleBanner } from '@/ui/stale-banner';
 import { useNow } from '@/ui/use-now';
+import { InstanceBulkRepairPicker } from './instance-bulk-repair';
 import { InstancesFilterBar } from './instances-filter-bar';
 import { instancesHref, instancesPageInputFor, type InstancesFilter } from './instances-filter';
 import { InstancesTable } from './instances-table';
@@ -29,12 +32,14 @@ const emptyText: Record<InstancesFilter['status'], string> = {
 /**
  * The instances list: status tabs with per-status counts, search by id or correlation key, a
  * state filter (ManualReview) and a stalled filter for Active, all answered by the server
- * (instances.page); pages of 50 joined by "Load more"; refreshing every 2 s.
+ * (instances.page); pages of 50 joined by "Load more"; refreshing every 2 s. Ticked quarantined
+ * instances can be released in one bulk repair, with each one's outcome.
  */
 export function InstancesList({ filter }: { filter: InstancesFilter }) {
   const trpc = useTRPC();
   const now = useNow();
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [bulk, setBulk] = useState<BulkDraft | null>(null);
   const instances = useInfiniteQuery(
     trpc.instances.page.infiniteQueryOptions(instancesPageInputFor(filter), {
       getNextPageParam: (last) => last.nextCursor ?? undefined,
@@ -88,9 +93,19 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
           <p>{apiErrorInfo(instances.error).message}</p>
         </ErrorPanel>
       ) : null}
+      {bulk ? (
+        <BulkDraftPanel
+          key={bulk.idempotencyKey}
+          draft={bulk}
+          onClose={() => setBulk(null)}
+          onApplied={() => setSelected(new Set())}
+        />
+      ) : null}
       {shown && shown.length > 0 ? (
         <>
-          <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="instance" />
+          <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="instance">
+            <InstanceBulkRepairPicker instances={shown} selected={selected} onDraft={setBulk} />
+          </SelectionBar>
           <InstancesTable instances={shown} now={now} selected={selected} onSelect={setSelected} />
         </>
       ) : null}

@@ -28,7 +28,8 @@ function Item({
 
 /**
  * What needs someone now, first on the page: stuck runs by reason, quarantined and ManualReview
- * instances, dead outbox messages; each count links to the list filtered to exactly those.
+ * instances, dead outbox messages, repairs held for a second operator; each count links to the list
+ * filtered to exactly those (the approvals page opens on the pending queue).
  */
 export function NeedsAttention({ overview }: { overview: Overview }) {
   const reasons = Object.entries(overview.stuck.byReason).sort(([a], [b]) => (a < b ? -1 : 1));
@@ -40,13 +41,15 @@ export function NeedsAttention({ overview }: { overview: Overview }) {
     overview.stuck.total === 0 &&
     overview.instances.quarantined === 0 &&
     manualReview === 0 &&
-    overview.outbox.dead === 0;
+    overview.outbox.dead === 0 &&
+    overview.approvals.pending === 0;
   return (
     <section className="panel" aria-labelledby="attention-heading" data-testid="needs-attention">
       <h2 id="attention-heading">Needs attention</h2>
       {nothing ? (
         <p className="notice notice-ok" data-testid="attention-clear">
-          Nothing needs attention: no stuck run, no quarantined or ManualReview instance, no dead outbox message.
+          Nothing needs attention: no stuck run, no quarantined or ManualReview instance, no dead outbox message, no
+          repair awaiting approval.
         </p>
       ) : null}
       <ul className="attention-list">
@@ -77,7 +80,9 @@ export function NeedsAttention({ overview }: { overview: Overview }) {
           dead outbox {overview.outbox.dead === 1 ? 'message' : 'messages'}{' '}
           <span className="muted">(gave up publishing; each instance page lists its outbox rows)</span>
         </Item>
-        {/* Repairs awaiting approval: the approvals work adds its item here. */}
+        <Item count={overview.approvals.pending} href="/approvals" testId="attention-approvals">
+          {overview.approvals.pending === 1 ? 'repair awaits' : 'repairs await'} a second operator&apos;s approval
+        </Item>
       </ul>
     </section>
   );

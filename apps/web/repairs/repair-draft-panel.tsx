@@ -9,18 +9,7 @@ import { describeCurrent, redraftAgainst, type CurrentState } from './redraft';
 import { commandBody, type DraftCommand } from './repair-draft-types';
 import { RepairEffectsList, type Effects } from './repair-effects-list';
 import { approvalIdOf, awaitsApproval, repairRejection } from './repair-outcome';
-
-const expectedLabels: Record<string, string> = {
-  runStatus: 'status',
-  stepStatus: 'step status',
-  stepAttempts: 'step attempts',
-  state: 'state',
-  version: 'version',
-};
-const expectedText = (expected: DraftCommand['expected']) =>
-  Object.entries(expected)
-    .map(([k, v]) => `${expectedLabels[k] ?? k} ${String(v)}`)
-    .join(', ');
+import { expectedText } from './expected-text';
 
 /**
  * One drafted repair: what it would do now (preview), a required reason, apply; then its result,

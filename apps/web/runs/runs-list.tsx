@@ -12,7 +12,9 @@ import { PendingNotice } from '@/ui/pending-notice';
 import { SelectionBar } from '@/ui/selection-bar';
 import { StaleBanner } from '@/ui/stale-banner';
 import { useNow } from '@/ui/use-now';
-import { BulkDraftPanel, BulkRepairPicker, type BulkDraft } from './bulk-repair';
+import { BulkDraftPanel } from '@/repairs/bulk-draft-panel';
+import type { BulkDraft } from '@/repairs/bulk-draft';
+import { BulkRepairPicker } from './bulk-repair';
 import { RunStatusCounts } from './run-status-counts';
 import { RunsFilterBar } from './runs-filter-bar';
 import { pageInputFor, wantsStuck, type RunsFilter } from './runs-filter';
@@ -68,7 +70,14 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
           <p>{apiErrorInfo(runs.error).message}</p>
         </ErrorPanel>
       ) : null}
-      {bulk ? <BulkDraftPanel key={bulk.idempotencyKey} draft={bulk} onClose={() => setBulk(null)} /> : null}
+      {bulk ? (
+        <BulkDraftPanel
+          key={bulk.idempotencyKey}
+          draft={bulk}
+          onClose={() => setBulk(null)}
+          onApplied={() => setSelected(new Set())}
+        />
+      ) : null}
       {shown && shown.length > 0 ? (
         <>
           <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="run">

@@ -1,0 +1,159 @@
+'use client';
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useState } from 'react';
+import { apiErrorInfo } from '@/trpc/api-error';
+import { useTRPC } from '@/trpc/trpc-context';
+import { ScrollBox } from '@/ui/scroll-box';
+import { bulkBody, type BulkDraft } from './bulk-draft';
+import { expectedText } from './expected-text';
+
+type PreviewItem =
+  | { notFound: string }
+  | { expectedHolds: boolean; applicable: boolean; blockers: string[]; actual: Record<string, string | number> };
+
+const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+function previewText(p: PreviewItem | undefined): string {
+  if (!p) return '…';
+  if ('notFound' in p) return 'not found';
+  if (!p.expectedHolds) return `changed: now ${expectedText(p.actual) || '?'}`;
+  return p.applicable ? 'would apply' : `cannot apply: ${p.blockers.join('; ')}`;
+}
+
+/**
+ * A drafted bulk repair (runs or instances): its preview per item against the state each showed, one
+ * reason, apply; then each item's outcome. Each item is its own repair with its own expected state
+ * and audit row, so one that moved is rejected alone. Kept on screen while the list moves on (the
+ * targets may leave its filter).
+ */
+export function BulkDraftPanel({
+  draft,
+  onClose,
+  onApplied,
+}: {
+  draft: BulkDraft;
+  onClose: () => void;
+  /** Called once the bulk was sent (applied or held for approval): the list clears its selection. */
+  onApplied: () => void;
+}) {
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [reason, setReason] = useState('');
+  const preview = useQuery(
+    trpc.repairs.previewBulk.queryOptions(bulkBody(draft, 'preview'), {
+      retry: false,
+      staleTime: Infinity,
+      enabled: draft.items.length > 0,
+    }),
+  );
+  const apply = useMutation(
+    trpc.repairs.applyBulk.mutationOptions({
+      onSuccess: onApplied,
+      onSettled: async () => {
+        await queryClient.invalidateQueries(trpc.runs.page.pathFilter());
+        await queryClient.invalidateQueries(trpc.instances.page.pathFilter());
+      },
+    }),
+  );
+  const previews = preview.data as PreviewItem[] | undefined;
+  // A bulk the approval policy holds answers awaiting_approval (ADR 0020): nothing applied yet.
+  const waiting = apply.data && 'approvalId' in apply.data ? apply.data : undefined;
+  const done = apply.data && 'items' in apply.data ? apply.data : undefined;
+  const outcomes = done?.items;
+  const { count: leftOut, why } = draft.leftOut;
+  return (
+    <div className="repair-draft panel bulk-draft" data-testid="bulk-draft">
+      <p>
+        <strong>{draft.title}</strong> for {plural(draft.items.length, draft.noun)}
+        {leftOut > 0 ? `; ${plural(leftOut, draft.noun)} left out (${why})` : ''}.
+      </p>
+      {preview.isError ? (
+        <p className="notice notice-bad" role="alert">
+          Could not preview: {apiErrorInfo(preview.error).message}
+        </p>
+      ) : null}
+      <ScrollBox label="Bulk repair items">
+        <table className="table" data-testid="bulk-items">
+          <thead>
+            <tr>
+              <th scope="col">{draft.noun === 'run' ? 'Run' : 'Instance'}</th>
+              <th scope="col">Drafted against</th>
+              <th scope="col">Preview</th>
+              <th scope="col">Outcome</th>
+            </tr>
+          </thead>
+          <tbody>
+            {draft.items.map((item, i) => {
+              const o = outcomes?.[i];
+              return (
+                <tr key={item.id} data-testid="bulk-item" data-target-id={item.id} data-outcome={o?.outcome ?? ''}>
+                  <td>
+                    <Link href={item.href} className="mono">
+                      {item.label}
+                    </Link>
+                  </td>
+                  <td>{expectedText(item.expected)}</td>
+                  <td data-testid="bulk-item-preview">{previewText(previews?.[i])}</td>
+                  <td data-testid="bulk-item-outcome">
+                    {o ? (
+                      <>
+                        <span className={`badge badge-${o.outcome === 'applied' ? 'ok' : 'bad'}`}>{o.outcome}</span>
+                        {o.message ? <span className="muted"> {o.message}</span> : null}
+                      </>
+                    ) : null}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </ScrollBox>
+      {waiting ? (
+        <p className="notice notice-warn" role="status" data-testid="repair-awaiting-approval">
+          Sent for approval: a second operator must approve this bulk before any of it is applied.{' '}
+          <Link href={`/approvals?id=${encodeURIComponent(waiting.approvalId)}`}>See it in the approvals queue</Link>
+        </p>
+      ) : done ? (
+        <p className="notice notice-ok" role="status" data-testid="bulk-applied">
+          Applied to {done.applied} of {draft.items.length}.
+        </p>
+      ) : (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            apply.mutate(bulkBody(draft, reason.trim()));
+          }}
+        >
+          <label>
+            Reason (required, kept in each {draft.noun}’s audit row){' '}
+            <input
+              data-testid="bulk-reason"
+              required
+              maxLength={1000}
+              value={reason}
+              onChange={(e) => setReason(e.target.value)}
+            />
+          </label>{' '}
+          <button
+            type="submit"
+            className="primary"
+            data-testid="bulk-apply"
+            disabled={apply.isPending || reason.trim() === '' || draft.items.length === 0 || !previews}
+          >
+            {apply.isPending ? 'Applying…' : `Apply to ${draft.items.length}`}
+          </button>{' '}
+          <button type="button" onClick={onClose}>
+            Close
+          </button>
+        </form>
+      )}
+      {apply.isError ? (
+        <p className="notice notice-bad" role="alert">
+          Not applied: {apiErrorInfo(apply.error).message}
+        </p>
+      ) : null}
+    </div>
+  );
+}
