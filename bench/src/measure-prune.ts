@@ -161,6 +161,8 @@ function render(
           .join(', ') || 'none') +
         '.',
       '',
+      ...m.plans.seqScanStatements.map((q) => `- sequential scan in: \`${q}…\``),
+      '',
       markdownTable(
         ['table', 'deleted', 'MB after (space is reused, not returned, until VACUUM FULL)'],
         Object.entries(r.deleted).map(([t, n]) => [t, String(n), String(after[t]?.mb ?? '–')]),

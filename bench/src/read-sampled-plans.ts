@@ -5,13 +5,14 @@ export interface SampledPlans {
   plans: number;
   /** Index name → plans that used it. */
   indexes: Record<string, number>;
-  /** Table → plans that scanned it sequentially (a big table read whole: what must not happen). */
+  /** Table → plans that scanned it sequentially, and the statements (their start) that did. */
   seqScans: Record<string, number>;
+  seqScanStatements: string[];
 }
 
 const bigTables =
   /Seq Scan on (flow_runs|action_runs|compensation_runs|flow_events|signals|timers|jobs|process_transitions|saga_instances|outbox|inbox)\b/g;
-const indexUse = /Index(?: Only)? Scan(?: Backward)? using (\w+)/g;
+const indexUse = /(?:Index(?: Only)? Scan(?: Backward)? using|Bitmap Index Scan on) (\w+)/g;
 
 /** The server log's length now: read plans from here on with {@link readSampledPlans}. */
 export async function logOffset(path: string): Promise<number> {
@@ -34,13 +35,17 @@ export async function readSampledPlans(path: string, from: number): Promise<Samp
     await file.close();
   }
   const plans = text.split(/LOG:\s+duration: [\d.]+ ms\s+plan:/).slice(1);
-  const result: SampledPlans = { plans: plans.length, indexes: {}, seqScans: {} };
+  const result: SampledPlans = { plans: plans.length, indexes: {}, seqScans: {}, seqScanStatements: [] };
+  const statements = new Set<string>();
   for (const plan of plans) {
     const body = plan.split(/\n\S[^\n]*LOG:/)[0] ?? plan;
     for (const name of new Set([...body.matchAll(indexUse)].map((m) => m[1] ?? '?')))
       result.indexes[name] = (result.indexes[name] ?? 0) + 1;
-    for (const table of new Set([...body.matchAll(bigTables)].map((m) => m[1] ?? '?')))
-      result.seqScans[table] = (result.seqScans[table] ?? 0) + 1;
+    const scanned = new Set([...body.matchAll(bigTables)].map((m) => m[1] ?? '?'));
+    for (const table of scanned) result.seqScans[table] = (result.seqScans[table] ?? 0) + 1;
+    const query = /Query Text:\s*([\s\S]*?)\n\s*(?:[A-Z][a-z]+ |->)/.exec(body)?.[1];
+    if (scanned.size > 0 && query) statements.add(query.replace(/\s+/g, ' ').trim().slice(0, 90));
   }
+  result.seqScanStatements = [...statements];
   return result;
 }

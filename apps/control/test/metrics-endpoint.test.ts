@@ -58,6 +58,12 @@ function expectKnownSet(e: Exposition, known: KnownSet): void {
   expect(seriesOf(e, 'sagaflow_outbox_dead')).toEqual({ '': 1 });
   expect(seriesOf(e, 'sagaflow_outbox_oldest_seconds')['']).toBeGreaterThanOrEqual(100);
   expect(seriesOf(e, 'sagaflow_outbox_oldest_seconds')['']).toBeLessThanOrEqual(100 + elapsed + 1);
+  // Retention (ADR 0027): the demo runs finished during the seeding; nothing was published yet.
+  const retention = seriesOf(e, 'sagaflow_retention_oldest_seconds');
+  expect(Object.keys(retention).sort()).toEqual(['table=flow_runs', 'table=outbox']);
+  expect(retention['table=flow_runs']).toBeGreaterThan(0);
+  expect(retention['table=flow_runs']).toBeLessThanOrEqual(elapsed + 120);
+  expect(retention['table=outbox']).toBe(0);
   expect(e.types.sagaflow_repairs_total).toBe('counter');
   expect(seriesOf(e, 'sagaflow_repairs_total')).toEqual({ 'command=run.kick,outcome=conflict': 1 });
   expect(e.types).toMatchObject({

@@ -125,6 +125,16 @@ export function createMetricsRegistry(
       this.set(snapshot().outbox.oldestPendingAgeSeconds);
     },
   });
+  new Gauge({
+    name: 'sagaflow_retention_oldest_seconds',
+    help: 'Age of the oldest finished run (table=flow_runs) and published outbox message (table=outbox) still stored, in seconds; 0 when none. Well above retention.older_than_seconds: pruning is off or behind.',
+    labelNames: ['table'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const r of snapshot().retention) this.set({ table: r.table }, r.seconds);
+    },
+  });
   new Counter({
     name: 'sagaflow_repairs_total',
     help: 'Operator repairs by command and outcome (no series until repairs are recorded).',

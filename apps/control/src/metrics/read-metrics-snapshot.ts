@@ -8,6 +8,7 @@ import { readStuckCounts, type StuckCount } from './reads/read-stuck-counts.ts';
 import { readTransitionCounts, type TransitionCount } from './reads/read-transition-counts.ts';
 import { readOutboxFigures } from './reads/read-outbox-figures.ts';
 import { readPendingApprovals } from './reads/read-pending-approvals.ts';
+import { readRetentionAges, type RetentionAge } from './reads/read-retention-ages.ts';
 import { withReadSnapshot } from './reads/with-read-snapshot.ts';
 
 /** Everything one scrape reports, read from one snapshot of the database. */
@@ -26,6 +27,8 @@ export interface MetricsSnapshot {
   /** Repair commands waiting for a second operator's approval. */
   approvalsPending: number;
   outbox: OutboxLag;
+  /** The age of the oldest history retention could remove (ADR 0027). */
+  retention: RetentionAge[];
 }
 
 export interface SnapshotOptions {
@@ -60,6 +63,20 @@ export async function readMetricsSnapshot(
     const repairs = await readRepairCounts(tx);
     const approvalsPending = await readPendingApprovals(tx, at);
     const outbox = await readOutboxFigures(tx, at);
-    return { at, runs, stuck, steps, stepsUntil, anomalies, instances, transitions, repairs, approvalsPending, outbox };
+    const retention = await readRetentionAges(tx, at);
+    return {
+      at,
+      runs,
+      stuck,
+      steps,
+      stepsUntil,
+      anomalies,
+      instances,
+      transitions,
+      repairs,
+      approvalsPending,
+      outbox,
+      retention,
+    };
   });
 }
