@@ -1,0 +1,134 @@
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+const run = promisify(execFile);
+const engineDir = fileURLToPath(new URL('../..', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../../..', import.meta.url));
+const hostFiles = fileURLToPath(new URL('./host', import.meta.url));
+const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+
+/**
+ * The environment of a process outside the workspace: no `@sagaflow/source` condition (which would
+ * point at sources the tarball does not ship) and none of the package manager's npm_* settings.
+ */
+function outsideEnv(): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(npm_|pnpm_|NODE_OPTIONS$|INIT_CWD$)/i.test(k)),
+  );
+  return { ...env, NO_UPDATE_NOTIFIER: '1' };
+}
+
+/** The workspace catalog's pinned versions (pnpm-workspace.yaml): the engine must ship the same ones. */
+function catalogVersions(): Map<string, string> {
+  const yaml = readFileSync(join(repoRoot, 'pnpm-workspace.yaml'), 'utf8');
+  const block = yaml.split(/^catalog:\n/m)[1]?.split(/^\S/m)[0] ?? '';
+  return new Map([...block.matchAll(/^ {2}'?([^':]+)'?: (\S+)$/gm)].map((m) => [m[1]!, m[2]!]));
+}
+
+// Packs with npm, installs with npm into a project in the system's temp directory (outside the
+// workspace: no links, no tsx, no catalog), then runs it with plain node. npm takes what its cache
+// holds and asks the registry for the rest (CI has the registry). Slow by nature: one file, bounded.
+describe('the packed engine, installed with plain npm into a project outside the workspace', () => {
+  let project: string;
+  let tarballFiles: string[];
+  const manifest = () =>
+    JSON.parse(readFileSync(join(project, 'node_modules', '@sagaflow', 'engine', 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+      scripts?: Record<string, string>;
+    };
+
+  beforeAll(async () => {
+    project = mkdtempSync(join(tmpdir(), 'sagaflow-host-'));
+    const env = outsideEnv();
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', project], {
+      cwd: engineDir,
+      env,
+      timeout: 300_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
+    tarballFiles = info!.files.map((f) => f.path);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }));
+    for (const f of readdirSync(hostFiles)) cpSync(join(hostFiles, f), join(project, f));
+    const typesNode = catalogVersions().get('@types/node');
+    await run(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', `./${info!.filename}`, `@types/node@${typesNode}`],
+      { cwd: project, env, timeout: 300_000 },
+    );
+  }, 660_000);
+
+  afterAll(() => {
+    if (project) rmSync(project, { recursive: true, force: true });
+  });
+
+  it('ships ESM, .d.ts and source maps, every migration and the compiled Prisma client; nothing to generate at install', () => {
+    for (const f of ['index', 'testing/index', 'generated/prisma/client']) {
+      expect(tarballFiles).toContain(`dist/${f}.js`);
+      expect(tarballFiles).toContain(`dist/${f}.d.ts`);
+      expect(tarballFiles).toContain(`dist/${f}.js.map`);
+    }
+    const migrations = readdirSync(join(repoRoot, 'prisma', 'migrations')).filter((n) => /^\d{4}_/.test(n));
+    expect(migrations.length).toBeGreaterThan(0);
+    for (const m of migrations) expect(tarballFiles).toContain(`migrations/${m}/migration.sql`);
+    expect(tarballFiles.filter((f) => f.startsWith('src/') || f.includes('.test.'))).toEqual([]);
+    const { dependencies, scripts = {} } = manifest();
+    expect(Object.keys(scripts).filter((s) => /install/.test(s))).toEqual([]);
+    // Plain npm cannot read pnpm's `catalog:`; the versions written instead are the catalog's.
+    const catalog = catalogVersions();
+    for (const [name, version] of Object.entries(dependencies))
+      expect([name, version]).toEqual([name, catalog.get(name)]);
+    // postpack removed the copy again: the repository keeps one source of migrations.
+    expect(existsSync(join(engineDir, 'migrations'))).toBe(false);
+  });
+
+  const host = async (args: string[]) => {
+    const { stdout } = await run(process.execPath, ['host.mjs', ...args], {
+      cwd: project,
+      env: outsideEnv(),
+      timeout: 180_000,
+    });
+    return JSON.parse(stdout.trim().split('\n').at(-1)!) as {
+      migrations: number;
+      completed: { status: string; output: unknown };
+      compensated: { status: string };
+      undone: string[];
+    };
+  };
+  const expected = {
+    completed: { status: 'Completed', output: { reservation: 'r-o-1', charge: 'c-o-1' } },
+    compensated: { status: 'Compensated' },
+    undone: ['r-o-2'],
+  };
+
+  it('plain node migrates an embedded PGlite, runs a flow to Completed and one to Compensated, and exits on its own', async () => {
+    const r = await host(['pglite']);
+    expect(r).toMatchObject(expected);
+    expect(r.migrations).toBe(
+      readdirSync(join(repoRoot, 'prisma', 'migrations')).filter((n) => /^\d{4}_/.test(n)).length,
+    );
+  }, 200_000);
+
+  it('the same on a PostgreSQL 15 server, from an empty database', async () => {
+    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('host'));
+    expect(await host(['postgres', url])).toMatchObject(expected);
+  }, 200_000);
+
+  it('a TypeScript host type-checks against the shipped .d.ts with tsc --noEmit --strict', async () => {
+    const r = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], {
+      cwd: project,
+      env: outsideEnv(),
+      timeout: 180_000,
+    }).catch((err: Error & { stdout?: string }) => ({ stdout: err.stdout || err.message }));
+    expect(r.stdout).toBe('');
+  }, 200_000);
+});
