@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ const engineDir = fileURLToPath(new URL('../..', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../../../..', import.meta.url));
 const hostFiles = fileURLToPath(new URL('./host', import.meta.url));
 const tsc = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+const exampleService = join(repoRoot, 'examples', 'embedded-http-service');
 
 /**
  * The environment of a process outside the workspace: no `@sagaflow/source` condition (which would
@@ -59,12 +60,19 @@ describe('the packed engine, installed with plain npm into a project outside the
     tarballFiles = info!.files.map((f) => f.path);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }));
     for (const f of readdirSync(hostFiles)) cpSync(join(hostFiles, f), join(project, f));
-    const typesNode = catalogVersions().get('@types/node');
-    await run(
-      'npm',
-      ['install', '--prefer-offline', '--no-audit', '--no-fund', `./${info!.filename}`, `@types/node@${typesNode}`],
-      { cwd: project, env, timeout: 300_000 },
-    );
+    const catalog = catalogVersions();
+    const pinned = ['@types/node', 'pino', 'zod'].map((name) => `${name}@${catalog.get(name)}`);
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', `./${info!.filename}`, ...pinned], {
+      cwd: project,
+      env,
+      timeout: 300_000,
+    });
+    // The example service, compiled against the engine's build (its types from dist/) into the project.
+    const outDir = join(project, 'signup-service');
+    await run(process.execPath, [tsc, '-p', join(exampleService, 'tsconfig.build.json'), '--outDir', outDir], {
+      env,
+      timeout: 180_000,
+    });
   }, 660_000);
 
   afterAll(() => {
@@ -130,5 +138,42 @@ describe('the packed engine, installed with plain npm into a project outside the
       timeout: 180_000,
     }).catch((err: Error & { stdout?: string }) => ({ stdout: err.stdout || err.message }));
     expect(r.stdout).toBe('');
+  }, 200_000);
+
+  it('the example signup service, compiled, runs on the installed package with plain node and exits 0 on SIGTERM', async () => {
+    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('signups'));
+    const child = spawn(process.execPath, [join('signup-service', 'main.js')], {
+      cwd: project,
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const lines: { msg?: string; url?: string }[] = [];
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let buffered = '';
+    const listening = new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString('utf8');
+        const parts = buffered.split('\n');
+        buffered = parts.pop() ?? '';
+        for (const part of parts) {
+          const line = JSON.parse(part) as { msg?: string; url?: string };
+          lines.push(line);
+          if (line.msg === 'signup service listening' && line.url) resolve(line.url);
+        }
+      });
+      void exited.then((code) => reject(new Error(`the service exited with ${String(code)} before listening`)));
+    });
+    const base = await listening;
+    const started = await fetch(`${base}/signups`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ada@example.com', name: 'Ada' }),
+    });
+    expect(started.status).toBe(202);
+    const { runId } = (await started.json()) as { runId: string };
+    expect((await fetch(`${base}/signups/${runId}`)).status).toBe(200);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['migration', 'signup service stopped']));
   }, 200_000);
 });
