@@ -137,5 +137,11 @@ describe('startFlow and deliver in the host’s own transaction: written iff the
     expect(err).toMatchObject({ code: 'invalid_input' });
     expect(String((err as EngineError).message)).toMatch(/^tx:/);
     expect(await t.db.prisma.flowRun.count()).toBe(before);
+    // A pg client with no BEGIN: refused, not run in autocommit behind the host's back.
+    const outside = await t.engine
+      .startFlow(order, { orderId: 'y' }, { tx: hostClient })
+      .catch((e: unknown) => e as EngineError);
+    expect(outside).toMatchObject({ code: 'invalid_input', field: 'tx' });
+    expect(await t.db.prisma.flowRun.count()).toBe(before);
   });
 });

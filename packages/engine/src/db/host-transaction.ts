@@ -42,6 +42,14 @@ export async function withHostTransaction<T>(
   const prisma = new PrismaClient({ adapter: new PrismaPg(hostConnectionPool(client)) });
   try {
     return await work(prisma);
+  } catch (err) {
+    // 25P01: the client runs no transaction, so there is nothing to join (and nothing was written).
+    if (/\b25P01\b/.test(err instanceof Error ? err.message : ''))
+      throw new EngineError('invalid_input', 'tx: the pg client is not inside a transaction; run BEGIN on it first', {
+        field: 'tx',
+        cause: err,
+      });
+    throw err;
   } finally {
     await prisma.$disconnect();
   }
