@@ -60,6 +60,22 @@ describe('the packed engine, installed with plain npm into a project outside the
     tarballFiles = info!.files.map((f) => f.path);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'host', private: true, type: 'module' }));
     for (const f of readdirSync(hostFiles)) cpSync(join(hostFiles, f), join(project, f));
+    // The TypeScript host's own settings: strict, Node's ESM resolution, and the libraries' .d.ts checked too.
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+        },
+        files: ['host.ts'],
+      }),
+    );
     const catalog = catalogVersions();
     const pinned = ['@types/node', 'pino', 'zod'].map((name) => `${name}@${catalog.get(name)}`);
     await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', `./${info!.filename}`, ...pinned], {
