@@ -1,4 +1,13 @@
 import { defineConfig } from 'vitest/config';
+import { sourceCondition, withSourceCondition } from './scripts/lib/source-condition.mjs';
+
+// Inside this workspace @sagaflow/engine resolves to its TypeScript sources (the `@sagaflow/source`
+// export condition), so tests need no build; processes the tests spawn inherit it through NODE_OPTIONS.
+process.env.NODE_OPTIONS = withSourceCondition(process.env.NODE_OPTIONS);
+const workspaceSources = {
+  resolve: { conditions: [sourceCondition, 'module', 'node', 'development|production'] },
+  ssr: { resolve: { conditions: [sourceCondition, 'node', 'development|production'] } },
+};
 
 const engineIntegration = ['packages/engine/test/**/*.test.ts'];
 
@@ -12,6 +21,7 @@ export default defineConfig({
   test: {
     projects: [
       {
+        ...workspaceSources,
         test: {
           name: 'unit',
           include: [
@@ -30,6 +40,7 @@ export default defineConfig({
         },
       },
       {
+        ...workspaceSources,
         test: {
           name: 'engine-pglite',
           include: engineIntegration,
@@ -40,6 +51,7 @@ export default defineConfig({
         },
       },
       {
+        ...workspaceSources,
         test: {
           name: 'postgres',
           include: [...engineIntegration, 'apps/control/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
@@ -52,6 +64,7 @@ export default defineConfig({
         },
       },
       {
+        ...workspaceSources,
         test: {
           name: 'test-nats',
           include: ['tooling/test-nats/src/**/*.test.ts'],
@@ -60,6 +73,7 @@ export default defineConfig({
         },
       },
       {
+        ...workspaceSources,
         test: {
           name: 'test-postgres',
           include: ['tooling/test-postgres/src/**/*.test.ts'],

@@ -2,6 +2,12 @@ import { defineConfig } from '@playwright/test';
 import { storageStatePath } from './fixtures/accounts.ts';
 import { chromiumArgs, chromiumPath } from './fixtures/chromium.ts';
 
+// Every process the specs start (control planes, workers) runs the workspace's TypeScript: the engine
+// resolves to its sources under this export condition (ADR 0028), so no build of it is needed.
+const sourceCondition = '--conditions=@sagaflow/source';
+if (!(process.env.NODE_OPTIONS ?? '').includes(sourceCondition))
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${sourceCondition}`.trim();
+
 /** Specs run against the built console and a real control plane started by fixtures/start-stack.ts. */
 export default defineConfig({
   testDir: './specs',

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { demoAdminPassword } from './lib/demo-admin-password.mjs';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
+import { sourceCondition } from './lib/source-condition.mjs';
 import { step } from './lib/run.mjs';
 import { forwardWithoutGreeting, startBanner } from './lib/start-banner.mjs';
 import { buildWeb } from './lib/web-build.mjs';
@@ -75,20 +76,25 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 }
 
 // `node --import tsx` rather than the tsx binary: the binary's signal relay gives up on a child that
-// takes more than a moment to drain, and the control plane drains its workers on SIGTERM.
+// takes more than a moment to drain, and the control plane drains its workers on SIGTERM. The source
+// condition runs the engine from its TypeScript sources, so the workspace needs no engine build.
 // The product requires sign-in; the demo makes it easy: a known first-admin password, printed below.
 const admin = demoAdminPassword();
-const control = spawn(process.execPath, ['--import', 'tsx', join(root, 'apps', 'control', 'src', 'main.ts')], {
-  cwd: root,
-  stdio: 'inherit',
-  env: {
-    SAGAFLOW_DEMO: '1',
-    ...env,
-    SAGAFLOW_ADMIN_PASSWORD: admin.password,
-    CONTROL_HOST: host,
-    CONTROL_PORT: String(controlPort),
+const control = spawn(
+  process.execPath,
+  [`--conditions=${sourceCondition}`, '--import', 'tsx', join(root, 'apps', 'control', 'src', 'main.ts')],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: {
+      SAGAFLOW_DEMO: '1',
+      ...env,
+      SAGAFLOW_ADMIN_PASSWORD: admin.password,
+      CONTROL_HOST: host,
+      CONTROL_PORT: String(controlPort),
+    },
   },
-});
+);
 children.push(control);
 await step('start the control plane (embedded PGlite, demo traffic)', async () => {
   await waitForHttp(`http://${host}:${controlPort}/healthz`, 'the control plane', control);

@@ -23,7 +23,7 @@ function cli(args: string[], env: Record<string, string>, stdin?: string): Promi
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      ['--import', 'tsx', 'apps/control/src/cli.ts', ...args],
+      ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/cli.ts', ...args],
       {
         cwd: root,
         // No SAGAFLOW_TOKEN or DATABASE_URL leaks in from the test's own environment.

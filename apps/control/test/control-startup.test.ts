@@ -12,7 +12,8 @@ const tsx = fileURLToPath(new URL('../../../node_modules/.bin/tsx', import.meta.
 /** Runs the real control-plane entry point and returns how it ended. */
 function runControl(env: Record<string, string>) {
   const r = spawnSync(tsx, [main], {
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env },
+    // The engine from its sources, as everywhere in the workspace (no build needed).
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', NODE_OPTIONS: '--conditions=@sagaflow/source', ...env },
     encoding: 'utf8',
     timeout: 60_000,
   });

@@ -17,7 +17,7 @@ interface Exit {
 
 /** Starts a real process (node + tsx, so its pid is the one that holds the lock) and collects its output. */
 function start(script: string, args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const child = spawn(process.execPath, ['--conditions=@sagaflow/source', '--import', 'tsx', script, ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { migrationsDir } from '@sagaflow/engine';
 import { createDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { pino } from 'pino';
@@ -144,41 +142,5 @@ describe('a signup nobody verifies', () => {
     expect(done.compensations).toEqual([{ name: 'signup.delete-account', status: 'Completed' }]);
     expect(service.accounts.sentEmails).toEqual([]);
     expect(service.migrations.applied).toEqual([]);
-  });
-});
-
-describe('the service process', () => {
-  it('stops its workers and closes the database on SIGTERM, and exits 0', async () => {
-    const url = await createDatabase(inject('pgAdminUrl'), uniqueDatabaseName('example_proc'), {
-      template: inject('pgTemplate'),
-    });
-    // `node --import tsx`, not the tsx binary: the signal must reach the service itself, not a relay.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: fileURLToPath(new URL('..', import.meta.url)),
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: url, PORT: '0', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const lines: { msg?: string; url?: string }[] = [];
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    let buffered = '';
-    const listening = new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        buffered += chunk.toString('utf8');
-        const parts = buffered.split('\n');
-        buffered = parts.pop() ?? '';
-        for (const part of parts) {
-          const line = JSON.parse(part) as { msg?: string; url?: string };
-          lines.push(line);
-          if (line.msg === 'signup service listening' && line.url) resolve(line.url);
-        }
-      });
-      void exited.then((code) => reject(new Error(`the service exited with ${String(code)} before listening`)));
-    });
-    const base = await listening;
-    const res = await fetch(`${base}/healthz`);
-    expect(res.status).toBe(200);
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(lines.map((l) => l.msg)).toContain('signup service stopped');
   });
 });

@@ -13,6 +13,7 @@ import { sweepExpiredRuns, type ExpiredRunsSweep } from './api/sweep-expired-run
 import { sweepExpiredSteps } from './api/sweep-expired-steps.ts';
 import { terminateRun } from './api/terminate-run.ts';
 import type { Database } from './db/database.ts';
+import { withHostTransaction, type HostTransaction } from './db/host-transaction.ts';
 import type { ActionDefinition, Json } from './definitions/define-action.ts';
 import type { FlowDefinition } from './definitions/flow-context.ts';
 import { buildProcessManager, type ProcessManager } from './process/create-process-manager.ts';
@@ -80,10 +81,15 @@ export interface Engine {
   readonly sweepProgress: SweepProgress;
   /** Retention (ADR 0027): prune finished runs, old transitions, published outbox rows and old inbox records. */
   readonly retention: Retention;
+  /**
+   * Starts a run. With `tx` (the host's open transaction: a pg client inside BEGIN, or a Prisma
+   * interactive transaction on `db.pool`), the run is written in it: it exists if and only if the
+   * host's transaction commits.
+   */
   startFlow<I extends Json>(
     flow: FlowDefinition<I, Json> | string,
     input: I,
-    options?: StartFlowOptions,
+    options?: StartFlowOptions & { tx?: HostTransaction },
   ): Promise<{ runId: string }>;
   /** Sends a signal (payload defaults to true); it waits in the run's buffer until awaited. */
   signal(runId: string, name: string, payload?: Json): Promise<{ signalId: string }>;
@@ -199,8 +205,11 @@ export function createEngine(options: EngineOptions): Engine {
     retention: createRetention(deps),
     events: events.emitter,
     runtime: deps,
-    async startFlow(flow, input, opts = {}) {
-      const started = await startFlow(deps, typeof flow === 'string' ? flow : flow.name, input, opts);
+    async startFlow(flow, input, { tx, ...opts } = {}) {
+      const name = typeof flow === 'string' ? flow : flow.name;
+      const started = tx
+        ? await withHostTransaction(options.db, tx, (host) => startFlow({ ...deps, prisma: host }, name, input, opts))
+        : await startFlow(deps, name, input, opts);
       nudge();
       return started;
     },

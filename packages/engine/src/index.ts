@@ -6,6 +6,7 @@ export type { ExpiredRunsSweep } from './api/sweep-expired-runs.ts';
 export { createEngine, type Engine, type EngineOptions } from './create-engine.ts';
 export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
 export type { Database } from './db/database.ts';
+export type { HostPgClient, HostPrismaTransaction, HostTransaction } from './db/host-transaction.ts';
 export type { DataDirLockOptions } from './db/lock-data-dir.ts';
 export { migrate, type MigrateOptions, type MigrateResult } from './db/migrate.ts';
 export { migrationStatus, type MigrationStatus } from './db/migration-status.ts';
@@ -58,6 +59,7 @@ export { parseEngineConfig, type EngineConfig, type EngineConfigInput } from './
 export type { EngineEventMap, EngineEventName, EngineEvents, EngineListener } from './runtime/engine-events.ts';
 export {
   createProcessManager,
+  type DeliverOptions,
   type ProcessManager,
   type ProcessManagerOptions,
 } from './process/create-process-manager.ts';

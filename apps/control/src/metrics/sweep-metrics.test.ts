@@ -14,6 +14,7 @@ const empty: MetricsSnapshot = {
   repairs: [],
   approvalsPending: 0,
   outbox: { pending: 0, dead: 0, oldestPendingAgeSeconds: 0 },
+  retention: [],
 };
 
 describe('sweep progress on /metrics', () => {

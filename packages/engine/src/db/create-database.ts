@@ -103,6 +103,17 @@ async function openPostgres(url: string, poolSize = 10): Promise<Database> {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
   // An idle client that errors (server restart) must not crash the host process.
   pool.on('error', () => undefined);
+  // Which client serves which backend: how a host's Prisma transaction on this pool is joined.
+  const checkedOut = new Map<number, pg.PoolClient>();
+  const backendOf = (client: pg.PoolClient) => (client as unknown as { processID: number | null }).processID;
+  pool.on('acquire', (client) => {
+    const pid = backendOf(client);
+    if (pid !== null) checkedOut.set(pid, client);
+  });
+  pool.on('release', (_err, client) => {
+    const pid = backendOf(client);
+    if (pid !== null && checkedOut.get(pid) === client) checkedOut.delete(pid);
+  });
   try {
     await pool.query('select 1');
   } catch (cause) {
@@ -144,6 +155,8 @@ async function openPostgres(url: string, poolSize = 10): Promise<Database> {
     description,
     prisma,
     driver,
+    pool,
+    connectionOf: (pid) => checkedOut.get(pid),
     close: async () => {
       await prisma.$disconnect();
       await pool.end();

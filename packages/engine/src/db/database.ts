@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.ts';
 
 /** A transaction-capable raw SQL connection, used where Prisma's statement API cannot go (scripts). */
@@ -21,5 +22,13 @@ export interface Database {
   readonly description: string;
   readonly prisma: PrismaClient;
   readonly driver: SqlDriver;
+  /**
+   * The PostgreSQL server's connection pool (absent on PGlite). A host that uses Prisma on the same
+   * database builds its client on it (`new PrismaPg(db.pool)`), so its interactive transactions can
+   * carry an engine write (`startFlow(…, { tx })`).
+   */
+  readonly pool?: pg.Pool;
+  /** @internal The pool's client now checked out on this server backend (pid), if any. */
+  connectionOf?(pid: number): pg.PoolClient | undefined;
   close(): Promise<void>;
 }

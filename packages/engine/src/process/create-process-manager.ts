@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import type { Database } from '../db/database.ts';
+import { withHostTransaction, type HostTransaction } from '../db/host-transaction.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import { defaultInputLimits, type InputLimits } from '../input/input-limits.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
@@ -17,6 +18,7 @@ import type { ProcessDeps, ProcessFaults } from './process-deps.ts';
 import { releaseInstance, type ReleaseOptions, type ReleaseResult } from './release-instance.ts';
 import { runOperatorCommand, type OperatorCommand, type OperatorCommandResult } from './run-operator-command.ts';
 import { startTimeoutScheduler, type TimeoutScheduler } from './start-timeout-scheduler.ts';
+import { noStoreRetry } from './store-retry.ts';
 import { sweepProcessTimeouts } from './sweep-process-timeouts.ts';
 import { createSweepProgress, type SweepProgress } from '../sweeps/sweep-progress.ts';
 
@@ -35,15 +37,29 @@ export interface ProcessManagerOptions {
   sleep?: (ms: number) => Promise<unknown>;
 }
 
+export interface DeliverOptions {
+  /** The host's open transaction to deliver in (see `ProcessManager.deliver`). */
+  tx?: HostTransaction;
+}
+
 export interface ProcessManager {
   readonly definitions: ReadonlyMap<string, ProcessDefinition>;
-  /** Delivers one message in one transaction; see {@link deliverMessage}. */
-  deliver(process: string | ProcessDefinition, message: IncomingMessage): Promise<DeliverResult>;
+  /**
+   * Delivers one message in one transaction; see {@link deliverMessage}. With `tx` (the host's open
+   * transaction, as for `startFlow`), that transaction is a savepoint of the host's: the delivery,
+   * its outbox rows and its inbox record commit if and only if the host's transaction does, and a
+   * failing transition is not retried here (the host's transaction decides).
+   */
+  deliver(
+    process: string | ProcessDefinition,
+    message: IncomingMessage,
+    options?: DeliverOptions,
+  ): Promise<DeliverResult>;
   /**
    * Delivers a message to the one registered process that accepts its type. A type no process
    * accepts, or one several accept (name the process then), is refused before any write.
    */
-  deliver(message: IncomingMessage): Promise<DeliverResult>;
+  deliver(message: IncomingMessage, options?: DeliverOptions): Promise<DeliverResult>;
   /** One pass of the timeout scheduler over due timeouts. */
   sweepProcessTimeouts(options?: { limit?: number }): Promise<{ delivered: number; failed: number }>;
   startTimeoutScheduler(options?: { intervalMs?: number }): void;
@@ -115,10 +131,20 @@ export function buildProcessManager(
   return {
     definitions,
     deps,
-    deliver: async (processOrMessage: string | ProcessDefinition | IncomingMessage, message?: IncomingMessage) =>
-      message !== undefined
-        ? deliverMessage(deps, processOrMessage as string | ProcessDefinition, message)
-        : deliverMessage(deps, processFor(definitions, processOrMessage), processOrMessage as IncomingMessage),
+    deliver: async (
+      first: string | ProcessDefinition | IncomingMessage,
+      second?: IncomingMessage | DeliverOptions,
+      third?: DeliverOptions,
+    ) => {
+      const named = typeof first === 'string' || (first as ProcessDefinition).kind === 'process';
+      const [process, message, { tx } = {}] = named
+        ? [first as string | ProcessDefinition, second as IncomingMessage, third]
+        : [processFor(definitions, first), first as IncomingMessage, second as DeliverOptions | undefined];
+      if (!tx) return deliverMessage(deps, process, message);
+      return withHostTransaction(options.db, tx, (prisma) =>
+        deliverMessage({ ...deps, prisma, storeRetry: noStoreRetry }, process, message),
+      );
+    },
     async sweepProcessTimeouts(opts) {
       const { delivered, failed } = await sweepProcessTimeouts(deps, opts);
       return { delivered, failed };
