@@ -31,8 +31,15 @@ export interface SweepProgress {
 }
 
 /**
+ * A pass that handled fewer rows than this and left none behind is routine (a timer or two fired):
+ * it logs at debug, so a healthy control plane's info log is not one line per sweep per second.
+ */
+const SMALL_PASS_ROWS = 100;
+
+/**
  * Progress of the sweeps run in this process: each pass logs rows done, rows left and its rate
- * (a pass that found nothing logs nothing), and the figures are kept for /metrics. Rates use the
+ * (a pass that found nothing logs nothing; a small one that drained its candidates logs at debug;
+ * one that left a backlog or handled many rows at info), and the figures are kept for /metrics. Rates use the
  * monotonic clock, not business time: they measure this machine, and a test clock would distort them.
  */
 export function createSweepProgress(): SweepProgress {
@@ -58,11 +65,17 @@ export function createSweepProgress(): SweepProgress {
           if (done > 0) f.rowsPerSecond = Math.round((done * 1000) / Math.max(ms, 1));
           f.lastPassAt = new Date();
           figures.set(sweep, f);
-          if (done > 0 || rowsLeft !== 0)
-            logger.info(
-              { sweep, rows_done: done, rows_left: f.rowsLeft, rows_per_second: f.rowsPerSecond, ms: Math.round(ms) },
-              'sweep pass',
-            );
+          const backlog = rowsLeft !== null && rowsLeft > 0;
+          if (done === 0 && !backlog) return;
+          const line = {
+            sweep,
+            rows_done: done,
+            rows_left: rowsLeft,
+            rows_per_second: f.rowsPerSecond,
+            ms: Math.round(ms),
+          };
+          if (backlog || done >= SMALL_PASS_ROWS) logger.info(line, 'sweep pass');
+          else logger.debug(line, 'sweep pass');
         },
       };
     },
