@@ -46,7 +46,7 @@ function recordAnomalyPages(page: Page): AnomalyPageCall[] {
  * PostgreSQL 15) holds 30 demo.order runs' charge steps and is frozen (SIGSTOP), so its heartbeats
  * stop. A control plane started then redelivers each run's job, whose lease ran out: that replay
  * meets the step still held and journals `claim_lost`, and the monitor finds the owner gone. Each
- * run is kicked and completes on the control plane. Then the worker is thawed and answers with its
+ * step is reclaimed and its run completes on the control plane. Then the worker is thawed and answers with its
  * late outcomes, each fenced out and journaled `write_refused` (its run has finished): 60 entries.
  */
 test.describe('anomalies from a worker that was frozen', () => {
@@ -90,11 +90,13 @@ test.describe('anomalies from a worker that was frozen', () => {
         timeout: 120_000,
       })
       .toBe(runCount);
+    // Each held step is reclaimed (one wake per run: a kick would add its own, and two replays would
+    // race for the step, the loser journaling one more claim_lost).
     for (const id of runIds) {
       await mutateViaConsole(baseUrl, sessionCookie, 'repairs.applyOne', {
-        kind: 'run.kick',
-        target: { runId: id },
-        expected: { runStatus: (await run(id)).run.status },
+        kind: 'run.reclaim_step',
+        target: { runId: id, stepSequence: 1 },
+        expected: { runStatus: (await run(id)).run.status, stepStatus: 'Running', stepAttempts: 1 },
         reason: 'its worker froze',
         idempotencyKey: randomUUID(),
       });
