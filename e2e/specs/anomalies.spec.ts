@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from '@playwright/test';
-import type { AppRouter } from '@sagaflow/control';
 import { createDatabase, startCluster, uniqueDatabaseName, type PgCluster } from '@sagaflow/test-postgres';
 import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
 import { startConsoleOnPostgres, startHangingWorker } from '../fixtures/postgres-worker-stack.ts';
@@ -12,61 +11,106 @@ import { mutateViaConsole, queryViaConsole } from '../fixtures/sign-in-accounts.
 import type { ConsoleStack } from '../fixtures/start-console-stack.ts';
 import { expect, test } from '../fixtures/test.ts';
 
-type AnomaliesPage = AppRouter['anomalies']['page']['_def']['$types']['output'];
+/** Runs whose worker is frozen: each makes two real anomalies, so 30 of them fill more than one page (50). */
+const runCount = 30;
 
-/**
- * Paging through 60 entries needs more anomalies than one real race makes (the test above the
- * paging one journals a real one), so these answers replace only anomalies.page in the console's
- * batched calls; every other call (the session, the run pages) still reaches the real control plane.
- */
-async function fakeAnomalies(page: Page, answer: (input: Record<string, unknown>) => AnomaliesPage) {
-  await page.route('**/api/trpc/**', async (route) => {
-    const url = new URL(route.request().url());
-    const paths = decodeURIComponent(url.pathname.replace(/^\/api\/trpc\//, '')).split(',');
-    if (!paths.includes('anomalies.page')) return route.continue();
-    let response;
-    let body: unknown[];
-    try {
-      response = await route.fetch();
-      body = (await response.json()) as unknown[];
-    } catch {
-      // The page moved on while this call was in flight: nobody reads its answer.
-      return route.abort().catch(() => undefined);
-    }
-    const inputs = JSON.parse(url.searchParams.get('input') ?? '{}') as Record<string, Record<string, unknown>>;
-    paths.forEach((p, i) => {
-      if (p === 'anomalies.page') body[i] = { result: { data: answer(inputs[String(i)] ?? {}) } };
-    });
-    await route.fulfill({ response, json: body });
-  });
+interface AnomalyPageCall {
+  input: Record<string, unknown>;
+  nextCursor: string | null;
+  ids: string[];
 }
 
-const runId = randomUUID();
-const entries: AnomaliesPage['items'] = Array.from({ length: 60 }, (_, i) => ({
-  id: String(1000 - i),
-  code: i % 2 === 0 ? 'claim_lost' : 'outcome_rejected',
-  runId: i < 3 ? runId : null,
-  rowId: null,
-  sequence: i < 3 ? 2 : null,
-  name: i < 3 ? 'charge-card' : null,
-  site: null,
-  message: `anomaly ${i}`,
-  details: {},
-  at: new Date(Date.parse('2026-11-30T10:00:00Z') - i * 60_000).toISOString(),
-}));
+/** Records every anomalies.page call the console makes (its input and what the server answered). */
+function recordAnomalyPages(page: Page): AnomalyPageCall[] {
+  const calls: AnomalyPageCall[] = [];
+  page.on('response', async (res) => {
+    const url = new URL(res.url());
+    if (!url.pathname.startsWith('/api/trpc/')) return;
+    const i = decodeURIComponent(url.pathname.slice('/api/trpc/'.length)).split(',').indexOf('anomalies.page');
+    if (i < 0) return;
+    const inputs = JSON.parse(url.searchParams.get('input') ?? '{}') as Record<string, Record<string, unknown>>;
+    const body = (await res.json().catch(() => null)) as
+      { result?: { data?: { nextCursor: string | null; items: { id: string }[] } } }[] | null;
+    const data = body?.[i]?.result?.data;
+    calls.push({
+      input: inputs[String(i)] ?? {},
+      nextCursor: data?.nextCursor ?? null,
+      ids: data?.items.map((a) => a.id) ?? [],
+    });
+  });
+  return calls;
+}
 
 /**
- * A real anomaly, made the way production makes one: a worker (a real process on a real PostgreSQL
- * 15) holds a run's charge step and is frozen (SIGSTOP), so its heartbeats stop; the control plane
- * finds the step's owner gone, a kick runs it again there and the run completes. Then the worker is
- * thawed and answers with its late outcome, which is fenced out and journaled (write_refused: its run has finished).
- * The anomaly log lists it, linked to its run and step, and filters by its code in the URL.
+ * Real anomalies, made the way production makes them: a worker (a real process on a real
+ * PostgreSQL 15) holds 30 demo.order runs' charge steps and is frozen (SIGSTOP), so its heartbeats
+ * stop. A control plane started then redelivers each run's job, whose lease ran out: that replay
+ * meets the step still held and journals `claim_lost`, and the monitor finds the owner gone. Each
+ * step is reclaimed and its run completes on the control plane. Then the worker is thawed and answers with its
+ * late outcomes, each fenced out and journaled `write_refused` (its run has finished): 60 entries.
  */
-test.describe('a late outcome from a worker that was frozen', () => {
+test.describe('anomalies from a worker that was frozen', () => {
   let cluster: PgCluster | null = null;
   let worker: ProcessGroup | null = null;
   let stack: ConsoleStack | null = null;
+  let runIds: string[] = [];
   const releaseDir = mkdtempSync(join(tmpdir(), 'sagaflow-e2e-release-'));
+
+  test.beforeAll(async () => {
+    test.setTimeout(480_000);
+    cluster = await startCluster();
+    const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('e2e_anomalies'));
+    const releaseFile = join(releaseDir, 'release');
+    const orderIds = Array.from({ length: runCount }, (_, i) => `late-${i}-${randomUUID()}`);
+    const started = await startHangingWorker(url, orderIds, { RELEASE_FILE: releaseFile });
+    const frozen = started.worker;
+    worker = frozen;
+    runIds = started.runIds;
+    if (!frozen.pid) throw new Error('the worker did not start');
+    process.kill(-frozen.pid, 'SIGSTOP');
+
+    stack = await startConsoleOnPostgres(url);
+    const { baseUrl, sessionCookie } = stack;
+    const count = async (code: string) =>
+      (
+        await queryViaConsole<{ items: unknown[] }>(baseUrl, sessionCookie, 'anomalies.page', {
+          code,
+          limit: 200,
+        })
+      ).items.length;
+    const run = (id: string) =>
+      queryViaConsole<{ run: { status: string; stuckReason: string | null } }>(baseUrl, sessionCookie, 'runs.get', {
+        id,
+      });
+    const statuses = async () => Promise.all(runIds.map(async (id) => (await run(id)).run));
+    // Every run's replay on the control plane met its step held (claim_lost), and every run is stuck.
+    await expect.poll(() => count('claim_lost'), { timeout: 120_000 }).toBe(runCount);
+    await expect
+      .poll(async () => (await statuses()).filter((r) => r.stuckReason?.startsWith('owner_gone:')).length, {
+        timeout: 120_000,
+      })
+      .toBe(runCount);
+    // Each held step is reclaimed (one wake per run: a kick would add its own, and two replays would
+    // race for the step, the loser journaling one more claim_lost).
+    for (const id of runIds) {
+      await mutateViaConsole(baseUrl, sessionCookie, 'repairs.applyOne', {
+        kind: 'run.reclaim_step',
+        target: { runId: id, stepSequence: 1 },
+        expected: { runStatus: (await run(id)).run.status, stepStatus: 'Running', stepAttempts: 1 },
+        reason: 'its worker froze',
+        idempotencyKey: randomUUID(),
+      });
+    }
+    await expect
+      .poll(async () => (await statuses()).filter((r) => r.status === 'Completed').length, { timeout: 180_000 })
+      .toBe(runCount);
+
+    // Thawed, the worker finishes the charges it started and answers with them: too late.
+    writeFileSync(releaseFile, '');
+    process.kill(-frozen.pid, 'SIGCONT');
+    await expect.poll(() => count('write_refused'), { timeout: 120_000 }).toBe(runCount);
+    expect(await count('claim_lost')).toBe(runCount);
+  });
   test.afterAll(async () => {
     await worker?.stop(0);
     await stack?.stop();
@@ -74,59 +118,85 @@ test.describe('a late outcome from a worker that was frozen', () => {
     rmSync(releaseDir, { recursive: true, force: true });
   });
 
-  test('is journaled: the anomaly log lists it with its code, its run and its step, and filters by the code', async ({
+  const open = async (page: Page, path: string) => {
+    if (!stack) throw new Error('no stack');
+    await page.context().addCookies([{ name: 'sagaflow_session', value: stack.sessionCookie, url: stack.baseUrl }]);
+    await page.goto(`${stack.baseUrl}${path}`);
+  };
+
+  test("a run's entries: its lost claim and its refused late outcome, linked to the run and step, filtered by code", async ({
     page,
   }, testInfo) => {
-    test.setTimeout(240_000);
-    cluster = await startCluster();
-    const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('e2e_anomalies'));
-    const releaseFile = join(releaseDir, 'release');
-    const orderId = `late-${randomUUID()}`;
-    const started = await startHangingWorker(url, [orderId], { RELEASE_FILE: releaseFile });
-    const frozen = started.worker;
-    worker = frozen;
-    const runId = started.runIds[0] ?? '';
-    if (!frozen.pid) throw new Error('the worker did not start');
-    process.kill(-frozen.pid, 'SIGSTOP');
-
-    stack = await startConsoleOnPostgres(url);
-    const { baseUrl, sessionCookie } = stack;
-    const run = () =>
-      queryViaConsole<{ run: { status: string; stuckReason: string | null } }>(baseUrl, sessionCookie, 'runs.get', {
-        id: runId,
-      });
-    await expect.poll(async () => (await run()).run.stuckReason ?? '', { timeout: 60_000 }).toMatch(/^owner_gone:/);
-    await mutateViaConsole(baseUrl, sessionCookie, 'repairs.applyOne', {
-      kind: 'run.kick',
-      target: { runId },
-      expected: { runStatus: 'Running' },
-      reason: 'its worker froze',
-      idempotencyKey: randomUUID(),
-    });
-    await expect.poll(async () => (await run()).run.status, { timeout: 60_000 }).toBe('Completed');
-
-    // Thawed, the worker finishes the charge it started and answers with it: too late.
-    writeFileSync(releaseFile, '');
-    process.kill(-frozen.pid, 'SIGCONT');
-    await expect.poll(() => frozen.output().includes(`charged ${orderId}`), { timeout: 60_000 }).toBe(true);
-
-    await page.context().addCookies([{ name: 'sagaflow_session', value: sessionCookie, url: baseUrl }]);
-    await page.goto(`${baseUrl}/anomalies`);
-    const entry = page.getByTestId('anomaly-entry').filter({ hasText: 'write_refused' });
-    await expect(entry).toHaveCount(1, { timeout: 30_000 });
-    await expect(entry.getByRole('link', { name: runId.slice(0, 8) })).toHaveAttribute('href', `/runs/${runId}`);
-    const step = entry.getByRole('link', { name: '#1 demo.charge-card' });
-    await expect(step).toHaveAttribute('href', `/runs/${runId}#steps`);
+    const runId = runIds[0] ?? '';
+    await open(page, `/anomalies?run=${runId}`);
+    const entries = page.getByTestId('anomaly-entry');
+    await expect(entries).toHaveCount(2);
+    for (const code of ['claim_lost', 'write_refused']) {
+      const entry = entries.filter({ hasText: code });
+      await expect(entry).toHaveCount(1);
+      await expect(entry.getByRole('link', { name: runId.slice(0, 8) })).toHaveAttribute('href', `/runs/${runId}`);
+      const step = entry.getByRole('link', { name: '#1 demo.charge-card' });
+      await expect(step).toHaveAttribute('href', `/runs/${runId}#steps`);
+    }
     await saveScreenshot(page, testInfo, 'anomalies-real');
     await expectNoSeriousAxeViolation(page);
 
     // Its code is a link that filters by it, kept in the URL; the step link opens the run's steps.
-    await entry.getByRole('link', { name: 'write_refused' }).click();
-    await expect(page).toHaveURL(/\/anomalies\?code=write_refused$/);
-    await expect(page.getByTestId('anomaly-entry')).toHaveCount(1);
-    await page.getByTestId('anomaly-entry').getByRole('link', { name: '#1 demo.charge-card' }).click();
+    await entries.filter({ hasText: 'write_refused' }).getByRole('link', { name: 'write_refused' }).click();
+    await expect(page).toHaveURL(new RegExp(`/anomalies\\?code=write_refused&run=${runId}$`));
+    await expect(entries).toHaveCount(1);
+    await entries.getByRole('link', { name: '#1 demo.charge-card' }).click();
     await expect(page).toHaveURL(new RegExp(`/runs/${runId}#steps$`));
-    await expect(page.getByTestId('anomaly-row')).toContainText(['write_refused']);
+    await expect(page.getByTestId('anomaly-row')).toContainText(['claim_lost', 'write_refused']);
+  });
+
+  test('Load more follows the server cursor past the first 50 to all 60; a code filter is what the API is asked', async ({
+    page,
+  }, testInfo) => {
+    const calls = recordAnomalyPages(page);
+    await open(page, '/anomalies');
+    const rows = page.getByTestId('anomaly-entry');
+    await expect(rows).toHaveCount(50);
+    const firstPage = () => calls.find((c) => !c.input.cursor && c.ids.length === 50);
+    await expect.poll(() => firstPage()?.nextCursor).toBeTruthy();
+    const first = firstPage();
+    await page.getByTestId('load-more').click();
+    await expect(rows).toHaveCount(2 * runCount);
+    await expect(page.getByTestId('list-end')).toContainText(`All ${2 * runCount} matching anomalies shown`);
+    // The second page was asked from the first page's cursor, and holds the other entries.
+    await expect.poll(() => calls.find((c) => c.input.cursor !== undefined)?.input.cursor).toBe(first?.nextCursor);
+    const second = calls.find((c) => c.input.cursor !== undefined);
+    expect(new Set([...(first?.ids ?? []), ...(second?.ids ?? [])]).size).toBe(2 * runCount);
+    // Every entry is one of the frozen worker's runs: two each.
+    for (const runId of runIds)
+      await expect(rows.filter({ has: page.locator(`a[href="/runs/${runId}"]`) })).toHaveCount(2);
+    await saveScreenshot(page, testInfo, 'anomalies');
+    await expectNoSeriousAxeViolation(page);
+
+    // A code is a link that filters by it; the filter is what the API is asked.
+    await rows.filter({ hasText: 'claim_lost' }).first().getByRole('link', { name: 'claim_lost' }).click();
+    await expect(page).toHaveURL(/\/anomalies\?code=claim_lost$/);
+    await expect(rows).toHaveCount(runCount);
+    await expect(page.getByTestId('list-end')).toContainText(`All ${runCount} matching anomalies shown`);
+    await expect.poll(() => calls.at(-1)?.input).toMatchObject({ code: 'claim_lost', limit: 50 });
+
+    // A run filter that is no run id is said on the page, not sent.
+    const asked = calls.length;
+    await open(page, '/anomalies?run=not-a-run');
+    await expect(page.getByRole('alert').filter({ hasText: 'is not a run id' })).toBeVisible();
+    expect(calls.slice(asked).map((c) => c.input)).not.toContainEqual(
+      expect.objectContaining({ runId: expect.anything() }),
+    );
+  });
+
+  test.describe('at 390 px wide', () => {
+    test.use({ viewport: { width: 390, height: 844 } });
+    test('the anomaly log does not scroll sideways', async ({ page }, testInfo) => {
+      await open(page, '/anomalies');
+      await expect(page.getByTestId('anomaly-entry')).toHaveCount(50);
+      await expectNoSideScroll(page);
+      await saveScreenshot(page, testInfo, 'anomalies-390');
+    });
   });
 });
 
@@ -144,51 +214,4 @@ test('the anomaly log on a real stack: a filter that matches nothing says so, ke
   await saveScreenshot(page, testInfo, 'anomalies-empty');
   await page.getByRole('link', { name: 'Show every anomaly' }).click();
   await expect(page).toHaveURL(/\/anomalies$/);
-});
-
-test('entries link to their run and step, filters reach the API, and Load more follows the cursor', async ({
-  page,
-}, testInfo) => {
-  const asked: Record<string, unknown>[] = [];
-  await fakeAnomalies(page, (input) => {
-    asked.push(input);
-    const matching = entries.filter((e) => !input.code || e.code === input.code);
-    const start = input.cursor ? Number(input.cursor) : 0;
-    const items = matching.slice(start, start + 50);
-    return { items, nextCursor: start + 50 < matching.length ? String(start + 50) : null };
-  });
-  await page.goto('/anomalies');
-  const rows = page.getByTestId('anomaly-entry');
-  await expect(rows).toHaveCount(50);
-  await page.getByTestId('load-more').click();
-  await expect(rows).toHaveCount(60);
-  await expect(page.getByTestId('list-end')).toContainText('All 60 matching anomalies shown');
-  await saveScreenshot(page, testInfo, 'anomalies');
-  await expectNoSeriousAxeViolation(page);
-
-  // A code is a link that filters by it; the filter is what the API is asked.
-  await rows.nth(1).getByRole('link', { name: 'outcome_rejected' }).click();
-  await expect(page).toHaveURL(/\/anomalies\?code=outcome_rejected$/);
-  await expect(rows).toHaveCount(30);
-  expect(asked.at(-1)).toMatchObject({ code: 'outcome_rejected', limit: 50 });
-
-  await page.goto('/anomalies');
-  const first = rows.first();
-  await expect(first.getByRole('link', { name: '#2 charge-card' })).toHaveAttribute('href', `/runs/${runId}#steps`);
-  await expect(first.getByRole('link', { name: runId.slice(0, 8) })).toHaveAttribute('href', `/runs/${runId}`);
-
-  // A run filter that is no run id is said on the page, not sent.
-  await page.goto('/anomalies?run=not-a-run');
-  await expect(page.getByRole('alert').filter({ hasText: 'is not a run id' })).toBeVisible();
-  expect(asked.at(-1)).not.toHaveProperty('runId');
-});
-
-test.describe('at 390 px wide', () => {
-  test.use({ viewport: { width: 390, height: 844 } });
-  test('the anomaly log does not scroll sideways', async ({ page }) => {
-    await fakeAnomalies(page, () => ({ items: entries.slice(0, 10), nextCursor: null }));
-    await page.goto('/anomalies');
-    await expect(page.getByTestId('anomaly-entry').first()).toBeVisible();
-    await expectNoSideScroll(page);
-  });
 });

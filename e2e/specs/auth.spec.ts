@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { accounts, storageStatePath } from '../fixtures/accounts.ts';
+import { saveScreenshot } from '../fixtures/page-checks.ts';
 import { mutateViaConsole } from '../fixtures/sign-in-accounts.ts';
 import { expect, test } from '../fixtures/test.ts';
 import type { Page } from '@playwright/test';
@@ -44,10 +45,11 @@ test.describe('signed out', () => {
     await expect(page.getByTestId('signed-in-role')).toHaveText('operator');
   });
 
-  test('a wrong password says so, stays on sign-in and sets no session', async ({ page, context }) => {
+  test('a wrong password says so, stays on sign-in and sets no session', async ({ page, context }, testInfo) => {
     await page.goto('/sign-in');
     await signInThroughForm(page, accounts.viewer.name, 'not the password');
     await expect(page.getByTestId('sign-in-error')).toHaveText('Wrong name or password.');
+    await saveScreenshot(page, testInfo, 'sign-in-wrong-password');
     await expect(page).toHaveURL(/\/sign-in$/);
     expect((await context.cookies()).map((c) => c.name)).not.toContain('sagaflow_session');
     await page.goto('/instances');

@@ -70,7 +70,9 @@ test.describe('runs whose worker was SIGKILLed', () => {
     await page.goto(`${baseUrl}/runs/${single}`);
     const banner = page.getByTestId('stuck-banner');
     await expect(banner.getByTestId('stuck-reason')).toContainText(/^owner_gone: step 1 \(demo\.charge-card\)/);
-    await expect(page.getByTestId('run-status')).toHaveText('Running');
+    // The control plane redelivered the dead worker's job (its lease ran out): that replay met the
+    // step still held and parked the run, so it waits, stuck, as any run does once the lease is over.
+    await expect(page.getByTestId('run-status')).toHaveText('Waiting');
     await saveScreenshot(page, testInfo, 'stuck-run');
     await expectNoSeriousAxeViolation(page);
 

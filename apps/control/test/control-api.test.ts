@@ -94,7 +94,13 @@ describe('control plane API over HTTP', () => {
 
   it('runs.flows lists the startable flows with the JSON Schema of their input', async () => {
     const flows = await api.runs.flows.query();
-    expect(flows.map((f) => f.name)).toEqual(['demo.order', 'demo.reservation', 'demo.trip']);
+    expect(flows.map((f) => f.name)).toEqual([
+      'demo.festival-order',
+      'demo.order',
+      'demo.reservation',
+      'demo.ticket',
+      'demo.trip',
+    ]);
     const order = flows.find((f) => f.name === 'demo.order');
     expect(order).toMatchObject({
       version: 1,

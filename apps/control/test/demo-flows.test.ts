@@ -1,7 +1,9 @@
 import { createTestEngine, type TestEngine } from '@sagaflow/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoActions, demoFlows } from '../src/demo/demo-flows.ts';
+import { festivalOrderFlow } from '../src/demo/festival-order-flow.ts';
 import { reservationFlow, reservationRunTimeoutSeconds } from '../src/demo/reservation-flow.ts';
+import { releaseWindowSeconds } from '../src/demo/ticket-flow.ts';
 import { tripFlow } from '../src/demo/trip-flow.ts';
 
 // The demo flows on the engine's test kit (in-memory PGlite, controllable clock).
@@ -14,11 +16,13 @@ describe('demo flows', () => {
     await t.close();
   });
 
-  it('registers the order, trip and reservation flows, and every compensation they name', () => {
+  it('registers the order, trip, reservation, festival order and ticket flows, and every compensation they name', () => {
     expect(demoFlows.map((f) => [f.name, f.version])).toEqual([
       ['demo.order', 1],
       ['demo.trip', 1],
       ['demo.reservation', 1],
+      ['demo.festival-order', 1],
+      ['demo.ticket', 1],
     ]);
     const names = demoActions.map((a) => a.name);
     for (const resource of ['flight', 'hotel', 'car']) {
@@ -79,5 +83,56 @@ describe('demo flows', () => {
     const d = await t.drive(runId, { skipTime: false });
     expect(d.run.output).toEqual({ status: 'confirmed', reservationId: 'RSV-RES-CONF' });
     expect(d.compensations).toEqual([]);
+  });
+
+  /** The festival order's ticket child, once it waits for the box office. */
+  async function waitingTicket(orderId: string): Promise<{ parentId: string; ticketId: string }> {
+    const { runId: parentId } = await t.engine.startFlow(festivalOrderFlow, { orderId, amount: 80 });
+    const parent = await t.drive(parentId, {
+      skipTime: false,
+      until: (d) => d.events.some((e) => e.type === 'child.started'),
+    });
+    const ticketId = String((parent.events.find((e) => e.type === 'child.started')?.data as { child: string }).child);
+    await t.drive(ticketId, {
+      skipTime: false,
+      until: (d) => d.run.waitingFor?.startsWith('signal "issued"') ?? false,
+    });
+    return { parentId, ticketId };
+  }
+
+  it('a festival order charges, records when it was placed, gets its ticket from a child run, then packs and reserves side by side', async () => {
+    const { parentId, ticketId } = await waitingTicket('fest-ok');
+    await t.engine.signal(ticketId, 'issued');
+    const d = await t.drive(parentId, { skipTime: false });
+    expect(d.run.status).toBe('Completed');
+    expect(d.actions.map((a) => [a.sequence, a.kind, a.name, a.parallelBlock])).toEqual([
+      [1, 'action', 'demo.charge-card', null],
+      [2, 'value', 'now', null],
+      [3, 'child', 'demo.ticket', null],
+      [4, 'action', 'demo.pack-merch', 4],
+      [5, 'action', 'demo.reserve-stock', 4],
+    ]);
+    expect(d.run.output).toMatchObject({
+      ticket: { status: 'issued', seatId: 'SEAT-FEST-OK' },
+      parcelId: 'PCL-FEST-OK',
+    });
+  });
+
+  it('a ticket hold cancelled while it waits waits for the box office to release the seat, then frees it and ends Cancelled', async () => {
+    const { ticketId } = await waitingTicket('fest-cancel');
+    await t.engine.cancel(ticketId, { reason: 'customer called to cancel' });
+    const waiting = await t.drive(ticketId, {
+      skipTime: false,
+      until: (d) => d.run.waitingFor?.startsWith('signal "released"') ?? false,
+    });
+    expect(waiting.run.cancelRequestedAt).not.toBeNull();
+    expect(waiting.compensations).toEqual([]);
+    t.clock.advance(5_000);
+    await t.engine.signal(ticketId, 'released');
+    const d = await t.drive(ticketId, { skipTime: false });
+    expect(d.run.status).toBe('Cancelled');
+    expect(d.compensations.map((c) => [c.name, c.status])).toEqual([['demo.free-seat', 'Completed']]);
+    // The seat is freed inside the default cleanup window (runs.cancel_cleanup_seconds, 300 s), not cut off by it.
+    expect(releaseWindowSeconds).toBeLessThan(300);
   });
 });

@@ -7,6 +7,7 @@ describe('stuckHint', () => {
     ['claim_not_committed: the claim of step 2 (x) did not commit', 'claim_not_committed', /listener/],
     ['unknown_flow: no flow named "x" is registered on this worker', 'unknown_flow', /Register the flow/],
     ['unknown_action: compensation "x" is not registered on this worker', 'unknown_action', /Register the action/],
+    ['owner_gone: step 5 (x) held by worker w which is gone since …', 'owner_gone', /reclaim the step/],
     ['expiry_failed: past its business deadline, but … (attempt 2): boom', 'expiry_failed', /hold-off ends/],
   ])('a %s reason gets its code and a hint', (reason, code, hint) => {
     const result = stuckHint(reason);

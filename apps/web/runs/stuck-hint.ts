@@ -4,6 +4,8 @@ const hints: Record<string, string> = {
   claim_not_committed: "A listener inside the engine's transaction failed; fix it, then kick the run.",
   unknown_flow: 'Register the flow on a worker (deploy a worker that has it).',
   unknown_action: 'Register the action on a worker (deploy a worker that has it).',
+  owner_gone:
+    'The worker that held the step is gone; reclaim the step (or kick the run) to run it again, knowing its side effect may have happened once already.',
   expiry_failed:
     'The run is past its deadline but its code throws on replay; fix what it reads (or deploy matching code): the monitor retries when the hold-off ends.',
 };
