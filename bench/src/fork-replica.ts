@@ -7,8 +7,8 @@ export interface Replica {
   readonly pid: number;
   /** Why the process ended before it was asked to stop (exit code or signal); null while it is well. */
   readonly failure: () => string | null;
-  /** Asks it to drain and exit, and resolves once it has exited. */
-  stop(): Promise<void>;
+  /** Asks it to drain and exit; resolves once it has, with how many errors its engine logged. */
+  stop(): Promise<{ errors: number }>;
 }
 
 const workerPath = fileURLToPath(new URL('./replica-worker.ts', import.meta.url));
@@ -28,6 +28,10 @@ export async function forkReplica(url: string, concurrency: number, readyTimeout
   });
   let stopping = false;
   let failure: string | null = null;
+  let errors: number | null = null;
+  child.on('message', (message) => {
+    if (typeof message === 'object' && message !== null && 'errors' in message) errors = Number(message.errors);
+  });
   const exited = new Promise<void>((resolve) =>
     child.once('exit', (code, signal) => {
       if (!stopping || code !== 0) failure = `worker process ${child.pid} exited (${signal ?? `code ${code}`})`;
@@ -39,7 +43,8 @@ export async function forkReplica(url: string, concurrency: number, readyTimeout
       child.kill('SIGKILL');
       reject(new Error(`worker process ${child.pid} was not ready within ${readyTimeoutMs / 1000} s`));
     }, readyTimeoutMs);
-    child.once('message', () => {
+    child.on('message', (message) => {
+      if (message !== 'ready') return;
       clearTimeout(timer);
       resolve();
     });
@@ -58,6 +63,8 @@ export async function forkReplica(url: string, concurrency: number, readyTimeout
       if (child.exitCode === null && child.signalCode === null) child.send('stop');
       await exited;
       if (failure) throw new Error(failure);
+      if (errors === null) throw new Error(`worker process ${pid} exited without saying how many errors it logged`);
+      return { errors };
     },
   };
 }

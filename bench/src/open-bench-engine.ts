@@ -1,5 +1,5 @@
 import { createDatabase, createEngine, type Database, type Engine } from '@sagaflow/engine';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { BenchFlow } from './bench-flow.ts';
 
 export interface BenchEngine {
@@ -22,14 +22,19 @@ export async function openBenchEngine(url: string, concurrency: number, bench: B
 /**
  * The bench's engine on an open database (PostgreSQL or PGlite): the bench flow, a worker pool of
  * `concurrency`, the engine's defaults for the rest. Its logs (warnings and up) go to stderr so
- * stdout stays the report.
+ * stdout stays the report, unless the caller brings its own `logger`.
  */
-export function createBenchEngine(db: Database, concurrency: number, bench: BenchFlow): Engine {
+export function createBenchEngine(
+  db: Database,
+  concurrency: number,
+  bench: BenchFlow,
+  logger: Logger = pino({ name: 'sagaflow', level: 'warn' }, pino.destination(2)),
+): Engine {
   return createEngine({
     db,
     flows: [bench.flow],
     actions: [bench.action],
     config: { worker: { concurrency } },
-    logger: pino({ name: 'sagaflow', level: 'warn' }, pino.destination(2)),
+    logger,
   });
 }

@@ -19,6 +19,7 @@ export function renderReplicaSection(results: readonly ReplicaResult[], server: 
       'growth over 1 process',
       'fewest open runs in the window',
       `cores busy: workers / starter / PostgreSQL / other (machine, of ${cores})`,
+      'errors the workers logged',
       'fork → ready (s)',
     ],
     results.map((r) => [
@@ -28,6 +29,7 @@ export function renderReplicaSection(results: readonly ReplicaResult[], server: 
       one ? `${fixed(r.flowsPerSecond / one, 2)}×` : '–',
       `${r.minOpen} of ${r.backlog}`,
       `${fixed(r.cores.workers, 2)} / ${fixed(r.cores.starter, 2)} / ${fixed(r.cores.postgres, 2)} / ${fixed(r.cores.other, 2)} (${fixed(r.cores.machine, 2)})`,
+      String(r.workerErrors),
       fixed(r.startupMs / 1000, 1),
     ]),
   );
@@ -45,7 +47,10 @@ export function renderReplicaSection(results: readonly ReplicaResult[], server: 
       'finished after all processes were ready, and the warm-up time passed; flows/s = runs whose engine-recorded ' +
       'finished_at falls in the window ÷ the window. "Fewest open runs" below the worker slots means the starter, not the ' +
       'workers, was short. CPU: utime+stime from /proc of the worker processes, the bench process, the postmaster and its ' +
-      'children, and the whole machine (/proc/stat), over the window; "other" is what none of those used.',
+      'children, and the whole machine (/proc/stat), over the window; "other" is what none of those used. Errors: what the ' +
+      "worker processes' engines logged at error level over the whole phase (counted in each process, reported on exit); " +
+      'each is a job that failed (on a starved machine, mostly Prisma giving up on starting a transaction) and whose run ' +
+      'waits out the job lease before another worker retries it, so errors lower flows/s.',
   ].join('\n');
 }
 

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { createDatabase, migrate } from '@sagaflow/engine';
 import { createBenchFlow } from './bench-flow.ts';
 import { createBenchEngine } from './open-bench-engine.ts';
-import { percentile } from './percentile.ts';
 import { progress } from './progress.ts';
-import { runClosedLoop } from './run-closed-loop.ts';
+import { closedLoopFigures, runClosedLoop, type ClosedLoopFigures } from './run-closed-loop.ts';
 import { driveEngine } from './sagaflow-peer.ts';
 
 /** Where the embedded database keeps its pages: the two ways a host runs the engine's default. */
@@ -19,17 +18,11 @@ export interface PglitePlan {
 }
 
 /** One store at one concurrency: the comparison's figures, for the engine on PGlite. */
-export interface PglitePhaseResult {
+export interface PglitePhaseResult extends ClosedLoopFigures {
   readonly store: PgliteStore;
   readonly concurrency: number;
   /** fsync and synchronous_commit as the embedded server reports them: how durable its commits are. */
   readonly settings: string;
-  readonly warmupFlows: number;
-  readonly flows: number;
-  readonly windowMs: number;
-  readonly flowsPerSecond: number;
-  readonly latencyP50Ms: number;
-  readonly latencyP99Ms: number;
   /** process.cpuUsage() over the measured window ÷ its flows: the engine and PGlite's PostgreSQL both run here. */
   readonly nodeCpuMsPerFlow: number;
 }
@@ -82,12 +75,7 @@ async function runPglitePhase(store: PgliteStore, concurrency: number, plan: Pgl
       store,
       concurrency,
       settings,
-      warmupFlows: warmup.flows,
-      flows: loop.flows,
-      windowMs: loop.windowMs,
-      flowsPerSecond: (loop.flows * 1000) / loop.windowMs,
-      latencyP50Ms: percentile(loop.latenciesMs, 50),
-      latencyP99Ms: percentile(loop.latenciesMs, 99),
+      ...closedLoopFigures(warmup, loop),
       nodeCpuMsPerFlow: nodeMs / loop.flows,
     };
     progress(

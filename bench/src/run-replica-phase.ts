@@ -54,6 +54,11 @@ export interface ReplicaResult {
   readonly minOpen: number;
   readonly cores: ReplicaCores;
   readonly machineCores: number;
+  /**
+   * Errors the worker processes' engines logged over the whole phase: each is a job that failed and
+   * waits out its lease (worker.lease_seconds) before another worker retries its run.
+   */
+  readonly workerErrors: number;
 }
 
 /** The scale-out section: one {@link runReplicaPhase} per entry of `processes`, in order. */
@@ -81,6 +86,7 @@ export async function runReplicaPhase(plan: ReplicaPlan): Promise<ReplicaResult>
   const starterEngine = createBenchEngine(starterDb, 1, bench);
   const load = { started: 0, finished: 0, minOpen: backlog, measuring: false, done: false };
   const replicas: Replica[] = [];
+  let stopped: PromiseSettledResult<{ errors: number }>[];
   let window: { from: number; to: number; startupMs: number; cores: ReplicaCores };
   try {
     const starter = async () => {
@@ -135,9 +141,12 @@ export async function runReplicaPhase(plan: ReplicaPlan): Promise<ReplicaResult>
     window = { from, to, startupMs, cores: coresOver(cpuBefore, cpuAfter, spanMs) };
   } finally {
     load.done = true;
-    await Promise.allSettled(replicas.map((r) => r.stop()));
+    stopped = await Promise.allSettled(replicas.map((r) => r.stop()));
     await starterDb.close();
   }
+  const notStopped = stopped.find((s) => s.status === 'rejected');
+  if (notStopped) throw notStopped.reason;
+  const workerErrors = stopped.reduce((sum, s) => sum + (s.status === 'fulfilled' ? s.value.errors : 0), 0);
   const times = await observer.completedRunTimes();
   await observer.close();
 
@@ -154,6 +163,7 @@ export async function runReplicaPhase(plan: ReplicaPlan): Promise<ReplicaResult>
     minOpen: load.minOpen,
     cores: window.cores,
     machineCores: availableParallelism(),
+    workerErrors,
   };
   progress(
     `scale-out ${processes}: ${result.flowsPerSecond.toFixed(0)} flows/s (${flows} runs in ${(windowMs / 1000).toFixed(1)} s), ` +
