@@ -1,20 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { renderPgliteSection } from './render-pglite-section.ts';
-import type { PglitePhaseResult } from './run-pglite-phase.ts';
+import type { PgliteLoopFigures, PglitePhaseResult } from './run-pglite-phase.ts';
 import type { ModeSummary, SystemSummary } from './summarise-peer-comparison.ts';
 
-function pglite(store: PglitePhaseResult['store'], concurrency: number, flowsPerSecond: number): PglitePhaseResult {
+function loop(flowsPerSecond: number): PgliteLoopFigures {
   return {
-    store,
-    concurrency,
-    settings: 'fsync=off, synchronous_commit=on',
     warmupFlows: 5,
     flows: flowsPerSecond,
     windowMs: 1000,
     flowsPerSecond,
     latencyP50Ms: 1000 / flowsPerSecond,
     latencyP99Ms: 2000 / flowsPerSecond,
+    nodeCpuMsPerFlow: 1,
+  };
+}
+
+function pglite(store: PglitePhaseResult['store'], concurrency: number, flowsPerSecond: number): PglitePhaseResult {
+  const settings = 'fsync=off, synchronous_commit=on';
+  return {
+    store,
+    concurrency,
+    settings,
+    ...loop(flowsPerSecond),
     nodeCpuMsPerFlow: 4,
+    floor: loop(8 * flowsPerSecond),
   };
 }
 
@@ -55,6 +64,9 @@ describe('renderPgliteSection', () => {
       '| PGlite in memory (fsync=off, synchronous_commit=on) | 100 (2.00×) | 10.0 / 20.0 | 4.0 | 50 (0.50×) |',
     );
     expect(markdown).toContain('| PGlite on a data directory (fsync=off, synchronous_commit=on) | 25 (0.50×) |');
+    expect(markdown).toMatch(
+      /PGlite in memory .*\n\| … floor on the same database: .* \| 800 \(16\.00×\) \| 1\.3 \/ 2\.5 \| 1\.0 \|/,
+    );
     expect(markdown).toContain(
       '| PostgreSQL 15, durable commits (median of 1 round(s)) | 50 (1.00×) | 20.0 / 40.0 | 10.0 + 5.0 | 100 (1.00×) |',
     );

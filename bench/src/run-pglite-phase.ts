@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDatabase, migrate } from '@sagaflow/engine';
+import { createDatabase, migrate, type Database } from '@sagaflow/engine';
 import { createBenchFlow } from './bench-flow.ts';
 import { createBenchEngine } from './open-bench-engine.ts';
 import { progress } from './progress.ts';
@@ -17,14 +17,20 @@ export interface PglitePlan {
   readonly measureMs: number;
 }
 
-/** One store at one concurrency: the comparison's figures, for the engine on PGlite. */
-export interface PglitePhaseResult extends ClosedLoopFigures {
+/** A closed loop's figures with its CPU: process.cpuUsage() over the measured window ÷ its flows. */
+export interface PgliteLoopFigures extends ClosedLoopFigures {
+  /** PGlite's PostgreSQL runs in this process, so this is engine (or floor) and database together. */
+  readonly nodeCpuMsPerFlow: number;
+}
+
+/** One store at one concurrency: the comparison's figures, for the engine on PGlite, and its floor. */
+export interface PglitePhaseResult extends PgliteLoopFigures {
   readonly store: PgliteStore;
   readonly concurrency: number;
   /** fsync and synchronous_commit as the embedded server reports them: how durable its commits are. */
   readonly settings: string;
-  /** process.cpuUsage() over the measured window ÷ its flows: the engine and PGlite's PostgreSQL both run here. */
-  readonly nodeCpuMsPerFlow: number;
+  /** The same closed loop on the same database writing what 3 steps need by hand: what PGlite itself costs. */
+  readonly floor: PgliteLoopFigures;
 }
 
 /**
@@ -57,33 +63,64 @@ async function runPglitePhase(store: PgliteStore, concurrency: number, plan: Pgl
       await db.close();
       throw error;
     }
+    let floor;
+    try {
+      floor = await measureLoop(concurrency, plan, await handWrittenFlow(db));
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
     const bench = createBenchFlow();
     const peer = driveEngine(bench, db, createBenchEngine(db, concurrency, bench));
-    let warmup;
-    let loop;
-    let nodeMs;
+    let engine;
     try {
-      warmup = await runClosedLoop(concurrency, plan.warmupMs, (n) => peer.runOne(n));
-      const before = process.cpuUsage();
-      loop = await runClosedLoop(concurrency, plan.measureMs, (n) => peer.runOne(n));
-      const used = process.cpuUsage(before);
-      nodeMs = (used.user + used.system) / 1000;
+      engine = await measureLoop(concurrency, plan, (n) => peer.runOne(n));
     } finally {
       await peer.close();
     }
-    const result: PglitePhaseResult = {
-      store,
-      concurrency,
-      settings,
-      ...closedLoopFigures(warmup, loop),
-      nodeCpuMsPerFlow: nodeMs / loop.flows,
-    };
+    const result: PglitePhaseResult = { store, concurrency, settings, ...engine, floor };
     progress(
       `PGlite ${store} c=${concurrency}: ${result.flowsPerSecond.toFixed(0)} flows/s, p50 ${result.latencyP50Ms.toFixed(1)} ms ` +
-        `(${loop.flows} flows in ${(loop.windowMs / 1000).toFixed(1)} s; ${settings})`,
+        `(${result.flows} flows in ${(result.windowMs / 1000).toFixed(1)} s; ${settings}); hand-written floor ` +
+        `${floor.flowsPerSecond.toFixed(0)} flows/s`,
     );
     return result;
   } finally {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** A warm-up, then the measured closed loop with this process's CPU over it. */
+async function measureLoop(
+  concurrency: number,
+  plan: PglitePlan,
+  runOne: (n: number) => Promise<void>,
+): Promise<PgliteLoopFigures> {
+  const warmup = await runClosedLoop(concurrency, plan.warmupMs, runOne);
+  const before = process.cpuUsage();
+  const loop = await runClosedLoop(concurrency, plan.measureMs, runOne);
+  const used = process.cpuUsage(before);
+  return { ...closedLoopFigures(warmup, loop), nodeCpuMsPerFlow: (used.user + used.system) / 1000 / loop.flows };
+}
+
+/**
+ * The floor under a 3-step flow: per step, the smallest durable record of it, a row inserted as
+ * Running and updated to Completed with its output, in one transaction; three steps one after the
+ * other. No history, no claim, no run row: what any engine would pay PGlite at the least.
+ */
+async function handWrittenFlow(db: Database): Promise<(n: number) => Promise<void>> {
+  await db.driver.exec('create table bench_floor_steps (id serial primary key, status text not null, output jsonb)');
+  return async (n) => {
+    for (let step = 1; step <= 3; step++) {
+      await db.driver.transaction(async (tx) => {
+        const [row] = await tx.query<{ id: number }>(
+          `insert into bench_floor_steps (status) values ('Running') returning id`,
+        );
+        await tx.query(`update bench_floor_steps set status = 'Completed', output = $2 where id = $1`, [
+          row?.id,
+          JSON.stringify({ n, step }),
+        ]);
+      });
+    }
+  };
 }
