@@ -124,21 +124,20 @@ export async function runReplicaPhase(plan: ReplicaPlan): Promise<ReplicaResult>
     await Promise.race([warmUp(load, warmupRuns, plan.warmupMs), feeding]);
 
     progress(`scale-out ${processes}: measuring ${plan.measureMs / 1000} s`);
-    const spanStart = performance.now();
-    const cpuBefore = await readAllCpu(plan.dataDir, replicas);
+    // Scanning /proc takes seconds on a busy machine, and the CPU it reads spans the scans: the
+    // window is that whole span, so flows and CPU cover the same time.
     const from = Date.now();
+    const cpuBefore = await readAllCpu(plan.dataDir, replicas);
     load.measuring = true;
     await Promise.race([sleep(plan.measureMs), feeding]);
     load.measuring = false;
-    const to = Date.now();
     const cpuAfter = await readAllCpu(plan.dataDir, replicas);
-    // Scanning /proc takes a while on a busy machine: CPU is divided by the span the scans enclose.
-    const spanMs = performance.now() - spanStart;
+    const to = Date.now();
     load.done = true;
     await feeding;
     const failed = replicas.map((r) => r.failure()).find((f) => f !== null);
     if (failed) throw new Error(`scale-out ${processes}: ${failed} during the window`);
-    window = { from, to, startupMs, cores: coresOver(cpuBefore, cpuAfter, spanMs) };
+    window = { from, to, startupMs, cores: coresOver(cpuBefore, cpuAfter, to - from) };
   } finally {
     load.done = true;
     stopped = await Promise.allSettled(replicas.map((r) => r.stop()));
