@@ -42,7 +42,9 @@ const stop = () =>
     // Runs still in flight when the parent stops us are not counted; a short drain is enough.
     await engine.stopWorkers(2_000);
     await db.close();
-    process.send!({ errors }, () => process.exit(0));
+    // After a `disconnect` nobody is listening for the count.
+    if (process.connected) process.send!({ errors }, () => process.exit(0));
+    else process.exit(0);
   })());
 process.on('message', (message) => {
   if (message === 'stop') void stop();

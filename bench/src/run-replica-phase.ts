@@ -117,8 +117,8 @@ export async function runReplicaPhase(plan: ReplicaPlan): Promise<ReplicaResult>
       ...(await Promise.all(Array.from({ length: processes }, () => forkReplica(url, concurrencyPerProcess)))),
     );
     const startupMs = performance.now() - forkedAt;
-    // A fresh process's first queries are slow (Prisma, JIT): the window opens once every worker
-    // slot has had time to finish a couple of runs, judged by progress rather than by the clock.
+    // A fresh process's first queries are slow (Prisma, JIT): the window opens once as many runs
+    // have finished as there are worker slots, judged by progress rather than by the clock.
     const warmupRuns = load.finished + processes * concurrencyPerProcess;
     progress(`scale-out ${processes}: ready in ${(startupMs / 1000).toFixed(1)} s; warming up (${warmupRuns} runs)`);
     await Promise.race([warmUp(load, warmupRuns, plan.warmupMs), feeding]);
