@@ -2,16 +2,31 @@ import { describe, expect, it } from 'vitest';
 import { BenchOptionError, parseBenchOptions } from './bench-options.ts';
 
 describe('parseBenchOptions', () => {
-  it('runs 3 rounds and every section by default, 1 round and the comparison only with --quick', () => {
-    expect(parseBenchOptions([])).toEqual({ quick: false, rounds: 3, sagaflowAlone: true, pglite: true, readme: true });
+  it('runs 3 rounds and every section by default; --quick runs 1 round without the Sagaflow-alone sections', () => {
+    expect(parseBenchOptions([])).toEqual({
+      quick: false,
+      rounds: 3,
+      sagaflowAlone: true,
+      pglite: true,
+      scaleOut: true,
+      readme: true,
+    });
     expect(parseBenchOptions(['--', '--quick'])).toEqual({
       quick: true,
       rounds: 1,
       sagaflowAlone: false,
-      pglite: false,
+      pglite: true,
+      scaleOut: true,
       readme: false,
     });
     expect(parseBenchOptions(['--quick', '--rounds', '2']).rounds).toBe(2);
+  });
+
+  it('skips PGlite and the worker processes on request', () => {
+    expect(parseBenchOptions(['--quick', '--no-pglite', '--no-scale-out'])).toMatchObject({
+      pglite: false,
+      scaleOut: false,
+    });
   });
 
   it.each([['0'], ['21'], ['2.5'], ['three']])('refuses --rounds %s, naming the flag', (value) => {

@@ -2,13 +2,16 @@ import { parseArgs } from 'node:util';
 
 /** What one `npm run bench` does, from its command line. */
 export interface BenchOptions {
-  /** A smoke run: one round, short windows, no Sagaflow-alone sections, no PGlite. */
+  /** A smoke run: one round, short windows, no Sagaflow-alone sections. */
   readonly quick: boolean;
   /** Interleaved rounds of the Sagaflow ÷ DBOS comparison, per durability mode. */
   readonly rounds: number;
   /** The Sagaflow-alone sections (latency breakdown, open-loop throughput, deliveries). */
   readonly sagaflowAlone: boolean;
+  /** The 3-step flow on embedded PGlite (in memory and on a data directory), beside PostgreSQL. */
   readonly pglite: boolean;
+  /** 1, 2 and 4 worker processes against one durable PostgreSQL. */
+  readonly scaleOut: boolean;
   /** Rewrite the bench table in the root README (default: full runs only). */
   readonly readme: boolean;
 }
@@ -28,7 +31,7 @@ const maxRounds = 20;
 
 /**
  * Parses the bench's flags: `--quick`, `--rounds N` (1–20, default 3, or 1 with `--quick`),
- * `--peer-only`, `--no-pglite`, `--readme` / `--no-readme`. Unknown flags are refused by name.
+ * `--peer-only`, `--no-pglite`, `--no-scale-out`, `--readme` / `--no-readme`. Unknown flags are refused by name.
  */
 export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   let values;
@@ -43,6 +46,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         rounds: { type: 'string' },
         'peer-only': { type: 'boolean', default: false },
         'no-pglite': { type: 'boolean', default: false },
+        'no-scale-out': { type: 'boolean', default: false },
         readme: { type: 'boolean' },
         'no-readme': { type: 'boolean', default: false },
       },
@@ -52,7 +56,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     const option = /'(-{1,2}[\w-]+)/.exec(message)?.[1] ?? 'argv';
     throw new BenchOptionError(
       option,
-      `${message}. Accepted: --quick, --rounds N, --peer-only, --no-pglite, --readme, --no-readme.`,
+      `${message}. Accepted: --quick, --rounds N, --peer-only, --no-pglite, --no-scale-out, --readme, --no-readme.`,
     );
   }
   const quick = values.quick;
@@ -73,7 +77,8 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     quick,
     rounds,
     sagaflowAlone: !quick && !values['peer-only'],
-    pglite: !quick && !values['no-pglite'],
+    pglite: !values['no-pglite'],
+    scaleOut: !values['no-scale-out'],
     readme: values.readme ?? (!quick && !values['no-readme']),
   };
 }

@@ -15,7 +15,10 @@ import { runDeliveryPhase } from './run-delivery-phase.ts';
 import { runLatencyPhase } from './run-latency-phase.ts';
 import { runPeerPhase, type DurabilityMode, type PeerPhaseResult } from './run-peer-phase.ts';
 import { runPgbenchCeilings } from './run-pgbench-ceiling.ts';
-import { runPgliteFloor } from './run-pglite-floor.ts';
+import { runPglitePhases, type PglitePhaseResult } from './run-pglite-phase.ts';
+import { runScaleOut, type ReplicaResult } from './run-replica-phase.ts';
+import { renderPgliteSection } from './render-pglite-section.ts';
+import { renderReplicaSection } from './render-replica-section.ts';
 import { runThroughputPhase, type PhaseSetup } from './run-throughput-phase.ts';
 import { startBenchCluster } from './start-bench-cluster.ts';
 import { summariseMode } from './summarise-peer-comparison.ts';
@@ -50,7 +53,15 @@ const plan = {
     { concurrency: 1, forMs: 8_000 },
     { concurrency: 8, forMs: 8_000 },
   ],
-  pgliteRuns: options.pglite ? 200 : 0,
+  pglite: { concurrencies: [1, 8], warmupMs: options.quick ? 300 : 1_000, measureMs: options.quick ? 1_500 : 5_000 },
+  scaleOut: {
+    processes: [1, 2, 4],
+    concurrencyPerProcess: 8,
+    backlog: 64,
+    starters: 4,
+    warmupMs: options.quick ? 500 : 2_000,
+    measureMs: options.quick ? 2_000 : 8_000,
+  },
 };
 const planLine =
   `Plan: ${plan.rounds} round(s) per mode at c = ${plan.concurrencies.join(', ')}; per phase ${plan.warmupMs / 1000} s ` +
@@ -64,7 +75,9 @@ progress('starting a throwaway PostgreSQL 15 cluster (@sagaflow/test-postgres)')
 const { cluster, statements } = await startBenchCluster();
 const phases: PeerPhaseResult[] = [];
 const modes: PeerModeReport[] = [];
-let alone: Omit<Parameters<typeof renderReport>[0], 'pglite' | 'wallMs'> | null = null;
+let alone: Omit<Parameters<typeof renderReport>[0], 'wallMs'> | null = null;
+const replicas: ReplicaResult[] = [];
+let pglite: PglitePhaseResult[] = [];
 try {
   await createObserverRole(cluster.adminUrl);
   for (const system of systems) {
@@ -106,7 +119,16 @@ try {
     return { summary: summariseMode(results, mode, four), server, ceilings };
   };
   progress('durable: restarting the server with fsync and synchronous_commit on');
-  modes.push(await withDurableServer(cluster, () => runMode('durable')));
+  modes.push(
+    await withDurableServer(cluster, async () => {
+      const durable = await runMode('durable');
+      if (options.scaleOut) {
+        const setup = { adminUrl: cluster.adminUrl, template: templates.Sagaflow, dataDir: cluster.dataDir };
+        replicas.push(...(await runScaleOut({ ...plan.scaleOut, ...setup })));
+      }
+      return durable;
+    }),
+  );
   const fsyncOff = await runMode('fsync-off');
   modes.push(fsyncOff);
 
@@ -137,7 +159,7 @@ try {
   progress('stopping the cluster');
   await cluster.stop();
 }
-const pglite = plan.pgliteRuns > 0 ? await runPgliteFloor(plan.pgliteRuns) : null;
+if (options.pglite) pglite = await runPglitePhases(plan.pglite);
 const wallMs = benchElapsedMs();
 progress(`done in ${(wallMs / 1000).toFixed(1)} s`);
 
@@ -146,7 +168,21 @@ const environment =
   `cluster on 127.0.0.1 (TCP) shared by both systems, pgbench and the bench · @dbos-inc/dbos-sdk 5.3.0 · ` +
   `bench wall time ${(wallMs / 1000).toFixed(0)} s.`;
 const peerMarkdown = renderPeerReport({ environment, plan: planLine, modes, phases });
-const markdown = [peerMarkdown, ...(alone ? [renderReport({ ...alone, pglite, wallMs })] : [])].join('\n');
+const durableServer = modes.find((m) => m.summary.mode === 'durable')?.server ?? '';
+const markdown = [
+  peerMarkdown,
+  ...(pglite.length > 0
+    ? [
+        renderPgliteSection(
+          pglite,
+          modes.map((m) => m.summary),
+        ),
+        '',
+      ]
+    : []),
+  ...(replicas.length > 0 ? [renderReplicaSection(replicas, durableServer), ''] : []),
+  ...(alone ? [renderReport({ ...alone, wallMs })] : []),
+].join('\n');
 process.stdout.write(markdown);
 
 const benchDir = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -157,6 +193,8 @@ const written = await writeBenchResults(join(benchDir, 'results'), startedAt, op
   plan,
   modes: modes.map((m) => ({ mode: m.summary.mode, server: m.server, ceilings: m.ceilings, summary: m.summary })),
   phases,
+  pglite,
+  scaleOut: replicas,
 });
 progress(`results: ${written.join(', ')}`);
 if (options.readme) {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -42,18 +43,38 @@ async function readPostgresCpuMs(dataDir: string): Promise<number | null> {
     let ticks = 0;
     for (const entry of await readdir('/proc')) {
       if (!/^\d+$/.test(entry)) continue;
-      const stat = await readFile(join('/proc', entry, 'stat'), 'utf8').catch(() => null);
+      const stat = readProcStat(Number(entry));
       if (stat === null) continue;
-      // Fields after the parenthesised command name: state ppid ... utime(14th) stime(15th).
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const pid = Number(entry);
-      if (pid !== postmaster && Number(fields[1]) !== postmaster) continue;
-      ticks += Number(fields[11]) + Number(fields[12]);
+      if (stat.pid !== postmaster && stat.ppid !== postmaster) continue;
+      ticks += stat.ticks;
     }
     return ticks * msPerTick;
   } catch {
     return null;
   }
+}
+
+/** CPU time (utime + stime) used so far by process `pid` alone, in milliseconds; null once it is gone. */
+export async function readProcessCpuMs(pid: number): Promise<number | null> {
+  const stat = readProcStat(pid);
+  return stat === null ? null : stat.ticks * msPerTick;
+}
+
+/**
+ * Synchronous on purpose: a /proc read is served by the kernel in microseconds, while an async read
+ * waits for a libuv pool thread to be scheduled, which on a loaded machine made one scan of a few
+ * hundred processes take seconds and stretched the windows that CPU is read at the edges of.
+ */
+function readProcStat(pid: number): { pid: number; ppid: number; ticks: number } | null {
+  let stat;
+  try {
+    stat = readFileSync(join('/proc', String(pid), 'stat'), 'utf8');
+  } catch {
+    return null;
+  }
+  // Fields after the parenthesised command name: state ppid ... utime(14th) stime(15th).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
 }
 
 /** CPU used between two readings, as cores busy on average over `wallMs`; `other` is the rest of the machine. */

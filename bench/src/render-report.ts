@@ -4,7 +4,6 @@ import { renderBreakdown } from './render-breakdown.ts';
 import type { StatementGroup } from './read-statement-stats.ts';
 import type { Ceiling } from './run-pgbench-ceiling.ts';
 import type { DeliveryResult } from './run-delivery-phase.ts';
-import type { PgliteFloor } from './run-pglite-floor.ts';
 import type { LatencyResult } from './run-latency-phase.ts';
 import type { ThroughputResult } from './run-throughput-phase.ts';
 import type { StatementTracking } from './start-bench-cluster.ts';
@@ -15,7 +14,6 @@ export interface BenchReport {
   readonly ceiling: Ceiling;
   readonly throughput: readonly ThroughputResult[];
   readonly latency: LatencyResult;
-  readonly pglite: PgliteFloor | null;
   readonly deliveries: readonly DeliveryResult[];
   readonly wallMs: number;
 }
@@ -35,8 +33,6 @@ export function renderReport(report: BenchReport): string {
     renderBreakdown(report.latency),
     '',
     renderDeliveries(report),
-    '',
-    renderPglite(report.pglite),
     '',
     `Bench wall time: ${fixed(report.wallMs / 1000, 1)} s.`,
     '',
@@ -199,29 +195,6 @@ function renderDeliveries(report: BenchReport): string {
       'state saved, one outbox row, the inbox row and a history row written, in one transaction. The reference writes ' +
       'the same four rows in one transaction with raw SQL on as many connections, for the same time, on a fresh copy ' +
       'of the template.',
-  ].join('\n');
-}
-
-function renderPglite(pglite: PgliteFloor | null): string {
-  if (pglite === null) return '## PGlite: engine vs hand-written floor\n\nSkipped.';
-  const rate = (ms: number) => fixed((pglite.runs * 1000) / ms, 0);
-  return [
-    '## PGlite (in memory): engine one-step flow vs hand-written insert+update floor',
-    '',
-    markdownTable(
-      ['measure', 'runs', 'wall ms', 'per second'],
-      [
-        ['sagaflow one-step flow (pool of 4)', String(pglite.runs), fixed(pglite.engineMs, 0), rate(pglite.engineMs)],
-        [
-          'reference: insert+update per step',
-          String(pglite.runs),
-          fixed(pglite.handWrittenMs, 0),
-          rate(pglite.handWrittenMs),
-        ],
-      ],
-    ),
-    '',
-    `Ratio (engine time / reference time): ${fixed(pglite.engineMs / pglite.handWrittenMs, 1)}×.`,
   ].join('\n');
 }
 

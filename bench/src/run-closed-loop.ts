@@ -1,3 +1,5 @@
+import { percentile } from './percentile.ts';
+
 /** What a closed loop saw: one latency per flow, and the time from the first start to the last finish. */
 export interface ClosedLoopResult {
   readonly flows: number;
@@ -29,4 +31,26 @@ export async function runClosedLoop(
   };
   await Promise.all(Array.from({ length: concurrency }, client));
   return { flows: latenciesMs.length, latenciesMs, windowMs: performance.now() - startedAt };
+}
+
+/** A phase's headline figures from its warm-up and measured loops, the same for every system and store. */
+export interface ClosedLoopFigures {
+  readonly warmupFlows: number;
+  /** Flows in the measured window (after warm-up). */
+  readonly flows: number;
+  readonly windowMs: number;
+  readonly flowsPerSecond: number;
+  readonly latencyP50Ms: number;
+  readonly latencyP99Ms: number;
+}
+
+export function closedLoopFigures(warmup: ClosedLoopResult, loop: ClosedLoopResult): ClosedLoopFigures {
+  return {
+    warmupFlows: warmup.flows,
+    flows: loop.flows,
+    windowMs: loop.windowMs,
+    flowsPerSecond: (loop.flows * 1000) / loop.windowMs,
+    latencyP50Ms: percentile(loop.latenciesMs, 50),
+    latencyP99Ms: percentile(loop.latenciesMs, 99),
+  };
 }

@@ -1,12 +1,11 @@
 import { createDatabase } from '@sagaflow/test-postgres';
 import { observerRole } from './observer-role.ts';
 import type { PeerSystem } from './peer-system.ts';
-import { percentile } from './percentile.ts';
 import { progress } from './progress.ts';
 import { readCpuTimes, type CpuTimes } from './read-cpu-times.ts';
 import { readDatabaseCounters, waitForNoSessions } from './read-database-counters.ts';
 import { readStatementStats, type StatementGroup } from './read-statement-stats.ts';
-import { runClosedLoop } from './run-closed-loop.ts';
+import { closedLoopFigures, runClosedLoop, type ClosedLoopFigures } from './run-closed-loop.ts';
 
 /** Durable commits (the headline) or the test cluster's fsync-off settings (secondary). */
 export type DurabilityMode = 'durable' | 'fsync-off';
@@ -25,19 +24,12 @@ export interface PeerPhasePlan {
 }
 
 /** One system at one concurrency in one round: what the report compares. */
-export interface PeerPhaseResult {
+export interface PeerPhaseResult extends ClosedLoopFigures {
   readonly system: PeerSystem['name'];
   readonly mode: DurabilityMode;
   readonly round: number;
   readonly concurrency: number;
   readonly database: string;
-  readonly warmupFlows: number;
-  /** Flows in the measured window (after warm-up). */
-  readonly flows: number;
-  readonly windowMs: number;
-  readonly flowsPerSecond: number;
-  readonly latencyP50Ms: number;
-  readonly latencyP99Ms: number;
   /** pg_stat_statements calls in the phase's database (BEGIN/COMMIT included) ÷ every flow run in it. */
   readonly statementsPerFlow: number | null;
   /** pg_stat_database.xact_commit of the phase's database ÷ every flow run in it. */
@@ -106,12 +98,7 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
     round,
     concurrency,
     database,
-    warmupFlows: warmup.flows,
-    flows: loop.flows,
-    windowMs: loop.windowMs,
-    flowsPerSecond: (loop.flows * 1000) / loop.windowMs,
-    latencyP50Ms: percentile(loop.latenciesMs, 50),
-    latencyP99Ms: percentile(loop.latenciesMs, 99),
+    ...closedLoopFigures(warmup, loop),
     statementsPerFlow: statements === null ? null : statements.reduce((sum, g) => sum + g.calls, 0) / allFlows,
     commitsPerFlow: (after.xactCommit - before.xactCommit) / allFlows,
     writeTransactionsPerFlow: (after.nextXid - before.nextXid) / allFlows,

@@ -1,4 +1,5 @@
-import { createBenchFlow } from './bench-flow.ts';
+import type { Database, Engine } from '@sagaflow/engine';
+import { createBenchFlow, type BenchFlow } from './bench-flow.ts';
 import { openBenchEngine } from './open-bench-engine.ts';
 import type { OpenPeer, PeerSystem } from './peer-system.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
@@ -14,29 +15,38 @@ export const sagaflowPeer: PeerSystem = {
   async open(url, concurrency): Promise<OpenPeer> {
     const bench = createBenchFlow();
     const { db, engine } = await openBenchEngine(url, concurrency, bench);
-    const waiting = new Map<string, (status: string) => void>();
-    // A run can in principle finish before startFlow has returned its id to the waiter.
-    const early = new Map<string, string>();
-    const unsubscribe = engine.events.on('run.finished', ({ runId, status }) => {
-      const resolve = waiting.get(runId);
-      if (resolve) {
-        waiting.delete(runId);
-        resolve(status);
-      } else early.set(runId, status);
-    });
-    engine.startWorkers();
-    return {
-      async runOne(n) {
-        const { runId } = await engine.startFlow(bench.flow, { n });
-        const status = early.get(runId) ?? (await new Promise<string>((resolve) => waiting.set(runId, resolve)));
-        early.delete(runId);
-        if (status !== 'Completed') throw new Error(`Sagaflow run ${runId} finished ${status}, not Completed`);
-      },
-      async close() {
-        unsubscribe();
-        await engine.stopWorkers();
-        await db.close();
-      },
-    };
+    return driveEngine(bench, db, engine);
   },
 };
+
+/**
+ * Starts `engine`'s workers and drives it the comparison's way: `runOne` starts the bench flow and
+ * resolves on its `run.finished` event. Shared by the PostgreSQL and the PGlite phases so both
+ * measure the same thing; `close` stops the workers and closes `db`.
+ */
+export function driveEngine(bench: BenchFlow, db: Database, engine: Engine): OpenPeer {
+  const waiting = new Map<string, (status: string) => void>();
+  // A run can in principle finish before startFlow has returned its id to the waiter.
+  const early = new Map<string, string>();
+  const unsubscribe = engine.events.on('run.finished', ({ runId, status }) => {
+    const resolve = waiting.get(runId);
+    if (resolve) {
+      waiting.delete(runId);
+      resolve(status);
+    } else early.set(runId, status);
+  });
+  engine.startWorkers();
+  return {
+    async runOne(n) {
+      const { runId } = await engine.startFlow(bench.flow, { n });
+      const status = early.get(runId) ?? (await new Promise<string>((resolve) => waiting.set(runId, resolve)));
+      early.delete(runId);
+      if (status !== 'Completed') throw new Error(`Sagaflow run ${runId} finished ${status}, not Completed`);
+    },
+    async close() {
+      unsubscribe();
+      await engine.stopWorkers();
+      await db.close();
+    },
+  };
+}
