@@ -205,6 +205,38 @@ describe('the sagaflow CLI against a running control plane (real HTTP, PostgreSQ
     expect(await plane.db.prisma.repairCommand.count({ where: { target_id: runId, status: 'applied' } })).toBe(1);
   });
 
+  it('reclaim --compensation L.O drafts against that compensation; one the run does not have is named, nothing changes', async () => {
+    const runId = await waitingRun();
+    const bad = await cli(['reclaim', runId, '--compensation', '0.0', '--reason', 'x'], env(operatorToken));
+    expect(bad.code).toBe(64);
+    expect(bad.err).toContain('--compensation must be LEVEL.ORDINAL');
+    const both = await cli(
+      ['reclaim', runId, '--step', '1', '--compensation', '1.0', '--reason', 'x'],
+      env(operatorToken),
+    );
+    expect(both.code).toBe(64);
+    expect(both.err).toContain('takes --step or --compensation, not both');
+    const missing = await cli(['reclaim', runId, '--compensation', '1.0', '--reason', 'x'], env(operatorToken));
+    expect(missing.code).toBe(64);
+    expect(missing.err).toContain(`run ${runId} has no compensation 1.0; its compensations: none yet`);
+    // Drafted against a state given by hand, the control plane decides: the compensation is not there.
+    const dry = await cli(
+      [
+        ...['reclaim', runId, '--compensation', '1.0', '--dry-run', '--json'],
+        ...['--expect-status', 'Waiting', '--expect-step-status', 'Running', '--expect-attempts', '1'],
+      ],
+      env(operatorToken),
+    );
+    expect(dry.code, dry.err).toBe(2);
+    const { command, preview } = JSON.parse(dry.out) as {
+      command: { target: unknown };
+      preview: { expectedHolds: boolean; actual: { step: unknown } };
+    };
+    expect(command.target).toEqual({ runId, compensation: { rollbackLevel: 1, ordinal: 0 } });
+    expect(preview).toMatchObject({ expectedHolds: false, actual: { step: null } });
+    expect(await plane.db.prisma.repairCommand.count({ where: { target_id: { startsWith: runId } } })).toBe(0);
+  });
+
   it('an instance repair is drafted against its state and version; one the instance cannot take exits 2 and changes nothing', async () => {
     const orderId = randomUUID();
     const delivered = await plane.engine.processes.deliver(fulfilmentProcess, {

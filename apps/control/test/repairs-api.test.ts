@@ -158,12 +158,44 @@ describe('repairs over HTTP: roles, the session as actor, conflicts and idempote
       expected: { runStatus: 'Running' },
     });
     expect(body.error.message).toContain('Preview it again');
+    expect(body.error.data.field, 'the 409 names what differs').toBe('input.expected.runStatus');
     expect(JSON.stringify(body)).not.toMatch(/stack|\.ts:|select |sagaflow\./i);
     const after = await plane.engine.getRun(runId);
     expect(after?.run.status).toBe('Waiting');
     expect(after?.events).toEqual(before?.events);
     // The refusal is audited (status conflict) and is all that was written.
     expect((await auditRows(runId)).map((r) => [r.status, r.actor])).toEqual([['conflict', names.operator]]);
+  });
+
+  it('a compensation reclaim is refused naming the field: a bad target is 400, a compensation not there is 409; nothing changes', async () => {
+    const runId = await waitingRun();
+    const before = await plane.engine.getRun(runId);
+    const reclaim = (compensation: object) => ({
+      kind: 'run.reclaim_step',
+      target: { runId, compensation },
+      expected: { runStatus: 'Waiting', stepStatus: 'Running', stepAttempts: 1 },
+      reason: 'its worker died mid-refund',
+      idempotencyKey: randomUUID(),
+    });
+    const bad = await rawCall(plane.url, 'repairs.applyOne', {
+      type: 'mutation',
+      input: reclaim({ rollbackLevel: 0, ordinal: 0 }),
+      cookie: cookies.operator,
+    });
+    expect(bad.status).toBe(400);
+    expect((bad.body as ErrorBody).error.data.field).toBe('input.target.compensation.rollbackLevel');
+    expect(await auditRows(`${runId}#rollback-0.0`)).toEqual([]);
+    const missing = await rawCall(plane.url, 'repairs.applyOne', {
+      type: 'mutation',
+      input: reclaim({ rollbackLevel: 1, ordinal: 0 }),
+      cookie: cookies.operator,
+    });
+    expect(missing.status).toBe(409);
+    const body = missing.body as ErrorBody;
+    expect(body.error.data.field).toBe('input.target');
+    expect(body.error.data.repair).toMatchObject({ current: { runStatus: 'Waiting', step: null } });
+    expect((await plane.engine.getRun(runId))?.events).toEqual(before?.events);
+    expect((await auditRows(`${runId}#rollback-1.0`)).map((r) => r.status)).toEqual(['conflict']);
   });
 
   it('the same idempotency key twice has one effect: the second call returns the first result', async () => {

@@ -32,6 +32,19 @@ describe('redraftAgainst', () => {
     expect(next?.expected).toEqual({ runStatus: 'Waiting', stepStatus: 'Failed', stepAttempts: 3 });
   });
 
+  it('a compensation command takes the compensation status and attempts now', () => {
+    const next = redraftAgainst(
+      {
+        ...runDraft,
+        kind: 'run.reclaim_step',
+        target: { runId: 'r1', compensation: { rollbackLevel: 1, ordinal: 0 } },
+      },
+      { exists: true, runStatus: 'Compensating', stuckReason: null, step: { status: 'Running', attempts: 2 } },
+    );
+    expect(next?.target).toEqual({ runId: 'r1', compensation: { rollbackLevel: 1, ordinal: 0 } });
+    expect(next?.expected).toEqual({ runStatus: 'Compensating', stepStatus: 'Running', stepAttempts: 2 });
+  });
+
   it('an instance command takes the state and version now', () => {
     const next = redraftAgainst(
       {

@@ -36,7 +36,8 @@ export function redraftAgainst(draft: DraftCommand, current: CurrentState | null
     return { ...draft, idempotencyKey: newKey(), expected: { state: current.state, version: current.version } };
   }
   if (current.runStatus === undefined || !openRunStatuses.has(current.runStatus)) return null;
-  if (draft.target.stepSequence === undefined)
+  // A step's or a compensation's command is drafted against that row's state too.
+  if (!('compensation' in draft.target) && draft.target.stepSequence === undefined)
     return { ...draft, idempotencyKey: newKey(), expected: { runStatus: current.runStatus } };
   if (!current.step) return null;
   return {

@@ -4,7 +4,10 @@
  */
 export interface DraftCommand {
   kind: string;
-  target: { runId: string; stepSequence?: number } | { instanceId: string };
+  target:
+    | { runId: string; stepSequence?: number }
+    | { runId: string; compensation: { rollbackLevel: number; ordinal: number } }
+    | { instanceId: string };
   /** The state the page showed when the operator drafted it: apply is refused if it moved. */
   expected: Record<string, string | number>;
   idempotencyKey: string;

@@ -50,7 +50,7 @@ export function RunDetailView({ id }: { id: string }) {
             {run.leftUndone ? <RunLeftUndone leftUndone={run.leftUndone} /> : null}
             <RunHeader run={run} now={now} />
             <DownloadHistoryLink kind="run" id={run.id} />
-            <RunRepairs run={run} steps={actions} />
+            <RunRepairs run={run} steps={actions} compensations={compensations} />
             <section id="timeline">
               <h2>Timeline</h2>
               <RunTimeline detail={detail} now={now} />

@@ -7,30 +7,33 @@ import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
 import { formInput, SchemaForm, schemaFields } from '@/repairs/schema-form';
 import type { RunDetail } from '@/trpc/api-types';
 import { useTRPC } from '@/trpc/trpc-context';
+import { stepChoices } from './step-choices';
 
 type Step = RunDetail['actions'][number];
 const stepKinds = ['run.retry_step', 'run.reclaim_step', 'run.complete_step', 'run.resume_from_step'] as const;
 const stepLabels: Record<(typeof stepKinds)[number], string> = {
   'run.retry_step': 'Retry step',
-  'run.reclaim_step': 'Reclaim step (its worker is gone)',
+  'run.reclaim_step': 'Reclaim step or compensation (its worker is gone)',
   'run.complete_step': 'Complete step with this output',
   'run.resume_from_step': 'Resume from step',
 };
 
 /**
  * The run's repairs that take parameters, as forms: a signal (name and JSON payload), and the step
- * commands with a step picker. complete_step's output is a form generated from the action's output
+ * commands with a step picker (a reclaim's lists the compensations too). complete_step's output is a form generated from the action's output
  * JSON Schema when it declares one (the engine checks it again), a JSON editor otherwise. Each
  * drafts a command against the run's and the chosen step's state as shown.
  */
 export function RunRepairForms({
   run,
   steps,
+  compensations,
   safe,
   onDraft,
 }: {
   run: RunDetail['run'];
   steps: Step[];
+  compensations: RunDetail['compensations'];
   safe: readonly string[];
   onDraft: (command: DraftCommand) => void;
 }) {
@@ -38,14 +41,16 @@ export function RunRepairForms({
   const [signalName, setSignalName] = useState('');
   const [signalPayload, setSignalPayload] = useState('');
   const [stepKind, setStepKind] = useState<(typeof stepKinds)[number] | ''>('');
-  const [sequence, setSequence] = useState('');
+  const [choice, setChoice] = useState('');
   const [output, setOutput] = useState('');
   const [outputValues, setOutputValues] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
   const trpc = useTRPC();
   const actions = useQuery(trpc.runs.actions.queryOptions());
   const offeredSteps = stepKinds.filter((k) => safe.includes(k));
-  const step = steps.find((s) => String(s.sequence) === sequence);
+  const choices = stepChoices(stepKind, run.id, steps, compensations);
+  const chosen = choices.find((c) => c.value === choice);
+  const step = steps.find((s) => `step:${s.sequence}` === choice);
   const outputSchema = step ? actions.data?.find((a) => a.name === step.name)?.outputSchema : undefined;
   // Only an object schema becomes fields; anything else is edited as JSON.
   const schema = outputSchema && schemaFields(outputSchema) ? outputSchema : null;
@@ -99,7 +104,7 @@ export function RunRepairForms({
           data-testid="step-form"
           onSubmit={(e) => {
             e.preventDefault();
-            if (!step || stepKind === '') return;
+            if (!chosen || stepKind === '') return;
             const parsed = schema ? formInput(schema, outputValues) : parseJsonText(output);
             if (stepKind === 'run.complete_step' && (!parsed.ok || parsed.value === undefined))
               return setError(
@@ -108,8 +113,8 @@ export function RunRepairForms({
             setError(null);
             onDraft({
               kind: stepKind,
-              target: { runId: run.id, stepSequence: step.sequence },
-              expected: { runStatus: run.status, stepStatus: step.status, stepAttempts: step.attempts },
+              target: chosen.target,
+              expected: { runStatus: run.status, ...chosen.expected },
               idempotencyKey: newKey(),
               params: stepKind === 'run.complete_step' && parsed.ok ? { output: parsed.value } : {},
             });
@@ -130,20 +135,20 @@ export function RunRepairForms({
               </option>
             ))}
           </select>{' '}
-          <label htmlFor={`${ids}-step`}>Step</label>{' '}
+          <label htmlFor={`${ids}-step`}>{stepKind === 'run.reclaim_step' ? 'Step or compensation' : 'Step'}</label>{' '}
           <select
             id={`${ids}-step`}
             data-testid="step-picker"
-            value={sequence}
+            value={choice}
             onChange={(e) => {
-              setSequence(e.target.value);
+              setChoice(e.target.value);
               setOutputValues({});
             }}
           >
             <option value="">—</option>
-            {steps.map((s) => (
-              <option key={s.sequence} value={s.sequence}>
-                #{s.sequence} {s.name} ({s.status}, {s.attempts} attempt{s.attempts === 1 ? '' : 's'})
+            {choices.map((c) => (
+              <option key={c.value} value={c.value}>
+                {c.label}
               </option>
             ))}
           </select>
@@ -152,7 +157,7 @@ export function RunRepairForms({
           ) : stepKind === 'run.complete_step' ? (
             <JsonEditor label="Output (JSON, required)" value={output} onChange={setOutput} testId="step-output" />
           ) : null}
-          <button type="submit" data-testid="draft-step" disabled={!step || stepKind === ''}>
+          <button type="submit" data-testid="draft-step" disabled={!chosen || stepKind === ''}>
             Preview
           </button>
         </form>

@@ -28,7 +28,15 @@ export const repairLabels: Record<string, string> = {
  * ones as buttons, the others (signal, step commands) as forms. Whatever is drafted is previewed,
  * needs a reason, and is applied against the state shown; a rejection offers a redraft.
  */
-export function RunRepairs({ run, steps }: { run: RunDetail['run']; steps: RunDetail['actions'] }) {
+export function RunRepairs({
+  run,
+  steps,
+  compensations,
+}: {
+  run: RunDetail['run'];
+  steps: RunDetail['actions'];
+  compensations: RunDetail['compensations'];
+}) {
   const canRepair = useRoleAllows('operator');
   const trpc = useTRPC();
   const queryClient = useQueryClient();
@@ -61,13 +69,13 @@ export function RunRepairs({ run, steps }: { run: RunDetail['run']; steps: RunDe
           </button>
         ))}
       </div>
-      <RunRepairForms run={run} steps={steps} safe={safe} onDraft={start} />
+      <RunRepairForms run={run} steps={steps} compensations={compensations} safe={safe} onDraft={start} />
       {draft ? (
         <RepairDraftPanel
           key={draft.command.idempotencyKey}
           draft={draft.command}
           title={draft.title}
-          noun={draft.command.target && 'stepSequence' in draft.command.target ? 'step' : 'run'}
+          noun={'stepSequence' in draft.command.target || 'compensation' in draft.command.target ? 'step' : 'run'}
           onRedraft={(next) => setDraft({ ...draft, command: next })}
           onClose={() => setDraft(null)}
           onApplied={() => void queryClient.invalidateQueries(trpc.runs.get.pathFilter())}

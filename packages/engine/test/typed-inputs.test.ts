@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineAction } from '../src/definitions/define-action.ts';
+import { defineAction, type Json } from '../src/definitions/define-action.ts';
 import { defineFlow } from '../src/definitions/define-flow.ts';
 import type { StandardSchemaV1 } from '../src/definitions/standard-schema.ts';
 import { EngineError } from '../src/errors/engine-error.ts';
@@ -55,6 +55,20 @@ const positive: StandardSchemaV1<unknown, { n: number }> = {
 };
 const counted = defineFlow({ name: 'typed.counted', version: 1, input: positive, run: async (_ctx, i) => i.n });
 
+/** Starts `counted` as a child with the n it is given; says what ctx.child refused, if it did. */
+const parent = defineFlow({
+  name: 'typed.parent',
+  version: 1,
+  run: async (ctx, i: { n: number }): Promise<Json> => {
+    try {
+      return { child: await ctx.child(counted, { n: i.n }) };
+    } catch (err) {
+      const e = err as EngineError;
+      return { refused: { code: e.code, field: e.field, message: e.message } };
+    }
+  },
+});
+
 async function refusal(p: Promise<unknown>): Promise<EngineError> {
   const err = await p.then(
     () => null,
@@ -71,7 +85,7 @@ describe(`typed, validated inputs and outputs (${testDbKind()})`, () => {
     return [await p.flowRun.count(), await p.flowEvent.count(), await p.job.count(), await p.signal.count()];
   };
   beforeAll(async () => {
-    t = await openTestEngine({ flows: [order, lying, counted], actions: [charge, liar] });
+    t = await openTestEngine({ flows: [order, lying, counted, parent], actions: [charge, liar] });
   });
   afterAll(async () => t?.closeAll());
 
@@ -90,6 +104,23 @@ describe(`typed, validated inputs and outputs (${testDbKind()})`, () => {
     const err = await refusal(t.engine.startFlow(counted, { n: -1 }));
     expect(err.message).toBe('input.n: must be a positive number');
     expect((await t.runToCompletion(counted, { n: 3 })).run.status).toBe('Completed');
+  });
+
+  it("a child's input is checked against the child's schema before the child is started: refused naming the path, no child run", async () => {
+    const refused = await t.runToCompletion(parent, { n: 0 });
+    expect(refused.run.status).toBe('Completed');
+    expect(refused.run.output).toEqual({
+      refused: {
+        code: 'invalid_input',
+        field: 'input.n',
+        message: 'child flow typed.counted (step 1) was not started: input.n: must be a positive number',
+      },
+    });
+    expect(refused.actions).toEqual([]);
+    expect(await t.db.prisma.flowRun.count({ where: { parent_run_id: refused.run.id } })).toBe(0);
+    const started = await t.runToCompletion(parent, { n: 2 });
+    expect(started.run.output).toEqual({ child: 2 });
+    expect(started.actions).toMatchObject([{ kind: 'child', name: 'typed.counted', status: 'Completed' }]);
   });
 
   it('the input stored and replayed is what the schema produced (defaults filled)', async () => {

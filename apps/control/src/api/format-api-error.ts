@@ -19,7 +19,8 @@ function limitMessage(error: TRPCError): string | null {
  * and `data.field`. A server-side error (5xx) never shows its message: it may carry SQL, file paths,
  * a driver's source excerpt or a stack. It says "internal error" and the request id instead, under
  * which the HTTP server's onError logged the detail. A refused repair (409) carries `data.repair`:
- * the state now, the state expected, the blockers and its audit row's id (ADR 0019).
+ * the state now, the state expected, the blockers and its audit row's id (ADR 0019), and names in
+ * `data.field` the part of the command it refused (`input.expected.stepAttempts`, ADR 0031).
  */
 export function formatApiError(opts: {
   shape: TRPCDefaultErrorShape;
@@ -40,6 +41,12 @@ export function formatApiError(opts: {
     const field = issue ? ['input', ...issue.path.map(String)].join('.') : 'input';
     return { ...shape, message: `${field}: ${issue?.message ?? 'invalid'}`, data: { ...data, field } };
   }
+  const repair = repairErrorBody(error.cause);
+  if (repair) {
+    // A refused repair names the command field it is about (`expected.stepAttempts`) beside its body.
+    const engineField = error.cause instanceof EngineError ? error.cause.field : null;
+    return { ...shape, data: { ...data, field: engineField === null ? null : `input.${engineField}`, repair } };
+  }
   if (error.cause instanceof EngineError && error.cause.field !== null) {
     const { field: engineField, message } = error.cause;
     const field = `input.${engineField}`;
@@ -50,8 +57,6 @@ export function formatApiError(opts: {
       data: { ...data, field },
     };
   }
-  const repair = repairErrorBody(error.cause);
-  if (repair) return { ...shape, data: { ...data, field: null, repair } };
   const limit = limitMessage(error);
   return { ...shape, ...(limit ? { message: limit } : {}), data: { ...data, field: null } };
 }

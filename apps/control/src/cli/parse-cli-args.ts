@@ -11,6 +11,7 @@ const optionSpec = {
   'dry-run': { type: 'boolean' },
   'idempotency-key': { type: 'string' },
   step: { type: 'string' },
+  compensation: { type: 'string' },
   'expect-status': { type: 'string' },
   'expect-step-status': { type: 'string' },
   'expect-attempts': { type: 'string' },

@@ -22,6 +22,7 @@ is drafted against the state it reads first (or --expect-status / --expect-step-
   kick <run-id>                            a fresh job for the step the run is parked on
   retry <run-id> --step N                  retry a Failed/Errored step now
   reclaim <run-id> --step N                reclaim a Running step whose worker is gone
+  reclaim <run-id> --compensation L.O      the same for compensation O of rollback level L
   cancel <run-id> [--compensate] [--cleanup-seconds S]
                                            cancel; the run's code compensates what it did
   terminate <run-id>                       close the run now, no compensation

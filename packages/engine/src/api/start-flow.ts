@@ -1,11 +1,10 @@
 import type { Json } from '../definitions/define-action.ts';
-import type { StandardSchemaV1 } from '../definitions/standard-schema.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import { assertSeconds } from '../input/assert-seconds.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { jsonRules, textRules } from '../input/input-limits.ts';
-import { validateAgainstSchema } from '../input/validate-against-schema.ts';
+import { checkedFlowInput } from '../input/checked-flow-input.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
@@ -42,17 +41,6 @@ function checkStartFlow(deps: RuntimeDeps, input: unknown, opts: StartFlowOption
   if (opts.runTimeoutSeconds !== undefined) assertSeconds(opts.runTimeoutSeconds, 'runTimeoutSeconds');
 }
 
-/**
- * The input as the flow's schema produced it (defaults filled), which is what is stored and what
- * every replay passes the flow; refused before the transaction opens when it does not match.
- */
-async function checkedInput(deps: RuntimeDeps, schema: StandardSchemaV1 | undefined, input: Json): Promise<Json> {
-  if (!schema) return input;
-  const value = await validateAgainstSchema(schema, input, 'input');
-  if (value !== input) assertStorableJson(value, 'input', jsonRules(deps.config.limits, 'flow_input_bytes'));
-  return value as Json;
-}
-
 export async function startFlow(
   deps: RuntimeDeps,
   name: string,
@@ -62,7 +50,7 @@ export async function startFlow(
   const flow = deps.registry.flows.get(name);
   if (!flow) throw new EngineError('unknown_flow', `no flow named ${JSON.stringify(name)} is registered`);
   checkStartFlow(deps, input, opts);
-  input = await checkedInput(deps, flow.schemas.input, input);
+  input = await checkedFlowInput(deps.config.limits, flow.schemas.input, input);
   const now = deps.clock.now();
   const timeout = opts.runTimeoutSeconds ?? deps.config.runs.default_timeout_seconds ?? undefined;
   const expiresIn = opts.expiresInSeconds ?? deps.config.monitor.expiration.defaults.run;

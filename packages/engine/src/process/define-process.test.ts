@@ -4,7 +4,9 @@ import { parseEngineConfig } from '../runtime/engine-config.ts';
 import { decide } from './decide.ts';
 import { defineProcess } from './define-process.ts';
 import { describeProcess } from './describe-process.ts';
+import type { StandardSchemaV1 } from '../definitions/standard-schema.ts';
 import { parseMessage } from './parse-message.ts';
+import { parseOperatorCommand } from './run-operator-command.ts';
 
 const base = {
   name: 'door',
@@ -68,21 +70,78 @@ describe('defineProcess', () => {
     });
   });
 
-  it('parseMessage names the bad field', () => {
+  it('parseMessage names the bad field', async () => {
     const door = defineProcess({ ...base, on: {} });
-    expect(() => parseMessage(door, { type: 'Push', payload: {} })).toThrow(/message\.id is required/);
-    expect(() => parseMessage(door, { id: 'm', type: 'Pull', payload: {} })).toThrow(/message\.type "Pull"/);
-    expect(() => parseMessage(door, { id: 'm', type: 'Push', payload: { door: 'd', force: 'hard' } })).toThrow(
+    await expect(parseMessage(door, { type: 'Push', payload: {} })).rejects.toThrow(/message\.id is required/);
+    await expect(parseMessage(door, { id: 'm', type: 'Pull', payload: {} })).rejects.toThrow(/message\.type "Pull"/);
+    await expect(parseMessage(door, { id: 'm', type: 'Push', payload: { door: 'd', force: 'hard' } })).rejects.toThrow(
       /message\.payload\.force/,
     );
-    expect(() =>
+    await expect(
       parseMessage(door, { id: 'm', type: 'Push', payload: { door: 'd', force: 1 }, position: 1.5 }),
-    ).toThrow(/message\.position/);
-    expect(parseMessage(door, { id: 'm', type: 'Push', payload: { door: 'd', force: 1 }, position: 7 })).toMatchObject({
-      position: 7n,
+    ).rejects.toThrow(/message\.position/);
+    expect(
+      await parseMessage(door, { id: 'm', type: 'Push', payload: { door: 'd', force: 1 }, position: 7 }),
+    ).toMatchObject({ position: 7n });
+  });
+
+  it('message and operator-command schemas take any Standard Schema validator, an asynchronous one too', async () => {
+    const door = defineProcess({
+      ...base,
+      messages: { ...base.messages, Knock: knock },
+      on: { Knock: [{ from: 'Closed', to: 'Closed', then: (d, p) => ({ data: { opens: d.opens + p.times } }) }] },
+      operatorInputs: { Seal: sealInput },
+      operatorCommands: { Seal: { from: ['Closed'], to: 'Gone' } },
     });
+    await expect(parseMessage(door, { id: 'k', type: 'Knock', payload: { door: 'd', times: 0 } })).rejects.toThrow(
+      'process "door": message.payload.times must knock at least once',
+    );
+    // What is delivered is what the validator produced (its default filled).
+    expect(await parseMessage(door, { id: 'k', type: 'Knock', payload: { door: 'd' } })).toMatchObject({
+      payload: { door: 'd', times: 1 },
+    });
+    const seal = (input: unknown) =>
+      parseOperatorCommand(door, '00000000-0000-4000-8000-000000000001', {
+        command: 'Seal',
+        input,
+        expectedState: 'Closed',
+        operator: 'ops',
+        reason: 'sealed for good',
+        idempotencyKey: 'k1',
+      });
+    await expect(seal({})).rejects.toMatchObject({ code: 'invalid_input', field: 'input.why' });
+    expect((await seal({ why: 'condemned' })).input).toEqual({ why: 'condemned' });
+    // A validator without a JSON Schema converter gets no form: the console falls back to JSON.
+    expect(describeProcess(door).operatorCommands).toMatchObject([{ name: 'Seal', inputSchema: null }]);
   });
 });
+
+/** A hand-written, asynchronous Standard Schema (no library): `times` defaults to 1 and must be >= 1. */
+const knock: StandardSchemaV1<unknown, { door: string; times: number }> = {
+  '~standard': {
+    version: 1,
+    vendor: 'hand-written',
+    validate: async (v) => {
+      await Promise.resolve();
+      const p = v as { door?: unknown; times?: unknown };
+      if (typeof p.door !== 'string') return { issues: [{ message: 'must be a string', path: ['door'] }] };
+      const times = p.times ?? 1;
+      if (typeof times !== 'number' || times < 1)
+        return { issues: [{ message: 'must knock at least once', path: [{ key: 'times' }] }] };
+      return { value: { door: p.door, times } };
+    },
+  },
+};
+const sealInput: StandardSchemaV1<unknown, { why: string }> = {
+  '~standard': {
+    version: 1,
+    vendor: 'hand-written',
+    validate: (v) =>
+      typeof (v as { why?: unknown }).why === 'string'
+        ? { value: { why: (v as { why: string }).why } }
+        : { issues: [{ message: 'a reason to seal it is required', path: ['why'] }] },
+  },
+};
 
 describe('processes config', () => {
   it('quarantine is off unless a budget is given; zero, negative and null budgets are refused by name', () => {

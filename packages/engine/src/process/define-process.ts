@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Json } from '../definitions/define-action.ts';
+import type { StandardSchemaV1 } from '../definitions/standard-schema.ts';
 import { EngineError } from '../errors/engine-error.ts';
 
 /** A command a transition decides to send. It is written to the outbox in the transition's transaction. */
@@ -60,10 +61,17 @@ export interface OperatorCommandSpec<S extends string, D, I> {
   description?: string;
 }
 
-type Schemas = Record<string, z.ZodType>;
+/**
+ * Message and operator-command schemas: any Standard Schema validator (zod 4, valibot, arktype), as
+ * for flows and actions (ADR 0023). The instance's `data` stays a zod schema: it is decoded
+ * synchronously wherever an instance is read.
+ */
+type Schemas = Record<string, StandardSchemaV1>;
+/** What a schema produces (its Standard Schema output type). */
+type Out<S extends StandardSchemaV1> = NonNullable<S['~standard']['types']>['output'];
 /** A message of this process as the correlation function sees it: a union over the declared types. */
 export type ProcessMessageOf<M extends Schemas> = {
-  [K in keyof M & string]: { id: string; type: K; payload: z.output<M[K]> };
+  [K in keyof M & string]: { id: string; type: K; payload: Out<M[K]> };
 }[keyof M & string];
 
 export interface ProcessSpec<
@@ -91,14 +99,14 @@ export interface ProcessSpec<
     [K in keyof NoInfer<M> | keyof NoInfer<T>]?: readonly TransitionSpec<
       S,
       z.output<DS>,
-      K extends keyof M ? z.output<M[K]> : TimeoutPayload
+      K extends keyof M ? Out<M[K]> : TimeoutPayload
     >[];
   };
   /** Compensating states and the outcomes they may end in (e.g. Refunding → Compensated | ManualReview). */
   compensating?: Partial<Record<S, readonly S[]>>;
   /** Typed repair commands: their input schemas, and what each does. */
   operatorInputs?: O;
-  operatorCommands?: { [K in keyof O]: OperatorCommandSpec<S, z.output<DS>, z.output<O[K]>> };
+  operatorCommands?: { [K in keyof O]: OperatorCommandSpec<S, z.output<DS>, Out<O[K]>> };
 }
 
 /** A process definition as the runtime sees it, with its types erased. */
@@ -144,7 +152,7 @@ export function defineProcess<
   DS extends z.ZodType,
   M extends Schemas,
   T extends Record<string, TimeoutSpec<S>> = Record<never, TimeoutSpec<S>>,
-  O extends Schemas = Record<never, z.ZodType>,
+  O extends Schemas = Record<never, StandardSchemaV1>,
 >(spec: ProcessSpec<S, DS, M, T, O>): ProcessDefinition {
   const { name } = spec;
   if (!name) invalid('', 'name must not be empty');
@@ -208,7 +216,7 @@ export function defineProcess<
     data: spec.data,
     initialData: spec.initialData,
     messages: spec.messages,
-    correlate: spec.correlate as ProcessDefinition['correlate'],
+    correlate: spec.correlate,
     timeouts,
     on,
     compensating,

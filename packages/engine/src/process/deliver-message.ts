@@ -19,7 +19,7 @@ export async function deliverMessage(
   raw: IncomingMessage,
 ): Promise<DeliverResult> {
   const def = definitionOf(deps, process);
-  const message = parseMessage(def, raw, deps.limits);
+  const message = await parseMessage(def, raw, deps.limits);
   // A correlation that throws is an unroutable failure: it records nothing (seed 002).
   const key = def.correlate({ id: message.id, type: message.type, payload: message.payload });
   if (typeof key !== 'string' || key === '') {

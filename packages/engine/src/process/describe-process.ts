@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { schemaJson } from '../definitions/schema-json.ts';
 import type { ProcessDefinition } from './define-process.ts';
 
 /** A process definition as plain data: what the console draws (the state table) and renders (repair forms). */
@@ -21,8 +21,9 @@ export interface ProcessDescription {
 }
 
 /**
- * Describes a definition as JSON-safe data. Operator command inputs are JSON Schemas generated from
- * their zod schemas, so a form can be rendered without the definition's code.
+ * Describes a definition as JSON-safe data. Operator command inputs are JSON Schemas from their
+ * validators' Standard JSON Schema converter (null without one), so a form can be rendered without
+ * the definition's code.
  */
 export function describeProcess(def: ProcessDefinition): ProcessDescription {
   const transitions: ProcessDescription['transitions'] = [];
@@ -51,7 +52,7 @@ export function describeProcess(def: ProcessDefinition): ProcessDescription {
       from: [...c.from],
       to: c.to,
       description: c.description ?? null,
-      inputSchema: def.operatorInputs[name] ? z.toJSONSchema(def.operatorInputs[name], { io: 'input' }) : null,
+      inputSchema: schemaJson(def.operatorInputs[name]),
     })),
   };
 }

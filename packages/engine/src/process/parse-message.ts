@@ -1,8 +1,8 @@
-import type { z } from 'zod';
 import { EngineError } from '../errors/engine-error.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { defaultInputLimits, jsonRules, textRules, type InputLimits } from '../input/input-limits.ts';
+import { checkAgainstSchema } from '../input/validate-against-schema.ts';
 import type { ProcessDefinition } from './define-process.ts';
 
 /** A message from outside: an event or a reply addressed to a process. */
@@ -28,20 +28,17 @@ const operatorPrefix = 'operator:';
 /** PostgreSQL's bigint: a position outside it could not be stored in the failure record. */
 const maxPosition = 2n ** 63n - 1n;
 
-function describe(issue: z.core.$ZodIssue | undefined): string {
-  return issue?.message ?? 'invalid';
-}
-
 /**
  * Refuses, with the offending field named, what no transaction should ever see: among it, text and
  * payloads the database would refuse or silently change (NUL, lone surrogates, values JSON cannot
- * represent, beyond the configured limits; ADR 0013). The payload is checked as the caller sent it.
+ * represent, beyond the configured limits; ADR 0013). The payload is checked as the caller sent it,
+ * then by the message type's schema (any Standard Schema validator, which may be asynchronous).
  */
-export function parseMessage(
+export async function parseMessage(
   def: ProcessDefinition,
   raw: unknown,
   limits: InputLimits = defaultInputLimits,
-): ParsedMessage {
+): Promise<ParsedMessage> {
   const bad = (field: string, why: string) =>
     new EngineError('invalid_input', `process "${def.name}": ${field} ${why}`);
   const storable = <T>(check: () => T): T => {
@@ -67,12 +64,8 @@ export function parseMessage(
   const schema = Object.hasOwn(def.messages, m.type) ? def.messages[m.type] : undefined;
   if (!schema) throw bad('message.type', `"${m.type}" is not a message this process accepts`);
   storable(() => assertStorableJson(m.payload, 'message.payload', jsonRules(limits, 'message_payload_bytes')));
-  const parsed = schema.safeParse(m.payload);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = ['message', 'payload', ...(issue?.path ?? []).map(String)].join('.');
-    throw bad(path, describe(issue));
-  }
+  const parsed = await checkAgainstSchema(schema, m.payload, 'message.payload');
+  if (!parsed.ok) throw bad(parsed.field, parsed.message);
   let position: bigint | null = null;
   if (m.position !== undefined && m.position !== null) {
     if (typeof m.position === 'bigint') position = m.position;
@@ -87,5 +80,5 @@ export function parseMessage(
     storable(() =>
       assertStorableText(value, `message.headers[${JSON.stringify(name)}]`, textRules(limits, { allowBlank: true })),
     );
-  return { id, type: m.type, payload: parsed.data, position, headers: { ...(m.headers ?? {}) } };
+  return { id, type: m.type, payload: parsed.value, position, headers: { ...(m.headers ?? {}) } };
 }

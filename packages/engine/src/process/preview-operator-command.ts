@@ -27,7 +27,7 @@ export async function previewOperatorCommand(
   cmd: OperatorCommand,
 ): Promise<OperatorCommandPreview> {
   const def = definitionOf(deps, process);
-  const { id, spec, input, messageId } = parseOperatorCommand(def, instanceId, cmd);
+  const { id, spec, input, messageId } = await parseOperatorCommand(def, instanceId, cmd);
   const row = await findSagaInstance(deps.prisma, id);
   if (!row || row.process_name !== def.name)
     throw new EngineError('instance_not_found', `no instance ${id} of "${def.name}"`);

@@ -1,5 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError, toEngineError } from '../errors/engine-error.ts';
+import { validateAgainstSchema } from '../input/validate-against-schema.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { insertInboxMessage } from '../store/insert-inbox-message.ts';
 import { insertProcessTransition } from '../store/insert-process-transition.ts';
@@ -117,7 +118,7 @@ export async function releaseInTransaction(
         const schema = def.messages[kept.messageType];
         if (!schema)
           throw new EngineError('invalid_input', `"${kept.messageType}" is no longer a message of "${def.name}"`);
-        const payload: unknown = schema.parse(kept.payload);
+        const payload = await validateAgainstSchema(schema, kept.payload, 'message.payload');
         const r = await deliverInTransaction(
           tx,
           deps,
@@ -149,7 +150,7 @@ export async function releaseInTransaction(
   try {
     const schema = def.messages[messageType];
     if (!schema) throw new EngineError('invalid_input', `"${messageType}" is no longer a message of "${def.name}"`);
-    const payload = schema.parse(row.failure_payload);
+    const payload = await validateAgainstSchema(schema, row.failure_payload, 'message.payload');
     const data = decodeStateOrThrow(def, row.state, id);
     const decision = decide(def, { state: at, data }, { type: messageType, payload }, { key: row.correlation_key });
     if (decision.kind === 'ignored') {

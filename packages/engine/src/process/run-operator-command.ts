@@ -5,6 +5,7 @@ import { assertStorableJson } from '../input/assert-storable-json.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
 import { defaultInputLimits, jsonRules, textRules, type InputLimits } from '../input/input-limits.ts';
+import { validateAgainstSchema } from '../input/validate-against-schema.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
 import { applyDecision } from './apply-decision.ts';
@@ -43,8 +44,11 @@ export function requireText(value: unknown, field: string, limits: InputLimits =
   return assertStorableText(value, field, textRules(limits));
 }
 
-/** Validates an operator command before any read or write; the error names the field. */
-export function parseOperatorCommand(
+/**
+ * Validates an operator command before any read or write, its input by the command's schema (any
+ * Standard Schema validator, which may be asynchronous); the error names the field.
+ */
+export async function parseOperatorCommand(
   def: ProcessDefinition,
   instanceId: string,
   cmd: OperatorCommand,
@@ -59,12 +63,7 @@ export function parseOperatorCommand(
       field: 'command',
     });
   assertStorableJson(cmd.input, 'input', jsonRules(limits, 'message_payload_bytes'));
-  const parsed = schema.safeParse(cmd.input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = ['input', ...(issue?.path ?? []).map(String)].join('.');
-    throw new EngineError('invalid_input', `${field}: ${issue?.message ?? 'invalid'}`, { field });
-  }
+  const input = await validateAgainstSchema(schema, cmd.input, 'input');
   if (!def.states.includes(cmd.expectedState))
     throw new EngineError('invalid_input', `expectedState: "${cmd.expectedState}" is not a state of "${def.name}"`, {
       field: 'expectedState',
@@ -73,7 +72,7 @@ export function parseOperatorCommand(
     id,
     command: cmd.command,
     spec,
-    input: parsed.data,
+    input,
     operator: requireText(cmd.operator, 'operator', limits),
     reason: requireText(cmd.reason, 'reason', limits),
     // Scoped to the instance (one key on two instances is two commands); incoming message ids may
@@ -83,7 +82,7 @@ export function parseOperatorCommand(
   };
 }
 
-export type ParsedOperatorCommand = ReturnType<typeof parseOperatorCommand>;
+export type ParsedOperatorCommand = Awaited<ReturnType<typeof parseOperatorCommand>>;
 
 /** Why an operator command cannot apply to this instance as it is now, or null if it can. */
 export function checkOperatorCommand(
@@ -110,7 +109,7 @@ export async function runOperatorCommand(
   cmd: OperatorCommand,
 ): Promise<OperatorCommandResult> {
   const def = definitionOf(deps, process);
-  const parsed = parseOperatorCommand(def, instanceId, cmd, deps.limits);
+  const parsed = await parseOperatorCommand(def, instanceId, cmd, deps.limits);
   return withStoreRetry(
     deps.storeRetry,
     () => inTransaction(deps, (tx) => operatorCommandInTransaction(tx, deps, def, parsed, cmd.expectedState)),

@@ -9,7 +9,7 @@ import { parseRepairCommand, repairParams, repairTarget, type RepairCommand } fr
 import type { RepairActualState, RepairEffects, RepairResult, RepairStatus } from './repair-effects.ts';
 import type { RepairDeps } from './repair-handler.ts';
 import { runRepairHandlers } from './repair-handlers.ts';
-import { expectationHolds, readRepairTarget, readRunTarget } from './read-repair-target.ts';
+import { expectationDrift, readRepairTarget, readRunTarget } from './read-repair-target.ts';
 
 /** Thrown inside the repair's transaction to roll it back: the command was decided without acting. */
 class NotApplied extends Error {
@@ -17,6 +17,8 @@ class NotApplied extends Error {
     readonly status: Exclude<RepairStatus, 'applied'>,
     readonly actual: RepairActualState,
     readonly blockers: string[],
+    /** The command field the refusal is about: the expectation that drifted, or the blocker's own. */
+    readonly field: string | null = null,
   ) {
     super(blockers.join('; '));
   }
@@ -89,6 +91,7 @@ export async function applyRepair(
             data: {
               repair: id,
               command: cmd.kind,
+              ...('compensation' in cmd.target ? { compensation: cmd.target.compensation } : {}),
               actor: cmd.actor,
               ...(cmd.via === undefined ? {} : { via: cmd.via }),
               reason: cmd.reason,
@@ -144,7 +147,7 @@ export async function applyRepair(
       throw auditErr;
     }
     log.info({ status: err.status, actual: err.actual, blockers: err.blockers }, `repair ${err.status}`);
-    throw notAppliedError(cmd, err.status, err.actual, err.blockers, id, false);
+    throw notAppliedError(cmd, err.status, err.actual, err.blockers, id, false, err.field);
   }
 }
 
@@ -227,18 +230,19 @@ async function decide(
   // Planned first: input only the target can judge (a state the process does not have) is bad input,
   // whatever state the target is in. Then a changed state (conflict) ranks before any other refusal.
   const plan = await handler.plan(tx, deps, cmd, target, prepared).catch((err: unknown) => {
-    if (err instanceof EngineError && refusalCodes.has(err.code)) return { refusal: err.message };
+    if (err instanceof EngineError && refusalCodes.has(err.code)) return { refusal: err.message, field: err.field };
     throw err;
   });
-  if (!expectationHolds(cmd, actual)) throw new NotApplied('conflict', actual, ['the expected state no longer holds']);
-  if ('refusal' in plan) throw new NotApplied('refused', actual, [plan.refusal]);
-  if (plan.blockers.length > 0) throw new NotApplied('refused', actual, plan.blockers);
+  const drift = expectationDrift(cmd, actual);
+  if (drift !== null) throw new NotApplied('conflict', actual, ['the expected state no longer holds'], drift);
+  if ('refusal' in plan) throw new NotApplied('refused', actual, [plan.refusal], plan.field);
+  if (plan.blockers.length > 0) throw new NotApplied('refused', actual, plan.blockers, plan.field ?? null);
   try {
     const done = await handler.perform(tx, deps, cmd, target, prepared, audit);
     return { actual, effects: done.effects ? merge(plan.effects, done.effects) : plan.effects, after: done.after };
   } catch (err) {
     if (err instanceof EngineError && refusalCodes.has(err.code))
-      throw new NotApplied('refused', actual, [err.message]);
+      throw new NotApplied('refused', actual, [err.message], err.field);
     throw err;
   }
 }
@@ -262,19 +266,21 @@ function notAppliedError(
   blockers: string[],
   repairId: string,
   replayed: boolean,
+  field: string | null = null,
 ): EngineError {
   const details = { repairId, current, expected: cmd.expected, blockers, replayed };
   const target = repairTarget(cmd);
+  const named = field === null ? {} : { field };
   if (status === 'conflict')
     return new EngineError(
       'repair_conflict',
-      `${cmd.kind} on ${target.type} ${target.id}: it was drafted against ${JSON.stringify(cmd.expected)} but the ${target.type} is now ${JSON.stringify(current)}; nothing changed. Preview it again and draft it against the current state`,
-      { details },
+      `${cmd.kind} on ${target.type} ${target.id}: it was drafted against ${JSON.stringify(cmd.expected)} but the ${target.type} is now ${JSON.stringify(current)}${field === null ? '' : ` (${field} differs)`}; nothing changed. Preview it again and draft it against the current state`,
+      { details, ...named },
     );
   return new EngineError(
     'repair_refused',
-    `${cmd.kind} on ${target.type} ${target.id} cannot apply: ${blockers.join('; ')}; nothing changed`,
-    { details },
+    `${cmd.kind} on ${target.type} ${target.id} cannot apply: ${field === null ? '' : `${field}: `}${blockers.join('; ')}; nothing changed`,
+    { details, ...named },
   );
 }
 
@@ -296,6 +302,7 @@ function replay(cmd: RepairCommand, prior: DbRepairCommand): RepairResult {
       result.blockers ?? [],
       prior.id,
       true,
+      prior.status === 'conflict' ? expectationDrift(cmd, prior.actual as RepairActualState) : null,
     );
   return {
     id: prior.id,

@@ -1,4 +1,5 @@
 import { EngineError } from '../errors/engine-error.ts';
+import { checkAgainstSchema } from '../input/validate-against-schema.ts';
 import { applyDecision } from '../process/apply-decision.ts';
 import { applied, decide, type Decision } from '../process/decide.ts';
 import type { ProcessDefinition } from '../process/define-process.ts';
@@ -49,16 +50,16 @@ export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, I
     const messageType = row.failure_message_type;
     if (cmd.mode === 'retry') {
       const schema = def.messages[messageType];
-      const payload = schema?.safeParse(row.failure_payload);
+      const payload = schema ? await checkAgainstSchema(schema, row.failure_payload, 'message.payload') : null;
       const data = decoded(def, row);
-      if (!schema || !payload?.success) blockers.push(`the message it stopped on no longer parses as "${messageType}"`);
+      if (!payload?.ok) blockers.push(`the message it stopped on no longer parses as "${messageType}"`);
       else if ('blocker' in data) blockers.push(data.blocker);
       else {
         try {
           const decision = decide(
             def,
             { state: row.current_state, data: data.data },
-            { type: messageType, payload: payload.data },
+            { type: messageType, payload: payload.value },
             { key: row.correlation_key },
           );
           if (decision.kind === 'applied') {
@@ -100,9 +101,9 @@ export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, I
   },
 };
 
-function parsedCommand(deps: RepairDeps, def: ProcessDefinition, cmd: RepairCommandOf<'instance.command'>) {
+async function parsedCommand(deps: RepairDeps, def: ProcessDefinition, cmd: RepairCommandOf<'instance.command'>) {
   try {
-    return parseOperator(deps, def, cmd);
+    return await parseOperator(deps, def, cmd);
   } catch (err) {
     // The operator command's own validation names its fields; a repair names them as it carries them.
     if (err instanceof EngineError && err.field === 'expectedState')
@@ -133,7 +134,7 @@ export const operatorCommandRepair: RepairHandler<RepairCommandOf<'instance.comm
   async plan(_db, deps, cmd, target) {
     const { row } = target;
     const def = definitionOf(target);
-    const parsed = parsedCommand(deps, def, cmd);
+    const parsed = await parsedCommand(deps, def, cmd);
     const rejected = checkOperatorCommand(row, cmd.expected.state, parsed.spec);
     if (rejected)
       return {
@@ -153,7 +154,7 @@ export const operatorCommandRepair: RepairHandler<RepairCommandOf<'instance.comm
       tx,
       deps.process,
       def,
-      parsedCommand(deps, def, cmd),
+      await parsedCommand(deps, def, cmd),
       cmd.expected.state,
     );
     if (r.outcome !== 'applied')

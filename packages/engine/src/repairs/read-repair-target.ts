@@ -2,6 +2,7 @@ import { EngineError } from '../errors/engine-error.ts';
 import { findRun } from '../store/find-run.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import { lockSagaInstance, readSagaInstance } from '../store/lock-saga-instance.ts';
+import { lockCompensationRow } from '../store/repairs/lock-compensation-row.ts';
 import { lockStepRow } from '../store/repairs/lock-step-row.ts';
 import type { Db } from '../store/types.ts';
 import type { InstanceRepairCommand, RepairCommand, RunRepairCommand } from './repair-command.ts';
@@ -14,13 +15,25 @@ import { instanceRepairHandlers, runRepairHandlers } from './repair-handlers.ts'
  * UPDATE first, the lock of the run's terminal transition (lockOpenRun, ADR 0011): every claim,
  * outcome, signal, kick, sweep and replay write holds it FOR KEY SHARE or FOR NO KEY UPDATE, so
  * none of them commits between the repair's check of the expected state and its commit. Then the
- * named step's row, FOR UPDATE. A finished run is not locked: nothing changes it any more.
+ * named step's (or compensation's) row, FOR UPDATE. A finished run is not locked: nothing changes
+ * it any more.
  */
 export async function readRunTarget(db: Db, cmd: RunRepairCommand, lock: boolean): Promise<RunTarget> {
   const runId = cmd.target.runId;
   if (lock) await lockOpenRun(db, runId, 'update');
   const run = await findRun(db, runId);
   if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
+  if ('compensation' in cmd.target) {
+    const at = cmd.target.compensation;
+    const compensation = lock
+      ? await lockCompensationRow(db, runId, at)
+      : await db.compensationRun.findUnique({
+          where: {
+            run_id_rollback_level_ordinal: { run_id: runId, rollback_level: at.rollbackLevel, ordinal: at.ordinal },
+          },
+        });
+    return { run, step: null, compensation };
+  }
   if (!('stepSequence' in cmd.target)) return { run, step: null };
   const sequence = cmd.target.stepSequence;
   const step = lock
@@ -45,15 +58,27 @@ export async function readInstanceTarget(
   return { row, def: deps.process.definitions.get(row.process_name) ?? null };
 }
 
+/** The run's state, and the targeted step's or compensation's (a compensation reads as kind `compensation`). */
 export function runActual(target: RunTarget, cmd: RunRepairCommand): RepairActualState {
-  const { run, step } = target;
+  const { run, step, compensation } = target;
+  const row =
+    'compensation' in cmd.target
+      ? compensation
+        ? {
+            status: compensation.status,
+            attempts: compensation.attempts,
+            kind: 'compensation',
+            name: compensation.name,
+          }
+        : null
+      : step
+        ? { status: step.status, attempts: step.attempts, kind: step.kind, name: step.name }
+        : null;
   return {
     exists: true,
     runStatus: run.status,
     stuckReason: run.stuck_reason,
-    ...('stepSequence' in cmd.target
-      ? { step: step ? { status: step.status, attempts: step.attempts, kind: step.kind, name: step.name } : null }
-      : {}),
+    ...('stepSequence' in cmd.target || 'compensation' in cmd.target ? { step: row } : {}),
   };
 }
 
@@ -68,23 +93,31 @@ export function instanceActual(target: InstanceTarget): RepairActualState {
   };
 }
 
-/** Whether the state the command was drafted against is the state found. */
-export function expectationHolds(cmd: RepairCommand, actual: RepairActualState): boolean {
-  if (!actual.exists) return false;
+/**
+ * The first part of the state the command was drafted against that is not the state found, as the
+ * command field that states it (`expected.stepAttempts`; `target` when the target is not there), or
+ * null when the expectation holds.
+ */
+export function expectationDrift(cmd: RepairCommand, actual: RepairActualState): string | null {
+  if (!actual.exists) return 'target';
   if ('instanceId' in cmd.target) {
     const e = cmd.expected as { state: string; version: number };
-    return 'version' in actual && actual.state === e.state && actual.version === e.version;
+    if (!('version' in actual)) return 'target';
+    if (actual.state !== e.state) return 'expected.state';
+    return actual.version === e.version ? null : 'expected.version';
   }
-  if (!('runStatus' in actual)) return false;
+  if (!('runStatus' in actual)) return 'target';
   const e = cmd.expected as { runStatus: string; stepStatus?: string; stepAttempts?: number };
-  if (actual.runStatus !== e.runStatus) return false;
-  if (e.stepStatus === undefined) return true;
-  return (
-    actual.step !== undefined &&
-    actual.step !== null &&
-    actual.step.status === e.stepStatus &&
-    actual.step.attempts === e.stepAttempts
-  );
+  if (actual.runStatus !== e.runStatus) return 'expected.runStatus';
+  if (e.stepStatus === undefined) return null;
+  if (!actual.step) return 'target';
+  if (actual.step.status !== e.stepStatus) return 'expected.stepStatus';
+  return actual.step.attempts === e.stepAttempts ? null : 'expected.stepAttempts';
+}
+
+/** Whether the state the command was drafted against is the state found. */
+export function expectationHolds(cmd: RepairCommand, actual: RepairActualState): boolean {
+  return expectationDrift(cmd, actual) === null;
 }
 
 /**

@@ -5,7 +5,7 @@ import { assertSeconds } from '../input/assert-seconds.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
-import { zodIssueField } from '../input/zod-issue-field.ts';
+import { closestIssue, zodIssueField } from '../input/zod-issue-field.ts';
 import { jsonRules, textRules, type InputLimits } from '../input/input-limits.ts';
 import { openRunStatuses } from '../store/types.ts';
 
@@ -32,6 +32,14 @@ const common = {
 };
 const runTarget = z.strictObject({ runId: z.string() });
 const stepTarget = z.strictObject({ runId: z.string(), stepSequence: z.number().int().min(1) });
+/**
+ * One compensation of a run, by its place in the rollback: its level and its position in the level
+ * (several compensations may undo one step, so the step's sequence does not name one).
+ */
+const compensationTarget = z.strictObject({
+  runId: z.string(),
+  compensation: z.strictObject({ rollbackLevel: z.number().int().min(1), ordinal: z.number().int().min(0) }),
+});
 const instanceTarget = z.strictObject({ instanceId: z.string() });
 /** A repair is drafted against an open run: a finished one is never changed (invariant 1). */
 const runExpected = z.strictObject({ runStatus: z.enum(openRunStatuses) });
@@ -46,6 +54,14 @@ const runCommand = <K extends string, S extends z.core.$ZodLooseShape>(kind: K, 
   z.strictObject({ kind: z.literal(kind), target: runTarget, expected: runExpected, ...common, ...extra });
 const stepCommand = <K extends string, S extends z.core.$ZodLooseShape>(kind: K, extra: S) =>
   z.strictObject({ kind: z.literal(kind), target: stepTarget, expected: stepExpected, ...common, ...extra });
+/** A command on a Running row, an action step's or a compensation's: its expected state is the row's. */
+const stepOrCompensationCommand = <K extends string>(kind: K) =>
+  z.strictObject({
+    kind: z.literal(kind),
+    target: z.union([stepTarget, compensationTarget]),
+    expected: stepExpected,
+    ...common,
+  });
 const instanceCommand = <K extends string, S extends z.core.$ZodLooseShape>(kind: K, extra: S) =>
   z.strictObject({ kind: z.literal(kind), target: instanceTarget, expected: instanceExpected, ...common, ...extra });
 
@@ -56,7 +72,7 @@ const instanceCommand = <K extends string, S extends z.core.$ZodLooseShape>(kind
 export const repairCommandSchema = z.discriminatedUnion('kind', [
   runCommand('run.kick', {}),
   stepCommand('run.retry_step', {}),
-  stepCommand('run.reclaim_step', {}),
+  stepOrCompensationCommand('run.reclaim_step'),
   runCommand('run.cancel', { cleanupSeconds: z.number().optional() }),
   runCommand('run.terminate', {}),
   runCommand('run.signal', { signal: z.strictObject({ name: z.string(), payload: z.unknown().optional() }) }),
@@ -73,6 +89,7 @@ export type RepairKind = RepairCommand['kind'];
 export type RepairCommandOf<K extends RepairKind> = Extract<RepairCommand, { kind: K }>;
 export type RunRepairCommand = Extract<RepairCommand, { target: { runId: string } }>;
 export type InstanceRepairCommand = Extract<RepairCommand, { target: { instanceId: string } }>;
+export type CompensationTarget = z.output<typeof compensationTarget>;
 
 /**
  * Validates a repair command before any read: its shape (zod), then every value through the engine's
@@ -84,7 +101,9 @@ export function parseRepairCommand(raw: unknown, limits: InputLimits): RepairCom
     throw new EngineError('invalid_input', 'command: must be an object', { field: 'command' });
   const parsed = repairCommandSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+    const first = parsed.error.issues[0];
+    // An unknown kind matches no branch (no errors to choose from); a bad target names its closest one.
+    const issue = closestIssue(first);
     const field = zodIssueField(issue, 'command');
     const message =
       issue?.code === 'invalid_union' && field === 'kind'
@@ -142,9 +161,18 @@ export function repairParams(cmd: RepairCommand): { [key: string]: Json } {
   return params as { [key: string]: Json };
 }
 
+/**
+ * A compensation's audit target id: its run, `#rollback-`, its level and ordinal (`<run>#rollback-1.0`).
+ * It starts with `<run>#` like a step's, so a run's history and the audit filter by run find it.
+ */
+export function compensationTargetId(target: CompensationTarget): string {
+  return `${target.runId}#rollback-${target.compensation.rollbackLevel}.${target.compensation.ordinal}`;
+}
+
 /** What the audit trail names as the command's target. */
 export function repairTarget(cmd: RepairCommand): { type: 'run' | 'step' | 'instance'; id: string } {
   if ('instanceId' in cmd.target) return { type: 'instance', id: cmd.target.instanceId };
   if ('stepSequence' in cmd.target) return { type: 'step', id: `${cmd.target.runId}#${cmd.target.stepSequence}` };
+  if ('compensation' in cmd.target) return { type: 'step', id: compensationTargetId(cmd.target) };
   return { type: 'run', id: cmd.target.runId };
 }

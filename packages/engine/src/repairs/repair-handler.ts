@@ -4,6 +4,7 @@ import type { ProcessDeps } from '../process/process-deps.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import type { DbFlowRun } from '../store/find-run.ts';
 import type { DbActionRun } from '../store/list-action-runs.ts';
+import type { DbCompensationRun } from '../store/list-compensation-runs.ts';
 import type { DbSagaInstance } from '../store/lock-saga-instance.ts';
 import type { Db } from '../store/types.ts';
 import type { RepairCommand } from './repair-command.ts';
@@ -15,10 +16,14 @@ export interface RepairDeps {
   process: ProcessDeps;
 }
 
-/** A run repair's target as read (and, in apply, locked): the run, and the step a step command names. */
+/**
+ * A run repair's target as read (and, in apply, locked): the run, and the step a step command names,
+ * or the compensation a command on one names (`compensation` is absent unless the target names one).
+ */
 export interface RunTarget {
   run: DbFlowRun;
   step: DbActionRun | null;
+  compensation?: DbCompensationRun | null;
 }
 
 /** An instance repair's target: the row and its definition (null when the process is not registered here). */
@@ -30,6 +35,8 @@ export interface InstanceTarget {
 export interface RepairPlan {
   /** Why the command cannot act on the target as it is (empty: it can). */
   blockers: string[];
+  /** The command field the first blocker is about (`target.stepSequence`), named in the refusal. */
+  field?: string;
   effects: RepairEffects;
 }
 

@@ -62,6 +62,8 @@ export interface CompensationView {
   id: string;
   actionSequence: number;
   rollbackLevel: number;
+  /** Its position in the rollback level: with the level, what a repair names it by. */
+  ordinal: number;
   name: string;
   status: string;
   attempts: number;
@@ -160,6 +162,7 @@ export function toCompensationView(c: DbCompensationRun): CompensationView {
     id: c.id,
     actionSequence: c.action_sequence,
     rollbackLevel: c.rollback_level,
+    ordinal: c.ordinal,
     name: c.name,
     status: c.status,
     attempts: c.attempts,

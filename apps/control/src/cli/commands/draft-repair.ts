@@ -13,7 +13,25 @@ export interface RepairRequest {
   /** The run's id (run and step commands) or the instance's. */
   id: string;
   step: number | undefined;
+  /** A compensation instead of a step (`reclaim --compensation 1.0`): its rollback level and ordinal. */
+  compensation?: Compensation | undefined;
   params: Record<string, unknown>;
+}
+
+type Compensation = { rollbackLevel: number; ordinal: number };
+
+/**
+ * `--compensation L.O`: the compensation at ordinal O of rollback level L, as `run show` lists it
+ * (ADR 0031). Undefined when the option is absent.
+ */
+export function compensationOption(value: string | undefined): Compensation | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\d{1,6})\.(\d{1,6})$/.exec(value.trim());
+  if (!m || Number(m[1]) < 1)
+    throw usageError(
+      `--compensation must be LEVEL.ORDINAL (e.g. 1.0, as \`sagaflow run show\` lists it), not "${value}"`,
+    );
+  return { rollbackLevel: Number(m[1]), ordinal: Number(m[2]) };
 }
 
 /** The options every repair takes (see `sagaflow help`). */
@@ -29,7 +47,11 @@ export const repairOptions = [
 ] as const;
 
 type Catalogue = Record<string, RepairCommandInfo>;
-type Target = { runId: string } | { runId: string; stepSequence: number } | { instanceId: string };
+type Target =
+  | { runId: string }
+  | { runId: string; stepSequence: number }
+  | { runId: string; compensation: Compensation }
+  | { instanceId: string };
 
 /**
  * Drafts a repair the way the console does and sends it: the command's target shape comes from the
@@ -160,6 +182,10 @@ function targetFor(request: RepairRequest, info: RepairCommandInfo): Target {
       if (request.step !== undefined) throw usageError(`${request.kind} acts on an instance; it takes no --step`);
       return { instanceId: request.id };
     case 'step':
+      if (request.compensation !== undefined) {
+        if (request.step !== undefined) throw usageError(`${request.kind} takes --step or --compensation, not both`);
+        return { runId: request.id, compensation: request.compensation };
+      }
       if (request.step === undefined) throw usageError(`${request.kind} needs --step N: ${hint}`);
       return { runId: request.id, stepSequence: request.step };
     default:
@@ -181,6 +207,7 @@ async function expectedState(client: ControlClient, target: Target, o: Options):
     return { state, version };
   }
   let runStatus = o['expect-status'];
+  if ('compensation' in target) return compensationExpected(client, target, o);
   if (!('stepSequence' in target)) {
     runStatus ??= open(await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId })).status;
     return { runStatus };
@@ -200,6 +227,34 @@ async function expectedState(client: ControlClient, target: Target, o: Options):
     runStatus ??= detail.run.status;
     stepStatus ??= step.status;
     stepAttempts ??= step.attempts;
+  }
+  return { runStatus, stepStatus, stepAttempts };
+}
+
+/** A compensation's expected state: the --expect-* flags where given, the rest from its row as read now. */
+async function compensationExpected(
+  client: ControlClient,
+  target: { runId: string; compensation: Compensation },
+  o: Options,
+): Promise<Record<string, unknown>> {
+  let runStatus = o['expect-status'];
+  let stepStatus = o['expect-step-status'];
+  let stepAttempts = intOption('expect-attempts', o['expect-attempts'], 0, Number.MAX_SAFE_INTEGER);
+  if (runStatus === undefined || stepStatus === undefined || stepAttempts === undefined) {
+    const detail = await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId });
+    open(detail);
+    const { rollbackLevel, ordinal } = target.compensation;
+    const row = detail.compensations.find((c) => c.rollbackLevel === rollbackLevel && c.ordinal === ordinal);
+    if (!row)
+      throw usageError(
+        `run ${target.runId} has no compensation ${rollbackLevel}.${ordinal}; its compensations: ${
+          detail.compensations.map((c) => `${c.rollbackLevel}.${c.ordinal} ${c.name} (${c.status})`).join(', ') ||
+          'none yet'
+        }`,
+      );
+    runStatus ??= detail.run.status;
+    stepStatus ??= row.status;
+    stepAttempts ??= row.attempts;
   }
   return { runStatus, stepStatus, stepAttempts };
 }

@@ -109,8 +109,15 @@ export async function showRun(ctx: CliContext, args: ParsedArgs): Promise<Comman
       ? [
           '',
           ...formatTable(
-            ['COMPENSATES STEP', 'LEVEL', 'NAME', 'STATUS'],
-            d.compensations.map((c) => [String(c.actionSequence), String(c.rollbackLevel), c.name, c.status]),
+            // LEVEL.ORDINAL is what `reclaim --compensation` takes.
+            ['COMPENSATES STEP', 'LEVEL.ORDINAL', 'NAME', 'STATUS', 'ATTEMPTS'],
+            d.compensations.map((c) => [
+              String(c.actionSequence),
+              `${c.rollbackLevel}.${c.ordinal}`,
+              c.name,
+              c.status,
+              `${c.attempts}/${c.maxAttempts}`,
+            ]),
           ),
         ]
       : []),

@@ -9,7 +9,7 @@ import {
   type OptionName,
   type ParsedArgs,
 } from '../parse-cli-args.ts';
-import { repairOptions, runRepair, type RepairRequest } from './draft-repair.ts';
+import { compensationOption, repairOptions, runRepair, type RepairRequest } from './draft-repair.ts';
 
 interface NamedRepair {
   /** The catalogue kind it drafts. */
@@ -44,7 +44,7 @@ const one = (what: string, rest: string[], command: string) => {
 export const namedRepairs: Record<string, NamedRepair> = {
   kick: { kind: 'run.kick', on: 'run', options: [], params: none },
   retry: { kind: 'run.retry_step', on: 'run', options: ['step'], params: none },
-  reclaim: { kind: 'run.reclaim_step', on: 'run', options: ['step'], params: none },
+  reclaim: { kind: 'run.reclaim_step', on: 'run', options: ['step', 'compensation'], params: none },
   // run.cancel is the cooperative cancel: the run's code compensates. --compensate says so explicitly.
   cancel: { kind: 'run.cancel', on: 'run', options: ['compensate', 'cleanup-seconds'], params: cleanup },
   terminate: { kind: 'run.terminate', on: 'run', options: [], params: none },
@@ -108,6 +108,7 @@ export function namedRepair(ctx: CliContext, name: string, args: ParsedArgs): Pr
     kind: spec.kind,
     id: idArgument(name, spec.on, id),
     step: intOption('step', args.options.step, 1, 1_000_000),
+    compensation: compensationOption(args.options.compensation),
     params: spec.params({ rest, options: args.options, command: name }),
   };
   if (spec.params === none) noMorePositionals(name, rest);

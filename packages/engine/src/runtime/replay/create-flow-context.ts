@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ActionDefinition, Json, RetryPolicy } from '../../definitions/define-action.ts';
 import type { FlowContext, FlowDefinition, StepBuilder } from '../../definitions/flow-context.ts';
+import { childInput } from '../child-input.ts';
 import { FlowError, recordedMessage } from '../flow-error.ts';
 import { resolveReclaimSeconds, type ReclaimOverride } from '../resolve-reclaim.ts';
 import { runActionStep, type ActionStepResult, type ActionStepSpec } from '../steps/action-step.ts';
@@ -238,11 +239,14 @@ export function createFlowContext(session: ReplaySession): FlowContext {
     ): Promise<O> {
       if (session.park) return never();
       const seq = session.nextSequence();
+      // A child not started yet gets its input checked against its own schema first, as startFlow
+      // would; a recorded one keeps the input it was started with.
+      const checked = session.recorded.has(seq) ? input : await childInput(deps.config.limits, flow, seq, input);
       const r = await internal(session, () =>
         runChildStep(session, seq, {
           flowName: flow.name,
           flowVersion: flow.version,
-          input,
+          input: checked,
           cancellation: options.cancellation ?? 'propagate',
         }),
       );
