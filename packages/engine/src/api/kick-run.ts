@@ -69,9 +69,16 @@ export async function kickInTransaction(
     runId,
     limit: 100,
   });
-  for (const orphan of orphans) await reclaimOrphan(deps, tx, orphan, 'kick', now);
+  // The rows are reopened without a wake each: the run gets one wake below (two would race).
+  let reopened = false;
+  for (const orphan of orphans)
+    reopened = (await reclaimOrphan(deps, tx, orphan, 'kick', now, { wake: false })).reclaimed || reopened;
   const blocked = await whyKickWaits(tx, runId, now);
-  if (blocked) return { kicked: false, reason: blocked };
+  if (blocked) {
+    // Another row is still worked on; the reopened one still needs its run woken once.
+    if (reopened) await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
+    return { kicked: false, reason: blocked };
+  }
   await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
   // A kick refills the doctor's repair budget for this run.
   await tx.flowRun.update({ where: { id: runId }, data: { repair_count: 0 } });

@@ -51,13 +51,18 @@ export async function reclaimStep(
   });
 }
 
-/** Opens one orphaned row to the claim and wakes its run (the caller's transaction, which holds the run lock). */
+/**
+ * Opens one orphaned row to the claim and wakes its run (the caller's transaction, which holds the run
+ * lock). `wake: false` when the caller sends the run's one wake itself (a kick): two wakes of one run
+ * start two replays that race for the reopened row, and the loser journals a claim_lost for nothing.
+ */
 export async function reclaimOrphan(
   deps: RuntimeDeps,
   tx: Db,
   orphan: OrphanedStep,
   by: 'operator' | 'kick' | 'doctor',
   now: Date = deps.clock.now(),
+  { wake = true }: { wake?: boolean } = {},
 ): Promise<ReclaimResult> {
   const opened = await markStepReclaimable(tx, {
     table: orphan.table,
@@ -67,7 +72,7 @@ export async function reclaimOrphan(
     now,
   });
   if (!opened) return { reclaimed: false, reason: `step ${orphan.id} changed hands meanwhile; nothing was reclaimed` };
-  await enqueueJob(tx, { kind: 'wake-run', runId: orphan.run_id, availableAt: now });
+  if (wake) await enqueueJob(tx, { kind: 'wake-run', runId: orphan.run_id, availableAt: now });
   await appendFlowEvent(tx, {
     runId: orphan.run_id,
     type: 'step.reclaimed',

@@ -94,7 +94,10 @@ describe(`wave 2: a step held by a worker that is gone is stuck with a reason an
     // The run row still says what the dead worker's replay left (Running): the reason is what tells.
     expect(['Running', 'Waiting']).toContain((await b.getRun(runId))?.run.status);
 
+    const wakesBefore = await db.prisma.job.count({ where: { run_id: runId, locked_by: null } });
     expect(await b.kick(runId)).toEqual({ kicked: true });
+    // One wake for the kick, not one more per reclaimed row: two replays would race for the step.
+    expect((await db.prisma.job.count({ where: { run_id: runId, locked_by: null } })) - wakesBefore).toBe(1);
     b.startWorkers();
     const done = await waitFor('the run to complete', async () => {
       const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
