@@ -36,7 +36,11 @@ export function TimingPolicy({ detail, now }: { detail: RunDetail; now: number }
                 ) : (
                   <>
                     run: none
-                    {timing.deadlineDefaults.runSeconds ? ` (default ${secs(timing.deadlineDefaults.runSeconds)})` : ''}
+                    {run.parentRunId
+                      ? ' (a child run takes no default deadline)'
+                      : timing.deadlineDefaults.runSeconds
+                        ? ` (default ${secs(timing.deadlineDefaults.runSeconds)})`
+                        : ''}
                   </>
                 )}
                 {stepDeadlines.map((a) => (
