@@ -28,11 +28,21 @@ export function keysetOrder(order: PageCursor['order']) {
     : [{ updated_at: 'asc' as const }, { id: 'asc' as const }];
 }
 
-/** The rows after a cursor, in its order (ties on the time broken by id). */
+/**
+ * The rows after a cursor, in its order (ties on the time broken by id). The plain bound on the time
+ * (`<=` or `>=`) is implied by the OR, but it is what the planner can use as the index scan's start:
+ * without it a page 500 k rows deep walks the index from its first entry to the cursor (ADR 0032).
+ */
 export function afterCursor(cursor: PageCursor) {
   return cursor.order === 'newest'
-    ? { OR: [{ created_at: { lt: cursor.at } }, { created_at: cursor.at, id: { lt: cursor.id } }] }
-    : { OR: [{ updated_at: { gt: cursor.at } }, { updated_at: cursor.at, id: { gt: cursor.id } }] };
+    ? {
+        created_at: { lte: cursor.at },
+        OR: [{ created_at: { lt: cursor.at } }, { created_at: cursor.at, id: { lt: cursor.id } }],
+      }
+    : {
+        updated_at: { gte: cursor.at },
+        OR: [{ updated_at: { gt: cursor.at } }, { updated_at: cursor.at, id: { gt: cursor.id } }],
+      };
 }
 
 /** A search for an id (UUID-shaped text) or, exactly, a key column's value. */
@@ -58,7 +68,13 @@ export function finishPage<R extends { id: string; created_at: Date; updated_at:
   };
 }
 
-/** One capped count per status (`count(...)` gets `take: countCap + 1`), as a record. */
+/**
+ * One capped count per status (`count(...)` gets `take: countCap + 1`), as a record. The caller
+ * orders each count like its list (`keysetOrder`): given `take` and no order, Prisma orders the
+ * count's subquery by id, which reads the primary key in id order and filters every row by status,
+ * a walk of the whole table for a status with few rows; ordered by the list's key, the count is a
+ * range of the (status, time) index that stops at the cap (ADR 0032).
+ */
 export async function cappedCounts<S extends string>(
   statuses: readonly S[],
   count: (status: S, take: number) => Promise<number>,
