@@ -28,7 +28,8 @@ const newestCursor = (row: { at: Date; id: string }) =>
  * Every read the console makes on its pages, with the filters an on-call operator reaches for: the
  * runs list (first page both orders, a status, a flow, stuck-only and a stuck kind, a search, a deep
  * cursor page), a run page, the instances list and an instance page, the overview and its charts,
- * the anomaly log and the audit trail. The plan test and the scale bench walk the same list.
+ * the anomaly log and the audit trail, and the CLI's unpaged lists. The plan test and the scale
+ * bench walk the same list.
  */
 export function consoleQueries(s: ConsoleSamples): ConsoleQuery[] {
   const q = (name: string, path: string, input: unknown = {}): ConsoleQuery => ({ name, path, input });
@@ -70,5 +71,8 @@ export function consoleQueries(s: ConsoleSamples): ConsoleQuery[] {
     q('anomalies: one code', 'anomalies.page', { limit: 50, code: 'write_refused' }),
     q('audit: first page', 'audit.page', { limit: 50 }),
     q('audit: one actor', 'audit.page', { limit: 50, actor: 'alice' }),
+    // The older unpaged lists the CLI still calls (ADR 0018 kept them).
+    q('CLI runs.list, stalest', 'runs.list', { order: 'stalest', status: ['Failed'] }),
+    q('CLI instances.list, quarantined', 'instances.list', { status: 'QUARANTINED' }),
   ];
 }
