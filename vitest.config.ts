@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { sourceCondition, withSourceCondition } from './scripts/lib/source-condition.mjs';
 
 // Inside this workspace @sagaflow/engine resolves to its TypeScript sources (the `@sagaflow/source`
@@ -36,6 +36,8 @@ export default defineConfig({
             'bench/src/**/*.test.ts',
             'scripts/lib/**/*.test.mjs',
           ],
+          // The bench's plan test needs the PostgreSQL project's server.
+          exclude: [...configDefaults.exclude, 'bench/src/**/*.pg.test.ts'],
           testTimeout: 30_000,
         },
       },
@@ -54,7 +56,12 @@ export default defineConfig({
         ...workspaceSources,
         test: {
           name: 'postgres',
-          include: [...engineIntegration, 'apps/control/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+          include: [
+            ...engineIntegration,
+            'apps/control/test/**/*.test.ts',
+            'examples/*/test/**/*.test.ts',
+            'bench/src/**/*.pg.test.ts',
+          ],
           // *.pglite.test.ts are about the embedded database itself (its data directory), not the engine on it.
           exclude: ['**/*.pglite.test.ts'],
           env: { SAGAFLOW_TEST_DB: 'postgres' },

@@ -4,8 +4,8 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
 /**
- * Writes `markdown` and `json` as `bench/results/<UTC timestamp>[-quick].{md,json}` and returns the
- * two paths. Each run gets its own dated pair; nothing is overwritten.
+ * Writes `markdown` and `json` as `bench/results/<UTC timestamp>-<name>[-quick].{md,json}` and returns
+ * the two paths. Each run gets its own dated pair; nothing is overwritten.
  */
 export async function writeBenchResults(
   resultsDir: string,
@@ -13,10 +13,11 @@ export async function writeBenchResults(
   quick: boolean,
   markdown: string,
   json: unknown,
+  name = 'peer',
 ): Promise<string[]> {
   await mkdir(resultsDir, { recursive: true });
   const stamp = startedAt.toISOString().slice(0, 16).replace(':', '').replace('T', '-') + 'Z';
-  const base = join(resultsDir, `${stamp}-peer${quick ? '-quick' : ''}`);
+  const base = join(resultsDir, `${stamp}-${name}${quick ? '-quick' : ''}`);
   await writeFile(`${base}.md`, markdown);
   await writeFile(`${base}.json`, `${JSON.stringify(json, null, 2)}\n`);
   return [`${base}.md`, `${base}.json`];

@@ -27,7 +27,7 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
   it('an empty database is all zeros, with no states and an outbox without lag', async () => {
     expect(await readOverview(plane.db)).toEqual({
       at: expect.any(String) as string,
-      runs: { total: 0, byStatus: {} },
+      runs: { total: 0, byStatus: {}, countCap: 10_000 },
       stuck: { total: 0, byReason: {} },
       instances: { active: 0, quarantined: 0, byState: [] },
       outbox: { pending: 0, dead: 0, oldestPendingAgeSeconds: 0 },
@@ -41,7 +41,7 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
     const overview = await readOverview(plane.db, { now: () => at });
     expect(overview).toEqual({
       at: at.toISOString(),
-      runs: { total: 4, byStatus: { Completed: 3, [known.ghostStatus]: 1 } },
+      runs: { total: 4, byStatus: { Completed: 3, [known.ghostStatus]: 1 }, countCap: 10_000 },
       stuck: { total: 1, byReason: { unknown_flow: 1 } },
       instances: {
         active: 2,

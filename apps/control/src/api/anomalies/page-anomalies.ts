@@ -45,7 +45,9 @@ export interface AnomalyEntry {
 
 type Where = NonNullable<NonNullable<Parameters<ApiContext['db']['prisma']['anomalyLog']['findMany']>[0]>['where']>;
 
+/** After the cursor; the plain `at <=` bound is the index scan's start (see keyset-page's afterCursor). */
 const after = (c: TimeCursor): Where => ({
+  at: { lte: c.at },
   OR: [{ at: { lt: c.at } }, { at: c.at, id: { lt: BigInt(c.key) } }],
 });
 

@@ -47,7 +47,8 @@ function afterCursor(source: AuditSource, c: TimeCursor) {
   const [cursorSource, id] = c.key.split(':') as [AuditSource, string];
   if (source < cursorSource) return { at: { lte: c.at } };
   if (source > cursorSource) return { at: { lt: c.at } };
-  return { OR: [{ at: { lt: c.at } }, { at: c.at, id: { lt: id } }] };
+  // The plain `at <=` bound is the index scan's start (see keyset-page's afterCursor).
+  return { at: { lte: c.at }, OR: [{ at: { lt: c.at } }, { at: c.at, id: { lt: id } }] };
 }
 
 function timeRange(input: PageAuditInput) {

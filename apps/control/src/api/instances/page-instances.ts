@@ -71,7 +71,7 @@ export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInst
   });
   const { page, nextCursor } = finishPage(rows, input.limit, input.order);
   const counts = await cappedCounts(statuses, (status, take) =>
-    db.sagaInstance.count({ where: { AND: [...rest, { status }] }, take }),
+    db.sagaInstance.count({ where: { AND: [...rest, { status }] }, orderBy: { status: 'asc' }, take }),
   );
   return {
     items: page.map((i): InstanceSummary => ({

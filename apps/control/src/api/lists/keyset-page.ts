@@ -28,11 +28,21 @@ export function keysetOrder(order: PageCursor['order']) {
     : [{ updated_at: 'asc' as const }, { id: 'asc' as const }];
 }
 
-/** The rows after a cursor, in its order (ties on the time broken by id). */
+/**
+ * The rows after a cursor, in its order (ties on the time broken by id). The plain bound on the time
+ * (`<=` or `>=`) is implied by the OR, but it is what the planner can use as the index scan's start:
+ * without it a page 500 k rows deep walks the index from its first entry to the cursor (ADR 0032).
+ */
 export function afterCursor(cursor: PageCursor) {
   return cursor.order === 'newest'
-    ? { OR: [{ created_at: { lt: cursor.at } }, { created_at: cursor.at, id: { lt: cursor.id } }] }
-    : { OR: [{ updated_at: { gt: cursor.at } }, { updated_at: cursor.at, id: { gt: cursor.id } }] };
+    ? {
+        created_at: { lte: cursor.at },
+        OR: [{ created_at: { lt: cursor.at } }, { created_at: cursor.at, id: { lt: cursor.id } }],
+      }
+    : {
+        updated_at: { gte: cursor.at },
+        OR: [{ updated_at: { gt: cursor.at } }, { updated_at: cursor.at, id: { gt: cursor.id } }],
+      };
 }
 
 /** A search for an id (UUID-shaped text) or, exactly, a key column's value. */
@@ -58,7 +68,15 @@ export function finishPage<R extends { id: string; created_at: Date; updated_at:
   };
 }
 
-/** One capped count per status (`count(...)` gets `take: countCap + 1`), as a record. */
+/**
+ * One capped count per status (`count(...)` gets `take: countCap + 1`), as a record. The caller
+ * orders each count by the status it counts (`orderBy: { status: 'asc' }`): given `take` and no
+ * order, Prisma orders the count's subquery by id, which reads the primary key in id order and
+ * filters every row by status, a walk of the whole table for a status with few rows. An order on a
+ * column the filter fixes is one PostgreSQL drops, so the planner is free to read the index that
+ * fits the rest of the filter and stop at the cap (ADR 0032). Ordering by the list's own key instead
+ * tied the count to that key's index: 78 k rows read for a rare status within one flow at 1 M runs.
+ */
 export async function cappedCounts<S extends string>(
   statuses: readonly S[],
   count: (status: S, take: number) => Promise<number>,

@@ -2,9 +2,10 @@ import type { Database, OutboxLag } from '@sagaflow/engine';
 import { readInstanceCounts } from '../../metrics/reads/read-instance-counts.ts';
 import { readOutboxFigures } from '../../metrics/reads/read-outbox-figures.ts';
 import { readPendingApprovals } from '../../metrics/reads/read-pending-approvals.ts';
-import { readRunCounts } from '../../metrics/reads/read-run-counts.ts';
 import { readStuckCounts } from '../../metrics/reads/read-stuck-counts.ts';
 import { withReadSnapshot } from '../../metrics/reads/with-read-snapshot.ts';
+import { countCap } from '../lists/page-cursor.ts';
+import { readRunStatusCounts } from './read-run-status-counts.ts';
 
 /** One process state's open instances: how many, how many quarantined, and how long the stalest waited. */
 export interface StateOverview {
@@ -22,7 +23,8 @@ export interface StateOverview {
 export interface Overview {
   /** ISO time the ages are measured from. */
   at: string;
-  runs: { total: number; byStatus: Record<string, number> };
+  /** Per status, capped at `countCap` (shown as "10000+"); `total` is their sum, a lower bound when any is capped. */
+  runs: { total: number; byStatus: Record<string, number>; countCap: number };
   stuck: { total: number; byReason: Record<string, number> };
   instances: { active: number; quarantined: number; byState: StateOverview[] };
   outbox: OutboxLag;
@@ -33,7 +35,7 @@ export interface Overview {
 const secondsSince = (at: Date, then: Date) => Math.max(0, (at.getTime() - then.getTime()) / 1000);
 
 /**
- * The overview counts for the console: runs by status, stuck runs by kind of reason, open process
+ * The overview counts for the console: runs by status (capped, as the lists count them), stuck runs by kind of reason, open process
  * instances by state (active, quarantined, and the stalest of each, seed 002), and the outbox's lag.
  * The same indexed reads /metrics makes (ADR 0017), in one read-only snapshot bounded by `timeoutMs`,
  * so the numbers agree with each other and with a scrape taken at the same moment.
@@ -48,12 +50,15 @@ export async function readOverview(
 ): Promise<Overview> {
   return withReadSnapshot(db, options.timeoutMs ?? 5000, async (tx) => {
     const at = (options.now ?? (() => new Date()))();
-    const [runs, stuck, instances] = [await readRunCounts(tx), await readStuckCounts(tx), await readInstanceCounts(tx)];
+    const [runs, stuck, instances] = [
+      await readRunStatusCounts(tx),
+      await readStuckCounts(tx),
+      await readInstanceCounts(tx),
+    ];
     const outbox = await readOutboxFigures(tx, at);
     const pendingApprovals = await readPendingApprovals(tx, at);
 
-    const byStatus: Record<string, number> = {};
-    for (const r of runs) byStatus[r.status] = (byStatus[r.status] ?? 0) + r.count;
+    const byStatus = Object.fromEntries(runs.filter((r) => r.count > 0).map((r) => [r.status, r.count]));
     const byState = new Map<string, StateOverview>();
     for (const i of instances) {
       const key = JSON.stringify([i.process, i.state]);
@@ -78,7 +83,7 @@ export async function readOverview(
     const states = [...byState.values()];
     return {
       at: at.toISOString(),
-      runs: { total: runs.reduce((n, r) => n + r.count, 0), byStatus },
+      runs: { total: runs.reduce((n, r) => n + r.count, 0), byStatus, countCap },
       stuck: {
         total: stuck.reduce((n, s) => n + s.count, 0),
         byReason: Object.fromEntries(stuck.map((s) => [s.reason, s.count])),

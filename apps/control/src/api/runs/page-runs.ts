@@ -133,7 +133,7 @@ export async function pageRuns(ctx: Pick<ApiContext, 'db'>, input: PageRunsInput
   });
   const { page, nextCursor } = finishPage(rows, input.limit, input.order);
   const counts = await cappedCounts(runStatuses, (status, take) =>
-    db.flowRun.count({ where: { AND: [...rest, { status }] }, take }),
+    db.flowRun.count({ where: { AND: [...rest, { status }] }, orderBy: { status: 'asc' }, take }),
   );
   return {
     items: page.map((r): RunSummary => ({

@@ -71,7 +71,11 @@ export async function readSeries(
       keys: ['r.status as "outcome"'],
     });
     const transitions = await countByBucket<'process' | 'from' | 'to'>(tx, grid, {
-      from: '"sagaflow"."process_transitions" t join "sagaflow"."saga_instances" i on i.id = t.instance_id',
+      // Each transition's process by a primary-key lookup (OFFSET 0 keeps the subquery from being
+      // flattened into a join the planner may hash over every instance: ADR 0032): the cost follows
+      // the window's transitions, not the number of instances ever started.
+      from: `"sagaflow"."process_transitions" t
+             cross join lateral (select process_name from "sagaflow"."saga_instances" i where i.id = t.instance_id offset 0) i`,
       time: 't.at',
       keys: ['i.process_name as "process"', 't.from_state as "from"', 't.to_state as "to"'],
       where: `t.outcome in ('applied', 'repair')`,

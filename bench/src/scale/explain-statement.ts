@@ -1,0 +1,24 @@
+import type pg from 'pg';
+import type { CapturedStatement } from './capture-statements.ts';
+import type { PlanNode } from './plan-findings.ts';
+
+/** One EXPLAIN ANALYZE of a statement: its plan with actual rows, and the server's own times. */
+export interface ExplainedStatement {
+  plan: PlanNode;
+  planningMs: number;
+  executionMs: number;
+}
+
+/**
+ * Runs a captured statement under EXPLAIN (ANALYZE, TIMING OFF) with its own parameters: the plan the
+ * server really chose and ran, and its planning and execution time inside the server (no network,
+ * no client). TIMING OFF keeps per-node clock reads from inflating the time.
+ */
+export async function explainStatement(client: pg.ClientBase, s: CapturedStatement): Promise<ExplainedStatement> {
+  const result = await client.query<{
+    'QUERY PLAN': [{ Plan: PlanNode; 'Planning Time': number; 'Execution Time': number }];
+  }>(`explain (analyze, timing off, format json) ${s.text}`, s.values);
+  const [out] = result.rows[0]?.['QUERY PLAN'] ?? [];
+  if (!out) throw new Error(`no plan for: ${s.text.slice(0, 200)}`);
+  return { plan: out.Plan, planningMs: out['Planning Time'], executionMs: out['Execution Time'] };
+}
