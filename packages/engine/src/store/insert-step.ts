@@ -1,4 +1,5 @@
 import type { Json } from '../definitions/define-action.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import type { Db } from './types.ts';
 
 export interface NewStep {
@@ -16,23 +17,37 @@ export interface NewStep {
   wakeAt?: Date | null;
 }
 
+/** A JSON value as Prisma stores it: a JSON `null` is Prisma.JsonNull, not a database NULL. */
+const jsonValue = (v: Json) => (v === null ? Prisma.JsonNull : (v as Prisma.InputJsonValue));
+
 /**
  * Schedules a step. Idempotent on (run_id, sequence): of two replays scheduling the same step, the
  * first insert wins and both go on with the same row. Returns that row, and whether this call wrote it.
+ * One statement on the hot path (INSERT … ON CONFLICT DO NOTHING RETURNING); the row is read only
+ * when another replay wrote it first.
  */
 export async function insertStep(db: Db, s: NewStep) {
-  const inserted = await db.$executeRaw`
-    insert into "sagaflow"."action_runs"
-      (run_id, sequence, kind, name, input, status, output, max_attempts, parallel_block,
-       reclaim_stale_after_seconds, expires_at, wake_at, finished_at)
-    values (${s.runId}::uuid, ${s.sequence}::int, ${s.kind}, ${s.name}, ${JSON.stringify(s.input)}::jsonb,
-       ${s.status ?? 'Pending'}, ${s.output === undefined ? null : JSON.stringify(s.output)}::jsonb,
-       ${s.maxAttempts ?? 1}::int, ${s.parallelBlock ?? null}::int, ${s.reclaimAfterSeconds ?? null}::int,
-       ${s.expiresAt ?? null}::timestamptz, ${s.wakeAt ?? null}::timestamptz,
-       ${s.status === 'Completed' ? new Date() : null}::timestamptz)
-    on conflict (run_id, sequence) do nothing`;
+  const [created] = await db.actionRun.createManyAndReturn({
+    skipDuplicates: true,
+    data: {
+      run_id: s.runId,
+      sequence: s.sequence,
+      kind: s.kind,
+      name: s.name,
+      input: jsonValue(s.input),
+      status: s.status ?? 'Pending',
+      ...(s.output === undefined ? {} : { output: jsonValue(s.output) }),
+      max_attempts: s.maxAttempts ?? 1,
+      parallel_block: s.parallelBlock ?? null,
+      reclaim_stale_after_seconds: s.reclaimAfterSeconds ?? null,
+      expires_at: s.expiresAt ?? null,
+      wake_at: s.wakeAt ?? null,
+      finished_at: s.status === 'Completed' ? new Date() : null,
+    },
+  });
+  if (created) return Object.assign(created, { inserted: true });
   const row = await db.actionRun.findUniqueOrThrow({
     where: { run_id_sequence: { run_id: s.runId, sequence: s.sequence } },
   });
-  return Object.assign(row, { inserted: inserted === 1 });
+  return Object.assign(row, { inserted: false });
 }
