@@ -4,7 +4,7 @@ import { executeRun } from '../runtime/execute-run.ts';
 import { SimulatedCrash, type RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { claimJobs, type DbJob } from '../store/claim-jobs.ts';
 import { beatWorker } from '../store/beat-worker.ts';
-import { deleteJob } from '../store/delete-job.ts';
+import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { stopWorker } from '../store/stop-worker.ts';
 import { startLoop } from './start-loop.ts';
 
@@ -13,6 +13,13 @@ export interface WorkerPool {
   stop(drainMs?: number): Promise<{ drained: boolean }>;
   /** Wakes the poll loop now. */
   nudge(): void;
+  /**
+   * Keeps a slot for a run this process is about to start, if one is free: the start then leases
+   * the run's first wake to this worker and hands it over with {@link adopt}, with no poll between.
+   */
+  reserve(): boolean;
+  /** Runs a job a start leased to this worker in the slot it reserved; null gives the slot back. */
+  adopt(job: DbJob | null): void;
 }
 
 /**
@@ -33,6 +40,8 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
   let running = true;
   let wake: (() => void) | null = null;
   let nudged = false;
+  /** Slots kept by starts that have not handed their job over yet. */
+  let reserved = 0;
   const nudge = () => {
     nudged = true;
     wake?.();
@@ -41,8 +50,11 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
   const handle = async (job: DbJob) => {
     try {
       const runId = job.run_id;
-      if (job.kind === 'wake-run' && runId) await withStoreRetry(transientReplayRetry, () => executeRun(deps, runId));
-      await deleteJob(deps.prisma, { id: job.id, workerId: deps.workerId });
+      // A run that finishes acknowledges its job in its finishing transaction (ADR 0029).
+      const ack: JobAck = { id: job.id, workerId: deps.workerId, done: false };
+      if (job.kind === 'wake-run' && runId)
+        await withStoreRetry(transientReplayRetry, () => executeRun(deps, runId, ack));
+      if (!ack.done) await deleteJob(deps.prisma, ack);
     } catch (err) {
       if (err instanceof SimulatedCrash) return;
       deps.logger.error(
@@ -50,6 +62,13 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
         'job failed; it will be redelivered after its lease',
       );
     }
+  };
+  const run = (job: DbJob) => {
+    const p: Promise<void> = handle(job).finally(() => {
+      inFlight.delete(p);
+      wake?.();
+    });
+    inFlight.add(p);
   };
 
   // The heartbeat (ADR 0010): while it beats, the steps this worker holds are its own; once it
@@ -64,7 +83,7 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
     while (running) {
       // Outcomes held through a database outage go out before new work is claimed.
       if (deps.heldOutcomes.size > 0) await deps.heldOutcomes.retry();
-      const free = concurrency - inFlight.size;
+      const free = concurrency - inFlight.size - reserved;
       let jobs: DbJob[] = [];
       if (free > 0) {
         nudged = false;
@@ -79,15 +98,9 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
           deps.logger.warn({ err }, 'claiming jobs failed; retrying after the poll interval');
         }
       }
-      for (const job of jobs) {
-        const p: Promise<void> = handle(job).finally(() => {
-          inFlight.delete(p);
-          wake?.();
-        });
-        inFlight.add(p);
-      }
-      if (jobs.length === 0 || inFlight.size >= concurrency) {
-        if (nudged && inFlight.size < concurrency) continue;
+      for (const job of jobs) run(job);
+      if (jobs.length === 0 || inFlight.size + reserved >= concurrency) {
+        if (nudged && inFlight.size + reserved < concurrency) continue;
         await Promise.race([sleep(pollMs), new Promise<void>((r) => (wake = r))]);
         wake = null;
       }
@@ -97,6 +110,17 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
 
   return {
     nudge,
+    reserve: () => {
+      if (!running || inFlight.size + reserved >= concurrency) return false;
+      reserved += 1;
+      return true;
+    },
+    adopt: (job) => {
+      reserved -= 1;
+      // A pool stopped meanwhile leaves the job to its lease: it is redelivered, like any unfinished one.
+      if (job && running) run(job);
+      else wake?.();
+    },
     stop: async (drainMs = 10_000) => {
       running = false;
       wake?.();
