@@ -23,8 +23,9 @@ export interface WorkerPool {
 }
 
 /**
- * Polls the job table and runs up to `concurrency` jobs at once. A job is deleted only after its
- * handler returned; one whose handler threw (a database outage, say) keeps its lease and comes
+ * Polls the job table and runs up to `concurrency` jobs at once (a run whose finish has committed
+ * no longer counts). A job is deleted only after its handler returned, or by the transaction that
+ * finished its run; one whose handler threw (a database outage, say) keeps its lease and comes
  * back when the lease runs out: at-least-once.
  */
 /**
@@ -47,11 +48,10 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
     wake?.();
   };
 
-  const handle = async (job: DbJob) => {
+  const handle = async (job: DbJob, ack: JobAck) => {
     try {
       const runId = job.run_id;
       // A run that finishes acknowledges its job in its finishing transaction (ADR 0029).
-      const ack: JobAck = { id: job.id, workerId: deps.workerId, done: false };
       if (job.kind === 'wake-run' && runId)
         await withStoreRetry(transientReplayRetry, () => executeRun(deps, runId, ack));
       if (!ack.done) await deleteJob(deps.prisma, ack);
@@ -63,9 +63,25 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
       );
     }
   };
+  /** The jobs in flight, by their acknowledgement. */
+  const holding = new Set<JobAck>();
+  /**
+   * Slots taken: reserved ones, and jobs in flight whose run has not committed its finish. A run
+   * whose finishing transaction committed (and acknowledged its job) holds its slot no longer while
+   * its `run.finished` listeners run: a start from one of them is handed to this pool at once, and a
+   * listener that waits for the run it started cannot starve a full pool (ADR 0029).
+   */
+  const busy = () => {
+    let n = reserved;
+    for (const ack of holding) if (!ack.done) n += 1;
+    return n;
+  };
   const run = (job: DbJob) => {
-    const p: Promise<void> = handle(job).finally(() => {
+    const ack: JobAck = { id: job.id, workerId: deps.workerId, done: false };
+    holding.add(ack);
+    const p: Promise<void> = handle(job, ack).finally(() => {
       inFlight.delete(p);
+      holding.delete(ack);
       wake?.();
     });
     inFlight.add(p);
@@ -83,7 +99,7 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
     while (running) {
       // Outcomes held through a database outage go out before new work is claimed.
       if (deps.heldOutcomes.size > 0) await deps.heldOutcomes.retry();
-      const free = concurrency - inFlight.size - reserved;
+      const free = concurrency - busy();
       let jobs: DbJob[] = [];
       if (free > 0) {
         nudged = false;
@@ -99,8 +115,8 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
         }
       }
       for (const job of jobs) run(job);
-      if (jobs.length === 0 || inFlight.size + reserved >= concurrency) {
-        if (nudged && inFlight.size + reserved < concurrency) continue;
+      if (jobs.length === 0 || busy() >= concurrency) {
+        if (nudged && busy() < concurrency) continue;
         await Promise.race([sleep(pollMs), new Promise<void>((r) => (wake = r))]);
         wake = null;
       }
@@ -111,7 +127,7 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
   return {
     nudge,
     reserve: () => {
-      if (!running || inFlight.size + reserved >= concurrency) return false;
+      if (!running || busy() >= concurrency) return false;
       reserved += 1;
       return true;
     },
