@@ -207,11 +207,27 @@ export function createEngine(options: EngineOptions): Engine {
     runtime: deps,
     async startFlow(flow, input, { tx, ...opts } = {}) {
       const name = typeof flow === 'string' ? flow : flow.name;
-      const started = tx
-        ? await withHostTransaction(options.db, tx, (host) => startFlow({ ...deps, prisma: host }, name, input, opts))
-        : await startFlow(deps, name, input, opts);
-      nudge();
-      return started;
+      if (tx) {
+        // In the host's transaction the run exists only once the host commits: no hand-off to this
+        // pool, a worker finds its wake after the commit.
+        const started = await withHostTransaction(options.db, tx, (host) =>
+          startFlow({ ...deps, prisma: host }, name, input, opts),
+        );
+        nudge();
+        return { runId: started.runId };
+      }
+      // A start in a process whose pool has room runs the run here, from its first step, without a
+      // poll: the pool keeps a slot for it while the start commits (ADR 0029).
+      const p = pool;
+      const reserved = p?.reserve() ?? false;
+      let started: Awaited<ReturnType<typeof startFlow>> | null = null;
+      try {
+        started = await startFlow(deps, name, input, opts, reserved);
+      } finally {
+        if (reserved) p?.adopt(started?.job ?? null);
+      }
+      if (!started.job) nudge();
+      return { runId: started.runId };
     },
     async signal(runId, name, payload = true) {
       const sent = await signalRun(deps, runId, name, payload);

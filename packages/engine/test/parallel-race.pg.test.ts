@@ -91,6 +91,14 @@ describe('a duplicate delivery splits a parallel block between two workers (real
       b.startWorkers();
       await enqueueJob(dbA.prisma, { kind: 'wake-run', runId, availableAt: new Date(0) });
       await waitFor('B to run the right branch', async () => (runs.get(`right:${key}`) ? true : undefined));
+      // B's two branches run concurrently: B must have seen the left branch Running in A's hands
+      // (its lost claim journaled) before A finishes it, or B would simply find it Completed and
+      // nothing would finish early. Wait for that progress, not for time.
+      await waitFor('B to find the left branch held by A', async () =>
+        (await dbA.prisma.anomalyLog.count({ where: { run_id: runId, code: 'claim_lost', name: 'left' } })) > 0
+          ? true
+          : undefined,
+      );
       // A finishes first: the right branch is still in B's hands, so A must park.
       gates.left.open();
       await waitFor('A to record the left branch', async () =>

@@ -171,9 +171,16 @@ describe('seed 000 race table on a real PostgreSQL with three workers', () => {
       expect(await stepEvents(runId, 'action.completed')).toBe(1);
       expect(await stepEvents(runId, 'run.completed')).toBe(1);
       // The loser's result is journaled, never recorded: rejected by the fence while the run is open,
-      // refused once the winner's outcome let the run finish (ADR 0011).
-      const codes = (await main.prisma.anomalyLog.findMany({ where: { run_id: runId } })).map((a) => a.code);
-      expect(codes.filter((c) => c === 'outcome_rejected' || c === 'write_refused')).toHaveLength(1);
+      // refused once the winner's outcome let the run finish (ADR 0011). The winner can finish the
+      // run while the loser is still returning from its action: wait for the loser's journal.
+      const lost = async () =>
+        (await main.prisma.anomalyLog.findMany({ where: { run_id: runId } }))
+          .map((a) => a.code)
+          .filter((c) => c === 'outcome_rejected' || c === 'write_refused');
+      await waitFor("the loser's result to be journaled", async () => ((await lost()).length > 0 ? true : undefined));
+      expect(await lost()).toHaveLength(1);
+      expect(executions.get(key)).toBe(2);
+      expect(await stepEvents(runId, 'action.completed')).toBe(1);
     }
   });
 });

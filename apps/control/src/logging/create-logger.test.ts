@@ -5,10 +5,13 @@ import { describe, expect, it } from 'vitest';
 const sample = fileURLToPath(new URL('../../test/support/log-sample.ts', import.meta.url));
 const cwd = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The sample's stdout, with stdout a pipe, or a terminal (a pseudo-terminal from util-linux `script`). */
+/**
+ * The sample's stdout, with stdout a pipe, or a terminal (a pseudo-terminal from util-linux `script`).
+ * The clean environment carries no export condition: the child asks for the engine's sources itself.
+ */
 function logOutput(env: Record<string, string>, terminal = false): string {
   const childEnv = { PATH: process.env.PATH ?? '', ...env };
-  const node = [process.execPath, '--import', 'tsx', sample];
+  const node = [process.execPath, '--conditions=@sagaflow/source', '--import', 'tsx', sample];
   if (!terminal) return execFileSync(node[0] ?? '', node.slice(1), { cwd, env: childEnv, encoding: 'utf8' });
   const command = node.map((a) => `'${a}'`).join(' ');
   return execFileSync('script', ['-qec', command, '/dev/null'], { cwd, env: childEnv, encoding: 'utf8' });

@@ -6,9 +6,8 @@ import { assertStorableText } from '../input/assert-storable-text.ts';
 import { jsonRules, textRules } from '../input/input-limits.ts';
 import { checkedFlowInput } from '../input/checked-flow-input.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
-import { appendFlowEvent } from '../store/append-flow-event.ts';
-import { enqueueJob } from '../store/enqueue-job.ts';
-import { insertFlowRun } from '../store/insert-flow-run.ts';
+import type { DbJob } from '../store/claim-jobs.ts';
+import { insertStartedRun } from '../store/insert-started-run.ts';
 
 export interface StartFlowOptions {
   /** A business identity; starting a second run of the same flow with it is rejected (reject-duplicate). */
@@ -41,12 +40,18 @@ function checkStartFlow(deps: RuntimeDeps, input: unknown, opts: StartFlowOption
   if (opts.runTimeoutSeconds !== undefined) assertSeconds(opts.runTimeoutSeconds, 'runTimeoutSeconds');
 }
 
+/**
+ * Stores a new run with its history row and its first wake, in one statement. With `leaseToSelf`
+ * (this process's pool has a slot reserved for it) the wake is written already leased to this
+ * worker and returned, for the pool to run at once (ADR 0029).
+ */
 export async function startFlow(
   deps: RuntimeDeps,
   name: string,
   input: Json,
   opts: StartFlowOptions,
-): Promise<{ runId: string }> {
+  leaseToSelf = false,
+): Promise<{ runId: string; job: DbJob | null }> {
   const flow = deps.registry.flows.get(name);
   if (!flow) throw new EngineError('unknown_flow', `no flow named ${JSON.stringify(name)} is registered`);
   checkStartFlow(deps, input, opts);
@@ -56,23 +61,17 @@ export async function startFlow(
   const expiresIn = opts.expiresInSeconds ?? deps.config.monitor.expiration.defaults.run;
   const runTimeoutAt = timeout === undefined ? null : new Date(now.getTime() + timeout * 1000);
   try {
-    const runId = await deps.prisma.$transaction(async (tx) => {
-      const id = await insertFlowRun(tx, {
-        flowName: flow.name,
-        flowVersion: flow.version,
-        input,
-        businessKey: opts.businessKey ?? null,
-        tags: opts.tags ?? [],
-        expiresAt: expiresIn === null ? null : new Date(now.getTime() + expiresIn * 1000),
-        runTimeoutAt,
-        now,
-      });
-      await appendFlowEvent(tx, { runId: id, type: 'run.started', data: { flow: flow.name, version: flow.version } });
-      await enqueueJob(tx, { kind: 'wake-run', runId: id, availableAt: now });
-      if (runTimeoutAt) await enqueueJob(tx, { kind: 'wake-run', runId: id, availableAt: runTimeoutAt });
-      return id;
+    return await insertStartedRun(deps.prisma, {
+      flowName: flow.name,
+      flowVersion: flow.version,
+      input,
+      businessKey: opts.businessKey ?? null,
+      tags: opts.tags ?? [],
+      expiresAt: expiresIn === null ? null : new Date(now.getTime() + expiresIn * 1000),
+      runTimeoutAt,
+      now,
+      lease: leaseToSelf ? { workerId: deps.workerId, leaseSeconds: deps.config.worker.lease_seconds } : null,
     });
-    return { runId };
   } catch (err) {
     const e = err as { code?: string; message?: string };
     if (e.code === 'P2002' || /unique constraint|duplicate key/i.test(e.message ?? '')) {

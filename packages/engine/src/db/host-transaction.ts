@@ -39,19 +39,32 @@ export async function withHostTransaction<T>(
   work: (prisma: PrismaClient) => Promise<T>,
 ): Promise<T> {
   const client = await hostClient(db, tx);
+  await assertInTransaction(client);
   const prisma = new PrismaClient({ adapter: new PrismaPg(hostConnectionPool(client)) });
   try {
     return await work(prisma);
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
+/**
+ * The host's client must be inside BEGIN, checked before anything is written: a start is one
+ * statement that would otherwise autocommit on its own (ADR 0029). A savepoint outside a
+ * transaction block is refused by the server with 25P01.
+ */
+async function assertInTransaction(client: HostPgClient): Promise<void> {
+  try {
+    await client.query({ text: 'SAVEPOINT sagaflow_host_check' });
+    await client.query({ text: 'RELEASE SAVEPOINT sagaflow_host_check' });
   } catch (err) {
-    // 25P01: the client runs no transaction, so there is nothing to join (and nothing was written).
-    if (/\b25P01\b/.test(err instanceof Error ? err.message : ''))
+    const e = err as { code?: string; message?: string };
+    if (e.code === '25P01' || /\b25P01\b|transaction block/.test(e.message ?? ''))
       throw new EngineError('invalid_input', 'tx: the pg client is not inside a transaction; run BEGIN on it first', {
         field: 'tx',
         cause: err,
       });
     throw err;
-  } finally {
-    await prisma.$disconnect();
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Json } from '../definitions/define-action.ts';
-import { appendFlowEvent } from '../store/append-flow-event.ts';
+import type { JobAck } from '../store/delete-job.ts';
 import { findRun } from '../store/find-run.ts';
 import { listActionRuns } from '../store/list-action-runs.ts';
 import { listCompensationRuns } from '../store/list-compensation-runs.ts';
@@ -20,9 +20,10 @@ export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
  * the first unrecorded step is scheduled, claimed and run right here (the fast path: a sequential
  * flow pays no queue round trip per step). When the code cannot go on now, the replay parks: the
  * flow's promise is abandoned, never rejected, so engine control flow never reaches user code.
- * An engine-internal failure (database down) is rethrown so the job is redelivered.
+ * An engine-internal failure (database down) is rethrown so the job is redelivered. A run this
+ * replay finishes acknowledges `ack` (its job) in the finishing transaction.
  */
-export async function executeRun(deps: RuntimeDeps, runId: string): Promise<ExecuteOutcome> {
+export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck): Promise<ExecuteOutcome> {
   const now = deps.clock.now();
   // One transaction loads the run, marks it active and reads its record.
   const loaded = await deps.prisma.$transaction(async (tx) => {
@@ -36,9 +37,12 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
       runId,
       status: run.status === 'Compensating' ? 'Compensating' : 'Running',
       now,
+      runningEvent: true,
     });
     if (!active.open) return null;
-    if (active.wasPending) await appendFlowEvent(tx, { runId, type: 'run.running' });
+    // A run's steps are only ever written by a replay, which marks it active first: a run that was
+    // still Pending has none to read.
+    if (active.wasPending) return { run, replay: { active, steps: [], compensations: [] } };
     const steps = await listActionRuns(tx, runId);
     const compensations = await listCompensationRuns(tx, runId);
     return { run, replay: { active, steps, compensations } };
@@ -110,17 +114,18 @@ export async function executeRun(deps: RuntimeDeps, runId: string): Promise<Exec
       stuckReason: `replay_blocked: the code finished after step ${session.sequence}, but step ${last} (${row?.kind ?? '?'} "${row?.name ?? '?'}") is recorded; deploy code that matches the record, then kick the run`,
     });
   }
+  const base = { session, ...(ack ? { ack } : {}) };
   const result =
     settled.kind === 'ok'
-      ? await settleRun(deps, run, { status: 'Completed', output: settled.output, session })
+      ? await settleRun(deps, run, { status: 'Completed', output: settled.output, ...base })
       : run.expired_at !== null
-        ? await settleRun(deps, run, { status: 'Expired', error: serializeError(settled.error), session })
+        ? await settleRun(deps, run, { status: 'Expired', error: serializeError(settled.error), ...base })
         : isFlowError(settled.error, 'cancelled')
-          ? await settleRun(deps, run, { status: 'Cancelled', error: serializeError(settled.error), session })
+          ? await settleRun(deps, run, { status: 'Cancelled', error: serializeError(settled.error), ...base })
           : await settleRun(deps, run, {
               status: session.compensated ? 'Compensated' : 'Failed',
               error: serializeError(settled.error),
-              session,
+              ...base,
             });
   if (result === 'stale') return park(deps, session, { waitingFor: null, stuckReason: null });
   return 'finished';

@@ -2,6 +2,7 @@ import type { Json } from '../definitions/define-action.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import type { DbFlowRun } from '../store/find-run.ts';
+import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
 import { settleParentStep } from '../store/settle-parent-step.ts';
 import { ReplayConflict, type ReplaySession } from './replay/replay-session.ts';
@@ -12,6 +13,8 @@ export interface SettleResult {
   output?: Json;
   error?: Json;
   session?: ReplaySession;
+  /** The job this replay runs under: deleted by the finishing transaction, so no later one is needed. */
+  ack?: JobAck;
   /** More for the terminal event's data (e.g. what a timed-out run left undone). */
   details?: Record<string, Json>;
 }
@@ -33,7 +36,7 @@ export interface SettledRun {
 export async function settleRunInTransaction(
   tx: Prisma.TransactionClient,
   run: DbFlowRun,
-  result: Omit<SettleResult, 'session'>,
+  result: Omit<SettleResult, 'session' | 'ack'>,
   now: Date,
 ): Promise<SettledRun | null> {
   const finished = await finishRun(tx, {
@@ -95,17 +98,21 @@ export async function settleRun(
   result: SettleResult,
 ): Promise<'settled' | 'already-finished' | 'stale'> {
   const now = deps.clock.now();
-  const write = (tx: Prisma.TransactionClient) => settleRunInTransaction(tx, run, result, now);
+  const { ack, session, ...settle } = result;
+  const write = async (tx: Prisma.TransactionClient) => {
+    const done = await settleRunInTransaction(tx, run, settle, now);
+    if (ack) await deleteJob(tx, ack);
+    return done;
+  };
   let settled: SettledRun | null;
   try {
-    settled = result.session
-      ? await result.session.tx(write, { finishesRun: true })
-      : await deps.prisma.$transaction(write);
+    settled = session ? await session.tx(write, { finishesRun: true }) : await deps.prisma.$transaction(write);
   } catch (err) {
     // This replay's buffered writes lost to another replay: it is stale and must not finish the run.
     if (err instanceof ReplayConflict) return 'stale';
     throw err;
   }
+  if (ack) ack.done = true;
   if (!settled) return 'already-finished';
   await afterRunSettled(deps, settled);
   return 'settled';

@@ -1,6 +1,7 @@
 import { Prisma } from '../generated/prisma/client.ts';
 import { openRunStatusesSql, tableSql, type StepTable } from './step-table.ts';
 import type { Db } from './types.ts';
+import { stepEventCte, type StepEvent } from './step-event.ts';
 
 /**
  * The claim: ONE conditional update (compare-and-swap) on an action or compensation row. It accepts
@@ -8,7 +9,8 @@ import type { Db } from './types.ts';
  * whose reclaim deadline has passed, and only while the run is open, serialized with its terminal transition. It increments attempts and
  * derives reclaim_stale_at from the row's own window. A replay that loaded the run before a
  * cancellation or expiry reached it (`cancellationKnown: false`) is refused too. Returns the
- * attempts value this claim produced, or null when the claim was lost.
+ * attempts value this claim produced, or null when the claim was lost. A won claim's history row
+ * (`event`) is appended by the same statement.
  */
 export async function claimStep(
   db: Db,
@@ -19,6 +21,8 @@ export async function claimStep(
     now: Date;
     /** False when the replay has not seen a cancellation: refuse if the run has one (it is stale). */
     cancellationKnown?: boolean;
+    /** The history row of a won claim, appended by the same statement (none when the claim is lost). */
+    event?: StepEvent;
   },
 ): Promise<number | null> {
   // The run's row is locked FOR KEY SHARE (see lockOpenRun): a terminate cannot commit between this
@@ -29,20 +33,22 @@ export async function claimStep(
        where r.id = (select t.run_id from ${tableSql(args.table)} t where t.id = ${args.id}::uuid)
          and r.status in ${openRunStatusesSql}
          and (r.cancel_requested_at is null or ${args.cancellationKnown ?? true})
-         for key share)
-    update ${tableSql(args.table)} s
-       set status = 'Running',
-           attempts = s.attempts + 1,
-           claimed_by = ${args.workerId},
-           started_at = coalesce(s.started_at, ${args.now}::timestamptz),
-           updated_at = ${args.now}::timestamptz,
-           reclaim_stale_at = case when s.reclaim_stale_after_seconds is null then null
-                                   else ${args.now}::timestamptz + make_interval(secs => s.reclaim_stale_after_seconds) end
-     where s.id = ${args.id}::uuid
-       and (s.status = 'Pending'
-            or (s.status = 'Failed' and s.available_at <= ${args.now}::timestamptz)
-            or (s.status = 'Running' and s.reclaim_stale_at is not null and s.reclaim_stale_at < ${args.now}::timestamptz))
-       and s.run_id in (select id from run)
-    returning s.attempts`);
+         for key share
+    ), claimed as (
+      update ${tableSql(args.table)} s
+         set status = 'Running',
+             attempts = s.attempts + 1,
+             claimed_by = ${args.workerId},
+             started_at = coalesce(s.started_at, ${args.now}::timestamptz),
+             updated_at = ${args.now}::timestamptz,
+             reclaim_stale_at = case when s.reclaim_stale_after_seconds is null then null
+                                     else ${args.now}::timestamptz + make_interval(secs => s.reclaim_stale_after_seconds) end
+       where s.id = ${args.id}::uuid
+         and (s.status = 'Pending'
+              or (s.status = 'Failed' and s.available_at <= ${args.now}::timestamptz)
+              or (s.status = 'Running' and s.reclaim_stale_at is not null and s.reclaim_stale_at < ${args.now}::timestamptz))
+         and s.run_id in (select id from run)
+      returning s.id, s.run_id, s.attempts)${stepEventCte(args.event, 'claimed')}
+    select attempts from claimed`);
   return rows[0]?.attempts ?? null;
 }

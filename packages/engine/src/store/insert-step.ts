@@ -1,4 +1,5 @@
 import type { Json } from '../definitions/define-action.ts';
+import type { DbActionRun } from './list-action-runs.ts';
 import type { Db } from './types.ts';
 
 export interface NewStep {
@@ -19,9 +20,12 @@ export interface NewStep {
 /**
  * Schedules a step. Idempotent on (run_id, sequence): of two replays scheduling the same step, the
  * first insert wins and both go on with the same row. Returns that row, and whether this call wrote it.
+ * One statement on the hot path (INSERT … ON CONFLICT DO NOTHING RETURNING); the row is read only
+ * when another replay wrote it first. The JSON goes in as text the engine serialized: Prisma's Json
+ * input rounds a double to 16 significant digits, and a recorded ctx.random() must come back exact.
  */
 export async function insertStep(db: Db, s: NewStep) {
-  const inserted = await db.$executeRaw`
+  const [created] = await db.$queryRaw<DbActionRun[]>`
     insert into "sagaflow"."action_runs"
       (run_id, sequence, kind, name, input, status, output, max_attempts, parallel_block,
        reclaim_stale_after_seconds, expires_at, wake_at, finished_at)
@@ -30,9 +34,11 @@ export async function insertStep(db: Db, s: NewStep) {
        ${s.maxAttempts ?? 1}::int, ${s.parallelBlock ?? null}::int, ${s.reclaimAfterSeconds ?? null}::int,
        ${s.expiresAt ?? null}::timestamptz, ${s.wakeAt ?? null}::timestamptz,
        ${s.status === 'Completed' ? new Date() : null}::timestamptz)
-    on conflict (run_id, sequence) do nothing`;
+    on conflict (run_id, sequence) do nothing
+    returning *`;
+  if (created) return Object.assign(created, { inserted: true });
   const row = await db.actionRun.findUniqueOrThrow({
     where: { run_id_sequence: { run_id: s.runId, sequence: s.sequence } },
   });
-  return Object.assign(row, { inserted: inserted === 1 });
+  return Object.assign(row, { inserted: false });
 }

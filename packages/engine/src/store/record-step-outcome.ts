@@ -1,6 +1,7 @@
 import type { Json } from '../definitions/define-action.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { openRunStatusesSql, tableSql, type StepTable } from './step-table.ts';
+import { stepEventCte, type StepEvent } from './step-event.ts';
 import type { Db } from './types.ts';
 
 export type StepOutcome =
@@ -16,7 +17,15 @@ export type StepOutcome =
  */
 export async function recordStepOutcome(
   db: Db,
-  args: { table: StepTable; id: string; attempts: number; outcome: StepOutcome; now: Date },
+  args: {
+    table: StepTable;
+    id: string;
+    attempts: number;
+    outcome: StepOutcome;
+    now: Date;
+    /** The history row of a recorded outcome, appended by the same statement. */
+    event?: StepEvent;
+  },
 ): Promise<'recorded' | 'rejected' | 'refused'> {
   const { outcome } = args;
   const status = outcome.kind === 'completed' ? 'Completed' : outcome.kind === 'failed' ? 'Failed' : 'Errored';
@@ -43,7 +52,7 @@ export async function recordStepOutcome(
              finished_at = case when ${status} = 'Failed' then null else ${args.now}::timestamptz end
         from target t
        where s.id = t.id and t.run_open and s.attempts = ${args.attempts}::int and s.status = 'Running'
-      returning s.id)
+      returning s.id, s.run_id, s.attempts)${stepEventCte(args.event, 'upd')}
     select t.run_open, exists (select 1 from upd) as updated from target t`);
   const r = rows[0];
   if (r?.updated) return 'recorded';

@@ -4,7 +4,7 @@ import { executeRun } from '../runtime/execute-run.ts';
 import { SimulatedCrash, type RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { claimJobs, type DbJob } from '../store/claim-jobs.ts';
 import { beatWorker } from '../store/beat-worker.ts';
-import { deleteJob } from '../store/delete-job.ts';
+import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { stopWorker } from '../store/stop-worker.ts';
 import { startLoop } from './start-loop.ts';
 
@@ -13,11 +13,19 @@ export interface WorkerPool {
   stop(drainMs?: number): Promise<{ drained: boolean }>;
   /** Wakes the poll loop now. */
   nudge(): void;
+  /**
+   * Keeps a slot for a run this process is about to start, if one is free: the start then leases
+   * the run's first wake to this worker and hands it over with {@link adopt}, with no poll between.
+   */
+  reserve(): boolean;
+  /** Runs a job a start leased to this worker in the slot it reserved; null gives the slot back. */
+  adopt(job: DbJob | null): void;
 }
 
 /**
- * Polls the job table and runs up to `concurrency` jobs at once. A job is deleted only after its
- * handler returned; one whose handler threw (a database outage, say) keeps its lease and comes
+ * Polls the job table and runs up to `concurrency` jobs at once (a run whose finish has committed
+ * no longer counts). A job is deleted only after its handler returned, or by the transaction that
+ * finished its run; one whose handler threw (a database outage, say) keeps its lease and comes
  * back when the lease runs out: at-least-once.
  */
 /**
@@ -33,16 +41,20 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
   let running = true;
   let wake: (() => void) | null = null;
   let nudged = false;
+  /** Slots kept by starts that have not handed their job over yet. */
+  let reserved = 0;
   const nudge = () => {
     nudged = true;
     wake?.();
   };
 
-  const handle = async (job: DbJob) => {
+  const handle = async (job: DbJob, ack: JobAck) => {
     try {
       const runId = job.run_id;
-      if (job.kind === 'wake-run' && runId) await withStoreRetry(transientReplayRetry, () => executeRun(deps, runId));
-      await deleteJob(deps.prisma, { id: job.id, workerId: deps.workerId });
+      // A run that finishes acknowledges its job in its finishing transaction (ADR 0029).
+      if (job.kind === 'wake-run' && runId)
+        await withStoreRetry(transientReplayRetry, () => executeRun(deps, runId, ack));
+      if (!ack.done) await deleteJob(deps.prisma, ack);
     } catch (err) {
       if (err instanceof SimulatedCrash) return;
       deps.logger.error(
@@ -50,6 +62,29 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
         'job failed; it will be redelivered after its lease',
       );
     }
+  };
+  /** The jobs in flight, by their acknowledgement. */
+  const holding = new Set<JobAck>();
+  /**
+   * Slots taken: reserved ones, and jobs in flight whose run has not committed its finish. A run
+   * whose finishing transaction committed (and acknowledged its job) holds its slot no longer while
+   * its `run.finished` listeners run: a start from one of them is handed to this pool at once, and a
+   * listener that waits for the run it started cannot starve a full pool (ADR 0029).
+   */
+  const busy = () => {
+    let n = reserved;
+    for (const ack of holding) if (!ack.done) n += 1;
+    return n;
+  };
+  const run = (job: DbJob) => {
+    const ack: JobAck = { id: job.id, workerId: deps.workerId, done: false };
+    holding.add(ack);
+    const p: Promise<void> = handle(job, ack).finally(() => {
+      inFlight.delete(p);
+      holding.delete(ack);
+      wake?.();
+    });
+    inFlight.add(p);
   };
 
   // The heartbeat (ADR 0010): while it beats, the steps this worker holds are its own; once it
@@ -64,7 +99,7 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
     while (running) {
       // Outcomes held through a database outage go out before new work is claimed.
       if (deps.heldOutcomes.size > 0) await deps.heldOutcomes.retry();
-      const free = concurrency - inFlight.size;
+      const free = concurrency - busy();
       let jobs: DbJob[] = [];
       if (free > 0) {
         nudged = false;
@@ -79,15 +114,9 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
           deps.logger.warn({ err }, 'claiming jobs failed; retrying after the poll interval');
         }
       }
-      for (const job of jobs) {
-        const p: Promise<void> = handle(job).finally(() => {
-          inFlight.delete(p);
-          wake?.();
-        });
-        inFlight.add(p);
-      }
-      if (jobs.length === 0 || inFlight.size >= concurrency) {
-        if (nudged && inFlight.size < concurrency) continue;
+      for (const job of jobs) run(job);
+      if (jobs.length === 0 || busy() >= concurrency) {
+        if (nudged && busy() < concurrency) continue;
         await Promise.race([sleep(pollMs), new Promise<void>((r) => (wake = r))]);
         wake = null;
       }
@@ -97,6 +126,17 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
 
   return {
     nudge,
+    reserve: () => {
+      if (!running || busy() >= concurrency) return false;
+      reserved += 1;
+      return true;
+    },
+    adopt: (job) => {
+      reserved -= 1;
+      // A pool stopped meanwhile leaves the job to its lease: it is redelivered, like any unfinished one.
+      if (job && running) run(job);
+      else wake?.();
+    },
     stop: async (drainMs = 10_000) => {
       running = false;
       wake?.();

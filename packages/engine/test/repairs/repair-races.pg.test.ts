@@ -147,7 +147,16 @@ describe('repairs racing the engine (real PostgreSQL)', () => {
           tally.repair++;
           expect(run.output, 'the repair won: its output is recorded').toEqual({ from: 'operator' });
           expect(audit[0]).toMatchObject({ status: 'applied', id: r.repair.value.id });
-          expect(rejected, "the worker's outcome was rejected and journaled").toBe(1);
+          // The worker's outcome is journaled, never recorded: rejected by the fence while the run is
+          // open, refused once the repair's wake finished the run (ADR 0011). Its journal row follows
+          // the worker's own transaction, which can come after the run finished: wait for it.
+          const journaled = await waitFor("the worker's outcome to be journaled", async () => {
+            const n = await first.prisma.anomalyLog.count({
+              where: { run_id: r.runId, code: { in: ['outcome_rejected', 'write_refused'] } },
+            });
+            return n > 0 ? n : undefined;
+          });
+          expect(journaled, "the worker's outcome was rejected or refused, and journaled once").toBe(1);
         } else {
           tally.worker++;
           expect(r.repair.error).toMatchObject({ code: 'repair_conflict' });

@@ -1,7 +1,6 @@
 import type { Json } from '../../definitions/define-action.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { releaseLock } from '../../store/acquire-lock.ts';
-import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { recordStepOutcome } from '../../store/record-step-outcome.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
 import type { StepOutcome } from '../../store/record-step-outcome.ts';
@@ -32,26 +31,28 @@ const statusOf = { completed: 'Completed', failed: 'Failed', errored: 'Errored' 
 /** What became of one fenced outcome write; `already`: an earlier commit of ours whose acknowledgement was lost. */
 export type OutcomeWrite = 'recorded' | 'already' | 'rejected' | 'refused';
 
-/** The fenced outcome write and its history row (and the lock's release), inside the caller's transaction. */
+/** The fenced outcome write with its history row (and the lock's release), inside the caller's transaction. */
 export async function writePendingOutcome(
   tx: Prisma.TransactionClient,
   o: PendingOutcome,
   now: Date,
 ): Promise<OutcomeWrite> {
   const outcome = outcomeOf(o);
-  const result = await recordStepOutcome(tx, { table: o.table, id: o.rowId, attempts: o.attempts, outcome, now });
+  const prefix = o.table === 'compensation_runs' ? 'compensation' : 'action';
+  const what = outcome.kind === 'completed' ? 'completed' : outcome.kind === 'failed' ? 'retry_scheduled' : 'failed';
+  // The history row rides on the fenced write: it lands exactly when the outcome does.
+  const event = { type: `${prefix}.${what}`, sequence: o.sequence, data: { name: o.name } };
+  const result = await recordStepOutcome(tx, {
+    table: o.table,
+    id: o.rowId,
+    attempts: o.attempts,
+    outcome,
+    now,
+    event,
+  });
   if (o.lock) await releaseLock(tx, o.lock);
   if (result === 'rejected' && (await alreadyOurs(tx, o))) return 'already';
   if (result !== 'recorded') return result;
-  const prefix = o.table === 'compensation_runs' ? 'compensation' : 'action';
-  const what = outcome.kind === 'completed' ? 'completed' : outcome.kind === 'failed' ? 'retry_scheduled' : 'failed';
-  await appendFlowEvent(tx, {
-    runId: o.runId,
-    type: `${prefix}.${what}`,
-    sequence: o.sequence,
-    rowId: o.rowId,
-    data: { name: o.name, attempt: o.attempts },
-  });
   if (outcome.kind === 'failed')
     await enqueueJob(tx, { kind: 'wake-run', runId: o.runId, availableAt: outcome.retryAt });
   return result;

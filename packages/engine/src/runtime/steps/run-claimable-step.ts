@@ -3,7 +3,6 @@ import type { ActionDefinition, Json, RetryPolicy } from '../../definitions/defi
 import { assertStorableJson } from '../../input/assert-storable-json.ts';
 import { jsonRules } from '../../input/input-limits.ts';
 import { acquireLock } from '../../store/acquire-lock.ts';
-import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { claimStep } from '../../store/claim-step.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
 import { insertStep, type NewStep } from '../../store/insert-step.ts';
@@ -48,7 +47,7 @@ export interface ClaimableStep {
 /**
  * Claims, executes and records one step, fenced by its claim: ONE conditional update to claim (in
  * the transaction that also writes the previous step's outcome and, for a new step, its row), a
- * read-back after that transaction closed, the action, and an outcome conditional on the claim's
+ * read-back after that transaction closed when a hook ran inside it, the action, and an outcome conditional on the claim's
  * attempts and the row still Running. A completed outcome rides on the replay's next transaction.
  * A worker that loses anywhere records nothing and says so in the anomaly journal.
  */
@@ -89,19 +88,17 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
         // A rollback goes on whatever happened since; a forward step must not start behind a
         // cancellation or expiry this replay has not seen (its view is stale: it stops quietly).
         cancellationKnown: isComp || session.cancelRequested,
+        event: {
+          type: isComp ? 'compensation.step_started' : 'action.started',
+          sequence,
+          data: { name, ...(isComp ? { level: step.level ?? 0 } : {}) },
+        },
       });
       if (attempts === null && !isComp && !session.cancelRequested && (await hasCancellation(tx, runId)))
         throw new ReplayConflict();
       // A lost claim must not leave the lock it took behind: roll the whole transaction back.
       if (attempts === null && locks.enabled) throw new ClaimLost(rowId);
       if (attempts !== null) {
-        await appendFlowEvent(tx, {
-          runId,
-          type: isComp ? 'compensation.step_started' : 'action.started',
-          sequence,
-          rowId,
-          data: { name, attempt: attempts, ...(isComp ? { level: step.level ?? 0 } : {}) },
-        });
         await deps.hooks.stepClaimed?.(tx, { table, runId, rowId, sequence, name, attempt: attempts });
       }
       return { rowId, attempts, locked: false };
@@ -125,39 +122,50 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   if (claim.attempts === null) return { kind: 'not-here', waitingFor: null, lost: true };
   const attempts = claim.attempts;
 
-  // A commit that silently became a rollback (an aborted PostgreSQL transaction) must not run the step.
-  const after = await readStepClaim(deps.prisma, table, rowId);
-  if (!after || after.attempts !== attempts || after.status !== 'Running') {
-    await deps.journal({
-      code: 'claim_not_committed',
-      message: `the claim of step ${sequence} (${name}) was gone once its transaction closed; the step did not run`,
-      runId,
-      rowId,
-      sequence,
-      name,
-      site: table,
-      details: { claimed_attempts: attempts, row_attempts: after?.attempts ?? null, row_status: after?.status ?? null },
-    });
-    return {
-      kind: 'not-here',
-      waitingFor: null,
-      stuckReason: `claim_not_committed: the claim of step ${sequence} (${name}) did not commit; something inside the engine's transaction failed (see the anomaly log)`,
-      lost: false,
-    };
-  }
-  if (!after.runOpen) {
-    // The run finished (terminated) right after the claim committed: the step must not start now.
-    await deps.journal({
-      code: 'write_refused',
-      message: `the run finished once step ${sequence} (${name}) was claimed; the step did not run`,
-      runId,
-      rowId,
-      sequence,
-      name,
-      site: `${table}.start`,
-      details: { attempts },
-    });
-    return { kind: 'not-here', waitingFor: null, lost: true };
+  // A commit that silently became a rollback (an aborted PostgreSQL transaction) must not run the
+  // step. Only foreign code inside the claim's transaction can cause one (a stepClaimed hook that
+  // swallows a failed statement); the engine's own statements throw and roll back loudly, and the
+  // claim's RETURNING already said what it wrote. So the claim is read back only when such a hook is
+  // installed (ADR 0029); without one, a terminate that commits right after the claim is met by the
+  // outcome's fence (write_refused), as one committing while the action runs is.
+  if (deps.hooks.stepClaimed) {
+    const after = await readStepClaim(deps.prisma, table, rowId);
+    if (!after || after.attempts !== attempts || after.status !== 'Running') {
+      await deps.journal({
+        code: 'claim_not_committed',
+        message: `the claim of step ${sequence} (${name}) was gone once its transaction closed; the step did not run`,
+        runId,
+        rowId,
+        sequence,
+        name,
+        site: table,
+        details: {
+          claimed_attempts: attempts,
+          row_attempts: after?.attempts ?? null,
+          row_status: after?.status ?? null,
+        },
+      });
+      return {
+        kind: 'not-here',
+        waitingFor: null,
+        stuckReason: `claim_not_committed: the claim of step ${sequence} (${name}) did not commit; something inside the engine's transaction failed (see the anomaly log)`,
+        lost: false,
+      };
+    }
+    if (!after.runOpen) {
+      // The run finished (terminated) right after the claim committed: the step must not start now.
+      await deps.journal({
+        code: 'write_refused',
+        message: `the run finished once step ${sequence} (${name}) was claimed; the step did not run`,
+        runId,
+        rowId,
+        sequence,
+        name,
+        site: `${table}.start`,
+        details: { attempts },
+      });
+      return { kind: 'not-here', waitingFor: null, lost: true };
+    }
   }
   const ref = { runId, rowId, sequence, name, attempt: attempts };
   const claimedStep: ClaimedStep = { table, ...ref };
