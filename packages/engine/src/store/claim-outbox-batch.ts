@@ -19,8 +19,9 @@ export interface DbOutboxMessage {
  * Claims due outbox rows for one publisher, in per-source order. Must run inside a transaction:
  *
  * 1. find each source's FIRST Pending row by walking the partial index of Pending rows
- *    (`outbox_pending_source_id_seq_idx`) one source at a time (a skip scan: one index probe per
- *    source, not a read of every Pending row); take a transaction-scoped advisory lock on each source
+ *    (`outbox_pending_source_id_seq_idx`) one source at a time: a skip scan, one index probe per
+ *    source (the first entry after the previous source is the next source's head), not a read of
+ *    every Pending row; take a transaction-scoped advisory lock on each source
  *    whose first row is due, oldest first (a source whose head waits for its backoff can publish
  *    nothing, so it must not take a slot from the others); try-lock: a source another publisher is
  *    claiming right now is skipped, not waited for;
@@ -38,22 +39,20 @@ export async function claimOutboxBatch(
   args: { now: Date; limit: number; visibilityTimeoutSeconds: number },
 ): Promise<DbOutboxMessage[]> {
   const locked = await db.$queryRaw<{ source_id: string }[]>`
-    with recursive sources as (
-      (select source_id from "sagaflow"."outbox" where status = 'Pending' order by source_id limit 1)
+    with recursive heads as (
+      (select source_id, seq, available_at from "sagaflow"."outbox"
+        where status = 'Pending'
+        order by source_id, seq limit 1)
       union all
-      select (select o.source_id from "sagaflow"."outbox" o
-               where o.status = 'Pending' and o.source_id > sources.source_id
-               order by o.source_id limit 1)
-        from sources
-       where sources.source_id is not null)
+      select next.source_id, next.seq, next.available_at
+        from heads
+        cross join lateral (select o.source_id, o.seq, o.available_at from "sagaflow"."outbox" o
+                             where o.status = 'Pending' and o.source_id > heads.source_id
+                             order by o.source_id, o.seq limit 1) next)
     select due.source_id
-      from (select sources.source_id, head.seq
-              from sources
-              cross join lateral (select h.seq, h.available_at from "sagaflow"."outbox" h
-                                   where h.status = 'Pending' and h.source_id = sources.source_id
-                                   order by h.seq limit 1) head
-             where head.available_at <= ${args.now}::timestamptz
-             order by head.seq
+      from (select source_id, seq from heads
+             where available_at <= ${args.now}::timestamptz
+             order by seq
              limit ${args.limit}::int) due
      where pg_try_advisory_xact_lock(hashtextextended('sagaflow.outbox:' || due.source_id, 0))`;
   if (locked.length === 0) return [];
