@@ -1,6 +1,6 @@
 import { EngineError, toEngineError } from '../errors/engine-error.ts';
 import { claimOutboxBatch, type DbOutboxMessage } from '../store/claim-outbox-batch.ts';
-import { markOutboxPublished } from '../store/mark-outbox-published.ts';
+import { markOutboxBatchPublished } from '../store/mark-outbox-batch-published.ts';
 import { recordOutboxFailure } from '../store/record-outbox-failure.ts';
 import { releaseOutboxClaim } from '../store/release-outbox-claim.ts';
 import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
@@ -26,8 +26,9 @@ const maxErrorLength = 1000;
 
 /**
  * One pass of the outbox publisher: claims due rows (SKIP LOCKED; per-source order; see
- * claimOutboxBatch), publishes each through the transport its `destination` routes to, and marks it
- * Published once the transport acknowledged. A failure records `last_error` and schedules a retry
+ * claimOutboxBatch), publishes each through the transport its `destination` routes to, and marks the
+ * rows the transports acknowledged Published in one statement once the batch's deliveries are done
+ * (ADR 0026). A failure records `last_error` and schedules a retry
  * with exponential backoff, or marks the row Dead after `max_attempts`; the rows behind it from the
  * same source go back unpublished, so a source's messages leave in the order they were written.
  * Sources are published concurrently. At-least-once: see ADR 0009.
@@ -59,49 +60,63 @@ export async function publishWith(deps: OutboxPublisherDeps): Promise<OutboxBatc
   };
   const bySource = new Map<string, DbOutboxMessage[]>();
   for (const row of claimed) bySource.set(row.source_id, [...(bySource.get(row.source_id) ?? []), row]);
-  await Promise.all([...bySource.values()].map((rows) => publishSource(deps, rows, result)));
+  const delivered = await Promise.all([...bySource.values()].map((rows) => publishSource(deps, rows, result)));
+  await markDelivered(deps, delivered.flat(), result);
   if (result.claimed > 0) deps.logger.debug({ ...result }, 'outbox pass');
   return result;
 }
 
-/** Publishes one source's claimed rows in order; stops at the first that does not get through. */
+/** Publishes one source's claimed rows in order; stops at the first that does not get through. Returns those delivered. */
 async function publishSource(deps: OutboxPublisherDeps, rows: DbOutboxMessage[], result: OutboxBatchResult) {
   for (const [index, row] of rows.entries()) {
-    const delivered = await publishRow(deps, row, result);
-    if (!delivered) {
+    if (!(await deliverRow(deps, row, result))) {
       await releaseRest(deps, rows.slice(index + 1), result);
-      return;
+      return rows.slice(0, index);
     }
   }
+  return rows;
 }
 
-/** True when the row was delivered AND recorded; false stops its source for this pass. */
-async function publishRow(deps: OutboxPublisherDeps, row: DbOutboxMessage, result: OutboxBatchResult) {
-  const log = { messageId: row.message_id, destination: row.destination, attempt: row.attempts };
+/** True when the transport acknowledged the row; false (failure recorded) stops its source for this pass. */
+async function deliverRow(deps: OutboxPublisherDeps, row: DbOutboxMessage, result: OutboxBatchResult) {
   try {
     const transport = deps.routes[row.destination];
     if (transport === undefined) {
       throw new EngineError('outbox_unroutable', `no transport is configured for destination "${row.destination}"`);
     }
     await transport.publish(toOutboxEnvelope(row));
+    return true;
   } catch (err) {
     await recordFailure(deps, row, toEngineError(err, 'outbox_publish_failed'), result);
     return false;
   }
+}
+
+/**
+ * Marks the batch's delivered rows Published in one statement. Until it commits they stay claimed
+ * (their claim window holds back the rows behind them), so nothing overtakes them. If it fails, every
+ * row of it is delivered again after its claim window: duplicates the consumer's inbox absorbs.
+ */
+async function markDelivered(deps: OutboxPublisherDeps, rows: DbOutboxMessage[], result: OutboxBatchResult) {
+  if (rows.length === 0) return;
   try {
-    const marked = await markOutboxPublished(deps.prisma, { id: row.id, now: deps.clock.now() });
-    if (marked) {
-      result.published++;
-    } else {
+    const marked = await markOutboxBatchPublished(deps.prisma, {
+      ids: rows.map((row) => row.id),
+      now: deps.clock.now(),
+    });
+    result.published += marked.size;
+    for (const row of rows.filter((r) => !marked.has(r.id))) {
       result.lost++;
-      deps.logger.info(log, 'outbox row was already published by another claim; this delivery was a duplicate');
+      deps.logger.info(
+        { messageId: row.message_id, destination: row.destination, attempt: row.attempts },
+        'outbox row was already published by another claim; this delivery was a duplicate',
+      );
     }
-    return true;
   } catch (err) {
-    // Delivered but not recorded: the row is published again after its claim window (a duplicate the
-    // consumer's inbox absorbs). Stop the source so nothing overtakes it meanwhile.
-    deps.logger.warn({ ...log, err }, 'outbox row delivered but could not be marked Published; it will be sent again');
-    return false;
+    deps.logger.warn(
+      { rows: rows.length, err },
+      'outbox rows delivered but could not be marked Published; they will be sent again',
+    );
   }
 }
 

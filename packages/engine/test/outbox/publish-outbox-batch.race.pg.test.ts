@@ -7,6 +7,7 @@ import { inProcessTransport } from '../../src/outbox/in-process-transport.ts';
 import type { OutboxEnvelope } from '../../src/outbox/outbox-envelope.ts';
 import { publishOutboxBatch } from '../../src/outbox/publish-outbox-batch.ts';
 import { claimOutboxBatch } from '../../src/store/claim-outbox-batch.ts';
+import { TestClock } from '../../src/testing/test-clock.ts';
 import { openTestDatabase } from '../support/test-database.ts';
 import { clearOutbox, seedOutbox } from './seed-outbox.ts';
 
@@ -86,6 +87,57 @@ describe('concurrent outbox publishers on real PostgreSQL connections', () => {
     }
     expect(await db.prisma.outboxMessage.count({ where: { status: 'Published', attempts: 1 } })).toBe(72);
     // More than one publisher did the work (otherwise this would prove nothing about concurrency).
+    expect(new Set(deliveries.map((d) => d.publisher)).size).toBeGreaterThan(1);
+  });
+
+  it('four publishers, batches where one row fails once: the rest of each batch is published, nothing lost or sent twice', async () => {
+    const written: string[][] = [];
+    for (let s = 0; s < 12; s++) {
+      written.push(
+        await seedOutbox(
+          db,
+          Array.from({ length: 4 }, () => ({ sourceId: `src-${s}` })),
+        ),
+      );
+    }
+    const failing = new Set(written.map((rows, s) => rows[s % rows.length]!));
+    const clock = new TestClock(new Date(Date.now() + 1000));
+    const deliveries: { publisher: number; message: OutboxEnvelope }[] = [];
+    const publishers = replicas.map((replica, publisher) => {
+      const transport = inProcessTransport(async (message) => {
+        await sleep(2); // lets the passes overlap
+        if (failing.delete(message.messageId)) throw new Error('refused once');
+        deliveries.push({ publisher, message });
+      });
+      return () =>
+        publishOutboxBatch({
+          db: replica,
+          routes: { inventory: transport },
+          clock,
+          logger,
+          config: {
+            batch_size: 6,
+            visibility_timeout_seconds: 60,
+            backoff: { base_delay_ms: 1000, max_delay_ms: 1000 },
+          },
+        });
+    });
+
+    for (let round = 0; round < 200; round++) {
+      const results = await Promise.all(publishers.map((pass) => pass()));
+      if (results.every((r) => r.claimed === 0) && failing.size === 0) break;
+      clock.advance(1000); // the failed rows' backoff, never a claim window
+    }
+
+    expect(failing.size).toBe(0);
+    const ids = deliveries.map((d) => d.message.messageId);
+    expect(ids).toHaveLength(48);
+    expect(new Set(ids).size).toBe(48);
+    for (const [s, rows] of written.entries()) {
+      expect(deliveries.filter((d) => d.message.sourceId === `src-${s}`).map((d) => d.message.messageId)).toEqual(rows);
+    }
+    expect(await db.prisma.outboxMessage.count({ where: { status: 'Published' } })).toBe(48);
+    expect(await db.prisma.outboxMessage.count({ where: { status: 'Published', attempts: 2 } })).toBe(12);
     expect(new Set(deliveries.map((d) => d.publisher)).size).toBeGreaterThan(1);
   });
 });

@@ -152,6 +152,61 @@ describe(`outbox publisher, one pass at a time (${testDbKind()})`, () => {
     expect(await outboxRow(db, a3!)).toMatchObject({ status: 'Published', attempts: 1 });
   });
 
+  it('a batch where one row fails: the others are marked Published by the same pass, only the failed one is retried', async () => {
+    const written: string[] = [];
+    for (let s = 0; s < 12; s++) written.push(...(await seedOutbox(db, [{ sourceId: `s${s}` }])));
+    const failing = written[5]!;
+    let failOnce = true;
+    const transport = inProcessTransport((m) => {
+      if (m.messageId === failing && failOnce) {
+        failOnce = false;
+        throw new Error('refused once');
+      }
+      delivered.push(m);
+    });
+    const config = { batch_size: 12, backoff: { base_delay_ms: 5000, max_delay_ms: 5000 } };
+
+    expect(await pass({ inventory: transport }, config)).toEqual({
+      claimed: 12,
+      published: 11,
+      retried: 1,
+      dead: 0,
+      released: 0,
+      lost: 0,
+    });
+    for (const id of written.filter((id) => id !== failing)) {
+      const row = await outboxRow(db, id);
+      expect(row).toMatchObject({ status: 'Published', attempts: 1 });
+      expect(row.published_at?.getTime()).toBe(clock.now().getTime());
+    }
+    expect(await outboxRow(db, failing)).toMatchObject({ status: 'Pending', attempts: 1, last_error: 'refused once' });
+    expect((await pass({ inventory: transport }, config)).claimed).toBe(0);
+    clock.advance(5000);
+    expect(await pass({ inventory: transport }, config)).toMatchObject({ claimed: 1, published: 1 });
+
+    expect(delivered.map((m) => m.messageId).sort()).toEqual([...written].sort());
+    expect(await outboxRow(db, failing)).toMatchObject({ status: 'Published', attempts: 2 });
+  });
+
+  it('a claim takes at most batch_size rows, each source its share from the front of its rows', async () => {
+    const a = await seedOutbox(
+      db,
+      Array.from({ length: 10 }, () => ({ sourceId: 'A' })),
+    );
+    const b = await seedOutbox(
+      db,
+      Array.from({ length: 10 }, () => ({ sourceId: 'B' })),
+    );
+
+    expect(await pass(undefined, { batch_size: 4 })).toMatchObject({ claimed: 4, published: 4 });
+    const order = (source: string) => delivered.filter((m) => m.sourceId === source).map((m) => m.messageId);
+    expect(order('A')).toEqual(a.slice(0, 2));
+    expect(order('B')).toEqual(b.slice(0, 2));
+    for (let i = 0; i < 10 && (await pass(undefined, { batch_size: 4 })).claimed > 0; i++);
+    expect(order('A')).toEqual(a);
+    expect(order('B')).toEqual(b);
+  });
+
   it('a Dead row stops holding back its source', async () => {
     const [x1, x2] = await seedOutbox(db, [{ sourceId: 'X' }, { sourceId: 'X' }]);
     const transport = inProcessTransport((m) => {
