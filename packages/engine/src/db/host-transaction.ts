@@ -59,7 +59,12 @@ async function assertInTransaction(client: HostPgClient): Promise<void> {
     await client.query({ text: 'RELEASE SAVEPOINT sagaflow_host_check' });
   } catch (err) {
     const e = err as { code?: string; message?: string };
-    if (e.code === '25P01' || /\b25P01\b|transaction block/.test(e.message ?? ''))
+    // 25P02 (a transaction the host already broke) also speaks of a "transaction block": only 25P01
+    // means there is no BEGIN; a broken transaction's own error goes back to the host as it is.
+    if (
+      e.code === '25P01' ||
+      (e.code === undefined && /\b25P01\b|only be used in transaction blocks/.test(e.message ?? ''))
+    )
       throw new EngineError('invalid_input', 'tx: the pg client is not inside a transaction; run BEGIN on it first', {
         field: 'tx',
         cause: err,

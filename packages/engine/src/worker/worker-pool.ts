@@ -5,6 +5,7 @@ import { SimulatedCrash, type RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { claimJobs, type DbJob } from '../store/claim-jobs.ts';
 import { beatWorker } from '../store/beat-worker.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
+import { releaseJob } from '../store/release-job.ts';
 import { stopWorker } from '../store/stop-worker.ts';
 import { startLoop } from './start-loop.ts';
 
@@ -43,6 +44,8 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
   let nudged = false;
   /** Slots kept by starts that have not handed their job over yet. */
   let reserved = 0;
+  /** When the loop last asked the job table for work (monotonic ms). */
+  let lastClaimAt = performance.now();
   const nudge = () => {
     nudged = true;
     wake?.();
@@ -87,6 +90,16 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
     inFlight.add(p);
   };
 
+  /** Returns a job this worker leased but will not run to the queue, due now; if that fails, its lease still runs out. */
+  const giveBack = (job: DbJob) => {
+    void releaseJob(deps.prisma, { id: job.id, workerId: deps.workerId }).catch((err: unknown) =>
+      deps.logger.warn(
+        { err, jobId: String(job.id) },
+        'could not give a job back to the queue; it waits out its lease',
+      ),
+    );
+  };
+
   // The heartbeat (ADR 0010): while it beats, the steps this worker holds are its own; once it
   // stops (or the pool stops), a step it holds with no reclaim deadline can be reclaimed.
   const heartbeat = startLoop({
@@ -103,6 +116,7 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
       let jobs: DbJob[] = [];
       if (free > 0) {
         nudged = false;
+        lastClaimAt = performance.now();
         try {
           jobs = await claimJobs(deps.prisma, {
             workerId: deps.workerId,
@@ -114,7 +128,10 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
           deps.logger.warn({ err }, 'claiming jobs failed; retrying after the poll interval');
         }
       }
-      for (const job of jobs) run(job);
+      // A start may have reserved a slot while the claim was in flight: run what fits, give the rest back.
+      const room = Math.max(0, concurrency - busy());
+      for (const job of jobs.slice(0, room)) run(job);
+      for (const job of jobs.slice(room)) giveBack(job);
       if (jobs.length === 0 || busy() >= concurrency) {
         if (nudged && busy() < concurrency) continue;
         await Promise.race([sleep(pollMs), new Promise<void>((r) => (wake = r))]);
@@ -128,14 +145,20 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
     nudge,
     reserve: () => {
       if (!running || busy() >= concurrency) return false;
+      // Queued work goes first (claims are oldest first): no hand-off while a wake is waiting for the
+      // loop (a nudge), nor once the loop has not looked at the job table for two poll intervals (a pool
+      // kept full by starts from run.finished listeners would otherwise never claim a timer's wake).
+      if (nudged || performance.now() - lastClaimAt > 2 * pollMs) return false;
       reserved += 1;
       return true;
     },
     adopt: (job) => {
       reserved -= 1;
-      // A pool stopped meanwhile leaves the job to its lease: it is redelivered, like any unfinished one.
-      if (job && running) run(job);
-      else wake?.();
+      if (job && running) return run(job);
+      // A pool stopped meanwhile gives the job back to the queue now rather than let it wait out a
+      // lease on a worker that will not run it (if this fails, the lease still runs out).
+      if (job) giveBack(job);
+      wake?.();
     },
     stop: async (drainMs = 10_000) => {
       running = false;
