@@ -1,16 +1,9 @@
-import type { Json } from '../definitions/define-action.ts';
 import type { DbJob } from './claim-jobs.ts';
+import type { NewFlowRun } from './insert-flow-run.ts';
 import type { Db } from './types.ts';
 
-export interface StartedRun {
-  flowName: string;
-  flowVersion: number;
-  input: Json;
-  businessKey: string | null;
-  tags: string[];
-  expiresAt: Date | null;
-  runTimeoutAt: Date | null;
-  now: Date;
+/** A top-level run (no parent), as {@link NewFlowRun} describes its row. */
+export interface StartedRun extends Omit<NewFlowRun, 'parent'> {
   /** Lease the first wake to this worker, which runs the run at once (ADR 0029); null: any worker's poll. */
   lease: { workerId: string; leaseSeconds: number } | null;
 }
