@@ -8,6 +8,7 @@ import { parkRun } from '../store/park-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
 import { findLeftUndone, leftUndoneJson } from './find-left-undone.ts';
+import { inRunTransaction } from './in-run-transaction.ts';
 import { createFlowContext } from './replay/create-flow-context.ts';
 import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
@@ -26,7 +27,7 @@ export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
 export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck): Promise<ExecuteOutcome> {
   const now = deps.clock.now();
   // One transaction loads the run, marks it active and reads its record.
-  const loaded = await deps.prisma.$transaction(async (tx) => {
+  const loaded = await inRunTransaction(deps, async (tx) => {
     const run = await findRun(tx, runId);
     if (!run || (terminalRunStatuses as readonly string[]).includes(run.status)) return null;
     const overdue =
@@ -77,7 +78,7 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
   }
   const flow = deps.registry.flows.get(run.flow_name);
   if (!flow || !loaded.replay) {
-    await deps.prisma.$transaction((tx) =>
+    await inRunTransaction(deps, (tx) =>
       parkRun(tx, {
         runId,
         waitingFor: null,

@@ -5,6 +5,7 @@ import type { DbFlowRun } from '../store/find-run.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
 import { settleParentStep } from '../store/settle-parent-step.ts';
+import { inRunTransaction } from './in-run-transaction.ts';
 import { ReplayConflict, type ReplaySession } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 
@@ -106,7 +107,7 @@ export async function settleRun(
   };
   let settled: SettledRun | null;
   try {
-    settled = session ? await session.tx(write, { finishesRun: true }) : await deps.prisma.$transaction(write);
+    settled = session ? await session.tx(write, { finishesRun: true }) : await inRunTransaction(deps, write);
   } catch (err) {
     // This replay's buffered writes lost to another replay: it is stale and must not finish the run.
     if (err instanceof ReplayConflict) return 'stale';
