@@ -43,6 +43,12 @@ export const engineConfigSchema = z
         heartbeat_interval_ms: z.number().int().min(100).max(600_000).default(5000),
         /** A worker whose last heartbeat is older than this is gone: the steps it holds may be reclaimed. */
         dead_after_seconds: seconds.default(30),
+        /**
+         * How long one of a run's transactions may wait for a database connection (Prisma's maxWait;
+         * its default, 2 s, failed jobs under load). One that got none in time is started again,
+         * for up to the lease.
+         */
+        transaction_wait_ms: z.number().int().min(10).max(600_000).default(10_000),
       })
       .strict()
       .prefault({}),

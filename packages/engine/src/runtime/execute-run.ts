@@ -1,13 +1,13 @@
 import type { Json } from '../definitions/define-action.ts';
 import type { JobAck } from '../store/delete-job.ts';
-import { findRun } from '../store/find-run.ts';
 import { listActionRuns } from '../store/list-action-runs.ts';
 import { listCompensationRuns } from '../store/list-compensation-runs.ts';
-import { markRunActive } from '../store/mark-run-active.ts';
+import { loadRunForReplay } from '../store/load-run-for-replay.ts';
 import { parkRun } from '../store/park-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
 import { findLeftUndone, leftUndoneJson } from './find-left-undone.ts';
+import { inRunTransaction } from './in-run-transaction.ts';
 import { createFlowContext } from './replay/create-flow-context.ts';
 import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
@@ -25,21 +25,21 @@ export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
  */
 export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck): Promise<ExecuteOutcome> {
   const now = deps.clock.now();
-  // One transaction loads the run, marks it active and reads its record.
-  const loaded = await deps.prisma.$transaction(async (tx) => {
-    const run = await findRun(tx, runId);
-    if (!run || (terminalRunStatuses as readonly string[]).includes(run.status)) return null;
-    const overdue =
-      (run.run_timeout_at !== null && run.run_timeout_at.getTime() <= now.getTime()) ||
-      (run.cancel_deadline_at !== null && run.cancel_deadline_at.getTime() <= now.getTime());
-    if (overdue || !deps.registry.flows.has(run.flow_name)) return { run, replay: null };
-    const active = await markRunActive(tx, {
-      runId,
-      status: run.status === 'Compensating' ? 'Compensating' : 'Running',
-      now,
-      runningEvent: true,
-    });
-    if (!active.open) return null;
+  // One transaction loads the run and marks it active in one statement, then reads its record.
+  const loaded = await inRunTransaction(deps, async (tx) => {
+    const found = await loadRunForReplay(tx, { runId, now, flows: [...deps.registry.flows.keys()] });
+    if (!found || (terminalRunStatuses as readonly string[]).includes(found.run.status)) return null;
+    const { run, activeVersion } = found;
+    if (activeVersion === null) {
+      const overdue =
+        (run.run_timeout_at !== null && run.run_timeout_at.getTime() <= now.getTime()) ||
+        (run.cancel_deadline_at !== null && run.cancel_deadline_at.getTime() <= now.getTime());
+      // Open, on time and of a known flow, yet not marked: the statement and this code disagree.
+      if (!overdue && deps.registry.flows.has(run.flow_name))
+        throw new Error(`run ${runId} is open, on time and of a known flow, but was not marked active`);
+      return { run, replay: null };
+    }
+    const active = { wasPending: run.status === 'Pending', open: true, version: activeVersion };
     // A run's steps are only ever written by a replay, which marks it active first: a run that was
     // still Pending has none to read.
     if (active.wasPending) return { run, replay: { active, steps: [], compensations: [] } };
@@ -77,7 +77,7 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
   }
   const flow = deps.registry.flows.get(run.flow_name);
   if (!flow || !loaded.replay) {
-    await deps.prisma.$transaction((tx) =>
+    await inRunTransaction(deps, (tx) =>
       parkRun(tx, {
         runId,
         waitingFor: null,

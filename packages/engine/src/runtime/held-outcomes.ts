@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { storeRetryDelay } from '../process/store-retry.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
+import { inRunTransaction } from './in-run-transaction.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 import { announceOutcomes, writePendingOutcomes, type PendingOutcome } from './steps/pending-outcome.ts';
 
@@ -10,7 +11,7 @@ import { announceOutcomes, writePendingOutcomes, type PendingOutcome } from './s
  * database threw.
  */
 async function writeOnce(deps: RuntimeDeps, runId: string, outcomes: PendingOutcome[]): Promise<void> {
-  const fates = await deps.prisma.$transaction(async (tx) => {
+  const fates = await inRunTransaction(deps, async (tx) => {
     const now = deps.clock.now();
     const written = await writePendingOutcomes(tx, outcomes, now);
     await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });

@@ -1,10 +1,11 @@
 import type { Json } from '../definitions/define-action.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import { appendFlowEvent } from '../store/append-flow-event.ts';
+import { appendRunEnd } from '../store/append-run-end.ts';
 import type { DbFlowRun } from '../store/find-run.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
 import { settleParentStep } from '../store/settle-parent-step.ts';
+import { inRunTransaction } from './in-run-transaction.ts';
 import { ReplayConflict, type ReplaySession } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 
@@ -31,13 +32,15 @@ export interface SettledRun {
 /**
  * Finishes a run once (compare-and-swap, the row FOR UPDATE) inside the caller's transaction, with its
  * history event and, for a child, the parent's waiting step settled and the parent woken. Returns
- * null when the run had already finished. Call {@link afterRunSettled} once the transaction committed.
+ * null when the run had already finished. With `ack`, the job is acknowledged by the statement that
+ * writes the terminal event. Call {@link afterRunSettled} once the transaction committed.
  */
 export async function settleRunInTransaction(
   tx: Prisma.TransactionClient,
   run: DbFlowRun,
   result: Omit<SettleResult, 'session' | 'ack'>,
   now: Date,
+  ack?: JobAck,
 ): Promise<SettledRun | null> {
   const finished = await finishRun(tx, {
     id: run.id,
@@ -46,13 +49,18 @@ export async function settleRunInTransaction(
     error: result.error,
     now,
   });
-  if (!finished) return null;
+  if (!finished) {
+    // A replay repeated after a lost acknowledgement finds the run finished: its job goes all the same.
+    if (ack) await deleteJob(tx, ack);
+    return null;
+  }
   // What the row says the run ended as: an expired run ends Expired whatever this replay concluded.
   const status = finished.status;
-  await appendFlowEvent(tx, {
+  await appendRunEnd(tx, {
     runId: run.id,
     type: `run.${status.toLowerCase()}`,
     data: { ...(result.error ? { error: result.error } : {}), ...result.details },
+    ...(ack ? { ack } : {}),
   });
   let refusedParent: string | null = null;
   if (finished.parentRunId !== null && finished.parentSequence !== null) {
@@ -99,14 +107,10 @@ export async function settleRun(
 ): Promise<'settled' | 'already-finished' | 'stale'> {
   const now = deps.clock.now();
   const { ack, session, ...settle } = result;
-  const write = async (tx: Prisma.TransactionClient) => {
-    const done = await settleRunInTransaction(tx, run, settle, now);
-    if (ack) await deleteJob(tx, ack);
-    return done;
-  };
+  const write = (tx: Prisma.TransactionClient) => settleRunInTransaction(tx, run, settle, now, ack);
   let settled: SettledRun | null;
   try {
-    settled = session ? await session.tx(write, { finishesRun: true }) : await deps.prisma.$transaction(write);
+    settled = session ? await session.tx(write, { finishesRun: true }) : await inRunTransaction(deps, write);
   } catch (err) {
     // This replay's buffered writes lost to another replay: it is stale and must not finish the run.
     if (err instanceof ReplayConflict) return 'stale';

@@ -1,4 +1,3 @@
-import { recordStuckChange } from './record-stuck-change.ts';
 import { openRunStatusesSql } from './step-table.ts';
 import type { Json } from '../definitions/define-action.ts';
 import type { Db } from './types.ts';
@@ -14,9 +13,8 @@ export type FinalRunStatus =
  * can settle the parent's waiting step in the same transaction), or null when it was already finished.
  * The row is locked FOR UPDATE first: that waits for every transaction holding it FOR KEY SHARE
  * (claims, outcomes, signals, replay writes; see lockOpenRun) and makes later ones see it finished,
- * so nothing of the run commits after its terminal event. A run that ends while stuck gets its
- * `run.unstuck` (with the reason it was stuck for) just before its terminal event. Call it inside a
- * transaction.
+ * so nothing of the run commits after its terminal event. The events that follow it (a stuck
+ * episode's `run.unstuck`, the terminal event) are `appendRunEnd`'s. Call it inside a transaction.
  */
 export async function finishRun(
   db: Db,
@@ -42,7 +40,6 @@ export async function finishRun(
      where id = (select id from locked) and status in ${openRunStatusesSql}
     returning status, flow_name, parent_run_id::text as parent_run_id, parent_sequence`;
   const r = rows[0];
-  if (r) await recordStuckChange(db, { runId: args.id, reason: null, by: `run.${r.status.toLowerCase()}` });
   return r
     ? { status: r.status, flowName: r.flow_name, parentRunId: r.parent_run_id, parentSequence: r.parent_sequence }
     : null;

@@ -4,14 +4,14 @@ import type { Db } from './types.ts';
 /**
  * An open run being replayed shows Running (or Compensating), with no wait or stuck reason.
  * Returns whether it was Pending, whether it is open, and the run's version after this write (a
- * replay's later park only lands if nobody else wrote the run since). With `runningEvent`, a
- * run's first replay appends its `run.running` in the same statement. Clearing a stuck reason here
+ * replay's later park only lands if nobody else wrote the run since). A replay's own load does the
+ * same in its statement (loadRunForReplay); this is for a rollback that starts. Clearing a stuck reason here
  * writes no `run.unstuck`: a replay that starts is no evidence the run can move; the park or finish
  * that ends this replay says whether it could (recordStuckChange).
  */
 export async function markRunActive(
   db: Db,
-  args: { runId: string; status: 'Running' | 'Compensating'; now: Date; runningEvent?: boolean },
+  args: { runId: string; status: 'Running' | 'Compensating'; now: Date },
 ): Promise<{ wasPending: boolean; open: boolean; version: number }> {
   const rows = await db.$queryRaw<{ was: string; version: number }[]>`
     with upd as (
@@ -20,10 +20,7 @@ export async function markRunActive(
              started_at = coalesce(r.started_at, ${args.now}::timestamptz), updated_at = ${args.now}::timestamptz, version = r.version + 1
         from (select id, status as was from "sagaflow"."flow_runs" where id = ${args.runId}::uuid for no key update) prev
        where r.id = prev.id and prev.was in ${openRunStatusesSql}
-      returning r.id, prev.was, r.version
-    ), event as (
-      insert into "sagaflow"."flow_events" (run_id, type)
-      select u.id, 'run.running' from upd u where u.was = 'Pending' and ${args.runningEvent ?? false})
+      returning r.id, prev.was, r.version)
     select was, version from upd`;
   const row = rows[0];
   return { wasPending: row?.was === 'Pending', open: row !== undefined, version: row?.version ?? -1 };

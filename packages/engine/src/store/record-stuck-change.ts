@@ -1,4 +1,16 @@
+import { Prisma } from '../generated/prisma/client.ts';
 import type { Db } from './types.ts';
+
+/**
+ * The run's last `run.stuck` or `run.unstuck` event (type, data), as a lateral subquery: what a
+ * stuck episode's opening or closing is decided against. Read it after the run's row lock is held.
+ */
+export function lastStuckEvent(runId: string): Prisma.Sql {
+  return Prisma.sql`(
+        select e.type, e.data from "sagaflow"."flow_events" e
+         where e.run_id = ${runId}::uuid and e.type in ('run.stuck', 'run.unstuck')
+         order by e.id desc limit 1)`;
+}
 
 /**
  * Writes the run's stuck state into its history when it changes: `run.stuck` {reason} when a reason
@@ -22,10 +34,7 @@ export async function recordStuckChange(
                 then jsonb_build_object('reason', last.data->>'reason', 'by', ${args.by}::text)
                 else jsonb_build_object('reason', ${args.reason}::text) end
       from (select 1) one
-      left join lateral (
-        select e.type, e.data from "sagaflow"."flow_events" e
-         where e.run_id = ${args.runId}::uuid and e.type in ('run.stuck', 'run.unstuck')
-         order by e.id desc limit 1) last on true
+      left join lateral ${lastStuckEvent(args.runId)} last on true
      where case when ${args.reason}::text is null then last.type is not distinct from 'run.stuck'
                 else last.type is distinct from 'run.stuck'
                      or split_part(last.data->>'reason', ':', 1) <> split_part(${args.reason}::text, ':', 1) end

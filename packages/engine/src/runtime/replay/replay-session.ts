@@ -12,6 +12,7 @@ import {
   type PendingOutcome,
 } from '../steps/pending-outcome.ts';
 import { writeHeldOutcomes } from '../held-outcomes.ts';
+import { inRunTransaction } from '../in-run-transaction.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../../store/list-compensation-runs.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
@@ -131,7 +132,7 @@ export class ReplaySession {
     let fates: { outcome: PendingOutcome; result: OutcomeWrite }[] = [];
     let done: { stale: true } | { stale: false; value: T };
     try {
-      done = await this.deps.prisma.$transaction(async (tx) => {
+      done = await inRunTransaction(this.deps, async (tx) => {
         // The run row is locked first, in the strongest mode this transaction may need (a finish
         // takes FOR UPDATE, a park or claim updates the row): upgrading a FOR KEY SHARE later
         // deadlocks against a finisher queued between the two (ADR 0011).
@@ -188,7 +189,7 @@ export class ReplaySession {
   async writeOutcome(outcome: PendingOutcome): Promise<OutcomeWrite> {
     let result: OutcomeWrite;
     try {
-      result = await this.deps.prisma.$transaction((tx) => writePendingOutcome(tx, outcome, this.deps.clock.now()));
+      result = await inRunTransaction(this.deps, (tx) => writePendingOutcome(tx, outcome, this.deps.clock.now()));
     } catch (err) {
       // The database failed us: the outcome stays with this replay, whose abort writes it (flush).
       this.keep([outcome]);

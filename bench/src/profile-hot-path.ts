@@ -1,0 +1,121 @@
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { createDatabase, startCluster, uniqueDatabaseName } from '@sagaflow/test-postgres';
+import { createBenchFlow } from './bench-flow.ts';
+import { openBenchEngine } from './open-bench-engine.ts';
+import { prepareTemplateDatabase } from './prepare-template-database.ts';
+import { progress } from './progress.ts';
+import { runClosedLoop } from './run-closed-loop.ts';
+import { driveEngine } from './sagaflow-peer.ts';
+
+/**
+ * `pnpm --filter @sagaflow/bench run bench:profile [concurrency] [seconds]`: the engine's hot path
+ * under V8's sampling profiler, to say where Node's CPU per flow goes before changing it (issue 11).
+ * The bench's closed loop of the 3-step no-op flow at `concurrency` (8) on a throwaway PostgreSQL 15
+ * (test-postgres's settings: fsync off; the commit's wait is not what is measured here). The profile
+ * covers only the measured window, after a warm-up; the report is each bucket's share of the samples
+ * the process was on CPU (idle excluded), with process.cpuUsage() per flow beside it, because a
+ * sample taken while the OS has the process descheduled lands on whatever function was running.
+ * The raw `.cpuprofile` is written to the working directory for Chrome DevTools.
+ */
+async function main(): Promise<void> {
+  const concurrency = Number(process.argv[2] ?? 8);
+  const seconds = Number(process.argv[3] ?? 10);
+  const cluster = await startCluster({ log: (line) => progress(`test-postgres: ${line}`) });
+  try {
+    await prepareTemplateDatabase(cluster.adminUrl, 'profile_template');
+    const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('profile'), {
+      template: 'profile_template',
+    });
+    const bench = createBenchFlow();
+    const { db, engine } = await openBenchEngine(url, concurrency, bench);
+    const peer = driveEngine(bench, db, engine);
+    try {
+      progress(`warm-up: c=${concurrency}, 3 s`);
+      await runClosedLoop(concurrency, 3_000, (n) => peer.runOne(n));
+      const session = new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 200 });
+      await session.post('Profiler.start');
+      const cpuBefore = process.cpuUsage();
+      progress(`profiling: c=${concurrency}, ${seconds} s`);
+      const loop = await runClosedLoop(concurrency, seconds * 1_000, (n) => peer.runOne(1_000_000 + n));
+      const cpu = process.cpuUsage(cpuBefore);
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      const file = `hot-path-c${concurrency}.cpuprofile`;
+      writeFileSync(file, JSON.stringify(profile));
+      const cpuMs = (cpu.user + cpu.system) / 1_000;
+      console.log(
+        `c=${concurrency}: ${loop.flows} flows in ${(loop.windowMs / 1_000).toFixed(1)} s = ` +
+          `${((loop.flows * 1_000) / loop.windowMs).toFixed(1)} flows/s; Node CPU ${(cpuMs / loop.flows).toFixed(2)} ms/flow ` +
+          `(${(cpuMs / loop.windowMs).toFixed(2)} of a core); profile: ${file}`,
+      );
+      console.log(renderBuckets(profile));
+    } finally {
+      await peer.close();
+    }
+  } finally {
+    await cluster.stop();
+  }
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  hitCount?: number;
+}
+
+/** Which part of the process a sampled function belongs to, by its source URL. */
+const buckets: [string, (url: string, fn: string) => boolean][] = [
+  ['Prisma runtime (@prisma/client, adapter)', (u) => /@prisma[+/]|prisma-adapter|adapter-pg/.test(u)],
+  ['Prisma generated client', (u) => u.includes('/generated/prisma/')],
+  [
+    'pg driver (pg, pg-protocol, pg-pool)',
+    (u) => /\/pg(-protocol|-pool|-types)?[@/]/.test(u) || /node_modules\/\.pnpm\/pg/.test(u),
+  ],
+  ['pino', (u) => u.includes('pino')],
+  ['engine code (packages/engine/src)', (u) => u.includes('/packages/engine/src/')],
+  ['bench harness', (u) => u.includes('/bench/src/')],
+  ['tsx / esbuild / source maps', (u) => /tsx|esbuild|source-map/.test(u)],
+  ['garbage collector', (_u, f) => f === '(garbage collector)'],
+  ['program (V8 and native, unattributed)', (_u, f) => f === '(program)'],
+  ['Node internals (node:*, sockets, timers)', (u) => u.startsWith('node:') || u === ''],
+  ['other node_modules', (u) => u.includes('node_modules')],
+];
+
+function renderBuckets(profile: { nodes: ProfileNode[] }): string {
+  const hits = new Map<string, number>();
+  const fnHits = new Map<string, number>();
+  let busy = 0;
+  for (const node of profile.nodes) {
+    const n = node.hitCount ?? 0;
+    const { functionName: fn, url } = node.callFrame;
+    if (n === 0 || fn === '(idle)') continue;
+    busy += n;
+    const bucket = buckets.find(([, test]) => test(url, fn))?.[0] ?? 'other';
+    hits.set(bucket, (hits.get(bucket) ?? 0) + n);
+    const key = `${fn || '(anonymous)'} ${url.replace(/.*node_modules\/\.pnpm\/([^/_]+).*/, '$1').replace(/.*\/(packages|bench)\//, '$1/')}`;
+    fnHits.set(key, (fnHits.get(key) ?? 0) + n);
+  }
+  const pct = (n: number) => `${((100 * n) / busy).toFixed(1)} %`;
+  const rows = [...hits].sort((a, b) => b[1] - a[1]).map(([k, n]) => `| ${k} | ${pct(n)} |`);
+  const top = [...fnHits]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 25)
+    .map(([k, n]) => `| ${k} | ${pct(n)} |`);
+  return [
+    `self time by bucket (${busy} busy samples)`,
+    '| bucket | share |',
+    '| --- | ---: |',
+    ...rows,
+    '',
+    'top functions by self time',
+    '| function | share |',
+    '| --- | ---: |',
+    ...top,
+  ].join('\n');
+}
+
+await main();

@@ -1,0 +1,33 @@
+import type { Json } from '../definitions/define-action.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import type { JobAck } from './delete-job.ts';
+import { lastStuckEvent } from './record-stuck-change.ts';
+import type { Db } from './types.ts';
+
+/**
+ * What follows a run's terminal transition ({@link finishRun}), in ONE statement instead of three:
+ * the `run.unstuck` closing a stuck episode the run ended in (by `type`), then the terminal event
+ * `type` with `data`, in that order of ids, and the acknowledgement of the job the finishing replay
+ * runs under (ADR 0029 decision 6), when there is one. Call it in the finishing transaction, after
+ * finishRun: the run's row lock is then held, so this statement's snapshot sees every earlier
+ * writer's stuck events (the rule of recordStuckChange).
+ */
+export async function appendRunEnd(
+  db: Db,
+  args: { runId: string; type: string; data: Record<string, Json>; ack?: Pick<JobAck, 'id' | 'workerId'> },
+): Promise<void> {
+  const ack = args.ack
+    ? Prisma.sql`, ack as (
+      delete from "sagaflow"."jobs" where id = ${args.ack.id}::bigint and locked_by = ${args.ack.workerId})`
+    : Prisma.empty;
+  await db.$executeRaw(Prisma.sql`
+    with ended as (
+      select 1 as ord, 'run.unstuck' as type,
+             jsonb_build_object('reason', last.data->>'reason', 'by', ${args.type}::text) as data
+        from ${lastStuckEvent(args.runId)} last
+       where last.type = 'run.stuck'
+      union all
+      select 2, ${args.type}::text, ${JSON.stringify(args.data)}::jsonb)${ack}
+    insert into "sagaflow"."flow_events" (run_id, type, data)
+    select ${args.runId}::uuid, e.type, e.data from ended e order by e.ord`);
+}
