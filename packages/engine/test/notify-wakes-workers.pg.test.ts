@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   createDatabase,
   createEngine,
@@ -59,11 +59,14 @@ describe('workers wake on NOTIFY and batch their claims (real PostgreSQL)', () =
       logger: pino({ level: 'silent' }),
     });
   });
-  afterAll(async () => {
-    for (const { engine, db } of opened) {
+  // A test that failed must not leave its pool (and its listener) running into the next one.
+  afterEach(async () => {
+    for (const { engine, db } of opened.splice(0)) {
       await engine.stopWorkers(5_000).catch(() => undefined);
       await db.close().catch(() => undefined);
     }
+  });
+  afterAll(async () => {
     await starterDb.close();
   });
 
@@ -131,7 +134,6 @@ describe('workers wake on NOTIFY and batch their claims (real PostgreSQL)', () =
     // 30 s, half the poll: without the NOTIFY the pool would still be asleep.
     await completed([runId], 'the run to complete on the other engine');
     expect([executions.get('woken:1'), executions.get('woken:2')]).toEqual([1, 1]);
-    await worker.stopWorkers();
   });
 
   it('jobs queued while the listener is down still run: it listens again and polls once', async () => {
@@ -169,7 +171,6 @@ describe('workers wake on NOTIFY and batch their claims (real PostgreSQL)', () =
     await completed([runId], 'a run started after the listener came back');
     for (const key of [...runIds.map((_, i) => `lost-${i}`), 'lost-next'])
       expect([executions.get(`${key}:1`), executions.get(`${key}:2`)]).toEqual([1, 1]);
-    await worker.stopWorkers();
   });
 
   it('three pools batch-claiming one backlog of 500 runs run every step exactly once and leave no job behind', async () => {
@@ -197,6 +198,5 @@ describe('workers wake on NOTIFY and batch their claims (real PostgreSQL)', () =
     // Every pool took part: the claims raced.
     expect(new Set(steps.map((s) => s.claimed_by))).toEqual(new Set(workers.map((w) => w.runtime.workerId)));
     expect(await starterDb.prisma.actionRun.count({ where: { ...ours, attempts: { not: 1 } } })).toBe(0);
-    await Promise.all(workers.map((w) => w.stopWorkers()));
   }, 600_000);
 });
