@@ -29,29 +29,32 @@ describe(`a job due now notifies the pools at its commit (${testDbKind()})`, () 
 
   it('only a committed, unleased job due now notifies, once per statement, with its kind', async () => {
     const run = await db.prisma.flowRun.create({ data: { flow_name: 'job-notify', flow_version: 1, input: 1 } });
-    const now = new Date();
-    const later = new Date(now.getTime() + 3_600_000);
-    // A wake leased to the worker that runs it (a start's hand-off), a timer's wake due in an hour,
-    // and a wake whose transaction rolled back: none may wake anyone.
-    await db.prisma.job.create({
-      data: { kind: 'wake-run', run_id: run.id, available_at: now, locked_by: 'w', locked_until: later },
-    });
-    await db.prisma.job.create({ data: { kind: 'wake-run', run_id: run.id, available_at: later } });
-    await db.prisma
-      .$transaction(async (tx) => {
-        await tx.job.create({ data: { kind: 'wake-run', run_id: run.id, available_at: now } });
-        throw new Error('roll back');
-      })
-      .catch(() => undefined);
-    // Then three due wakes in one statement: one notification.
-    await db.prisma.job.createMany({
-      data: [1, 2, 3].map(() => ({ kind: 'wake-run', run_id: run.id, available_at: now })),
-    });
-    // Notifications arrive in commit order: had any of the first three notified, it would be here first.
-    await waitFor('the notification', async () => (heard.length > 0 ? true : undefined));
-    expect(heard).toEqual(['wake-run']);
-    await db.prisma.job.deleteMany({ where: { run_id: run.id } });
-    await db.prisma.flowRun.delete({ where: { id: run.id } });
+    try {
+      const now = new Date();
+      const later = new Date(now.getTime() + 3_600_000);
+      // A wake leased to the worker that runs it (a start's hand-off), a timer's wake due in an hour,
+      // and a wake whose transaction rolled back: none may wake anyone.
+      await db.prisma.job.create({
+        data: { kind: 'wake-run', run_id: run.id, available_at: now, locked_by: 'w', locked_until: later },
+      });
+      await db.prisma.job.create({ data: { kind: 'wake-run', run_id: run.id, available_at: later } });
+      await db.prisma
+        .$transaction(async (tx) => {
+          await tx.job.create({ data: { kind: 'wake-run', run_id: run.id, available_at: now } });
+          throw new Error('roll back');
+        })
+        .catch(() => undefined);
+      // Then three due wakes in one statement: one notification.
+      await db.prisma.job.createMany({
+        data: [1, 2, 3].map(() => ({ kind: 'wake-run', run_id: run.id, available_at: now })),
+      });
+      // Notifications arrive in commit order: had any of the first three notified, it would be here first.
+      await waitFor('the notification', async () => (heard.length > 0 ? true : undefined));
+      expect(heard).toEqual(['wake-run']);
+    } finally {
+      await db.prisma.job.deleteMany({ where: { run_id: run.id } });
+      await db.prisma.flowRun.delete({ where: { id: run.id } });
+    }
   });
 
   it('a pool whose poll is a minute away runs a run that another engine on the same database started', async () => {
