@@ -10,6 +10,7 @@
  *   pnpm --filter @sagaflow/bench exec tsx src/measure-notify-latency.ts [--runs 40] [--poll 500]
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -92,6 +93,7 @@ try {
   await migrate(db);
   await db.close();
   const rows: string[] = [];
+  const loadBefore = loadavg()[0]!;
   // Interleaved, twice each, so a change in the machine's load falls on both.
   const results = { on: [] as Sample[], off: [] as Sample[] };
   for (const notify of [true, false, true, false]) {
@@ -117,6 +119,8 @@ try {
       '| worker | runs | p50 | p90 | p99 | mean | p50 of the start alone (startFlow returned) |',
       '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...rows,
+      '',
+      `Load average (1 min) on this 2-core machine: ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after.`,
       '',
     ].join('\n'),
   );
