@@ -105,8 +105,8 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     );
   };
 
-  // Another process's job (a start, a signal, a retry or timer coming due through a wake, a repair)
-  // wakes the loop at once through a NOTIFY; the poll stays as the fallback (ADR 0038).
+  // A job due now that another process queued (a start, a signal, a kick, a repair, a re-dispatch)
+  // wakes the loop at once through a NOTIFY; the poll stays, and finds what comes due later (ADR 0038).
   const listener = notify && opts.listen ? listenForJobs(opts.listen, { logger: deps.logger, onJob: nudge }) : null;
 
   // The heartbeat (ADR 0010): while it beats, the steps this worker holds are its own; once it
