@@ -88,8 +88,8 @@ describe('workers wake on NOTIFY and batch their claims (real PostgreSQL)', () =
   /** The listener's backend, once its LISTEN is in place. */
   const listening = () =>
     waitFor('the job listener to LISTEN', async () => {
-      const [row] = await activity<{ pid: number; since: Date }>(
-        `select pid, state_change as since from pg_stat_activity
+      const [row] = await activity<{ pid: number }>(
+        `select pid from pg_stat_activity
           where datname = current_database() and application_name = 'sagaflow-listener'
             and state = 'idle' and query ilike 'listen%' order by backend_start desc limit 1`,
       );
@@ -106,10 +106,11 @@ describe('workers wake on NOTIFY and batch their claims (real PostgreSQL)', () =
       const [row] = await activity<{ claimed: boolean; busy: number }>(
         `select exists (select 1 from pg_stat_activity
                          where datname = current_database() and application_name = $1 and state = 'idle'
-                           and query like '%update "sagaflow"."jobs" j%' and state_change > '${listener.since.toISOString()}') as claimed,
+                           and query like '%update "sagaflow"."jobs" j%'
+                           and state_change > (select state_change from pg_stat_activity where pid = $2)) as claimed,
                 (select count(*)::int from pg_stat_activity
                   where datname = current_database() and application_name = $1 and state <> 'idle') as busy`,
-        [workerApp],
+        [workerApp, listener.pid],
       );
       return row?.claimed && row.busy === 0 ? true : undefined;
     });
