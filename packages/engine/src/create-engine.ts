@@ -287,7 +287,7 @@ export function createEngine(options: EngineOptions): Engine {
     getRun: (runId) => getRunDetail(prisma, runId),
     listRuns: (filter) => listRunViews(deps, filter),
     startWorkers() {
-      pool ??= startWorkerPool(deps);
+      pool ??= startWorkerPool(deps, { listen: options.db.listen?.bind(options.db) });
     },
     async stopWorkers(drainMs) {
       const p = pool;

@@ -5,7 +5,7 @@ export type { DoctorPass } from './api/sweep-doctor.ts';
 export type { ExpiredRunsSweep } from './api/sweep-expired-runs.ts';
 export { createEngine, type Engine, type EngineOptions } from './create-engine.ts';
 export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
-export type { Database } from './db/database.ts';
+export type { Database, Subscription } from './db/database.ts';
 export type { HostPgClient, HostPrismaTransaction, HostTransaction } from './db/host-transaction.ts';
 export type { DataDirLockOptions } from './db/lock-data-dir.ts';
 export { migrate, type MigrateOptions, type MigrateResult } from './db/migrate.ts';

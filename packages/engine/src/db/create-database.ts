@@ -5,7 +5,7 @@ import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { EngineError } from '../errors/engine-error.ts';
 import { PrismaClient } from '../generated/prisma/client.ts';
-import type { Database, SqlDriver, SqlSession } from './database.ts';
+import type { Database, SqlDriver, SqlSession, Subscription } from './database.ts';
 import { lockDataDir, type DataDirLock, type DataDirLockOptions } from './lock-data-dir.ts';
 
 export type DatabaseOptions =
@@ -74,6 +74,19 @@ async function openPglite(dataDir: string | undefined, lockOptions: DataDirLockO
     description: dataDir ?? 'PGlite in memory',
     prisma,
     driver,
+    listen: async (channel, onNotify) => {
+      const unlisten = await pglite.listen(channel, onNotify);
+      let closed: () => void = () => undefined;
+      const lost = new Promise<unknown>((resolve) => (closed = () => resolve(null)));
+      return {
+        lost,
+        close: async () => {
+          closed();
+          // A PGlite closed first has dropped its listeners with it.
+          if (!pglite.closed) await unlisten();
+        },
+      };
+    },
     close: async () => {
       try {
         await prisma.$disconnect();
@@ -157,9 +170,48 @@ async function openPostgres(url: string, poolSize = 10): Promise<Database> {
     driver,
     pool,
     connectionOf: (pid) => checkedOut.get(pid),
+    listen: (channel, onNotify) => listenOnOwnConnection(url, channel, onNotify),
     close: async () => {
       await prisma.$disconnect();
       await pool.end();
+    },
+  };
+}
+
+async function listenOnOwnConnection(
+  url: string,
+  channel: string,
+  onNotify: (payload: string) => void,
+): Promise<Subscription> {
+  // In the URL: pg lets a connection string's parameters override the options beside it.
+  const named = new URL(url);
+  named.searchParams.set('application_name', 'sagaflow-listener');
+  const client = new pg.Client({
+    connectionString: named.toString(),
+    connectionTimeoutMillis: 5_000,
+    // A half-open TCP connection (a server gone without a FIN) would otherwise look alive for hours.
+    keepAlive: true,
+  });
+  let gone: (why: unknown) => void = () => undefined;
+  const lost = new Promise<unknown>((resolve) => (gone = resolve));
+  // Either event may come first when the server ends the session (pg_terminate_backend, a restart).
+  client.on('error', (err) => gone(err));
+  client.on('end', () => gone(new Error('the listener connection ended')));
+  client.on('notification', (n) => {
+    if (n.channel === channel) onNotify(n.payload ?? '');
+  });
+  try {
+    await client.connect();
+    await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err;
+  }
+  return {
+    lost,
+    close: async () => {
+      gone(null);
+      await client.end().catch(() => undefined);
     },
   };
 }

@@ -12,6 +12,13 @@ export interface SqlDriver extends SqlSession {
   transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T>;
 }
 
+/** A LISTEN held on a connection of its own; see {@link Database.listen}. */
+export interface Subscription {
+  /** Settles once the connection is gone (with why), or after `close()`: the caller then listens again if it still wants to. */
+  readonly lost: Promise<unknown>;
+  close(): Promise<void>;
+}
+
 /**
  * The database handle a host builds (with {@link createDatabase}) and passes to the engine.
  * The engine holds no global client and never reads `process.env`.
@@ -30,5 +37,13 @@ export interface Database {
   readonly pool?: pg.Pool;
   /** @internal The pool's client now checked out on this server backend (pid), if any. */
   connectionOf?(pid: number): pg.PoolClient | undefined;
+  /**
+   * LISTENs on `channel` and calls `onNotify` with each payload, resolving once the LISTEN is in
+   * place. On PostgreSQL it holds a dedicated connection outside the pool (a pooled client would
+   * stop hearing the moment it was handed back), named `sagaflow-listener` in pg_stat_activity;
+   * on PGlite it uses the instance's own listeners and is never lost. Absent on a handle that
+   * cannot listen: its workers poll.
+   */
+  listen?(channel: string, onNotify: (payload: string) => void): Promise<Subscription>;
   close(): Promise<void>;
 }

@@ -25,6 +25,11 @@ export const engineConfigSchema = z
       .object({
         concurrency: z.number().int().min(1).max(1000).default(4),
         poll_interval_ms: z.number().int().min(10).max(60_000).default(500),
+        /**
+         * LISTEN for jobs queued by any process and claim at once (ADR 0038); the poll stays as the
+         * fallback. Off: the pool finds other processes' jobs only by polling.
+         */
+        notify: z.boolean().default(true),
         lease_seconds: z.number().int().min(1).max(86_400).default(60),
         /**
          * A completed step's outcome that the database refused to take (unreachable) is written

@@ -5,8 +5,10 @@ import { SimulatedCrash, type RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { claimJobs, type DbJob } from '../store/claim-jobs.ts';
 import { beatWorker } from '../store/beat-worker.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
-import { releaseJob } from '../store/release-job.ts';
+import { releaseJobs } from '../store/release-jobs.ts';
 import { stopWorker } from '../store/stop-worker.ts';
+import type { Database } from '../db/database.ts';
+import { listenForJobs } from './listen-for-jobs.ts';
 import { startLoop } from './start-loop.ts';
 
 export interface WorkerPool {
@@ -24,20 +26,21 @@ export interface WorkerPool {
 }
 
 /**
- * Polls the job table and runs up to `concurrency` jobs at once (a run whose finish has committed
- * no longer counts). A job is deleted only after its handler returned, or by the transaction that
- * finished its run; one whose handler threw (a database outage, say) keeps its lease and comes
- * back when the lease runs out: at-least-once.
- */
-/**
  * A replay that lost a deadlock or a serialization conflict (or a connection) is run again at once,
  * a few times, instead of waiting out its job's lease: a replay is safe to repeat, and the lease is
  * measured on the business clock, which may stand still.
  */
 const transientReplayRetry: StoreRetryPolicy = { maxAttempts: 3, baseDelayMs: 25, maxDelayMs: 200 };
 
-export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
-  const { concurrency, poll_interval_ms: pollMs, lease_seconds: leaseSeconds } = deps.config.worker;
+/**
+ * Claims due jobs (all its free slots in one statement) when a NOTIFY says one was queued and at
+ * every poll, and runs up to `concurrency` jobs at once (a run whose finish has committed no longer
+ * counts). A job is deleted only after its handler returned, or by the transaction that finished its
+ * run; one whose handler threw (a database outage, say) keeps its lease and comes back when the
+ * lease runs out: at-least-once.
+ */
+export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['listen'] } = {}): WorkerPool {
+  const { concurrency, poll_interval_ms: pollMs, lease_seconds: leaseSeconds, notify } = deps.config.worker;
   const inFlight = new Set<Promise<void>>();
   let running = true;
   let wake: (() => void) | null = null;
@@ -90,15 +93,21 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
     inFlight.add(p);
   };
 
-  /** Returns a job this worker leased but will not run to the queue, due now; if that fails, its lease still runs out. */
-  const giveBack = (job: DbJob) => {
-    void releaseJob(deps.prisma, { id: job.id, workerId: deps.workerId }).catch((err: unknown) =>
+  /** Returns jobs this worker leased but will not run to the queue, due now; if that fails, their leases still run out. */
+  const giveBack = (jobs: readonly DbJob[]) => {
+    if (jobs.length === 0) return;
+    const ids = jobs.map((j) => j.id);
+    void releaseJobs(deps.prisma, { ids, workerId: deps.workerId }).catch((err: unknown) =>
       deps.logger.warn(
-        { err, jobId: String(job.id) },
-        'could not give a job back to the queue; it waits out its lease',
+        { err, jobIds: ids.map(String) },
+        'could not give jobs back to the queue; they wait out their lease',
       ),
     );
   };
+
+  // A job due now that another process queued (a start, a signal, a kick, a repair, a re-dispatch)
+  // wakes the loop at once through a NOTIFY; the poll stays, and finds what comes due later (ADR 0038).
+  const listener = notify && opts.listen ? listenForJobs(opts.listen, { logger: deps.logger, onJob: nudge }) : null;
 
   // The heartbeat (ADR 0010): while it beats, the steps this worker holds are its own; once it
   // stops (or the pool stops), a step it holds with no reclaim deadline can be reclaimed.
@@ -131,10 +140,17 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
       // A start may have reserved a slot while the claim was in flight: run what fits, give the rest back.
       const room = Math.max(0, concurrency - busy());
       for (const job of jobs.slice(0, room)) run(job);
-      for (const job of jobs.slice(room)) giveBack(job);
+      giveBack(jobs.slice(room));
       if (jobs.length === 0 || busy() >= concurrency) {
         if (nudged && busy() < concurrency) continue;
-        await Promise.race([sleep(pollMs), new Promise<void>((r) => (wake = r))]);
+        // A stop that came while the claim was in flight found no sleep to end: do not start one.
+        if (!running) break;
+        const nap = new AbortController();
+        await Promise.race([
+          sleep(pollMs, undefined, { signal: nap.signal }).catch(() => undefined),
+          new Promise<void>((r) => (wake = r)),
+        ]);
+        nap.abort();
         wake = null;
       }
     }
@@ -157,12 +173,13 @@ export function startWorkerPool(deps: RuntimeDeps): WorkerPool {
       if (job && running) return run(job);
       // A pool stopped meanwhile gives the job back to the queue now rather than let it wait out a
       // lease on a worker that will not run it (if this fails, the lease still runs out).
-      if (job) giveBack(job);
+      if (job) giveBack([job]);
       wake?.();
     },
     stop: async (drainMs = 10_000) => {
       running = false;
       wake?.();
+      await listener?.stop();
       await looping;
       const drained = await Promise.race([Promise.all(inFlight).then(() => true), sleep(drainMs).then(() => false)]);
       await heartbeat.stop();
