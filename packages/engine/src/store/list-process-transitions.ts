@@ -1,4 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
+import { Prisma } from '../generated/prisma/client.ts';
+import type { HistoryWindow } from './history/history-window.ts';
 import type { Db } from './types.ts';
 
 export interface DbProcessTransition {
@@ -12,15 +14,26 @@ export interface DbProcessTransition {
   at: Date;
 }
 
-/** The newest `limit` rows of an instance's history, newest first. */
+/**
+ * A window of an instance's history by id, a bigint compared as one (never as text, whose order
+ * breaks where ids cross a digit boundary), through the (instance_id, id) index: the newest rows or
+ * those before a cursor newest first, or those after a cursor oldest first (ADR 0035).
+ */
 export async function listProcessTransitions(
   db: Db,
-  args: { instanceId: string; limit: number },
+  args: { instanceId: string } & HistoryWindow<bigint>,
 ): Promise<DbProcessTransition[]> {
+  const forward = args.after !== undefined;
+  const bound =
+    args.after !== undefined
+      ? Prisma.sql`and id > ${String(args.after)}::bigint`
+      : args.before !== undefined
+        ? Prisma.sql`and id < ${String(args.before)}::bigint`
+        : Prisma.empty;
   return db.$queryRaw<DbProcessTransition[]>`
     select id::text as id, from_state, to_state, message_id, message_type, outcome, detail, at
       from "sagaflow"."process_transitions"
-     where instance_id = ${args.instanceId}::uuid
-     order by id desc
+     where instance_id = ${args.instanceId}::uuid ${bound}
+     order by id ${forward ? Prisma.sql`asc` : Prisma.sql`desc`}
      limit ${args.limit}::int`;
 }
