@@ -26,14 +26,15 @@ export async function listProcessTransitions(
   const forward = args.after !== undefined;
   const bound =
     args.after !== undefined
-      ? Prisma.sql`and id > ${String(args.after)}::bigint`
+      ? Prisma.sql`and t.id > ${String(args.after)}::bigint`
       : args.before !== undefined
-        ? Prisma.sql`and id < ${String(args.before)}::bigint`
+        ? Prisma.sql`and t.id < ${String(args.before)}::bigint`
         : Prisma.empty;
+  // `order by t.id`, the column: a bare `id` would name the output column, the text `id::text as id`.
   return db.$queryRaw<DbProcessTransition[]>`
-    select id::text as id, from_state, to_state, message_id, message_type, outcome, detail, at
-      from "sagaflow"."process_transitions"
+    select t.id::text as id, from_state, to_state, message_id, message_type, outcome, detail, at
+      from "sagaflow"."process_transitions" t
      where instance_id = ${args.instanceId}::uuid ${bound}
-     order by id ${forward ? Prisma.sql`asc` : Prisma.sql`desc`}
+     order by t.id ${forward ? Prisma.sql`asc` : Prisma.sql`desc`}
      limit ${args.limit}::int`;
 }

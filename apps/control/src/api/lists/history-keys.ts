@@ -17,7 +17,8 @@ const maxBigint = 9_223_372_036_854_775_807n;
 export const bigintIdKey = z
   .string()
   .regex(/^[0-9]{1,19}$/, { message: 'must be an id as this API handed it out (decimal digits)' })
-  .refine((s) => BigInt(s) <= maxBigint, { message: 'is past the largest id' });
+  // Zod runs this even when the pattern failed: only digits are read as a number.
+  .refine((s) => !/^[0-9]+$/.test(s) || BigInt(s) <= maxBigint, { message: 'is past the largest id' });
 
 /** A `bigintIdKey` as the bigint it names (the input checked it fits). */
 export const bigintOf = (key: string | undefined) => (key === undefined ? undefined : BigInt(key));
