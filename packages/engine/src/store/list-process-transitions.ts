@@ -30,11 +30,14 @@ export async function listProcessTransitions(
       : args.before !== undefined
         ? Prisma.sql`and t.id < ${String(args.before)}::bigint`
         : Prisma.empty;
-  // `order by t.id`, the column: a bare `id` would name the output column, the text `id::text as id`.
+  // `t.id`, the column: a bare `id` would name the output column, the text `id::text as id`. The
+  // instance is a range of one value and the order names it, so only the (instance_id, id) index
+  // gives the order: the primary key walked from the cursor would pass every other instance's rows
+  // (page-flow-events says why an equality is not enough).
   return db.$queryRaw<DbProcessTransition[]>`
     select t.id::text as id, from_state, to_state, message_id, message_type, outcome, detail, at
       from "sagaflow"."process_transitions" t
-     where instance_id = ${args.instanceId}::uuid ${bound}
-     order by t.id ${forward ? Prisma.sql`asc` : Prisma.sql`desc`}
+     where t.instance_id between ${args.instanceId}::uuid and ${args.instanceId}::uuid ${bound}
+     order by ${forward ? Prisma.sql`t.instance_id, t.id` : Prisma.sql`t.instance_id desc, t.id desc`}
      limit ${args.limit}::int`;
 }

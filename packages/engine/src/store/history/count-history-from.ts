@@ -1,4 +1,5 @@
 import type { Db } from '../types.ts';
+import { oneRun } from './history-window.ts';
 
 /**
  * How many of a run's steps and events lie at or after the oldest ones a reader holds: an index
@@ -14,7 +15,11 @@ export async function countHistoryFrom(
     from.sequence === undefined
       ? null
       : db.actionRun.count({ where: { run_id: runId, sequence: { gte: from.sequence } } }),
-    from.eventId === undefined ? null : db.flowEvent.count({ where: { run_id: runId, id: { gte: from.eventId } } }),
+    from.eventId === undefined
+      ? null
+      : // A range of one run: the count reads (run_id, id) from the oldest held, never the primary
+        // key from there past every other run's newer events (page-flow-events).
+        db.flowEvent.count({ where: { run_id: oneRun(runId), id: { gte: from.eventId } } }),
   ]);
   return { steps, events };
 }

@@ -13,3 +13,9 @@ export interface HistoryWindow<K> {
 
 /** The direction a window reads in: oldest first only when it asks for what is newer than a key. */
 export const readsForward = (w: HistoryWindow<unknown>) => w.after !== undefined;
+
+/**
+ * A run (or instance) named as a range of one value: the planner keeps it in the order (an
+ * equality it would drop), so only the (run_id, id) index can give that order (page-flow-events).
+ */
+export const oneRun = (id: string) => ({ gte: id, lte: id });
