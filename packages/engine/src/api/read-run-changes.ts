@@ -1,11 +1,12 @@
 import type { Database } from '../db/database.ts';
 import { isUuid } from '../input/assert-uuid.ts';
-import { toActionView, toCompensationView, toRunView } from '../runtime/run-view.ts';
-import type { ActionView, CompensationView, FlowEventView, RunView } from '../runtime/run-view.ts';
+import { toActionView, toAnomalyView, toCompensationView, toRunView } from '../runtime/run-view.ts';
+import type { ActionView, AnomalyView, CompensationView, FlowEventView, RunView } from '../runtime/run-view.ts';
 import { findRun } from '../store/find-run.ts';
 import { countHistoryFrom } from '../store/history/count-history-from.ts';
 import { findActionRunsBySequence } from '../store/history/find-action-runs-by-sequence.ts';
 import { findCompensationRunsById } from '../store/history/find-compensation-runs-by-id.ts';
+import { listRunAnomalies } from '../store/history/list-run-anomalies.ts';
 import type { CompensationKey } from '../store/history/page-compensation-runs.ts';
 import { pageRunCompensations, pageRunEvents, pageRunSteps, type HistoryPage } from './page-run-history.ts';
 
@@ -15,6 +16,8 @@ export interface RunHeld {
   steps: { after?: number; from?: number; open: number[] };
   events: { after?: bigint; from?: bigint };
   compensations: { after?: CompensationKey; open: string[] };
+  /** The newest anomaly id held. */
+  anomalies: { after?: bigint };
   /** At most this many new rows of each kind per call; `more` says to ask again. */
   limit: number;
 }
@@ -29,6 +32,8 @@ export interface RunChanges {
   newEvents: HistoryPage<FlowEventView>;
   newCompensations: HistoryPage<CompensationView>;
   openCompensations: CompensationView[];
+  /** Anomalies newer than the newest held, oldest first (at most `limit`). */
+  newAnomalies: AnomalyView[];
   /**
    * How many steps and events lie at or after the oldest held (null where it holds none): a reader
    * holding fewer missed a row that committed behind a newer one, and reads its window again.
@@ -50,12 +55,13 @@ export async function readRunChanges(
   const run = await findRun(db.prisma, runId);
   if (!run) return null;
   const { limit } = held;
-  const [newSteps, openSteps, newEvents, newCompensations, openCompensations, heldFrom] = await Promise.all([
+  const [newSteps, openSteps, newEvents, newCompensations, openCompensations, newAnomalies, heldFrom] = await Promise.all([
     pageRunSteps(db, runId, { after: held.steps.after ?? -1, limit }),
     findActionRunsBySequence(db.prisma, runId, held.steps.open),
     pageRunEvents(db, runId, { after: held.events.after ?? 0n, limit }),
     pageRunCompensations(db, runId, { after: held.compensations.after ?? { level: -1, ordinal: -1 }, limit }),
     findCompensationRunsById(db.prisma, runId, held.compensations.open),
+    listRunAnomalies(db.prisma, runId, limit, held.anomalies.after ?? 0n),
     countHistoryFrom(db.prisma, runId, { sequence: held.steps.from, eventId: held.events.from }),
   ]);
   return {
@@ -65,6 +71,7 @@ export async function readRunChanges(
     newEvents,
     newCompensations,
     openCompensations: openCompensations.map(toCompensationView),
+    newAnomalies: newAnomalies.map(toAnomalyView),
     heldFrom,
   };
 }

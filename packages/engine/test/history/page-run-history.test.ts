@@ -141,6 +141,7 @@ describe(`run and instance history pages (${testDbKind()})`, () => {
       steps: { after: 120, from: 71, open: [120] },
       events: { after: newestEvent, from: oldestEvent },
       compensations: { open: [] },
+      anomalies: {},
       limit: 200,
     });
     expect(changes?.newSteps.rows.map((s) => s.sequence)).toEqual([121, 122, 123]);
@@ -160,6 +161,7 @@ describe(`run and instance history pages (${testDbKind()})`, () => {
       steps: { open: [] },
       events: held,
       compensations: { open: [] },
+      anomalies: {},
       limit: 200,
     });
     expect(changes?.newEvents.rows).toEqual([]);

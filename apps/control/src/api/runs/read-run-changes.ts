@@ -36,6 +36,7 @@ export const readRunChangesInput = z
       .object({ after: compensationKey.optional(), open: z.array(z.uuid()).max(maxOpen).default([]) })
       .strict()
       .prefault({}),
+    anomalies: z.object({ after: bigintIdKey.optional() }).strict().prefault({}),
     limit: pageLimit(historyPageSizes.changes),
   })
   .strict();
@@ -50,6 +51,7 @@ export const readRunChangesProcedure = viewerProcedure.input(readRunChangesInput
     steps: input.steps,
     events: { after: bigintOf(input.events.after), from: bigintOf(input.events.from) },
     compensations: input.compensations,
+    anomalies: { after: bigintOf(input.anomalies.after) },
     limit: input.limit,
   });
   if (!changes) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.id} does not exist` });
