@@ -12,7 +12,9 @@ async function waitCompleted(request: APIRequestContext, runId: string): Promise
   await expect
     .poll(
       async () => {
-        const res = await request.get(`${process.env.BASE_URL}/api/trpc/runs.get?input=${encodeURIComponent(JSON.stringify({ id: runId }))}`);
+        const res = await request.get(
+          `${process.env.BASE_URL}/api/trpc/runs.get?input=${encodeURIComponent(JSON.stringify({ id: runId }))}`,
+        );
         return ((await res.json()) as { result?: { data?: { run: { status: string } } } }).result?.data?.run.status;
       },
       { timeout: 120_000, intervals: [500] },

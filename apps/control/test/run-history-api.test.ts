@@ -103,12 +103,18 @@ describe('run and instance history pages over HTTP', () => {
       const r = await rejection(p);
       return { status: r.status, field: r.field };
     };
-    expect(await refused(api.runs.steps.query({ id: runId, before: -1 }))).toEqual({ status: 400, field: 'input.before' });
+    expect(await refused(api.runs.steps.query({ id: runId, before: -1 }))).toEqual({
+      status: 400,
+      field: 'input.before',
+    });
     expect(await refused(api.runs.steps.query({ id: runId, before: 5, after: 2 }))).toEqual({
       status: 400,
       field: 'input.after',
     });
-    expect(await refused(api.runs.steps.query({ id: runId, limit: 201 }))).toEqual({ status: 400, field: 'input.limit' });
+    expect(await refused(api.runs.steps.query({ id: runId, limit: 201 }))).toEqual({
+      status: 400,
+      field: 'input.limit',
+    });
     expect(await refused(api.runs.events.query({ id: runId, before: '12a' }))).toEqual({
       status: 400,
       field: 'input.before',
@@ -117,9 +123,10 @@ describe('run and instance history pages over HTTP', () => {
       status: 400,
       field: 'input.after',
     });
-    expect(
-      await refused(api.runs.compensations.query({ id: runId, before: { level: 0, ordinal: 1.5 } })),
-    ).toEqual({ status: 400, field: 'input.before.ordinal' });
+    expect(await refused(api.runs.compensations.query({ id: runId, before: { level: 0, ordinal: 1.5 } }))).toEqual({
+      status: 400,
+      field: 'input.before.ordinal',
+    });
     expect(await refused(api.runs.changes.query({ id: runId, steps: { open: [1, -2] } }))).toEqual({
       status: 400,
       field: 'input.steps.open.1',

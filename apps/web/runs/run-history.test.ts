@@ -18,18 +18,17 @@ const head = (steps: StepRow[], events: number[]): RunDetail =>
     timing: {},
   }) as unknown as RunDetail;
 
-const changes = (c: Partial<RunChanges>): RunChanges =>
-  ({
-    run,
-    newSteps: { rows: [], more: false },
-    openSteps: [],
-    newEvents: { rows: [], more: false },
-    newCompensations: { rows: [], more: false },
-    openCompensations: [],
-    newAnomalies: [],
-    heldFrom: { steps: null, events: null },
-    ...c,
-  }) as RunChanges;
+const changes = (c: Partial<RunChanges>): RunChanges => ({
+  run,
+  newSteps: { rows: [], more: false },
+  openSteps: [],
+  newEvents: { rows: [], more: false },
+  newCompensations: { rows: [], more: false },
+  openCompensations: [],
+  newAnomalies: [],
+  heldFrom: { steps: null, events: null },
+  ...c,
+});
 
 describe('a run page’s held history (ADR 0035)', () => {
   it('asks for what is newer than the newest held, counts from the oldest, and re-reads open steps', () => {

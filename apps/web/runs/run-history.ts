@@ -24,16 +24,31 @@ const compensationOrder = (a: CompensationRow, b: CompensationRow) =>
   a.rollbackLevel - b.rollbackLevel || a.ordinal - b.ordinal;
 
 /** `rows` with `incoming` merged in by `key` (incoming wins: it is newer), sorted by `order`. */
-function mergeRows<T>(rows: readonly T[], incoming: readonly T[], key: (r: T) => string, order: (a: T, b: T) => number) {
+function mergeRows<T>(
+  rows: readonly T[],
+  incoming: readonly T[],
+  key: (r: T) => string,
+  order: (a: T, b: T) => number,
+) {
   const byKey = new Map(rows.map((r) => [key(r), r]));
   for (const r of incoming) byKey.set(key(r), r);
   return [...byKey.values()].sort(order);
 }
 
 const mergeSteps = (rows: readonly StepRow[], incoming: readonly StepRow[]) =>
-  mergeRows(rows, incoming, (s) => String(s.sequence), (a, b) => a.sequence - b.sequence);
+  mergeRows(
+    rows,
+    incoming,
+    (s) => String(s.sequence),
+    (a, b) => a.sequence - b.sequence,
+  );
 const mergeEvents = (rows: readonly FlowEventRow[], incoming: readonly FlowEventRow[]) =>
-  mergeRows(rows, incoming, (e) => e.id, (a, b) => (bigintId(a.id) < bigintId(b.id) ? -1 : 1));
+  mergeRows(
+    rows,
+    incoming,
+    (e) => e.id,
+    (a, b) => (bigintId(a.id) < bigintId(b.id) ? -1 : 1),
+  );
 const mergeCompensations = (rows: readonly CompensationRow[], incoming: readonly CompensationRow[]) =>
   mergeRows(rows, incoming, (c) => c.id, compensationOrder);
 
@@ -71,8 +86,11 @@ export function mergeChanges(
   const actions = mergeSteps(h.actions, [...c.newSteps.rows, ...c.openSteps]);
   const events = mergeEvents(h.events, c.newEvents.rows);
   const compensations = mergeCompensations(h.compensations, [...c.newCompensations.rows, ...c.openCompensations]);
-  const anomalies = mergeRows(h.anomalies, c.newAnomalies, (a) => a.id, (a, b) =>
-    bigintId(a.id) < bigintId(b.id) ? -1 : 1,
+  const anomalies = mergeRows(
+    h.anomalies,
+    c.newAnomalies,
+    (a) => a.id,
+    (a, b) => (bigintId(a.id) < bigintId(b.id) ? -1 : 1),
   );
   const stepsFrom = sent.steps.from;
   const eventsFrom = sent.events.from;

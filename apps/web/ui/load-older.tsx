@@ -23,7 +23,9 @@ export function LoadOlder({
     <p className="list-more" data-testid={`older-${part}`}>
       {more ? (
         <>
-          <span className="muted">Showing the newest {shown} {noun}. </span>
+          <span className="muted">
+            Showing the newest {shown} {noun}.{' '}
+          </span>
           <button type="button" onClick={onLoad} disabled={loading} data-testid={`load-older-${part}`}>
             {loading ? 'Loading…' : `Load older ${noun}`}
           </button>

@@ -127,10 +127,9 @@ describe('history pages and the flow filter at scale (PostgreSQL)', () => {
     await seedConsoleScale(sql, { runs: 50_000, chunk: 25_000 });
     // A rare flow (1 run in 800, of every age): walking all runs newest first to find its page reads
     // the whole table; only an index led by the flow reads just its rows.
-    await sql.query(
-      `update "sagaflow"."flow_runs" set flow_name = $1 where abs(hashtext(id::text)) % 800 = 0`,
-      [rareFlow],
-    );
+    await sql.query(`update "sagaflow"."flow_runs" set flow_name = $1 where abs(hashtext(id::text)) % 800 = 0`, [
+      rareFlow,
+    ]);
     const [run] = await sql.query<{ id: string }>(
       `insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input)
        values ('scale.long', 1, 'Running', '{}'::jsonb) returning id::text as id`,
@@ -253,6 +252,8 @@ describe('history pages and the flow filter at scale (PostgreSQL)', () => {
 
 /** The most rows any scan of the plan read in one loop, kept or filtered out (EXPLAIN's counts are per loop). */
 function biggestRead(root: PlanNode): number {
-  const own = root['Relation Name'] ? (root['Actual Rows'] ?? root['Plan Rows']) + (root['Rows Removed by Filter'] ?? 0) : 0;
+  const own = root['Relation Name']
+    ? (root['Actual Rows'] ?? root['Plan Rows']) + (root['Rows Removed by Filter'] ?? 0)
+    : 0;
   return Math.max(own, ...(root.Plans ?? []).map(biggestRead));
 }

@@ -55,15 +55,16 @@ export async function readRunChanges(
   const run = await findRun(db.prisma, runId);
   if (!run) return null;
   const { limit } = held;
-  const [newSteps, openSteps, newEvents, newCompensations, openCompensations, newAnomalies, heldFrom] = await Promise.all([
-    pageRunSteps(db, runId, { after: held.steps.after ?? -1, limit }),
-    findActionRunsBySequence(db.prisma, runId, held.steps.open),
-    pageRunEvents(db, runId, { after: held.events.after ?? 0n, limit }),
-    pageRunCompensations(db, runId, { after: held.compensations.after ?? { level: -1, ordinal: -1 }, limit }),
-    findCompensationRunsById(db.prisma, runId, held.compensations.open),
-    listRunAnomalies(db.prisma, runId, limit, held.anomalies.after ?? 0n),
-    countHistoryFrom(db.prisma, runId, { sequence: held.steps.from, eventId: held.events.from }),
-  ]);
+  const [newSteps, openSteps, newEvents, newCompensations, openCompensations, newAnomalies, heldFrom] =
+    await Promise.all([
+      pageRunSteps(db, runId, { after: held.steps.after ?? -1, limit }),
+      findActionRunsBySequence(db.prisma, runId, held.steps.open),
+      pageRunEvents(db, runId, { after: held.events.after ?? 0n, limit }),
+      pageRunCompensations(db, runId, { after: held.compensations.after ?? { level: -1, ordinal: -1 }, limit }),
+      findCompensationRunsById(db.prisma, runId, held.compensations.open),
+      listRunAnomalies(db.prisma, runId, limit, held.anomalies.after ?? 0n),
+      countHistoryFrom(db.prisma, runId, { sequence: held.steps.from, eventId: held.events.from }),
+    ]);
   return {
     run: toRunView(run),
     newSteps,

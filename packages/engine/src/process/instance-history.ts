@@ -60,6 +60,9 @@ export async function instanceHistory(
 function transitionId(text: string | undefined, option: 'before' | 'after'): bigint | undefined {
   if (text === undefined) return undefined;
   if (!/^[0-9]{1,19}$/.test(text) || BigInt(text) > 9223372036854775807n)
-    throw new EngineError('invalid_input', `${option} must be a transition id (decimal digits), got ${JSON.stringify(text.slice(0, 40))}`);
+    throw new EngineError(
+      'invalid_input',
+      `${option} must be a transition id (decimal digits), got ${JSON.stringify(text.slice(0, 40))}`,
+    );
   return BigInt(text);
 }

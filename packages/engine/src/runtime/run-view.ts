@@ -188,5 +188,12 @@ export function toFlowEventView(e: {
 }
 
 export function toAnomalyView(a: DbRunAnomaly): AnomalyView {
-  return { id: String(a.id), code: a.code, message: a.message, sequence: a.sequence, name: a.name, at: a.at.toISOString() };
+  return {
+    id: String(a.id),
+    code: a.code,
+    message: a.message,
+    sequence: a.sequence,
+    name: a.name,
+    at: a.at.toISOString(),
+  };
 }

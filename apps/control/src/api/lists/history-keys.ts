@@ -26,7 +26,11 @@ export const bigintOf = (key: string | undefined) => (key === undefined ? undefi
 /** Refuses `before` and `after` together, naming `after`: a window reads one way from one key. */
 export function oneBound(input: { before?: unknown; after?: unknown }, ctx: z.RefinementCtx): void {
   if (input.before !== undefined && input.after !== undefined)
-    ctx.addIssue({ code: 'custom', path: ['after'], message: 'give before (older rows) or after (newer rows), not both' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['after'],
+      message: 'give before (older rows) or after (newer rows), not both',
+    });
 }
 
 /** Page sizes: what a page carries by default, and the most a caller may ask for. */

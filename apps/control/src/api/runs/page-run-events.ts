@@ -19,5 +19,9 @@ export const pageRunEventsInput = z
 export const pageRunEventsProcedure = viewerProcedure
   .input(pageRunEventsInput)
   .query(({ ctx, input }) =>
-    pageRunEvents(ctx.db, input.id, { before: bigintOf(input.before), after: bigintOf(input.after), limit: input.limit }),
+    pageRunEvents(ctx.db, input.id, {
+      before: bigintOf(input.before),
+      after: bigintOf(input.after),
+      limit: input.limit,
+    }),
   );

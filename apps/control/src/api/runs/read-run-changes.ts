@@ -28,10 +28,7 @@ export const readRunChangesInput = z
       })
       .strict()
       .prefault({}),
-    events: z
-      .object({ after: bigintIdKey.optional(), from: bigintIdKey.optional() })
-      .strict()
-      .prefault({}),
+    events: z.object({ after: bigintIdKey.optional(), from: bigintIdKey.optional() }).strict().prefault({}),
     compensations: z
       .object({ after: compensationKey.optional(), open: z.array(z.uuid()).max(maxOpen).default([]) })
       .strict()

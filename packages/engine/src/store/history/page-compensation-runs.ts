@@ -20,7 +20,10 @@ export async function pageCompensationRuns(db: Db, runId: string, w: HistoryWind
   const where = key
     ? {
         rollback_level: { [bound]: key.level },
-        OR: [{ rollback_level: { [past]: key.level } }, { rollback_level: key.level, ordinal: { [past]: key.ordinal } }],
+        OR: [
+          { rollback_level: { [past]: key.level } },
+          { rollback_level: key.level, ordinal: { [past]: key.ordinal } },
+        ],
       }
     : {};
   const direction = forward ? ('asc' as const) : ('desc' as const);
