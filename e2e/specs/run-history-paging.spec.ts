@@ -69,12 +69,13 @@ test('a page opened while the run records keeps every new step once by polling o
   page,
   request,
 }) => {
-  const runId = await startPickList(request, 90);
+  const runId = await startPickList(request, 400);
   await page.goto(`/runs/${runId}`);
-  await expect(page.getByTestId('run-status')).toHaveText('Completed', { timeout: 120_000 });
+  await expect(page.getByTestId('run-status')).toHaveText('Completed', { timeout: 150_000 });
   const shown = await shownSequences(page);
-  // Whatever the head held when the page opened, the polls added every later step, in order, once.
-  expect(shown.at(-1)).toBe(90);
+  // The head held at most 50 steps and nothing older was asked for: every step past them came by
+  // polling, in order, once, up to the last.
+  expect(shown.length).toBeGreaterThan(50);
+  expect(shown.at(-1)).toBe(400);
   expect(shown).toEqual(Array.from({ length: shown.length }, (_, i) => shown[0]! + i));
-  expect(new Set(shown).size).toBe(shown.length);
 });

@@ -44,6 +44,7 @@ export {
   pageRunSteps,
   type CompensationKey,
   type HistoryPage,
+  type HistoryReader,
   type HistoryWindow,
 } from './api/page-run-history.ts';
 export { readRunChanges, type RunChanges, type RunHeld } from './api/read-run-changes.ts';

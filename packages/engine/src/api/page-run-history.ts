@@ -1,10 +1,10 @@
-import type { Database } from '../db/database.ts';
 import { toActionView, toCompensationView, toFlowEventView } from '../runtime/run-view.ts';
 import type { ActionView, CompensationView, FlowEventView } from '../runtime/run-view.ts';
 import type { HistoryWindow } from '../store/history/history-window.ts';
 import { pageActionRuns } from '../store/history/page-action-runs.ts';
 import { pageCompensationRuns, type CompensationKey } from '../store/history/page-compensation-runs.ts';
 import { pageFlowEvents } from '../store/history/page-flow-events.ts';
+import type { Db } from '../store/types.ts';
 
 /**
  * One window of a run's history (ADR 0035): the rows in the order read (newest first, or oldest
@@ -17,6 +17,11 @@ export interface HistoryPage<T> {
 
 export type { CompensationKey, HistoryWindow };
 
+/** The database handle, or an open transaction on it (`{ prisma: tx }`): a poll reads in one snapshot. */
+export interface HistoryReader {
+  prisma: Db;
+}
+
 /** Reads one row past the page: its presence is what `more` says, without a count. */
 async function windowPage<R, T>(read: (limit: number) => Promise<R[]>, limit: number, view: (r: R) => T) {
   const rows = await read(limit + 1);
@@ -25,7 +30,7 @@ async function windowPage<R, T>(read: (limit: number) => Promise<R[]>, limit: nu
 
 /** A window of a run's steps by sequence. */
 export function pageRunSteps(
-  db: Pick<Database, 'prisma'>,
+  db: HistoryReader,
   runId: string,
   w: HistoryWindow<number>,
 ): Promise<HistoryPage<ActionView>> {
@@ -34,7 +39,7 @@ export function pageRunSteps(
 
 /** A window of a run's compensations by (rollback level, ordinal). */
 export function pageRunCompensations(
-  db: Pick<Database, 'prisma'>,
+  db: HistoryReader,
   runId: string,
   w: HistoryWindow<CompensationKey>,
 ): Promise<HistoryPage<CompensationView>> {
@@ -43,7 +48,7 @@ export function pageRunCompensations(
 
 /** A window of a run's events by id. */
 export function pageRunEvents(
-  db: Pick<Database, 'prisma'>,
+  db: HistoryReader,
   runId: string,
   w: HistoryWindow<bigint>,
 ): Promise<HistoryPage<FlowEventView>> {

@@ -8,7 +8,13 @@ import { findActionRunsBySequence } from '../store/history/find-action-runs-by-s
 import { findCompensationRunsById } from '../store/history/find-compensation-runs-by-id.ts';
 import { listRunAnomalies } from '../store/history/list-run-anomalies.ts';
 import type { CompensationKey } from '../store/history/page-compensation-runs.ts';
-import { pageRunCompensations, pageRunEvents, pageRunSteps, type HistoryPage } from './page-run-history.ts';
+import {
+  pageRunCompensations,
+  pageRunEvents,
+  pageRunSteps,
+  type HistoryPage,
+  type HistoryReader,
+} from './page-run-history.ts';
 
 /** What a reader of an open run holds: the newest keys it has, the oldest, and the rows it holds open. */
 export interface RunHeld {
@@ -52,19 +58,28 @@ export async function readRunChanges(
   held: RunHeld,
 ): Promise<RunChanges | null> {
   if (!isUuid(runId)) return null;
+  // One snapshot (REPEATABLE READ): the count and the rows agree, so a row recorded while the poll
+  // reads is in both or in neither; only a row that committed behind a newer one makes them differ.
+  return db.prisma.$transaction((tx) => readInSnapshot({ prisma: tx }, runId, held), {
+    isolationLevel: 'RepeatableRead',
+  });
+}
+
+async function readInSnapshot(db: HistoryReader, runId: string, held: RunHeld): Promise<RunChanges | null> {
   const run = await findRun(db.prisma, runId);
   if (!run) return null;
   const { limit } = held;
-  const [newSteps, openSteps, newEvents, newCompensations, openCompensations, newAnomalies, heldFrom] =
-    await Promise.all([
-      pageRunSteps(db, runId, { after: held.steps.after ?? -1, limit }),
-      findActionRunsBySequence(db.prisma, runId, held.steps.open),
-      pageRunEvents(db, runId, { after: held.events.after ?? 0n, limit }),
-      pageRunCompensations(db, runId, { after: held.compensations.after ?? { level: -1, ordinal: -1 }, limit }),
-      findCompensationRunsById(db.prisma, runId, held.compensations.open),
-      listRunAnomalies(db.prisma, runId, limit, held.anomalies.after ?? 0n),
-      countHistoryFrom(db.prisma, runId, { sequence: held.steps.from, eventId: held.events.from }),
-    ]);
+  // Sequential: statements of one transaction share its connection.
+  const newSteps = await pageRunSteps(db, runId, { after: held.steps.after ?? -1, limit });
+  const openSteps = await findActionRunsBySequence(db.prisma, runId, held.steps.open);
+  const newEvents = await pageRunEvents(db, runId, { after: held.events.after ?? 0n, limit });
+  const newCompensations = await pageRunCompensations(db, runId, {
+    after: held.compensations.after ?? { level: -1, ordinal: -1 },
+    limit,
+  });
+  const openCompensations = await findCompensationRunsById(db.prisma, runId, held.compensations.open);
+  const newAnomalies = await listRunAnomalies(db.prisma, runId, limit, held.anomalies.after ?? 0n);
+  const heldFrom = await countHistoryFrom(db.prisma, runId, { sequence: held.steps.from, eventId: held.events.from });
   return {
     run: toRunView(run),
     newSteps,

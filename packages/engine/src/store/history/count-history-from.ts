@@ -11,15 +11,15 @@ export async function countHistoryFrom(
   runId: string,
   from: { sequence?: number | undefined; eventId?: bigint | undefined },
 ) {
-  const [steps, events] = await Promise.all([
+  const steps =
     from.sequence === undefined
       ? null
-      : db.actionRun.count({ where: { run_id: runId, sequence: { gte: from.sequence } } }),
+      : await db.actionRun.count({ where: { run_id: runId, sequence: { gte: from.sequence } } });
+  const events =
     from.eventId === undefined
       ? null
       : // A range of one run: the count reads (run_id, id) from the oldest held, never the primary
         // key from there past every other run's newer events (page-flow-events).
-        db.flowEvent.count({ where: { run_id: oneRun(runId), id: { gte: from.eventId } } }),
-  ]);
+        await db.flowEvent.count({ where: { run_id: oneRun(runId), id: { gte: from.eventId } } });
   return { steps, events };
 }
