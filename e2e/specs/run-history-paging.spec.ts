@@ -4,8 +4,8 @@ import { expectNoSeriousAxeViolation, saveScreenshot } from '../fixtures/page-ch
 import { expect, startRunViaApi, test } from '../fixtures/test.ts';
 
 /** A pick list of `lines` steps (demo.pick-list: one step per line), started as the browser would. */
-const startPickList = (request: APIRequestContext, lines: number) =>
-  startRunViaApi(request, { flowName: 'demo.pick-list', input: { orderId: randomUUID(), lines } });
+const startPickList = (request: APIRequestContext, lines: number, pauseMs = 0) =>
+  startRunViaApi(request, { flowName: 'demo.pick-list', input: { orderId: randomUUID(), lines, pauseMs } });
 
 /** Waits through the console's API until the run is Completed (the page is opened afterwards). */
 async function waitCompleted(request: APIRequestContext, runId: string): Promise<void> {
@@ -69,13 +69,15 @@ test('a page opened while the run records keeps every new step once by polling o
   page,
   request,
 }) => {
-  const runId = await startPickList(request, 400);
+  // 120 lines of 100 ms each: the page opens on a run that is still picking.
+  const runId = await startPickList(request, 120, 100);
   await page.goto(`/runs/${runId}`);
+  await expect(page.getByTestId('run-status')).toHaveText('Running');
   await expect(page.getByTestId('run-status')).toHaveText('Completed', { timeout: 150_000 });
   const shown = await shownSequences(page);
   // The head held at most 50 steps and nothing older was asked for: every step past them came by
   // polling, in order, once, up to the last.
   expect(shown.length).toBeGreaterThan(50);
-  expect(shown.at(-1)).toBe(400);
+  expect(shown.at(-1)).toBe(120);
   expect(shown).toEqual(Array.from({ length: shown.length }, (_, i) => shown[0]! + i));
 });
