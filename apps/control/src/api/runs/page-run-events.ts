@@ -16,12 +16,10 @@ export const pageRunEventsInput = z
   .superRefine(oneBound);
 
 /** A page of a run's events by id, compared as a bigint (ADR 0035). */
-export const pageRunEventsProcedure = viewerProcedure
-  .input(pageRunEventsInput)
-  .query(({ ctx, input }) =>
-    pageRunEvents(ctx.db, input.id, {
-      before: bigintOf(input.before),
-      after: bigintOf(input.after),
-      limit: input.limit,
-    }),
-  );
+export const pageRunEventsProcedure = viewerProcedure.input(pageRunEventsInput).query(({ ctx, input }) =>
+  pageRunEvents(ctx.db, input.id, {
+    before: bigintOf(input.before),
+    after: bigintOf(input.after),
+    limit: input.limit,
+  }),
+);
