@@ -97,6 +97,7 @@ describe('control plane API over HTTP', () => {
     expect(flows.map((f) => f.name)).toEqual([
       'demo.festival-order',
       'demo.order',
+      'demo.pick-list',
       'demo.reservation',
       'demo.ticket',
       'demo.trip',

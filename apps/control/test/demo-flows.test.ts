@@ -16,13 +16,14 @@ describe('demo flows', () => {
     await t.close();
   });
 
-  it('registers the order, trip, reservation, festival order and ticket flows, and every compensation they name', () => {
+  it('registers the order, trip, reservation, festival order, ticket and pick-list flows, and every compensation they name', () => {
     expect(demoFlows.map((f) => [f.name, f.version])).toEqual([
       ['demo.order', 1],
       ['demo.trip', 1],
       ['demo.reservation', 1],
       ['demo.festival-order', 1],
       ['demo.ticket', 1],
+      ['demo.pick-list', 1],
     ]);
     const names = demoActions.map((a) => a.name);
     for (const resource of ['flight', 'hotel', 'car']) {

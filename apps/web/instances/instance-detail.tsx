@@ -1,7 +1,5 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
-import { useTRPC } from '@/trpc/trpc-context';
 import { DetailFrame } from '@/ui/detail-frame';
 import { DownloadHistoryLink } from '@/history/download-history-link';
 import { useNow } from '@/ui/use-now';
@@ -15,25 +13,18 @@ import { OperatorCommands } from './operator-commands';
 import { InstanceOutbox, PendingTimeouts } from './pending-work';
 import { StateMachine } from './state-machine';
 import { TransitionHistoryTable } from './transition-history-table';
+import { useInstanceHistory } from './use-instance-history';
 import './instances.css';
 
 /**
  * One instance: why it stopped (if it did), facts, its repairs (for operators), the process's state
  * machine with where it is, history, kept messages, pending timeouts, outbox rows and the process's
- * commands; polls while not completed.
+ * commands; polls while not completed, for the instance and only the transitions newer than those
+ * held; older transitions load a page at a time (ADR 0035).
  */
 export function InstanceDetailView({ id }: { id: string }) {
-  const trpc = useTRPC();
   const now = useNow();
-  const detail = useQuery(
-    trpc.instances.get.queryOptions(
-      { id },
-      {
-        refetchInterval: (query) =>
-          query.state.data && query.state.data.instance.status !== 'COMPLETED' ? 2000 : false,
-      },
-    ),
-  );
+  const { query: detail, loadOlder, loading, loadError } = useInstanceHistory(id);
   return (
     <DetailFrame
       back={{ href: '/instances', label: 'All instances' }}
@@ -71,7 +62,10 @@ export function InstanceDetailView({ id }: { id: string }) {
             ) : null}
             <section id="history">
               <h2>History</h2>
-              <TransitionHistoryTable history={history} truncated={historyTruncated} />
+              <TransitionHistoryTable
+                history={history}
+                older={{ more: historyTruncated, loading, error: loadError, load: () => void loadOlder() }}
+              />
             </section>
             <KeptMessages history={history} />
             <PendingTimeouts timeouts={data.timeouts} now={now} />

@@ -2,6 +2,7 @@ import { ClockTime } from '@/ui/clock-time';
 import { formatDateTime } from '@/ui/format-time';
 import { JsonInline } from '@/ui/json-block';
 import type { InstanceTransition } from './instance-types';
+import { LoadOlder } from '@/ui/load-older';
 import { ScrollBox } from '@/ui/scroll-box';
 
 /** How each outcome the engine records reads, and how its row looks: only applied and repair moved it. */
@@ -19,13 +20,32 @@ const reasonText: Record<string, string> = {
   stale_timeout: 'stale timeout',
 };
 
-/** The instance's transitions, oldest first: which message moved it where, and what came of it. */
-export function TransitionHistoryTable({ history, truncated }: { history: InstanceTransition[]; truncated: boolean }) {
+/**
+ * The instance's transitions held so far, oldest first: which message moved it where, and what came
+ * of it; while older ones remain, a button loads the page before the oldest shown.
+ */
+export function TransitionHistoryTable({
+  history,
+  older,
+}: {
+  history: InstanceTransition[];
+  older: { more: boolean; loading: boolean; error: string | null; load: () => void };
+}) {
   if (history.length === 0) return <p className="empty">No transitions recorded yet.</p>;
   return (
     <>
-      {truncated ? (
-        <p className="muted">Showing the newest {history.length} transitions; older ones are left out.</p>
+      <LoadOlder
+        part="transitions"
+        noun="transitions"
+        shown={history.length}
+        more={older.more}
+        loading={older.loading}
+        onLoad={older.load}
+      />
+      {older.error ? (
+        <p className="notice notice-bad" role="alert">
+          Loading older transitions failed: {older.error}
+        </p>
       ) : null}
       <ScrollBox label="Transition history">
         <table className="table" data-testid="history-table">

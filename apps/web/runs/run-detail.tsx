@@ -1,7 +1,5 @@
 'use client';
 
-import { useQuery } from '@tanstack/react-query';
-import { useTRPC } from '@/trpc/trpc-context';
 import { DetailFrame } from '@/ui/detail-frame';
 import { useNow } from '@/ui/use-now';
 import { AnomaliesTable } from './anomalies-table';
@@ -13,28 +11,23 @@ import { DownloadHistoryLink } from '@/history/download-history-link';
 import { RunLeftUndone } from './run-left-undone';
 import { RunLoadError } from './run-load-error';
 import { RunRepairs } from './run-repairs';
-import { isOpenRun } from './run-statuses';
+import { LoadOlder } from '@/ui/load-older';
 import { RunStuckBanner } from './run-stuck-banner';
 import { RunTimeline, StuckHistory } from './run-timeline';
 import { StepsTable } from './steps-table';
 import { TimingPolicy } from './timing-policy';
+import { useRunHistory } from './use-run-history';
 
 /**
  * One run: why it is stuck (if it is) with its safe repairs, header, the timeline of its steps
  * (attempts, events, anomalies and compensations where they happened), when it was stuck, the
- * timing policy it runs under, steps, compensations, anomalies and events; polls every second until
- * the run reaches a terminal status.
+ * timing policy it runs under, steps, compensations, anomalies and events. It opens with the newest
+ * page of each part and loads older pages on request; until the run reaches a terminal status it
+ * polls every second for what is newer than what it holds (ADR 0035).
  */
 export function RunDetailView({ id }: { id: string }) {
-  const trpc = useTRPC();
   const now = useNow();
-  const detail = useQuery(
-    trpc.runs.get.queryOptions(
-      { id },
-      // Poll only a run we have seen and that is still open; a missing run will not appear by polling.
-      { refetchInterval: (query) => (query.state.data && isOpenRun(query.state.data.run.status) ? 1000 : false) },
-    ),
-  );
+  const { query: detail, loadOlder, loading, loadError } = useRunHistory(id);
   return (
     <DetailFrame
       back={{ href: '/runs', label: 'All runs' }}
@@ -43,7 +36,7 @@ export function RunDetailView({ id }: { id: string }) {
       loadError={(error, retry) => <RunLoadError id={id} error={error} onRetry={retry} />}
     >
       {(detail) => {
-        const { run, actions, compensations, anomalies, events } = detail;
+        const { run, actions, compensations, anomalies, events, older } = detail;
         return (
           <>
             {run.stuckReason ? <RunStuckBanner reason={run.stuckReason} anomalyCount={anomalies.length} /> : null}
@@ -57,13 +50,34 @@ export function RunDetailView({ id }: { id: string }) {
             </section>
             <StuckHistory detail={detail} now={now} />
             <TimingPolicy detail={detail} now={now} />
+            {loadError ? (
+              <p className="notice notice-bad" role="alert">
+                Loading older rows failed: {loadError}
+              </p>
+            ) : null}
             <section id="steps">
               <h2>Steps</h2>
+              <LoadOlder
+                part="steps"
+                noun="steps"
+                shown={actions.length}
+                more={older.steps}
+                loading={loading === 'steps'}
+                onLoad={() => void loadOlder('steps')}
+              />
               <StepsTable steps={actions} childRunIds={childRunIds(events)} now={now} />
             </section>
             {compensations.length > 0 ? (
               <section id="compensations" data-testid="compensations">
                 <h2>Compensations</h2>
+                <LoadOlder
+                  part="compensations"
+                  noun="compensations"
+                  shown={compensations.length}
+                  more={older.compensations}
+                  loading={loading === 'compensations'}
+                  onLoad={() => void loadOlder('compensations')}
+                />
                 <CompensationsTable compensations={compensations} steps={actions} now={now} />
               </section>
             ) : null}
@@ -75,6 +89,14 @@ export function RunDetailView({ id }: { id: string }) {
             ) : null}
             <section id="events">
               <h2>Events</h2>
+              <LoadOlder
+                part="events"
+                noun="events"
+                shown={events.length}
+                more={older.events}
+                loading={loading === 'events'}
+                onLoad={() => void loadOlder('events')}
+              />
               <EventsTimeline events={events} />
             </section>
           </>

@@ -6,7 +6,7 @@ import { captureStatements, type CapturedStatement } from './capture-statements.
 import { signInConsole, type ConsoleHttp } from './console-http.ts';
 import { consoleQueries, type ConsoleQuery } from './console-queries.ts';
 import { explainStatement } from './explain-statement.ts';
-import { bigRows, planFindings, planOutline } from './plan-findings.ts';
+import { bigRows, planFindings, planOutline, type PlanNode } from './plan-findings.ts';
 import { pickSamples, seedConsoleScale } from './seed-console-scale.ts';
 
 declare module 'vitest' {
@@ -88,3 +88,172 @@ describe('console queries at scale (PostgreSQL)', () => {
 });
 
 const oneLine = (s: CapturedStatement) => s.text.replace(/\s+/g, ' ').slice(0, 300);
+
+/**
+ * ADR 0035: a run's and an instance's history is read a page at a time by keyset, and the runs
+ * list filtered by flow has an index per order. On the same seed, plus a run with 5,000 steps,
+ * events and 200 compensations and an instance with 5,000 transitions: every read a run page and an
+ * instance page make (the head, a deep page back, a page forward, a poll) starts its index scan at
+ * the cursor — no scan reads more than `pageRows` rows, where walking the history reads 5,000 —
+ * and the flow filter reads the (flow_name, created_at | updated_at, id) index its order needs.
+ */
+describe('history pages and the flow filter at scale (PostgreSQL)', () => {
+  const pageRows = 600;
+  const long = 5_000;
+  const rareFlow = 'scale.rare';
+  let plane: ControlPlane;
+  let api: ConsoleHttp;
+  let explainer: pg.Client;
+  let runId: string;
+  let instanceId: string;
+  let flowMiddle: { at: Date; id: string };
+  let eventIds: { middle: string; newest: string; from: string };
+  let transitionMiddle: string;
+
+  beforeAll(async () => {
+    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('history_plans'), {
+      template: inject('pgTemplate'),
+    });
+    plane = await startControlPlane(
+      parseEnv({
+        DATABASE_URL: url,
+        CONTROL_PORT: '0',
+        LOG_LEVEL: 'silent',
+        SAGAFLOW_ADMIN_PASSWORD: 'plan test password',
+        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
+      }),
+    );
+    const sql = plane.db.driver;
+    await seedConsoleScale(sql, { runs: 50_000, chunk: 25_000 });
+    // A rare flow (1 run in 800, of every age): walking all runs newest first to find its page reads
+    // the whole table; only an index led by the flow reads just its rows.
+    await sql.query(`update "sagaflow"."flow_runs" set flow_name = $1 where abs(hashtext(id::text)) % 800 = 0`, [
+      rareFlow,
+    ]);
+    const [run] = await sql.query<{ id: string }>(
+      `insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input)
+       values ('scale.long', 1, 'Running', '{}'::jsonb) returning id::text as id`,
+    );
+    runId = run!.id;
+    await sql.query(
+      `with s as (insert into "sagaflow"."action_runs" (run_id, sequence, name, status, input, attempts)
+                  select $1::uuid, g, 'line-' || g, 'Completed', '{}'::jsonb, 1 from generate_series(1, $2::int) g
+                  returning id, sequence)
+       insert into "sagaflow"."flow_events" (run_id, type, sequence, row_id, data)
+       select $1::uuid, 'StepCompleted', sequence, id, '{}'::jsonb from s order by sequence`,
+      [runId, long],
+    );
+    await sql.query(
+      `insert into "sagaflow"."compensation_runs" (run_id, action_sequence, rollback_level, ordinal, name, input)
+       select $1::uuid, o + 1, l, o, 'undo-' || o, '{}'::jsonb from generate_series(0, 3) l, generate_series(0, 49) o`,
+      [runId],
+    );
+    const [instance] = await sql.query<{ id: string }>(
+      `insert into "sagaflow"."saga_instances" (process_name, correlation_key, current_state, state)
+       values ('scale.fulfilment', 'long-history', 'S0', '{}'::jsonb) returning id::text as id`,
+    );
+    instanceId = instance!.id;
+    await sql.query(
+      `insert into "sagaflow"."process_transitions" (instance_id, from_state, to_state, message_id, message_type)
+       select $1::uuid, 'S', 'S', 'long-' || g, 'Step' from generate_series(1, $2::int) g`,
+      [instanceId, long],
+    );
+    await sql.exec('vacuum analyze');
+    const [middle] = await sql.query<{ at: Date; id: string }>(
+      `select created_at as at, id::text as id from "sagaflow"."flow_runs" where flow_name = $1
+        order by created_at desc, id desc offset 30 limit 1`,
+      [rareFlow],
+    );
+    flowMiddle = middle!;
+    const [ids] = await sql.query<{ middle: string; newest: string; from: string }>(
+      `select (min(id) + 100)::text as middle, max(id)::text as newest, (max(id) - 99)::text as "from"
+         from "sagaflow"."flow_events" where run_id = $1::uuid`,
+      [runId],
+    );
+    eventIds = ids!;
+    const [t] = await sql.query<{ id: string }>(
+      `select (min(id) + 100)::text as id from "sagaflow"."process_transitions" where instance_id = $1::uuid`,
+      [instanceId],
+    );
+    transitionMiddle = t!.id;
+    api = await signInConsole(plane.url, 'admin', 'plan test password');
+    explainer = new pg.Client({ connectionString: url });
+    await explainer.connect();
+  }, 300_000);
+  afterAll(async () => {
+    await explainer?.end();
+    await plane?.stop();
+  });
+
+  /** Each statement a call sends, EXPLAIN ANALYZEd: its findings and its biggest read. */
+  async function explainCall(path: string, input: unknown) {
+    const { statements } = await captureStatements(() => api.query(path, input));
+    expect(statements.length, path).toBeGreaterThan(0);
+    return Promise.all(statements.map(async (s) => ({ s, ...(await explainStatement(explainer, s)) })));
+  }
+
+  it('the runs list filtered by flow reads the flow index of its order, first page and deep', async () => {
+    const cursor = Buffer.from(
+      JSON.stringify({ o: 'newest', t: flowMiddle.at.toISOString(), id: flowMiddle.id }),
+    ).toString('base64url');
+    for (const [input, index] of [
+      [{ limit: 50, flowName: rareFlow }, 'flow_runs_flow_name_created_at_id_idx'],
+      [{ limit: 50, flowName: rareFlow, order: 'stalest' }, 'flow_runs_flow_name_updated_at_id_idx'],
+      [{ limit: 20, flowName: rareFlow, cursor }, 'flow_runs_flow_name_created_at_id_idx'],
+    ] as const) {
+      const explained = await explainCall('runs.page', input);
+      const page = explained.find((e) => /order by/i.test(e.s.text) && /limit/i.test(e.s.text));
+      expect(page, JSON.stringify(input)).toBeDefined();
+      expect(`${JSON.stringify(input)}: ${planOutline(page!.plan)}`).toContain(index);
+      for (const e of explained) expect(planFindings(e.plan, bigRows), oneLine(e.s)).toEqual([]);
+    }
+  });
+
+  it('every read of a run page and an instance page starts at its cursor: no scan reads the long history', async () => {
+    const calls: [string, unknown][] = [
+      ['runs.get', { id: runId }],
+      ['runs.steps', { id: runId, before: 100 }],
+      // Forward reads are the poll's: from the newest held, a few rows behind the newest at most.
+      ['runs.steps', { id: runId, after: long - 30 }],
+      ['runs.events', { id: runId, before: eventIds.middle }],
+      ['runs.compensations', { id: runId, before: { level: 1, ordinal: 10 } }],
+      [
+        'runs.changes',
+        {
+          id: runId,
+          steps: { after: long, from: long - 49, open: [long - 1, long] },
+          events: { after: eventIds.newest, from: eventIds.from },
+          compensations: { after: { level: 3, ordinal: 49 } },
+        },
+      ],
+      ['instances.get', { id: instanceId }],
+      ['instances.transitions', { id: instanceId, before: transitionMiddle }],
+      ['instances.transitions', { id: instanceId, after: transitionMiddle }],
+    ];
+    const faults: string[] = [];
+    for (const [path, input] of calls)
+      for (const e of await explainCall(path, input)) {
+        const read = biggestRead(e.plan);
+        if (read > pageRows)
+          faults.push(`${path}: a scan reads ${read} rows\n    ${oneLine(e.s)}\n    ${planOutline(e.plan)}`);
+        for (const f of planFindings(e.plan, bigRows)) faults.push(`${path}: ${f.detail}\n    ${oneLine(e.s)}`);
+      }
+    expect(faults, faults.join('\n')).toEqual([]);
+  });
+
+  it('the bound catches a history read from its start (an OFFSET page 2,500 deep)', async () => {
+    const walk: CapturedStatement = {
+      text: `select id from "sagaflow"."action_runs" where run_id = $1::uuid order by sequence desc offset 2500 limit 51`,
+      values: [runId],
+    };
+    expect(biggestRead((await explainStatement(explainer, walk)).plan)).toBeGreaterThan(pageRows);
+  });
+});
+
+/** The most rows any scan of the plan read in one loop, kept or filtered out (EXPLAIN's counts are per loop). */
+function biggestRead(root: PlanNode): number {
+  const own = root['Relation Name']
+    ? (root['Actual Rows'] ?? root['Plan Rows']) + (root['Rows Removed by Filter'] ?? 0)
+    : 0;
+  return Math.max(own, ...(root.Plans ?? []).map(biggestRead));
+}

@@ -38,6 +38,17 @@ export { outboxBackoffMs } from './outbox/outbox-backoff.ts';
 export { encodeOutboxBody, type OutboxEnvelope } from './outbox/outbox-envelope.ts';
 export { outboxLag, type OutboxLag } from './outbox/outbox-lag.ts';
 export { instancePendingWork, type InstancePendingWork } from './process/instance-pending-work.ts';
+export {
+  pageRunCompensations,
+  pageRunEvents,
+  pageRunSteps,
+  type CompensationKey,
+  type HistoryPage,
+  type HistoryReader,
+  type HistoryWindow,
+} from './api/page-run-history.ts';
+export { readRunChanges, type RunChanges, type RunHeld } from './api/read-run-changes.ts';
+export { readRunHead, type RunHead, type RunHeadSizes } from './api/read-run-head.ts';
 export type { OutboxPublisherOptions } from './outbox/outbox-publisher-options.ts';
 export type { OutboxTransport } from './outbox/outbox-transport.ts';
 export { publishOutboxBatch, type OutboxBatchResult } from './outbox/publish-outbox-batch.ts';

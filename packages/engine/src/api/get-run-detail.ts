@@ -1,10 +1,18 @@
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import { isUuid } from '../input/assert-uuid.ts';
-import { toActionView, toCompensationView, toFlowEventView, toRunView, type RunDetail } from '../runtime/run-view.ts';
+import {
+  toActionView,
+  toAnomalyView,
+  toCompensationView,
+  toFlowEventView,
+  toRunView,
+  type RunDetail,
+} from '../runtime/run-view.ts';
 import { findRun } from '../store/find-run.ts';
 import { listActionRuns } from '../store/list-action-runs.ts';
 import { listCompensationRuns } from '../store/list-compensation-runs.ts';
 import { listFlowEvents } from '../store/list-flow-events.ts';
+import { listRunAnomalies } from '../store/history/list-run-anomalies.ts';
 
 export async function getRunDetail(prisma: PrismaClient, runId: string): Promise<RunDetail | null> {
   // Not a uuid: no run can have that id (the column is a uuid), so there is none to return.
@@ -15,20 +23,13 @@ export async function getRunDetail(prisma: PrismaClient, runId: string): Promise
     listActionRuns(prisma, runId),
     listCompensationRuns(prisma, runId),
     listFlowEvents(prisma, runId),
-    prisma.anomalyLog.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' }, take: 200 }),
+    listRunAnomalies(prisma, runId, 200),
   ]);
   return {
     run: toRunView(run),
     actions: actions.map(toActionView),
     compensations: compensations.map(toCompensationView),
     events: events.map(toFlowEventView),
-    anomalies: anomalies.map((a) => ({
-      id: String(a.id),
-      code: a.code,
-      message: a.message,
-      sequence: a.sequence,
-      name: a.name,
-      at: a.at.toISOString(),
-    })),
+    anomalies: anomalies.map(toAnomalyView),
   };
 }

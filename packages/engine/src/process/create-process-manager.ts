@@ -65,10 +65,13 @@ export interface ProcessManager {
   startTimeoutScheduler(options?: { intervalMs?: number }): void;
   stopTimeoutScheduler(): Promise<void>;
   find(instanceId: string): Promise<ProcessInstance | null>;
-  /** The instance's transition history, oldest first (its newest `limit` rows, default 500). */
+  /**
+   * A window of the instance's transition history, oldest first: its newest `limit` rows (default
+   * 500), those just before the id `before`, or those just after the id `after` (ADR 0035).
+   */
   history(
     instanceId: string,
-    options?: { limit?: number },
+    options?: { limit?: number; before?: string; after?: string },
   ): Promise<{ transitions: InstanceTransition[]; truncated: boolean }>;
   findByStatus(
     status: InstanceStatus,

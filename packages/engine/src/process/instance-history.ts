@@ -1,4 +1,5 @@
 import type { Json } from '../definitions/define-action.ts';
+import { EngineError } from '../errors/engine-error.ts';
 import { listProcessTransitions } from '../store/list-process-transitions.ts';
 import type { ProcessDeps } from './process-deps.ts';
 import { requireInstanceId } from './run-operator-command.ts';
@@ -21,19 +22,28 @@ export interface InstanceTransition {
 }
 
 /**
- * An instance's transition history, oldest first: its newest `limit` rows (at most 1000), and
- * whether older ones were left out. Read-only; exact redeliveries leave no row (the inbox drops them).
+ * A window of an instance's transition history, oldest first: its newest `limit` rows (at most
+ * 1000), or the `limit` rows just before the transition id `before`, and whether older ones were
+ * left out (`truncated`); or, given `after`, the `limit` rows just after that id and whether newer
+ * ones remain (ask again from the last). Ids are compared as bigints. Read-only; exact redeliveries
+ * leave no row (the inbox drops them).
  */
 export async function instanceHistory(
   deps: Pick<ProcessDeps, 'prisma'>,
   instanceId: string,
-  opts: { limit?: number } = {},
+  opts: { limit?: number; before?: string; after?: string } = {},
 ): Promise<{ transitions: InstanceTransition[]; truncated: boolean }> {
   const id = requireInstanceId(instanceId);
   const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 500), 1), 1000);
-  const rows = await listProcessTransitions(deps.prisma, { instanceId: id, limit: limit + 1 });
+  const rows = await listProcessTransitions(deps.prisma, {
+    instanceId: id,
+    limit: limit + 1,
+    before: transitionId(opts.before, 'before'),
+    after: transitionId(opts.after, 'after'),
+  });
   const truncated = rows.length > limit;
-  const transitions = (truncated ? rows.slice(0, limit) : rows).reverse().map((r) => ({
+  const page = truncated ? rows.slice(0, limit) : rows;
+  const transitions = (opts.after === undefined ? page.reverse() : page).map((r) => ({
     id: r.id,
     from: r.from_state,
     to: r.to_state,
@@ -44,4 +54,15 @@ export async function instanceHistory(
     at: r.at,
   }));
   return { transitions, truncated };
+}
+
+/** A transition id as the history handed it out (decimal digits), or a refusal naming the option. */
+function transitionId(text: string | undefined, option: 'before' | 'after'): bigint | undefined {
+  if (text === undefined) return undefined;
+  if (!/^[0-9]{1,19}$/.test(text) || BigInt(text) > 9223372036854775807n)
+    throw new EngineError(
+      'invalid_input',
+      `${option} must be a transition id (decimal digits), got ${JSON.stringify(text.slice(0, 40))}`,
+    );
+  return BigInt(text);
 }

@@ -2,6 +2,7 @@ import type { Json } from '../definitions/define-action.ts';
 import type { DbActionRun } from '../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../store/list-compensation-runs.ts';
 import type { DbFlowRun } from '../store/find-run.ts';
+import type { DbRunAnomaly } from '../store/history/list-run-anomalies.ts';
 import type { RepairKind } from '../repairs/repair-command.ts';
 import { safeRepairsFor } from '../repairs/safe-repairs.ts';
 import type { LeftUndone } from './find-left-undone.ts';
@@ -184,4 +185,15 @@ export function toFlowEventView(e: {
   at: Date;
 }): FlowEventView {
   return { id: String(e.id), type: e.type, sequence: e.sequence, data: e.data as Json, at: e.at.toISOString() };
+}
+
+export function toAnomalyView(a: DbRunAnomaly): AnomalyView {
+  return {
+    id: String(a.id),
+    code: a.code,
+    message: a.message,
+    sequence: a.sequence,
+    name: a.name,
+    at: a.at.toISOString(),
+  };
 }

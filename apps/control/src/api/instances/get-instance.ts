@@ -1,21 +1,39 @@
 import { TRPCError } from '@trpc/server';
 import { describeProcess, instancePendingWork } from '@sagaflow/engine';
 import { z } from 'zod';
+import { bigintIdKey, historyPageSizes } from '../lists/history-keys.ts';
 import { viewerProcedure } from '../trpc.ts';
 import { toInstanceSummary } from './instance-summary.ts';
 
 /**
- * One instance: where it is, what it is failing on, its transition history, and the operator
+ * One instance: where it is, what it is failing on, the newest page of its transition history
+ * (`instances.transitions` reads older and newer pages), and the operator
  * commands its process defines (with whether each is accepted in the instance's current state), the
  * process's states and transitions (for its drawing), its pending timeouts and its outbox rows.
  * Read-only: the commands are run through `repairs`.
  */
-export const getInstance = viewerProcedure.input(z.object({ id: z.uuid() }).strict()).query(async ({ ctx, input }) => {
+export const getInstanceInput = z
+  .object({
+    id: z.uuid(),
+    /**
+     * The newest transition id the caller holds: `history` is then only the transitions after it
+     * (oldest first, at most a page; `historyTruncated` says more newer ones remain), for a page
+     * that polls (ADR 0035). Without it, `history` is the newest page and `historyTruncated` says
+     * older ones remain.
+     */
+    historyAfter: bigintIdKey.optional(),
+  })
+  .strict();
+
+export const getInstance = viewerProcedure.input(getInstanceInput).query(async ({ ctx, input }) => {
   const found = await ctx.engine.processes.find(input.id);
   if (!found) throw new TRPCError({ code: 'NOT_FOUND', message: `instance ${input.id} does not exist` });
   const instance = toInstanceSummary(found);
   const [history, pending] = await Promise.all([
-    ctx.engine.processes.history(input.id, { limit: 500 }),
+    ctx.engine.processes.history(input.id, {
+      limit: historyPageSizes.transitions.default,
+      ...(input.historyAfter === undefined ? {} : { after: input.historyAfter }),
+    }),
     instancePendingWork(ctx.db, input.id),
   ]);
   const def = ctx.engine.processes.definitions.get(instance.processName);

@@ -1,11 +1,31 @@
 import { TRPCError } from '@trpc/server';
+import { readRunHead } from '@sagaflow/engine';
 import { z } from 'zod';
+import { historyPageSizes } from '../lists/history-keys.ts';
 import { viewerProcedure } from '../trpc.ts';
 import { runTimingPolicy } from './run-timing-policy.ts';
 
-/** One run with its steps, compensations, events and anomalies, and the timing settings it runs under. */
+/**
+ * One run with the newest page of its steps, compensations and events (each oldest first within the
+ * page, as a timeline reads; `older` says where older rows remain, for `runs.steps`,
+ * `runs.compensations` and `runs.events` to read), its anomalies, and the timing settings it runs
+ * under. Never the whole history (ADR 0035).
+ */
 export const getRun = viewerProcedure.input(z.object({ id: z.uuid() }).strict()).query(async ({ ctx, input }) => {
-  const detail = await ctx.engine.getRun(input.id);
-  if (!detail) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.id} does not exist` });
-  return { ...detail, timing: runTimingPolicy(ctx.engine.config) };
+  const head = await readRunHead(ctx.db, input.id, {
+    steps: historyPageSizes.steps.default,
+    compensations: historyPageSizes.compensations.default,
+    events: historyPageSizes.events.default,
+    anomalies: 200,
+  });
+  if (!head) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.id} does not exist` });
+  return {
+    run: head.run,
+    actions: head.steps.rows.toReversed(),
+    compensations: head.compensations.rows.toReversed(),
+    events: head.events.rows.toReversed(),
+    anomalies: head.anomalies,
+    older: { steps: head.steps.more, compensations: head.compensations.more, events: head.events.more },
+    timing: runTimingPolicy(ctx.engine.config),
+  };
 });

@@ -217,7 +217,13 @@ async function expectedState(client: ControlClient, target: Target, o: Options):
   if (runStatus === undefined || stepStatus === undefined || stepAttempts === undefined) {
     const detail = await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId });
     open(detail);
-    const step = detail.actions.find((a) => a.sequence === target.stepSequence);
+    // The step itself, wherever it is in the run's history: the one just before the next sequence.
+    const at = await client.query<ApiOutputs['runs']['steps']>('runs.steps', {
+      id: target.runId,
+      before: target.stepSequence + 1,
+      limit: 1,
+    });
+    const step = at.rows.find((a) => a.sequence === target.stepSequence);
     if (!step)
       throw usageError(
         `run ${target.runId} has no step ${target.stepSequence}; its steps: ${
@@ -244,7 +250,12 @@ async function compensationExpected(
     const detail = await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId });
     open(detail);
     const { rollbackLevel, ordinal } = target.compensation;
-    const row = detail.compensations.find((c) => c.rollbackLevel === rollbackLevel && c.ordinal === ordinal);
+    const at = await client.query<ApiOutputs['runs']['compensations']>('runs.compensations', {
+      id: target.runId,
+      before: { level: rollbackLevel, ordinal: ordinal + 1 },
+      limit: 1,
+    });
+    const row = at.rows.find((c) => c.rollbackLevel === rollbackLevel && c.ordinal === ordinal);
     if (!row)
       throw usageError(
         `run ${target.runId} has no compensation ${rollbackLevel}.${ordinal}; its compensations: ${

@@ -105,6 +105,7 @@ export async function showRun(ctx: CliContext, args: ParsedArgs): Promise<Comman
           ['STEP', 'KIND', 'NAME', 'STATUS', 'ATTEMPTS'],
           d.actions.map((a) => [String(a.sequence), a.kind, a.name, a.status, `${a.attempts}/${a.maxAttempts}`]),
         )),
+    ...(d.older.steps ? [`(the newest ${d.actions.length} steps; the console's run page loads older ones)`] : []),
     ...(d.compensations.length > 0
       ? [
           '',
