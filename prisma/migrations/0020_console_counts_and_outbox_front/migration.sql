@@ -4,3 +4,16 @@
 -- order: one range read of a few batches' worth of rows instead of a probe per source (claim-outbox-batch.ts).
 CREATE INDEX "outbox_pending_seq_idx" ON "sagaflow"."outbox"("seq")
   WHERE "status" = 'Pending';
+
+-- The definitions page's live counts: open runs per flow, version and status, and the stuck ones
+-- among them, each an index-only read of the runs in flight, not a heap read of every open run.
+-- The predicates are read-definitions.ts's filters, word for word.
+CREATE INDEX "flow_runs_open_flow_version_status_idx" ON "sagaflow"."flow_runs"("flow_name", "flow_version", "status")
+  WHERE "status" IN ('Pending', 'Running', 'Waiting', 'Compensating');
+CREATE INDEX "flow_runs_stuck_flow_version_status_idx" ON "sagaflow"."flow_runs"("flow_name", "flow_version", "status")
+  WHERE "stuck_reason" IS NOT NULL;
+
+-- Open process instances by process, state and status with the stalest update (the overview, the
+-- definitions page and /metrics): an index-only read of the open instances alone.
+CREATE INDEX "saga_instances_open_process_state_idx" ON "sagaflow"."saga_instances"("process_name", "current_state", "status", "updated_at")
+  WHERE "status" IN ('ACTIVE', 'QUARANTINED');
