@@ -1,12 +1,13 @@
 import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { parseEnv, startControlPlane, type ControlPlane } from '@sagaflow/control';
+import { inProcessTransport, publishOutboxBatch } from '@sagaflow/engine';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { captureStatements, type CapturedStatement } from './capture-statements.ts';
 import { signInConsole, type ConsoleHttp } from './console-http.ts';
 import { consoleQueries, type ConsoleQuery } from './console-queries.ts';
 import { explainStatement } from './explain-statement.ts';
-import { bigRows, planFindings, planOutline } from './plan-findings.ts';
+import { bigRows, planFindings, planOutline, type PlanNode } from './plan-findings.ts';
 import { pickSamples, seedConsoleScale } from './seed-console-scale.ts';
 
 declare module 'vitest' {
@@ -88,3 +89,83 @@ describe('console queries at scale (PostgreSQL)', () => {
 });
 
 const oneLine = (s: CapturedStatement) => s.text.replace(/\s+/g, ' ').slice(0, 300);
+
+const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
+
+/**
+ * ADR 0036: the overview's and the definitions page's counts, and the outbox claim, read what is in
+ * flight through partial indexes, never the history. Each call's statements EXPLAIN ANALYZEd as sent.
+ */
+describe('overview, definitions and the outbox claim read open rows only (PostgreSQL)', () => {
+  let plane: ControlPlane;
+  let api: ConsoleHttp;
+  let explainer: pg.Client;
+
+  beforeAll(async () => {
+    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('dash_plans'), {
+      template: inject('pgTemplate'),
+    });
+    plane = await startControlPlane(
+      parseEnv({
+        DATABASE_URL: url,
+        CONTROL_PORT: '0',
+        LOG_LEVEL: 'silent',
+        SAGAFLOW_ADMIN_PASSWORD: 'plan test password',
+        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
+      }),
+    );
+    await seedConsoleScale(plane.db.driver, { runs: 20_000, chunk: 10_000 });
+    await plane.db.driver.exec('vacuum analyze');
+    api = await signInConsole(plane.url, 'admin', 'plan test password');
+    explainer = new pg.Client({ connectionString: url });
+    await explainer.connect();
+  }, 300_000);
+  afterAll(async () => {
+    await explainer?.end();
+    await plane?.stop();
+  });
+
+  async function plansOf(call: () => Promise<unknown>): Promise<PlanNode[][]> {
+    const { statements } = await captureStatements(call);
+    const plans: PlanNode[][] = [];
+    for (const s of statements) plans.push(nodesOf((await explainStatement(explainer, s)).plan));
+    return plans;
+  }
+  const usesIndexOnly = (plans: PlanNode[][], index: string) =>
+    plans.some((p) => p.some((n) => n['Node Type'] === 'Index Only Scan' && n['Index Name'] === index));
+
+  it('the overview counts runs per status over at most 1,001 index entries each, and open instances index-only', async () => {
+    const plans = await plansOf(() => api.query('overview.get', {}));
+    expect(usesIndexOnly(plans, 'saga_instances_open_process_state_idx')).toBe(true);
+    // 17 k of the 20 k runs are Completed: counted one by one, that status alone would read them all.
+    const flowRunReads = plans
+      .flat()
+      .filter((n) => n['Relation Name'] === 'flow_runs')
+      .map((n) => (n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0));
+    expect(flowRunReads.length).toBeGreaterThan(0);
+    expect(Math.max(...flowRunReads)).toBeLessThanOrEqual(1001);
+  });
+
+  it('the definitions page counts open and stuck runs index-only, through their partial indexes', async () => {
+    const plans = await plansOf(() => api.query('definitions.list', {}));
+    expect(usesIndexOnly(plans, 'flow_runs_open_flow_version_status_idx')).toBe(true);
+    expect(usesIndexOnly(plans, 'flow_runs_stuck_flow_version_status_idx')).toBe(true);
+    expect(usesIndexOnly(plans, 'saga_instances_open_process_state_idx')).toBe(true);
+  });
+
+  it('the outbox claim finds its sources in the front of the Pending rows by seq, not by a walk over every source', async () => {
+    await plane.db.driver.exec(`
+      insert into "sagaflow"."outbox" (message_id, source_kind, source_id, type, destination, payload, available_at)
+      select 'plan-' || g, 'process', 'plan-' || (g % 500), 'PlanMessage', 'plans', '{}'::jsonb, now() - interval '1 minute'
+        from generate_series(1, 5000) g;
+      analyze "sagaflow"."outbox";`);
+    const plans = await plansOf(() =>
+      publishOutboxBatch({ db: plane.db, routes: { plans: inProcessTransport(() => undefined) } }),
+    );
+    const front = plans.find((p) => p.some((n) => n['Index Name'] === 'outbox_pending_seq_idx'));
+    expect(front, 'a read through outbox_pending_seq_idx').toBeDefined();
+    const outboxReads = front!.filter((n) => n['Relation Name'] === 'outbox').map((n) => n['Actual Rows'] ?? 0);
+    // The default batch of 100 reads a front of 400 rows, of 5,000 Pending.
+    expect(Math.max(...outboxReads)).toBeLessThanOrEqual(400);
+  });
+});
