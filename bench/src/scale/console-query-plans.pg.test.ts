@@ -134,9 +134,10 @@ describe('overview, definitions and the outbox claim read open rows only (Postgr
   const usesIndexOnly = (plans: PlanNode[][], index: string) =>
     plans.some((p) => p.some((n) => n['Node Type'] === 'Index Only Scan' && n['Index Name'] === index));
 
-  it('the overview counts runs per status over at most 1,001 index entries each, and open instances index-only', async () => {
+  it('the overview counts runs per status over at most 1,001 index entries each, stuck runs and open instances index-only', async () => {
     const plans = await plansOf(() => api.query('overview.get', {}));
     expect(usesIndexOnly(plans, 'saga_instances_open_process_state_idx')).toBe(true);
+    expect(usesIndexOnly(plans, 'flow_runs_stuck_reason_status_idx')).toBe(true);
     // 17 k of the 20 k runs are Completed: counted one by one, that status alone would read them all.
     const flowRunReads = plans
       .flat()
