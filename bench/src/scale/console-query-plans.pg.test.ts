@@ -102,6 +102,11 @@ describe('overview, definitions and the outbox claim read open rows only (Postgr
     expect(usesIndexOnly(plans, 'saga_instances_open_process_state_idx')).toBe(true);
   });
 
+  it('the transitions chart reads the window index-only through its partial index', async () => {
+    const plans = await plansOf(() => stack.api.query('series.get', { window: '24h' }));
+    expect(usesIndexOnly(plans, 'process_transitions_counted_at_idx')).toBe(true);
+  });
+
   it('the outbox claim finds its sources in the front of the Pending rows by seq, not by a walk over every source', async () => {
     await stack.plane.db.driver.exec(`
       insert into "sagaflow"."outbox" (message_id, source_kind, source_id, type, destination, payload, available_at)

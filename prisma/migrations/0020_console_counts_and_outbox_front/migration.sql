@@ -28,3 +28,9 @@ CREATE INDEX "flow_runs_stuck_reason_status_idx" ON "sagaflow"."flow_runs"("stuc
 -- definitions page and /metrics): an index-only read of the open instances alone.
 CREATE INDEX "saga_instances_open_process_state_idx" ON "sagaflow"."saga_instances"("process_name", "current_state", "status", "updated_at")
   WHERE "status" IN ('ACTIVE', 'QUARANTINED');
+
+-- The overview's transitions chart: the window's applied and repair transitions with their states
+-- and instance, index-only (the process is then looked up per instance). The predicate is
+-- read-series.ts's filter, word for word.
+CREATE INDEX "process_transitions_counted_at_idx" ON "sagaflow"."process_transitions"("at", "instance_id", "from_state", "to_state")
+  WHERE "outcome" IN ('applied', 'repair');
