@@ -72,6 +72,11 @@ const schema = z.object({
     .optional(),
   /** The longest one scrape's database reads may take; past it the scrape is a 503. */
   SAGAFLOW_METRICS_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  /**
+   * How old the runs-by-flow-and-status figures of a scrape may be: counting every run (terminal ones
+   * included) reads the whole table, so a scrape reuses the last count while it is younger (ADR 0036).
+   */
+  SAGAFLOW_METRICS_RUN_COUNTS_MAX_AGE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   /** The longest /readyz waits for the database to answer; past it the probe is a 503. */
   SAGAFLOW_READY_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(2000),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),

@@ -1,5 +1,5 @@
 import { natsJetStreamTransport, webhookTransport, type OutboxTransport } from '@sagaflow/engine';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { ControlEnv } from './env.ts';
 
 /**
@@ -13,6 +13,9 @@ export async function openOutboxRoutes(
   let nats: NatsConnection | null = null;
   if (entries.some(([, r]) => r.kind === 'nats') && env.SAGAFLOW_NATS_URL) {
     try {
+      // Loaded only when a NATS route is configured: the client's modules stay out of every other
+      // control plane's memory (ADR 0036).
+      const { connect } = await import('@nats-io/transport-node');
       nats = await connect({ servers: env.SAGAFLOW_NATS_URL, maxReconnectAttempts: -1 });
     } catch (err) {
       throw new Error(

@@ -27,7 +27,7 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
   it('an empty database is all zeros, with no states and an outbox without lag', async () => {
     expect(await readOverview(plane.db)).toEqual({
       at: expect.any(String) as string,
-      runs: { total: 0, byStatus: {}, countCap: 10_000 },
+      runs: { total: 0, byStatus: {}, exactUpTo: 1000, estimated: [] },
       stuck: { total: 0, byReason: {} },
       instances: { active: 0, quarantined: 0, byState: [] },
       outbox: { pending: 0, dead: 0, oldestPendingAgeSeconds: 0 },
@@ -41,7 +41,7 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
     const overview = await readOverview(plane.db, { now: () => at });
     expect(overview).toEqual({
       at: at.toISOString(),
-      runs: { total: 4, byStatus: { Completed: 3, [known.ghostStatus]: 1 }, countCap: 10_000 },
+      runs: { total: 4, byStatus: { Completed: 3, [known.ghostStatus]: 1 }, exactUpTo: 1000, estimated: [] },
       stuck: { total: 1, byReason: { unknown_flow: 1 } },
       instances: {
         active: 2,
@@ -80,5 +80,23 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
     });
     expect(served.instances.quarantined).toBe(1);
     expect(await rejection(apiClient(plane.url).overview.get.query())).toMatchObject({ status: 401 });
+  });
+
+  it('a status with more runs than it counts one by one is estimated from the statistics, and says so (ADR 0036)', async () => {
+    await plane.db.prisma.$executeRaw`
+      insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input)
+      select 'overview.many', 1, 'Failed', '{}'::jsonb from generate_series(1, 3000)`;
+    const before = await readOverview(plane.db);
+    // Whatever the statistics say yet, the figure is never below the bound it is known to pass.
+    expect(before.runs.estimated).toEqual(['Failed']);
+    expect(before.runs.byStatus.Failed).toBeGreaterThanOrEqual(1001);
+
+    await plane.db.prisma.$executeRaw`analyze "sagaflow"."flow_runs"`;
+    const after = await readOverview(plane.db);
+    expect(after.runs.estimated).toEqual(['Failed']);
+    // ANALYZE sampled every row of a table this small: the estimate is the count.
+    expect(after.runs.byStatus.Failed).toBe(3000);
+    // The small statuses stay exact.
+    expect(after.runs.byStatus.Completed).toBe(3);
   });
 });

@@ -1,5 +1,6 @@
 import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { parseEnv, startControlPlane, type ControlPlane } from '@sagaflow/control';
+import { inProcessTransport, publishOutboxBatch } from '@sagaflow/engine';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { captureStatements, type CapturedStatement } from './capture-statements.ts';
@@ -8,6 +9,7 @@ import { consoleQueries, type ConsoleQuery } from './console-queries.ts';
 import { explainStatement } from './explain-statement.ts';
 import { bigRows, planFindings, planOutline, type PlanNode } from './plan-findings.ts';
 import { pickSamples, seedConsoleScale } from './seed-console-scale.ts';
+import { startSeededPlanPlane, type SeededPlanPlane } from './seeded-plan-plane.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -25,47 +27,25 @@ declare module 'vitest' {
  * million runs turns into seconds. Plans, not timings.
  */
 describe('console queries at scale (PostgreSQL)', () => {
-  const runs = 50_000;
-  let plane: ControlPlane;
-  let api: ConsoleHttp;
+  let stack: SeededPlanPlane;
   let queries: ConsoleQuery[];
-  let explainer: pg.Client;
 
   beforeAll(async () => {
-    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('console_plans'), {
-      template: inject('pgTemplate'),
-    });
-    plane = await startControlPlane(
-      // The monitor's interval at its maximum: the capture sees every statement in this process,
-      // and only the console's calls are under test (the sweeps have their own, ADR 0026).
-      parseEnv({
-        DATABASE_URL: url,
-        CONTROL_PORT: '0',
-        LOG_LEVEL: 'silent',
-        SAGAFLOW_ADMIN_PASSWORD: 'plan test password',
-        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
-      }),
-    );
-    const seed = await seedConsoleScale(plane.db.driver, { runs, chunk: 25_000 });
-    await plane.db.driver.exec('vacuum analyze');
-    queries = consoleQueries(await pickSamples(plane.db.driver, seed));
-    api = await signInConsole(plane.url, 'admin', 'plan test password');
-    explainer = new pg.Client({ connectionString: url });
-    await explainer.connect();
+    stack = await startSeededPlanPlane('console_plans', 50_000, 25_000);
+    queries = consoleQueries(await pickSamples(stack.plane.db.driver, stack.seed));
   }, 300_000);
   afterAll(async () => {
-    await explainer?.end();
-    await plane?.stop();
+    await stack?.stop();
   });
 
   it('every console query reads through an index that fits it: no seq scan of a big table, no big sort, no big read', async () => {
     const faults: string[] = [];
     let explained = 0;
     for (const q of queries) {
-      const { statements } = await captureStatements(() => api.query(q.path, q.input));
+      const { statements } = await captureStatements(() => stack.api.query(q.path, q.input));
       expect(statements.length, q.name).toBeGreaterThan(0);
       for (const s of statements) {
-        const { plan } = await explainStatement(explainer, s);
+        const { plan } = await explainStatement(stack.explainer, s);
         explained++;
         for (const f of planFindings(plan, bigRows))
           faults.push(`${q.name}: ${f.detail}\n    ${oneLine(s)}\n    ${planOutline(plan)}`);
@@ -80,7 +60,7 @@ describe('console queries at scale (PostgreSQL)', () => {
       text: `select id from "sagaflow"."flow_runs" where input->>'lines' = $1 order by created_at desc limit 50`,
       values: ['9'],
     };
-    const { plan } = await explainStatement(explainer, walk);
+    const { plan } = await explainStatement(stack.explainer, walk);
     expect(planFindings(plan, bigRows).map((f) => f.kind)).toEqual(
       expect.arrayContaining([expect.stringMatching(/^(seq_scan|big_read)$/)]),
     );
@@ -257,3 +237,69 @@ function biggestRead(root: PlanNode): number {
     : 0;
   return Math.max(own, ...(root.Plans ?? []).map(biggestRead));
 }
+
+const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodesOf)];
+
+/**
+ * ADR 0036: the overview's and the definitions page's counts, and the outbox claim, read what is in
+ * flight through partial indexes, never the history. Each call's statements EXPLAIN ANALYZEd as sent.
+ */
+describe('overview, definitions and the outbox claim read open rows only (PostgreSQL)', () => {
+  let stack: SeededPlanPlane;
+  beforeAll(async () => {
+    stack = await startSeededPlanPlane('dash_plans', 20_000, 10_000);
+  }, 300_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  async function plansOf(call: () => Promise<unknown>): Promise<PlanNode[][]> {
+    const { statements } = await captureStatements(call);
+    const plans: PlanNode[][] = [];
+    for (const s of statements) plans.push(nodesOf((await explainStatement(stack.explainer, s)).plan));
+    return plans;
+  }
+  const usesIndexOnly = (plans: PlanNode[][], index: string) =>
+    plans.some((p) => p.some((n) => n['Node Type'] === 'Index Only Scan' && n['Index Name'] === index));
+
+  it('the overview counts runs per status over at most 1,001 index entries each, stuck runs and open instances index-only', async () => {
+    const plans = await plansOf(() => stack.api.query('overview.get', {}));
+    expect(usesIndexOnly(plans, 'saga_instances_open_process_state_idx')).toBe(true);
+    expect(usesIndexOnly(plans, 'flow_runs_stuck_reason_status_idx')).toBe(true);
+    // 17 k of the 20 k runs are Completed: counted one by one, that status alone would read them all.
+    const flowRunReads = plans
+      .flat()
+      .filter((n) => n['Relation Name'] === 'flow_runs')
+      .map((n) => (n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0));
+    expect(flowRunReads.length).toBeGreaterThan(0);
+    expect(Math.max(...flowRunReads)).toBeLessThanOrEqual(1001);
+  });
+
+  it('the definitions page counts open and stuck runs index-only, through their partial indexes', async () => {
+    const plans = await plansOf(() => stack.api.query('definitions.list', {}));
+    expect(usesIndexOnly(plans, 'flow_runs_open_flow_version_status_idx')).toBe(true);
+    expect(usesIndexOnly(plans, 'flow_runs_stuck_flow_version_status_idx')).toBe(true);
+    expect(usesIndexOnly(plans, 'saga_instances_open_process_state_idx')).toBe(true);
+  });
+
+  it('the transitions chart reads the window index-only through its partial index', async () => {
+    const plans = await plansOf(() => stack.api.query('series.get', { window: '24h' }));
+    expect(usesIndexOnly(plans, 'process_transitions_counted_at_idx')).toBe(true);
+  });
+
+  it('the outbox claim finds its sources in the front of the Pending rows by seq, not by a walk over every source', async () => {
+    await stack.plane.db.driver.exec(`
+      insert into "sagaflow"."outbox" (message_id, source_kind, source_id, type, destination, payload, available_at)
+      select 'plan-' || g, 'process', 'plan-' || (g % 500), 'PlanMessage', 'plans', '{}'::jsonb, now() - interval '1 minute'
+        from generate_series(1, 5000) g;
+      analyze "sagaflow"."outbox";`);
+    const plans = await plansOf(() =>
+      publishOutboxBatch({ db: stack.plane.db, routes: { plans: inProcessTransport(() => undefined) } }),
+    );
+    const front = plans.find((p) => p.some((n) => n['Index Name'] === 'outbox_pending_seq_idx'));
+    expect(front, 'a read through outbox_pending_seq_idx').toBeDefined();
+    const outboxReads = front!.filter((n) => n['Relation Name'] === 'outbox').map((n) => n['Actual Rows'] ?? 0);
+    // The default batch of 100 reads a front of 400 rows, of 5,000 Pending.
+    expect(Math.max(...outboxReads)).toBeLessThanOrEqual(400);
+  });
+});

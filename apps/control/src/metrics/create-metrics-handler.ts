@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database, SweepFigures } from '@sagaflow/engine';
 import type { Logger } from 'pino';
 import { createMetricsRegistry } from './create-metrics-registry.ts';
-import { readMetricsSnapshot } from './read-metrics-snapshot.ts';
+import { readMetricsSnapshot, type CountedRuns } from './read-metrics-snapshot.ts';
 
 export interface MetricsHandlerDeps {
   db: Pick<Database, 'prisma'>;
@@ -12,6 +12,8 @@ export interface MetricsHandlerDeps {
   token: string | undefined;
   /** The bound on one scrape's database reads (SAGAFLOW_METRICS_TIMEOUT_MS). */
   timeoutMs: number;
+  /** How old a scrape's run counts may be (SAGAFLOW_METRICS_RUN_COUNTS_MAX_AGE_MS); 0 reads them every scrape. */
+  runCountsMaxAgeMs?: number;
   now?: () => Date;
   /** The sweeps' progress in this process (engine.sweepProgress.figures). */
   sweeps?: () => SweepFigures[];
@@ -34,21 +36,28 @@ function json(res: ServerResponse, status: number, body: object, headers: Record
 }
 
 /**
- * GET /metrics: Prometheus text, read from the tables at scrape time. Scrapes that arrive while one is
- * being read share its answer, so a burst of scrapers costs the database one read. A read that fails
+ * GET /metrics: Prometheus text, read from the tables at scrape time, but for the runs by flow and
+ * status, which are reused while younger than `runCountsMaxAgeMs` (their age is a gauge of its own).
+ * Scrapes that arrive while one is being read share its answer, so a burst of scrapers costs the
+ * database one read. A read that fails
  * or passes the bound is a 503 whose body names an id the log has the detail under.
  */
 export function createMetricsHandler(deps: MetricsHandlerDeps) {
   const now = deps.now ?? (() => new Date());
   const metrics = createMetricsRegistry({ startedAt: now(), ...(deps.sweeps ? { sweeps: deps.sweeps } : {}) });
   let inFlight: Promise<string> | null = null;
+  let counted: CountedRuns | undefined;
   const scrape = () =>
     (inFlight ??= readMetricsSnapshot(deps.db, {
       timeoutMs: deps.timeoutMs,
       now,
       steps: { after: metrics.steps.countedUntil, settleMs: stepSettleMs },
+      runs: { last: counted, maxAgeMs: deps.runCountsMaxAgeMs ?? 0 },
     })
-      .then((s) => metrics.render(s))
+      .then((s) => {
+        counted = s.runs;
+        return metrics.render(s);
+      })
       .finally(() => (inFlight = null)));
 
   return (req: IncomingMessage, res: ServerResponse): void => {

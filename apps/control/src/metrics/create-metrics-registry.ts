@@ -41,7 +41,16 @@ export function createMetricsRegistry(
     registers,
     collect() {
       this.reset();
-      for (const r of snapshot().runs) this.set({ flow: r.flow, status: r.status }, r.count);
+      for (const r of snapshot().runs.counts) this.set({ flow: r.flow, status: r.status }, r.count);
+    },
+  });
+  new Gauge({
+    name: 'sagaflow_runs_counted_seconds_ago',
+    help: 'How old sagaflow_runs is: the runs are counted at most every SAGAFLOW_METRICS_RUN_COUNTS_MAX_AGE_MS (a read of every run).',
+    registers,
+    collect() {
+      const s = snapshot();
+      this.set(Math.max(0, (s.at.getTime() - s.runs.at.getTime()) / 1000));
     },
   });
   new Gauge({

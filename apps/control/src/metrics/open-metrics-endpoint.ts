@@ -23,7 +23,13 @@ const isMetricsPath = (url: string | undefined) => url === '/metrics' || (url ??
  * with SAGAFLOW_METRICS_TOKEN; with neither it is off, and says how to turn it on.
  */
 export function openMetricsEndpoint(
-  env: Pick<ControlEnv, 'SAGAFLOW_METRICS_TOKEN' | 'SAGAFLOW_METRICS_ADDRESS' | 'SAGAFLOW_METRICS_TIMEOUT_MS'>,
+  env: Pick<
+    ControlEnv,
+    | 'SAGAFLOW_METRICS_TOKEN'
+    | 'SAGAFLOW_METRICS_ADDRESS'
+    | 'SAGAFLOW_METRICS_TIMEOUT_MS'
+    | 'SAGAFLOW_METRICS_RUN_COUNTS_MAX_AGE_MS'
+  >,
   deps: { db: Pick<Database, 'prisma'>; logger: Logger; sweeps?: () => SweepFigures[] },
 ): MetricsEndpoint {
   const handler = () =>
@@ -32,6 +38,7 @@ export function openMetricsEndpoint(
       logger: deps.logger.child({ component: 'metrics' }),
       token: env.SAGAFLOW_METRICS_TOKEN,
       timeoutMs: env.SAGAFLOW_METRICS_TIMEOUT_MS,
+      runCountsMaxAgeMs: env.SAGAFLOW_METRICS_RUN_COUNTS_MAX_AGE_MS,
       ...(deps.sweeps ? { sweeps: deps.sweeps } : {}),
     });
   const address = env.SAGAFLOW_METRICS_ADDRESS;

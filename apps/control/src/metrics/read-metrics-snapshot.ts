@@ -11,11 +11,20 @@ import { readPendingApprovals } from './reads/read-pending-approvals.ts';
 import { readRetentionAges, type RetentionAge } from './reads/read-retention-ages.ts';
 import { withReadSnapshot } from './reads/with-read-snapshot.ts';
 
-/** Everything one scrape reports, read from one snapshot of the database. */
+/** Runs by flow and status, and the moment they were counted. */
+export interface CountedRuns {
+  at: Date;
+  counts: RunCount[];
+}
+
+/**
+ * Everything one scrape reports, read from one snapshot of the database; the run counts may be an
+ * earlier snapshot's (`runs.at`).
+ */
 export interface MetricsSnapshot {
   /** The moment ages are measured from. */
   at: Date;
-  runs: RunCount[];
+  runs: CountedRuns;
   stuck: StuckCount[];
   /** Actions that finished in (options.steps.after, stepsUntil]: a window to add to the histogram. */
   steps: StepDurations[];
@@ -39,6 +48,11 @@ export interface SnapshotOptions {
    * whose transaction is still committing (its finished_at is already set) lands in a later window.
    */
   steps: { after: Date; settleMs: number };
+  /**
+   * The previous scrape's run counts, reused while younger than `maxAgeMs`: they count every run
+   * ever kept, a read of the whole table (ADR 0036), where the other figures read open rows or windows.
+   */
+  runs?: { last: CountedRuns | undefined; maxAgeMs: number };
   now?: () => Date;
 }
 
@@ -49,7 +63,9 @@ export async function readMetricsSnapshot(
 ): Promise<MetricsSnapshot> {
   return withReadSnapshot(db, options.timeoutMs, async (tx) => {
     const at = (options.now ?? (() => new Date()))();
-    const runs = await readRunCounts(tx);
+    const last = options.runs?.last;
+    const fresh = last !== undefined && at.getTime() - last.at.getTime() < (options.runs?.maxAgeMs ?? 0);
+    const runs = fresh ? last : { at, counts: await readRunCounts(tx) };
     const stuck = await readStuckCounts(tx);
     const settled = new Date(at.getTime() - options.steps.settleMs);
     const stepsUntil = settled > options.steps.after ? settled : options.steps.after;

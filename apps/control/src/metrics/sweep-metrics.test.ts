@@ -4,7 +4,7 @@ import type { MetricsSnapshot } from './read-metrics-snapshot.ts';
 
 const empty: MetricsSnapshot = {
   at: new Date(),
-  runs: [],
+  runs: { at: new Date(), counts: [] },
   stuck: [],
   steps: [],
   stepsUntil: new Date(),

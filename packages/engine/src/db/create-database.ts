@@ -1,8 +1,7 @@
 import { accessSync, constants, mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { EngineError } from '../errors/engine-error.ts';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import type { Database, SqlDriver, SqlSession, Subscription } from './database.ts';
@@ -41,6 +40,12 @@ async function openPglite(dataDir: string | undefined, lockOptions: DataDirLockO
     // Before PGlite touches the directory: a second process must not even read it half-written.
     lock = await lockDataDir(dataDir, lockOptions);
   }
+  // Loaded here, not at the top: PGlite's module alone is ~45 MB of resident memory, which a host on
+  // PostgreSQL never needs (ADR 0036: the control plane's RSS).
+  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('pglite-prisma-adapter'),
+  ]);
   let pglite: PGlite;
   try {
     pglite = new PGlite(dataDir);

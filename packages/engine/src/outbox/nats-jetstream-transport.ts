@@ -1,5 +1,4 @@
-import { jetstream } from '@nats-io/jetstream';
-import { headers, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { EngineError } from '../errors/engine-error.ts';
 import { encodeOutboxBody, type OutboxEnvelope } from './outbox-envelope.ts';
 import type { OutboxTransport } from './outbox-transport.ts';
@@ -24,11 +23,12 @@ export interface NatsJetStreamTransportOptions {
  * const routes = { shipping: natsJetStreamTransport({ connection: nc }) };
  */
 export function natsJetStreamTransport(options: NatsJetStreamTransportOptions): OutboxTransport {
-  const js = jetstream(options.connection);
+  let client: ReturnType<typeof loadClient> | undefined;
   const subjectOf = options.subject ?? ((m: OutboxEnvelope) => `sagaflow.${m.destination}`);
   return {
     kind: 'nats-jetstream',
     async publish(message) {
+      const { js, headers } = await (client ??= loadClient(options.connection));
       const h = headers();
       h.set('Sagaflow-Message-Type', message.type);
       h.set('Sagaflow-Source', `${message.sourceKind}/${message.sourceId}`);
@@ -50,4 +50,17 @@ export function natsJetStreamTransport(options: NatsJetStreamTransportOptions): 
       }
     },
   };
+}
+
+/**
+ * The JetStream client, loaded by a transport's first publish rather than when the engine is
+ * imported: a host without NATS never holds its modules (~9 MB resident, ADR 0036). A failed load
+ * fails the publish, which the publisher records and retries like any other failure.
+ */
+async function loadClient(connection: NatsConnection) {
+  const [{ jetstream }, { headers }] = await Promise.all([
+    import('@nats-io/jetstream'),
+    import('@nats-io/transport-node'),
+  ]);
+  return { js: jetstream(connection), headers };
 }

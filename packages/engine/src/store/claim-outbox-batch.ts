@@ -18,19 +18,20 @@ export interface DbOutboxMessage {
 /**
  * Claims due outbox rows for one publisher, in per-source order. Must run inside a transaction:
  *
- * 1. find each source's FIRST Pending row by a skip scan: one index probe for the next source with
- *    Pending rows, one into the partial index of Pending rows (`outbox_pending_source_id_seq_idx`)
- *    for its head; a cost per source, not a read of every Pending row (ADR 0026); take a transaction-scoped advisory lock on each source
- *    whose first row is due, oldest first (a source whose head waits for its backoff can publish
- *    nothing, so it must not take a slot from the others); try-lock: a source another publisher is
- *    claiming right now is skipped, not waited for;
+ * 1. pick the `limit` sources whose FIRST Pending row (their head) is due, oldest head first, and
+ *    take a transaction-scoped advisory lock on each (try-lock: a source another publisher is
+ *    claiming right now is skipped, not waited for). A source whose head waits for its backoff can
+ *    publish nothing, so it must not take a slot from the others. The heads are found at the front of
+ *    the Pending rows in `seq` order (`outbox_pending_seq_idx`, see pickDueSources); only when that
+ *    front holds too few due heads does the claim walk every source (lockedHeadsBySkipScan);
  * 2. in a NEW statement (so a fresh snapshot, taken after any rival claim on those sources
  *    committed) claim, per locked source, up to its share of the batch (the batch over the locked
  *    sources, rounded up; the oldest rows fill the batch) from the front of its Pending rows,
  *    stopping at the first row that is not due: a row waiting for its backoff, or in flight under
  *    another claim, holds back the rows behind it. Each source reads only its share through
- *    the same index. The claim pushes `available_at` forward by the visibility timeout (the claim
- *    window) and counts the attempt. SKIP LOCKED keeps it off rows another statement locked.
+ *    `outbox_pending_source_id_seq_idx`. The claim pushes `available_at` forward by the visibility
+ *    timeout (the claim window) and counts the attempt. SKIP LOCKED keeps it off rows another
+ *    statement locked.
  *
  * Returns the claimed rows in `seq` order (insertion order; see migration 0004).
  */
@@ -38,27 +39,8 @@ export async function claimOutboxBatch(
   db: Db,
   args: { now: Date; limit: number; visibilityTimeoutSeconds: number },
 ): Promise<DbOutboxMessage[]> {
-  const locked = await db.$queryRaw<{ source_id: string }[]>`
-    with recursive sources as (
-      (select source_id from "sagaflow"."outbox" where status = 'Pending' order by source_id limit 1)
-      union all
-      select (select o.source_id from "sagaflow"."outbox" o
-               where o.status = 'Pending' and o.source_id > sources.source_id
-               order by o.source_id limit 1)
-        from sources
-       where sources.source_id is not null)
-    select due.source_id
-      from (select sources.source_id, head.seq
-              from sources
-              cross join lateral (select h.seq, h.available_at from "sagaflow"."outbox" h
-                                   where h.status = 'Pending' and h.source_id = sources.source_id
-                                   order by h.seq limit 1) head
-             where head.available_at <= ${args.now}::timestamptz
-             order by head.seq
-             limit ${args.limit}::int) due
-     where pg_try_advisory_xact_lock(hashtextextended('sagaflow.outbox:' || due.source_id, 0))`;
-  if (locked.length === 0) return [];
-  const sources = locked.map((row) => row.source_id);
+  const sources = await pickDueSources(db, args);
+  if (sources.length === 0) return [];
   const share = Math.ceil(args.limit / sources.length);
   const rows = await db.$queryRaw<DbOutboxMessage[]>`
     update "sagaflow"."outbox" o
@@ -82,4 +64,62 @@ export async function claimOutboxBatch(
     returning o.id::text as id, o.seq, o.message_id, o.source_kind, o.source_id, o.type, o.destination, o.payload,
               o.headers, o.attempts, o.created_at`;
   return rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+}
+
+/** The front read covers `limit × 4` Pending rows: room for a batch of sources with a few rows queued each. */
+const frontRowsPerSource = 4;
+
+/**
+ * The sources step 1 locks, oldest due head first. Every source with a row among the first W Pending
+ * rows by `seq` has its head there too (a head is its source's lowest Pending `seq`), and any due head
+ * beyond them is newer than all of those: so when the front holds `limit` due heads they are the
+ * oldest `limit` of all, found in one range read of W rows however many sources wait. When it holds
+ * fewer and is not the whole queue (a few sources with long queues, or heads in backoff at the
+ * front), the skip scan over every source decides, as before ADR 0036.
+ */
+async function pickDueSources(db: Db, args: { now: Date; limit: number }): Promise<string[]> {
+  const front = args.limit * frontRowsPerSource;
+  const heads = await db.$queryRaw<{ source_id: string; due: boolean; scanned: number }[]>`
+    with front as (
+      select source_id, seq, available_at from "sagaflow"."outbox"
+       where status = 'Pending' order by seq limit ${front}::int)
+    select h.source_id, h.available_at <= ${args.now}::timestamptz as due, (select count(*)::int from front) as scanned
+      from (select distinct on (source_id) source_id, seq, available_at from front order by source_id, seq) h
+     order by h.seq`;
+  const due = heads.filter((h) => h.due).slice(0, args.limit);
+  const wholeQueue = (heads[0]?.scanned ?? 0) < front;
+  if (due.length < args.limit && !wholeQueue) return lockedHeadsBySkipScan(db, args);
+  if (due.length === 0) return [];
+  const locked = await db.$queryRaw<{ source_id: string }[]>`
+    select s.source_id from unnest(${due.map((h) => h.source_id)}::text[]) with ordinality s(source_id, n)
+     where pg_try_advisory_xact_lock(hashtextextended('sagaflow.outbox:' || s.source_id, 0))
+     order by s.n`;
+  return locked.map((row) => row.source_id);
+}
+
+/**
+ * Step 1 the long way: one index probe for the next source with Pending rows, one into
+ * `outbox_pending_source_id_seq_idx` for its head; a cost per source with Pending rows (ADR 0026).
+ */
+async function lockedHeadsBySkipScan(db: Db, args: { now: Date; limit: number }): Promise<string[]> {
+  const locked = await db.$queryRaw<{ source_id: string }[]>`
+    with recursive sources as (
+      (select source_id from "sagaflow"."outbox" where status = 'Pending' order by source_id limit 1)
+      union all
+      select (select o.source_id from "sagaflow"."outbox" o
+               where o.status = 'Pending' and o.source_id > sources.source_id
+               order by o.source_id limit 1)
+        from sources
+       where sources.source_id is not null)
+    select due.source_id
+      from (select sources.source_id, head.seq
+              from sources
+              cross join lateral (select h.seq, h.available_at from "sagaflow"."outbox" h
+                                   where h.status = 'Pending' and h.source_id = sources.source_id
+                                   order by h.seq limit 1) head
+             where head.available_at <= ${args.now}::timestamptz
+             order by head.seq
+             limit ${args.limit}::int) due
+     where pg_try_advisory_xact_lock(hashtextextended('sagaflow.outbox:' || due.source_id, 0))`;
+  return locked.map((row) => row.source_id);
 }

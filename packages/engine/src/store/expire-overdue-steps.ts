@@ -13,7 +13,9 @@ export const openStepStatusesSql = Prisma.sql`('Pending', 'Running', 'Failed')`;
  * terminal state is never overwritten. Candidates come from the partial index on open steps
  * (`*_open_expires_at_idx`), oldest deadline first. SKIP LOCKED lets two sweepers share a backlog
  * without both expiring a row; the run row is locked FOR KEY SHARE (as lockOpenRun) so an expiry
- * never commits after the run's terminal event. Returns how many steps it expired.
+ * never commits after the run's terminal event. The update finds the picked rows by primary key
+ * (`= any(array(...))`): joined to the CTE, the planner hashed every open step of the table to
+ * match a thousand (ADR 0036: 70 of a batch's 146 ms at 100 k overdue). Returns how many steps it expired.
  */
 export async function expireOverdueSteps(db: Db, args: ExpireOverdueStepsArgs): Promise<number> {
   const rows = await db.$queryRaw<{ expired: number }[]>(expireOverdueStepsSql(args));
@@ -45,8 +47,7 @@ export function expireOverdueStepsSql(args: ExpireOverdueStepsArgs): Prisma.Sql 
          set status = 'Expired', reclaim_stale_at = null, updated_at = ${args.now}::timestamptz,
              finished_at = ${args.now}::timestamptz,
              error = jsonb_build_object('name', 'StepExpired', 'message', 'the step''s business deadline passed at ' || s.expires_at::text)
-        from picked
-       where s.id = picked.id and s.status in ${openStepStatusesSql}
+       where s.id = any(array(select id from picked)) and s.status in ${openStepStatusesSql}
       returning s.id, s.run_id, ${sequence} as sequence, s.name
     ), history as (
       insert into "sagaflow"."flow_events" (run_id, type, sequence, row_id, data)

@@ -9,7 +9,7 @@ import { publishOutboxBatch } from '../../src/outbox/publish-outbox-batch.ts';
 import { claimOutboxBatch } from '../../src/store/claim-outbox-batch.ts';
 import { TestClock } from '../../src/testing/test-clock.ts';
 import { openTestDatabase } from '../support/test-database.ts';
-import { clearOutbox, seedOutbox } from './seed-outbox.ts';
+import { clearOutbox, outboxRow, seedOutbox } from './seed-outbox.ts';
 
 const logger = pino({ level: 'silent' });
 
@@ -139,5 +139,65 @@ describe('concurrent outbox publishers on real PostgreSQL connections', () => {
     expect(await db.prisma.outboxMessage.count({ where: { status: 'Published' } })).toBe(48);
     expect(await db.prisma.outboxMessage.count({ where: { status: 'Published', attempts: 2 } })).toBe(12);
     expect(new Set(deliveries.map((d) => d.publisher)).size).toBeGreaterThan(1);
+  });
+
+  // ADR 0036: the claim finds the oldest due heads at the front of the Pending rows by seq and walks
+  // every source only when that front holds too few. Both paths, across batch boundaries and two
+  // publishers, keep the guarantees: every message once, each source in write order, and a source in
+  // backoff at the front never starves the sources behind it.
+  it('two publishers: a failing source filling the front, then 40 sources written round-robin; each healthy message once, in source order', async () => {
+    // 30 rows of one source whose destination is down: more than the front a batch of 4 reads (16 rows).
+    const blocked = await seedOutbox(
+      db,
+      Array.from({ length: 30 }, () => ({ sourceId: 'down', destination: 'billing' })),
+    );
+    // Then 40 sources, 3 rows each, written round-robin: their heads sit together at the front once `down` is behind.
+    const written = new Map<string, string[]>();
+    for (let round = 0; round < 3; round++) {
+      for (let s = 0; s < 40; s++) {
+        const [id] = await seedOutbox(db, [{ sourceId: `src-${s}` }]);
+        written.set(`src-${s}`, [...(written.get(`src-${s}`) ?? []), id!]);
+      }
+    }
+    const clock = new TestClock(new Date(Date.now() + 1000));
+    const deliveries: { publisher: number; message: OutboxEnvelope }[] = [];
+    const publishers = replicas.slice(0, 2).map((replica, publisher) => {
+      const inventory = inProcessTransport(async (message) => {
+        await sleep(1); // lets the two publishers' passes overlap
+        deliveries.push({ publisher, message });
+      });
+      const billing = inProcessTransport(() => {
+        throw new Error('billing is down');
+      });
+      return () =>
+        publishOutboxBatch({
+          db: replica,
+          routes: { inventory, billing },
+          clock,
+          logger,
+          config: {
+            batch_size: 4,
+            visibility_timeout_seconds: 60,
+            backoff: { base_delay_ms: 600_000, max_delay_ms: 600_000 },
+          },
+        });
+    });
+
+    for (let round = 0; round < 200 && deliveries.length < 120; round++) {
+      await Promise.all(publishers.map((pass) => pass()));
+      clock.advance(100); // never past the failing head's backoff nor a claim window
+    }
+
+    const ids = deliveries.map((d) => d.message.messageId);
+    expect(ids).toHaveLength(120);
+    expect(new Set(ids).size).toBe(120);
+    for (const [source, rows] of written) {
+      expect(deliveries.filter((d) => d.message.sourceId === source).map((d) => d.message.messageId)).toEqual(rows);
+    }
+    expect(new Set(deliveries.map((d) => d.publisher)).size).toBe(2);
+    // The failing source was tried once (its head) and holds the rest back: none of its rows went out.
+    expect(await outboxRow(db, blocked[0]!)).toMatchObject({ status: 'Pending', attempts: 1 });
+    expect(await db.prisma.outboxMessage.count({ where: { source_id: 'down', attempts: 0 } })).toBe(29);
+    expect(await db.prisma.outboxMessage.count({ where: { status: 'Published' } })).toBe(120);
   });
 });

@@ -4,8 +4,7 @@ import { readOutboxFigures } from '../../metrics/reads/read-outbox-figures.ts';
 import { readPendingApprovals } from '../../metrics/reads/read-pending-approvals.ts';
 import { readStuckCounts } from '../../metrics/reads/read-stuck-counts.ts';
 import { withReadSnapshot } from '../../metrics/reads/with-read-snapshot.ts';
-import { countCap } from '../lists/page-cursor.ts';
-import { readRunStatusCounts } from './read-run-status-counts.ts';
+import { exactRunCountLimit, readRunStatusCounts } from './read-run-status-counts.ts';
 
 /** One process state's open instances: how many, how many quarantined, and how long the stalest waited. */
 export interface StateOverview {
@@ -23,8 +22,11 @@ export interface StateOverview {
 export interface Overview {
   /** ISO time the ages are measured from. */
   at: string;
-  /** Per status, capped at `countCap` (shown as "10000+"); `total` is their sum, a lower bound when any is capped. */
-  runs: { total: number; byStatus: Record<string, number>; countCap: number };
+  /**
+   * Per status: exact up to `exactUpTo`; a status with more is an estimate from the planner's
+   * statistics and is named in `estimated` (as is `total`, their sum, whenever that list is not empty).
+   */
+  runs: { total: number; byStatus: Record<string, number>; exactUpTo: number; estimated: string[] };
   stuck: { total: number; byReason: Record<string, number> };
   instances: { active: number; quarantined: number; byState: StateOverview[] };
   outbox: OutboxLag;
@@ -35,7 +37,7 @@ export interface Overview {
 const secondsSince = (at: Date, then: Date) => Math.max(0, (at.getTime() - then.getTime()) / 1000);
 
 /**
- * The overview counts for the console: runs by status (capped, as the lists count them), stuck runs by kind of reason, open process
+ * The overview counts for the console: runs by status (exact while small, estimated beyond), stuck runs by kind of reason, open process
  * instances by state (active, quarantined, and the stalest of each, seed 002), and the outbox's lag.
  * The same indexed reads /metrics makes (ADR 0017), in one read-only snapshot bounded by `timeoutMs`,
  * so the numbers agree with each other and with a scrape taken at the same moment.
@@ -83,7 +85,12 @@ export async function readOverview(
     const states = [...byState.values()];
     return {
       at: at.toISOString(),
-      runs: { total: runs.reduce((n, r) => n + r.count, 0), byStatus, countCap },
+      runs: {
+        total: runs.reduce((n, r) => n + r.count, 0),
+        byStatus,
+        exactUpTo: exactRunCountLimit,
+        estimated: runs.filter((r) => !r.exact).map((r) => r.status),
+      },
       stuck: {
         total: stuck.reduce((n, s) => n + s.count, 0),
         byReason: Object.fromEntries(stuck.map((s) => [s.reason, s.count])),

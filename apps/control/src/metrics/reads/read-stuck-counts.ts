@@ -8,9 +8,9 @@ export interface StuckCount {
 }
 
 /**
- * Stuck runs by kind of reason. Only open runs carry a `stuck_reason` (finishing clears it), so the
- * read is a range scan of the open statuses in the (status, updated_at) index: it costs what is in
- * flight, not the history. (No index on the reason itself: its text has no length bound.)
+ * Stuck runs by kind of reason. An index-only read of the partial index that holds the stuck runs'
+ * reasons and statuses alone (migration 0020): it costs what is stuck, not the history, and reads no
+ * table page per run (a heap fetch per stuck run was 34-89 ms at 500 k runs, ADR 0036).
  */
 export async function readStuckCounts(db: SqlReader): Promise<StuckCount[]> {
   return db.$queryRaw<StuckCount[]>`

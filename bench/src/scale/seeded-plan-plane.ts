@@ -1,0 +1,58 @@
+import { parseEnv, startControlPlane, type ControlPlane } from '@sagaflow/control';
+import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { signInConsole, type ConsoleHttp } from './console-http.ts';
+import { seedConsoleScale, type ConsoleScaleSeed } from './seed-console-scale.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgAdminUrl: string;
+    pgTemplate: string;
+  }
+}
+
+/** What a plan test works with: the plane, its seed, a signed-in client, a connection to EXPLAIN on. */
+export interface SeededPlanPlane {
+  plane: ControlPlane;
+  seed: ConsoleScaleSeed;
+  api: ConsoleHttp;
+  explainer: pg.Client;
+  stop(): Promise<void>;
+}
+
+/**
+ * A control plane in this process on a fresh database (named after `label`) seeded with `runs`
+ * runs by the scale bench's seed and VACUUM ANALYZEd, so the planner's choices are its own. The
+ * monitor's interval is at its maximum: the capture sees every statement in this process, and only
+ * the console's calls are under test (the sweeps have their own, ADR 0026).
+ */
+export async function startSeededPlanPlane(label: string, runs: number, chunk: number): Promise<SeededPlanPlane> {
+  const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName(label), {
+    template: inject('pgTemplate'),
+  });
+  const plane = await startControlPlane(
+    parseEnv({
+      DATABASE_URL: url,
+      CONTROL_PORT: '0',
+      LOG_LEVEL: 'silent',
+      SAGAFLOW_ADMIN_PASSWORD: 'plan test password',
+      SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
+    }),
+  );
+  const seed = await seedConsoleScale(plane.db.driver, { runs, chunk });
+  await plane.db.driver.exec('vacuum analyze');
+  const api = await signInConsole(plane.url, 'admin', 'plan test password');
+  const explainer = new pg.Client({ connectionString: url });
+  await explainer.connect();
+  return {
+    plane,
+    seed,
+    api,
+    explainer,
+    stop: async () => {
+      await explainer.end();
+      await plane.stop();
+    },
+  };
+}
