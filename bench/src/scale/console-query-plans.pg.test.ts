@@ -1,22 +1,11 @@
-import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
-import { parseEnv, startControlPlane, type ControlPlane } from '@sagaflow/control';
 import { inProcessTransport, publishOutboxBatch } from '@sagaflow/engine';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureStatements, type CapturedStatement } from './capture-statements.ts';
-import { signInConsole, type ConsoleHttp } from './console-http.ts';
 import { consoleQueries, type ConsoleQuery } from './console-queries.ts';
 import { explainStatement } from './explain-statement.ts';
 import { bigRows, planFindings, planOutline, type PlanNode } from './plan-findings.ts';
-import { pickSamples, seedConsoleScale } from './seed-console-scale.ts';
+import { pickSamples } from './seed-console-scale.ts';
 import { startSeededPlanPlane, type SeededPlanPlane } from './seeded-plan-plane.ts';
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    pgAdminUrl: string;
-    pgTemplate: string;
-  }
-}
 
 /**
  * Issue 12 §1: every console read uses an index that fits its filter and order. The scale bench's
@@ -81,9 +70,7 @@ describe('history pages and the flow filter at scale (PostgreSQL)', () => {
   const pageRows = 600;
   const long = 5_000;
   const rareFlow = 'scale.rare';
-  let plane: ControlPlane;
-  let api: ConsoleHttp;
-  let explainer: pg.Client;
+  let stack: SeededPlanPlane;
   let runId: string;
   let instanceId: string;
   let flowMiddle: { at: Date; id: string };
@@ -91,54 +78,42 @@ describe('history pages and the flow filter at scale (PostgreSQL)', () => {
   let transitionMiddle: string;
 
   beforeAll(async () => {
-    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('history_plans'), {
-      template: inject('pgTemplate'),
-    });
-    plane = await startControlPlane(
-      parseEnv({
-        DATABASE_URL: url,
-        CONTROL_PORT: '0',
-        LOG_LEVEL: 'silent',
-        SAGAFLOW_ADMIN_PASSWORD: 'plan test password',
-        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
-      }),
-    );
-    const sql = plane.db.driver;
-    await seedConsoleScale(sql, { runs: 50_000, chunk: 25_000 });
-    // A rare flow (1 run in 800, of every age): walking all runs newest first to find its page reads
-    // the whole table; only an index led by the flow reads just its rows.
-    await sql.query(`update "sagaflow"."flow_runs" set flow_name = $1 where abs(hashtext(id::text)) % 800 = 0`, [
-      rareFlow,
-    ]);
-    const [run] = await sql.query<{ id: string }>(
-      `insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input)
+    stack = await startSeededPlanPlane('history_plans', 50_000, 25_000, async (sql) => {
+      // A rare flow (1 run in 800, of every age): walking all runs newest first to find its page reads
+      // the whole table; only an index led by the flow reads just its rows.
+      await sql.query(`update "sagaflow"."flow_runs" set flow_name = $1 where abs(hashtext(id::text)) % 800 = 0`, [
+        rareFlow,
+      ]);
+      const [run] = await sql.query<{ id: string }>(
+        `insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input)
        values ('scale.long', 1, 'Running', '{}'::jsonb) returning id::text as id`,
-    );
-    runId = run!.id;
-    await sql.query(
-      `with s as (insert into "sagaflow"."action_runs" (run_id, sequence, name, status, input, attempts)
+      );
+      runId = run!.id;
+      await sql.query(
+        `with s as (insert into "sagaflow"."action_runs" (run_id, sequence, name, status, input, attempts)
                   select $1::uuid, g, 'line-' || g, 'Completed', '{}'::jsonb, 1 from generate_series(1, $2::int) g
                   returning id, sequence)
        insert into "sagaflow"."flow_events" (run_id, type, sequence, row_id, data)
        select $1::uuid, 'StepCompleted', sequence, id, '{}'::jsonb from s order by sequence`,
-      [runId, long],
-    );
-    await sql.query(
-      `insert into "sagaflow"."compensation_runs" (run_id, action_sequence, rollback_level, ordinal, name, input)
+        [runId, long],
+      );
+      await sql.query(
+        `insert into "sagaflow"."compensation_runs" (run_id, action_sequence, rollback_level, ordinal, name, input)
        select $1::uuid, o + 1, l, o, 'undo-' || o, '{}'::jsonb from generate_series(0, 3) l, generate_series(0, 49) o`,
-      [runId],
-    );
-    const [instance] = await sql.query<{ id: string }>(
-      `insert into "sagaflow"."saga_instances" (process_name, correlation_key, current_state, state)
+        [runId],
+      );
+      const [instance] = await sql.query<{ id: string }>(
+        `insert into "sagaflow"."saga_instances" (process_name, correlation_key, current_state, state)
        values ('scale.fulfilment', 'long-history', 'S0', '{}'::jsonb) returning id::text as id`,
-    );
-    instanceId = instance!.id;
-    await sql.query(
-      `insert into "sagaflow"."process_transitions" (instance_id, from_state, to_state, message_id, message_type)
+      );
+      instanceId = instance!.id;
+      await sql.query(
+        `insert into "sagaflow"."process_transitions" (instance_id, from_state, to_state, message_id, message_type)
        select $1::uuid, 'S', 'S', 'long-' || g, 'Step' from generate_series(1, $2::int) g`,
-      [instanceId, long],
-    );
-    await sql.exec('vacuum analyze');
+        [instanceId, long],
+      );
+    });
+    const sql = stack.plane.db.driver;
     const [middle] = await sql.query<{ at: Date; id: string }>(
       `select created_at as at, id::text as id from "sagaflow"."flow_runs" where flow_name = $1
         order by created_at desc, id desc offset 30 limit 1`,
@@ -156,20 +131,16 @@ describe('history pages and the flow filter at scale (PostgreSQL)', () => {
       [instanceId],
     );
     transitionMiddle = t!.id;
-    api = await signInConsole(plane.url, 'admin', 'plan test password');
-    explainer = new pg.Client({ connectionString: url });
-    await explainer.connect();
   }, 300_000);
   afterAll(async () => {
-    await explainer?.end();
-    await plane?.stop();
+    await stack?.stop();
   });
 
   /** Each statement a call sends, EXPLAIN ANALYZEd: its findings and its biggest read. */
   async function explainCall(path: string, input: unknown) {
-    const { statements } = await captureStatements(() => api.query(path, input));
+    const { statements } = await captureStatements(() => stack.api.query(path, input));
     expect(statements.length, path).toBeGreaterThan(0);
-    return Promise.all(statements.map(async (s) => ({ s, ...(await explainStatement(explainer, s)) })));
+    return Promise.all(statements.map(async (s) => ({ s, ...(await explainStatement(stack.explainer, s)) })));
   }
 
   it('the runs list filtered by flow reads the flow index of its order, first page and deep', async () => {
@@ -226,7 +197,7 @@ describe('history pages and the flow filter at scale (PostgreSQL)', () => {
       text: `select id from "sagaflow"."action_runs" where run_id = $1::uuid order by sequence desc offset 2500 limit 51`,
       values: [runId],
     };
-    expect(biggestRead((await explainStatement(explainer, walk)).plan)).toBeGreaterThan(pageRows);
+    expect(biggestRead((await explainStatement(stack.explainer, walk)).plan)).toBeGreaterThan(pageRows);
   });
 });
 

@@ -25,9 +25,15 @@ export interface SeededPlanPlane {
  * A control plane in this process on a fresh database (named after `label`) seeded with `runs`
  * runs by the scale bench's seed and VACUUM ANALYZEd, so the planner's choices are its own. The
  * monitor's interval is at its maximum: the capture sees every statement in this process, and only
- * the console's calls are under test (the sweeps have their own, ADR 0026).
+ * the console's calls are under test (the sweeps have their own, ADR 0026). `addRows` writes what a
+ * test needs beyond the seed, before the ANALYZE.
  */
-export async function startSeededPlanPlane(label: string, runs: number, chunk: number): Promise<SeededPlanPlane> {
+export async function startSeededPlanPlane(
+  label: string,
+  runs: number,
+  chunk: number,
+  addRows?: (sql: ControlPlane['db']['driver']) => Promise<void>,
+): Promise<SeededPlanPlane> {
   const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName(label), {
     template: inject('pgTemplate'),
   });
@@ -41,6 +47,7 @@ export async function startSeededPlanPlane(label: string, runs: number, chunk: n
     }),
   );
   const seed = await seedConsoleScale(plane.db.driver, { runs, chunk });
+  await addRows?.(plane.db.driver);
   await plane.db.driver.exec('vacuum analyze');
   const api = await signInConsole(plane.url, 'admin', 'plan test password');
   const explainer = new pg.Client({ connectionString: url });
