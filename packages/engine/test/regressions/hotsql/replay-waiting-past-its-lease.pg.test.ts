@@ -11,18 +11,23 @@ import { waitFor } from '../../support/wait-for.ts';
 
 const logged: string[] = [];
 const logger = pino({ level: 'warn' }, { write: (line: string) => void logged.push(line) });
-const gaveUp = () => logged.some((l) => l.includes('no database connection for a run transaction'));
+const gaveUp = () => logged.filter((l) => l.includes('no database connection for a run transaction')).length;
 
 const ran: string[] = [];
 let dbA: Database;
 /** Engine A's only connection, taken by the test while A's replay is between two steps. */
 let heldA: Promise<pg.PoolClient> | null = null;
+/** How many run transactions had given up waiting when the first step took A's connection. */
+let gaveUpBeforeHold = -1;
 const first = defineAction({
   name: 'lease-first',
   run: async () => {
     ran.push('first');
-    heldA ??= dbA.pool!.connect();
-    await heldA;
+    if (heldA === null) {
+      heldA = dbA.pool!.connect();
+      await heldA;
+      gaveUpBeforeHold = gaveUp();
+    }
     return 1;
   },
 });
@@ -58,7 +63,8 @@ describe('a replay that waits for a connection past its job lease, and the job d
     dbB = base;
     dbA = await createDatabase({ kind: 'postgres', url: (base as { url?: string }).url!, poolSize: 1 });
     const config = {
-      worker: { lease_seconds: 30, transaction_wait_ms: 50, poll_interval_ms: 20 },
+      // No worker counts as dead during the test: only the job's lease runs out.
+      worker: { lease_seconds: 30, transaction_wait_ms: 50, poll_interval_ms: 20, dead_after_seconds: 3600 },
       logging: { anomaly_level: null },
     };
     a = createEngine({ db: dbA, flows: [flow], actions: [first, second], logger, clock, config });
@@ -81,15 +87,20 @@ describe('a replay that waits for a connection past its job lease, and the job d
   it('each step runs once and the run ends once', async () => {
     a.startWorkers();
     const { runId } = await a.startFlow(flow, null);
-    await waitFor('A to wait for a connection after its first step', async () => (gaveUp() ? true : undefined));
+    // A's first step holds A's only connection: the transaction after it (its outcome and the next
+    // claim) gives up waiting at least once before the job's lease is made to run out.
+    await waitFor('A to wait for a connection after its first step', async () =>
+      gaveUpBeforeHold >= 0 && gaveUp() > gaveUpBeforeHold ? true : undefined,
+    );
     const job = await dbB.prisma.job.findFirstOrThrow({ where: { run_id: runId } });
     clock.advance(31_000);
     b.startWorkers();
     // B takes the job whose lease ran out, replays the run while A still waits, and is done with it.
-    await waitFor('B to take the job and be done with it', async () => {
-      const j = await dbB.prisma.job.findUnique({ where: { id: job.id } });
-      return j === null ? true : undefined;
-    });
+    await waitFor(
+      'B to take the job and be done with it',
+      async () => ((await dbB.prisma.job.findUnique({ where: { id: job.id } })) === null ? true : undefined),
+      60_000,
+    );
     (await heldA!).release();
     await waitFor('the run to finish', async () => {
       const r = await dbB.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
