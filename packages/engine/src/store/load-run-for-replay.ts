@@ -13,8 +13,10 @@ export interface LoadedRun {
  * Loads a run for replay in ONE statement: its row, locked FOR NO KEY UPDATE, as it was; and, when it
  * is open, not past its run timeout or cleanup window, and of a flow this worker has (`flows`), marked
  * active as markRunActive would (Running, or Compensating when it was; no wait or stuck reason), with
- * its `run.running` appended when it was Pending. A run that is overdue or of an unknown flow is
- * returned unmarked, for the caller to time out, close or park. Null when there is no such run.
+ * its `run.running` appended when it never ran before (no `started_at`): a Pending run, or one a worker
+ * without its flow parked stuck (Waiting) before any replay ran it. A run that is overdue or of an
+ * unknown flow is returned unmarked, for the caller to time out, close or park. Null when there is no
+ * such run.
  */
 export async function loadRunForReplay(
   db: Db,
@@ -37,7 +39,7 @@ export async function loadRunForReplay(
       returning r.id, r.version
     ), event as (
       insert into "sagaflow"."flow_events" (run_id, type)
-      select u.id, 'run.running' from upd u, prev p where p.status = 'Pending')
+      select u.id, 'run.running' from upd u, prev p where p.started_at is null)
     select p.*, u.version as active_version from prev p left join upd u on true`;
   const row = rows[0];
   if (!row) return null;
