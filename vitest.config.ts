@@ -19,9 +19,6 @@ const engineIntegration = ['packages/engine/test/**/*.test.ts'];
  */
 export default defineConfig({
   test: {
-    // Most test time is spent waiting on databases and child processes, not on this process's CPU:
-    // two files at a time on a 2-core machine (vitest's default there is one).
-    maxWorkers: 2,
     projects: [
       {
         ...workspaceSources,

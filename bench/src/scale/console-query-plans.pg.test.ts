@@ -1,3 +1,4 @@
+import type { Series } from '@sagaflow/control';
 import { inProcessTransport, publishOutboxBatch } from '@sagaflow/engine';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureStatements, type CapturedStatement } from './capture-statements.ts';
@@ -218,7 +219,13 @@ const nodesOf = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(node
 describe('overview, definitions and the outbox claim read open rows only (PostgreSQL)', () => {
   let stack: SeededPlanPlane;
   beforeAll(async () => {
-    stack = await startSeededPlanPlane('dash_plans', 20_000, 10_000);
+    // Two anomalies on a bucket's edges (its first instant and the instant before it): each is
+    // counted in its own bucket, as a plain `date_bin` count puts it.
+    stack = await startSeededPlanPlane('dash_plans', 20_000, 10_000, (sql) =>
+      sql.exec(`insert into "sagaflow"."anomaly_log" (code, message, at)
+        select 'plan_edge', 'edge', date_trunc('hour', now()) - interval '3 hours' - d
+          from (values (interval '0'), (interval '1 millisecond')) e(d)`),
+    );
   }, 300_000);
   afterAll(async () => {
     await stack?.stop();
@@ -256,6 +263,75 @@ describe('overview, definitions and the outbox claim read open rows only (Postgr
   it('the transitions chart reads the window index-only through its partial index', async () => {
     const plans = await plansOf(() => stack.api.query('series.get', { window: '24h' }));
     expect(usesIndexOnly(plans, 'process_transitions_counted_at_idx')).toBe(true);
+  });
+
+  it('every chart statement reads one bucket at a time: no read or sort longer than the busiest bucket', async () => {
+    let series: Series | undefined;
+    const { statements } = await captureStatements(async () => {
+      series = (await stack.api.query('series.get', { window: '24h' })) as Series;
+    });
+    const counts = [
+      series!.runsStarted,
+      ...[...series!.runsFinished, ...series!.transitions, ...series!.anomalies, ...series!.repairs].map(
+        (c) => c.counts,
+      ),
+      series!.outbox.published,
+    ];
+    const busiest = Math.max(...counts.flat());
+    // The window's rows, read in one loop (the way before ADR 0036's per-bucket reads), exceed it.
+    expect(Math.max(...counts.map((c) => c.reduce((a, b) => a + b, 0)))).toBeGreaterThan(busiest);
+    const charts = statements.filter((s) => s.text.includes('count(*)::int as count'));
+    expect(charts).toHaveLength(6);
+    const faults: string[] = [];
+    for (const s of charts) {
+      const { plan } = await explainStatement(stack.explainer, s);
+      for (const f of planFindings(plan, busiest))
+        faults.push(`${f.detail}\n    ${oneLine(s)}\n    ${planOutline(plan)}`);
+    }
+    expect(faults, faults.join('\n')).toEqual([]);
+  });
+
+  it('the charts count exactly what a plain count over each whole table gives, bucket edges included', async () => {
+    const series = (await stack.api.query('series.get', { window: '24h' })) as Series;
+    const zeros = series.buckets.map(() => 0);
+    /** Per key, the counts of a plain `date_bin` over the whole table, placed on the answer's buckets. */
+    const full = async (table: string, time: string, key: string, where = 'true') => {
+      const { rows } = await stack.explainer.query<{ bucket: Date; key: string; count: number }>(
+        `select date_bin('1 hour', ${time}, timestamptz '2000-01-01Z') as bucket, ${key} as key, count(*)::int as count
+           from "sagaflow".${table} where ${where} group by 1, 2`,
+      );
+      const out = new Map<string, number[]>();
+      for (const r of rows) {
+        const i = series.buckets.indexOf(r.bucket.toISOString());
+        if (i < 0) continue;
+        const counts = out.get(r.key) ?? [...zeros];
+        counts[i] = r.count;
+        out.set(r.key, counts);
+      }
+      return out;
+    };
+    const byKey = <R extends { counts: number[] }>(rows: R[], key: (r: R) => string) =>
+      new Map(rows.map((r) => [key(r), r.counts]));
+    expect(series.anomalies.find((a) => a.code === 'plan_edge')?.counts.filter((c) => c > 0)).toEqual([1, 1]);
+    expect(series.runsStarted).toEqual((await full('flow_runs r', 'r.created_at', "''")).get('') ?? zeros);
+    expect(byKey(series.runsFinished, (r) => r.outcome)).toEqual(
+      await full('flow_runs r', 'r.finished_at', 'r.status', 'r.finished_at is not null'),
+    );
+    expect(byKey(series.transitions, (r) => `${r.process}|${r.from}|${r.to}`)).toEqual(
+      await full(
+        'process_transitions t join "sagaflow"."saga_instances" i on i.id = t.instance_id',
+        't.at',
+        "i.process_name || '|' || t.from_state || '|' || t.to_state",
+        "t.outcome in ('applied', 'repair')",
+      ),
+    );
+    expect(byKey(series.anomalies, (r) => r.code)).toEqual(await full('anomaly_log a', 'a.at', 'a.code'));
+    expect(byKey(series.repairs, (r) => `${r.command}|${r.outcome}`)).toEqual(
+      await full('repair_commands c', 'c.at', "c.command || '|' || c.status"),
+    );
+    expect(series.outbox.published).toEqual(
+      (await full('outbox o', 'o.published_at', "''", 'o.published_at is not null')).get('') ?? zeros,
+    );
   });
 
   it('the outbox claim finds its sources in the front of the Pending rows by seq, not by a walk over every source', async () => {

@@ -12,9 +12,24 @@ export interface ExplainedStatement {
 /**
  * Runs a captured statement under EXPLAIN (ANALYZE, TIMING OFF) with its own parameters: the plan the
  * server really chose and ran, and its planning and execution time inside the server (no network,
- * no client). TIMING OFF keeps per-node clock reads from inflating the time.
+ * no client). TIMING OFF keeps per-node clock reads from inflating the time. `settings` (`set local
+ * ...` the call made) are made in a transaction around it, as the call made them around its reads.
  */
-export async function explainStatement(client: pg.ClientBase, s: CapturedStatement): Promise<ExplainedStatement> {
+export async function explainStatement(
+  client: pg.ClientBase,
+  s: CapturedStatement,
+  settings: readonly string[] = [],
+): Promise<ExplainedStatement> {
+  if (settings.length === 0) return explainAlone(client, s);
+  await client.query(`begin; ${settings.join('; ')}`);
+  try {
+    return await explainAlone(client, s);
+  } finally {
+    await client.query('rollback');
+  }
+}
+
+async function explainAlone(client: pg.ClientBase, s: CapturedStatement): Promise<ExplainedStatement> {
   const result = await client.query<{
     'QUERY PLAN': [{ Plan: PlanNode; 'Planning Time': number; 'Execution Time': number }];
   }>(`explain (analyze, timing off, format json) ${s.text}`, s.values);

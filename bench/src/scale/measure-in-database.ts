@@ -35,13 +35,13 @@ export async function measureInDatabase(
   try {
     const results: InDatabaseResult[] = [];
     for (const q of queries) {
-      const { statements } = await captureStatements(() => api.query(q.path, q.input));
+      const { statements, settings } = await captureStatements(() => api.query(q.path, q.input));
       const measured: InDatabaseResult['statements'] = [];
       for (const s of statements) {
-        const first = await explainStatement(client, s);
+        const first = await explainStatement(client, s, settings);
         const times = [first.planningMs + first.executionMs];
         for (let i = 1; i < repeat; i++) {
-          const again = await explainStatement(client, s);
+          const again = await explainStatement(client, s, settings);
           times.push(again.planningMs + again.executionMs);
         }
         measured.push({

@@ -79,7 +79,8 @@ export function planFindings(root: PlanNode, bigRows: number): PlanFinding[] {
       findings.push({ kind: 'seq_scan', detail: `Seq Scan on ${table} (${Math.round(produced(node))} rows)` });
     if (node['Node Type'] === 'Sort' || node['Node Type'] === 'Incremental Sort') {
       const input = node.Plans?.[0];
-      const rows = input ? produced(input) : 0;
+      // Per loop, as a read is: a sort repeated once per bucket of a chart sorts one bucket each time.
+      const rows = input ? produced(input) / (node['Actual Loops'] ?? 1) : 0;
       if (rows > bigRows)
         findings.push({
           kind: 'big_sort',

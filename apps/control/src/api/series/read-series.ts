@@ -1,7 +1,7 @@
 import type { Database } from '@sagaflow/engine';
 import type { SqlReader } from '../../metrics/reads/sql-reader.ts';
 import { withReadSnapshot } from '../../metrics/reads/with-read-snapshot.ts';
-import { countByBucket } from './count-by-bucket.ts';
+import { bucketEdges, countByBucket } from './count-by-bucket.ts';
 import { bucketGrid, zeroFilled, type BucketGrid, type SeriesInput } from './series-window.ts';
 
 /** Time series for the overview's charts; every `counts` array is parallel to `buckets`. */
@@ -27,12 +27,15 @@ export interface Series {
 const split = (key: string) => JSON.parse(key) as string[];
 
 async function outboxLagByBucket(db: SqlReader, grid: BucketGrid) {
+  const edges = bucketEdges(grid, 'o.published_at');
   const rows = await db.$queryRawUnsafe<{ bucket: Date; count: number; lag: number }[]>(
-    `select date_bin('${grid.sizeMs / 1000} seconds'::interval, published_at, timestamptz '2000-01-01 00:00:00+00') as bucket,
-            count(*)::int as count, max(extract(epoch from published_at - created_at))::float8 as lag
-       from "sagaflow"."outbox"
-      where published_at >= $1::timestamptz and published_at < $2::timestamptz
-      group by 1`,
+    `select b.bucket, c.count, c.lag
+       from ${edges.rows}
+       cross join lateral (
+         select count(*)::int as count, max(extract(epoch from o.published_at - o.created_at))::float8 as lag
+           from "sagaflow"."outbox" o
+          where ${edges.inBucket}
+         having count(*) > 0) c`,
     grid.from,
     grid.until,
   );
@@ -49,8 +52,8 @@ async function outboxLagByBucket(db: SqlReader, grid: BucketGrid) {
 /**
  * The overview's time series over a bounded window (1 h to 7 d, per minute or hour): runs started
  * and finished by outcome, transitions by process and (from → to), anomalies by code, repairs by
- * command and outcome, outbox publishing lag. Each is one range scan of an indexed time column over
- * the window (ADR 0022), all in one read-only snapshot; buckets without rows are zeros.
+ * command and outcome, outbox publishing lag. Each is a range read of an indexed time column per
+ * bucket (ADR 0022, 0036), all in one read-only snapshot; buckets without rows are zeros.
  *
  * @example
  * const s = await readSeries(ctx.db, { window: '1h' }, new Date());
@@ -63,67 +66,78 @@ export async function readSeries(
   options: { timeoutMs?: number } = {},
 ): Promise<Series> {
   const grid = bucketGrid(input, now);
-  return withReadSnapshot(db, options.timeoutMs ?? 10_000, async (tx) => {
-    const started = await countByBucket(tx, grid, { from: '"sagaflow"."flow_runs" r', time: 'r.created_at', keys: [] });
-    const finished = await countByBucket<'outcome'>(tx, grid, {
-      from: '"sagaflow"."flow_runs" r',
-      time: 'r.finished_at',
-      keys: ['r.status as "outcome"'],
-    });
-    const transitions = await countByBucket<'process' | 'from' | 'to'>(tx, grid, {
-      // Each transition's process by a primary-key lookup (OFFSET 0 keeps the subquery from being
-      // flattened into a join the planner may hash over every instance: ADR 0032): the cost follows
-      // the window's transitions, not the number of instances ever started.
-      from: `"sagaflow"."process_transitions" t
+  // No JIT: a chart's estimated cost (a lookup per transition of the window) can pass
+  // `jit_above_cost`, and compiling took 30–250 ms more than the read itself (ADR 0036).
+  return withReadSnapshot(
+    db,
+    options.timeoutMs ?? 10_000,
+    async (tx) => {
+      const started = await countByBucket(tx, grid, {
+        from: '"sagaflow"."flow_runs" r',
+        time: 'r.created_at',
+        keys: [],
+      });
+      const finished = await countByBucket<'outcome'>(tx, grid, {
+        from: '"sagaflow"."flow_runs" r',
+        time: 'r.finished_at',
+        keys: ['r.status as "outcome"'],
+      });
+      const transitions = await countByBucket<'process' | 'from' | 'to'>(tx, grid, {
+        // Each transition's process by a primary-key lookup (OFFSET 0 keeps the subquery from being
+        // flattened into a join the planner may hash over every instance: ADR 0032): the cost follows
+        // the window's transitions, not the number of instances ever started.
+        from: `"sagaflow"."process_transitions" t
              cross join lateral (select process_name from "sagaflow"."saga_instances" i where i.id = t.instance_id offset 0) i`,
-      time: 't.at',
-      keys: ['i.process_name as "process"', 't.from_state as "from"', 't.to_state as "to"'],
-      where: `t.outcome in ('applied', 'repair')`,
-    });
-    const anomalies = await countByBucket<'code'>(tx, grid, {
-      from: '"sagaflow"."anomaly_log" a',
-      time: 'a.at',
-      keys: ['a.code as "code"'],
-    });
-    const repairs = await countByBucket<'command' | 'outcome'>(tx, grid, {
-      from: '"sagaflow"."repair_commands" c',
-      time: 'c.at',
-      keys: ['c.command as "command"', 'c.status as "outcome"'],
-    });
-    const outbox = await outboxLagByBucket(tx, grid);
-    const sorted = <T>(m: Map<string, number[]>, make: (key: string[], counts: number[]) => T): T[] =>
-      [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, counts]) => make(split(k), counts));
-    return {
-      window: grid.window,
-      bucket: grid.bucket,
-      bucketSeconds: grid.sizeMs / 1000,
-      from: grid.from.toISOString(),
-      until: grid.until.toISOString(),
-      buckets: grid.starts.map((s) => s.toISOString()),
-      runsStarted: zeroFilled(grid, started, () => '').get('') ?? grid.starts.map(() => 0),
-      runsFinished: sorted(
-        zeroFilled(grid, finished, (r) => JSON.stringify([r.outcome])),
-        ([outcome], counts) => ({
-          outcome: outcome ?? '',
-          counts,
-        }),
-      ),
-      transitions: sorted(
-        zeroFilled(grid, transitions, (r) => JSON.stringify([r.process, r.from, r.to])),
-        ([process, from, to], counts) => ({ process: process ?? '', from: from ?? '', to: to ?? '', counts }),
-      ),
-      anomalies: sorted(
-        zeroFilled(grid, anomalies, (r) => JSON.stringify([r.code])),
-        ([code], counts) => ({
-          code: code ?? '',
-          counts,
-        }),
-      ),
-      repairs: sorted(
-        zeroFilled(grid, repairs, (r) => JSON.stringify([r.command, r.outcome])),
-        ([command, outcome], counts) => ({ command: command ?? '', outcome: outcome ?? '', counts }),
-      ),
-      outbox,
-    };
-  });
+        time: 't.at',
+        keys: ['i.process_name as "process"', 't.from_state as "from"', 't.to_state as "to"'],
+        where: `t.outcome in ('applied', 'repair')`,
+      });
+      const anomalies = await countByBucket<'code'>(tx, grid, {
+        from: '"sagaflow"."anomaly_log" a',
+        time: 'a.at',
+        keys: ['a.code as "code"'],
+      });
+      const repairs = await countByBucket<'command' | 'outcome'>(tx, grid, {
+        from: '"sagaflow"."repair_commands" c',
+        time: 'c.at',
+        keys: ['c.command as "command"', 'c.status as "outcome"'],
+      });
+      const outbox = await outboxLagByBucket(tx, grid);
+      const sorted = <T>(m: Map<string, number[]>, make: (key: string[], counts: number[]) => T): T[] =>
+        [...m.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, counts]) => make(split(k), counts));
+      return {
+        window: grid.window,
+        bucket: grid.bucket,
+        bucketSeconds: grid.sizeMs / 1000,
+        from: grid.from.toISOString(),
+        until: grid.until.toISOString(),
+        buckets: grid.starts.map((s) => s.toISOString()),
+        runsStarted: zeroFilled(grid, started, () => '').get('') ?? grid.starts.map(() => 0),
+        runsFinished: sorted(
+          zeroFilled(grid, finished, (r) => JSON.stringify([r.outcome])),
+          ([outcome], counts) => ({
+            outcome: outcome ?? '',
+            counts,
+          }),
+        ),
+        transitions: sorted(
+          zeroFilled(grid, transitions, (r) => JSON.stringify([r.process, r.from, r.to])),
+          ([process, from, to], counts) => ({ process: process ?? '', from: from ?? '', to: to ?? '', counts }),
+        ),
+        anomalies: sorted(
+          zeroFilled(grid, anomalies, (r) => JSON.stringify([r.code])),
+          ([code], counts) => ({
+            code: code ?? '',
+            counts,
+          }),
+        ),
+        repairs: sorted(
+          zeroFilled(grid, repairs, (r) => JSON.stringify([r.command, r.outcome])),
+          ([command, outcome], counts) => ({ command: command ?? '', outcome: outcome ?? '', counts }),
+        ),
+        outbox,
+      };
+    },
+    { jit: false },
+  );
 }
