@@ -10,6 +10,7 @@ describe('parseBenchOptions', () => {
       pglite: true,
       scaleOut: true,
       readme: true,
+      notify: true,
     });
     expect(parseBenchOptions(['--', '--quick'])).toEqual({
       quick: true,
@@ -18,6 +19,7 @@ describe('parseBenchOptions', () => {
       pglite: true,
       scaleOut: true,
       readme: false,
+      notify: true,
     });
     expect(parseBenchOptions(['--quick', '--rounds', '2']).rounds).toBe(2);
   });
@@ -27,6 +29,10 @@ describe('parseBenchOptions', () => {
       pglite: false,
       scaleOut: false,
     });
+  });
+
+  it("turns Sagaflow's NOTIFY listener off on request", () => {
+    expect(parseBenchOptions(['--quick', '--no-notify']).notify).toBe(false);
   });
 
   it.each([['0'], ['21'], ['2.5'], ['three']])('refuses --rounds %s, naming the flag', (value) => {

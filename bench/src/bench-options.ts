@@ -14,6 +14,8 @@ export interface BenchOptions {
   readonly scaleOut: boolean;
   /** Rewrite the bench table in the root README (default: full runs only). */
   readonly readme: boolean;
+  /** Sagaflow's pools listen for NOTIFY (`worker.notify`, its default); `--no-notify` makes them poll alone. */
+  readonly notify: boolean;
 }
 
 /** A bad command-line flag: `option` names it, the message says what is accepted. */
@@ -31,7 +33,8 @@ const maxRounds = 20;
 
 /**
  * Parses the bench's flags: `--quick`, `--rounds N` (1–20, default 3, or 1 with `--quick`),
- * `--peer-only`, `--no-pglite`, `--no-scale-out`, `--readme` / `--no-readme`. Unknown flags are refused by name.
+ * `--peer-only`, `--no-pglite`, `--no-scale-out`, `--no-notify`, `--readme` / `--no-readme`. Unknown flags are
+ * refused by name.
  */
 export function parseBenchOptions(argv: readonly string[]): BenchOptions {
   let values;
@@ -47,6 +50,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
         'peer-only': { type: 'boolean', default: false },
         'no-pglite': { type: 'boolean', default: false },
         'no-scale-out': { type: 'boolean', default: false },
+        'no-notify': { type: 'boolean', default: false },
         readme: { type: 'boolean' },
         'no-readme': { type: 'boolean', default: false },
       },
@@ -56,7 +60,7 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     const option = /'(-{1,2}[\w-]+)/.exec(message)?.[1] ?? 'argv';
     throw new BenchOptionError(
       option,
-      `${message}. Accepted: --quick, --rounds N, --peer-only, --no-pglite, --no-scale-out, --readme, --no-readme.`,
+      `${message}. Accepted: --quick, --rounds N, --peer-only, --no-pglite, --no-scale-out, --no-notify, --readme, --no-readme.`,
     );
   }
   const quick = values.quick;
@@ -80,5 +84,6 @@ export function parseBenchOptions(argv: readonly string[]): BenchOptions {
     pglite: !values['no-pglite'],
     scaleOut: !values['no-scale-out'],
     readme: values.readme ?? (!quick && !values['no-readme']),
+    notify: !values['no-notify'],
   };
 }

@@ -66,9 +66,10 @@ const plan = {
 const planLine =
   `Plan: ${plan.rounds} round(s) per mode at c = ${plan.concurrencies.join(', ')}; per phase ${plan.warmupMs / 1000} s ` +
   `warm-up, then ${plan.measureMs.durable / 1000} s (durable) / ${plan.measureMs['fsync-off'] / 1000} s (fsync off) ` +
-  `measured; pgbench ${plan.ceilingSeconds} s per client count${options.quick ? ' (--quick: a smoke run)' : ''}.`;
+  `measured; pgbench ${plan.ceilingSeconds} s per client count${options.quick ? ' (--quick: a smoke run)' : ''}` +
+  `${options.notify ? '' : "; Sagaflow's pool polls alone (--no-notify: worker.notify false)"}.`;
 
-const systems = [sagaflowPeer, dbosPeer];
+const systems = [sagaflowPeer({ notify: options.notify }), dbosPeer];
 const templates = { Sagaflow: 'sagaflow_template', DBOS: 'dbos_template' } as const;
 
 progress('starting a throwaway PostgreSQL 15 cluster (@sagaflow/test-postgres)');

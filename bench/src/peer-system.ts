@@ -1,3 +1,5 @@
+import type { WorkerPoolCounters } from '@sagaflow/engine';
+
 /** One of the compared workflow systems, as the harness drives it. */
 export interface PeerSystem {
   readonly name: 'Sagaflow' | 'DBOS';
@@ -15,6 +17,8 @@ export interface OpenPeer {
   runOne(n: number): Promise<void>;
   /** Stops workers and closes every connection. */
   close(): Promise<void>;
+  /** Sagaflow only: its worker pool's counters so far (ADR 0038 addendum). */
+  poolCounters?(): WorkerPoolCounters | null;
 }
 
 /** Connections per pool beyond the flows in flight: the engine's job claimer, starters, DBOS's own. */

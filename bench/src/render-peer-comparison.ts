@@ -146,6 +146,20 @@ function renderStatementLabels({ summary }: PeerModeReport): string {
   return tables.join('\n\n');
 }
 
+/** How Sagaflow's runs reached its worker pool at each concurrency: the counters behind its job claims (ADR 0038 addendum). */
+function renderPoolCounters({ summary }: PeerModeReport): string {
+  const pools = summary.systems.filter((s) => s.poolCountersPerFlow.length > 0);
+  const first = pools[0];
+  if (!first) return '';
+  return markdownTable(
+    [`${first.system} worker pool / flow (median over rounds)`, ...pools.map((s) => `c=${s.concurrency}`)],
+    first.poolCountersPerFlow.map(([label], i) => [
+      label,
+      ...pools.map((s) => fixed(s.poolCountersPerFlow[i]?.[1], 2)),
+    ]),
+  );
+}
+
 function renderCeilings({ ceilings }: PeerModeReport): string {
   const tps = ceilings.map((c) => `${fixed(c.tps, 0)} tps at ${c.clients}`).join(' / ');
   return `pgbench (\`update t set v = v + 1 where id = :id\`, random id in a 100-row table, own database, same server): ${tps} client(s).`;
@@ -156,7 +170,9 @@ function renderCeilings({ ceilings }: PeerModeReport): string {
  * (the README's copy), the detail with spreads and the statements by label.
  */
 export function renderPeerMode(report: PeerModeReport, options: { brief?: boolean } = {}): string {
-  const detail = options.brief ? [] : ['', renderDetail(report), '', renderStatementLabels(report)];
+  const detail = options.brief
+    ? []
+    : ['', renderDetail(report), '', renderStatementLabels(report), '', renderPoolCounters(report)];
   return [
     `### ${modeTitle[report.summary.mode]}`,
     '',

@@ -44,6 +44,7 @@ function sagaflow(concurrency: number, flowsPerSecond: number): SystemSummary {
     postgresCpuMsPerFlow: one(5),
     r: null,
     statementsByLabel: [],
+    poolCountersPerFlow: [],
   };
 }
 

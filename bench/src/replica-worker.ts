@@ -33,7 +33,7 @@ const logger = pino(
   },
   pino.destination(2),
 );
-const engine = createBenchEngine(db, concurrency, bench, logger);
+const engine = createBenchEngine(db, concurrency, bench, { logger });
 engine.startWorkers();
 
 let stopping: Promise<void> | null = null;

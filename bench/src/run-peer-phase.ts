@@ -1,3 +1,4 @@
+import type { WorkerPoolCounters } from '@sagaflow/engine';
 import { createDatabase } from '@sagaflow/test-postgres';
 import { observerRole } from './observer-role.ts';
 import type { PeerSystem } from './peer-system.ts';
@@ -44,6 +45,8 @@ export interface PeerPhaseResult extends ClosedLoopFigures {
   readonly otherCores: number | null;
   /** The phase's statements by label, busiest first. */
   readonly statements: StatementGroup[] | null;
+  /** Sagaflow's worker pool counters over warm-up and measured flows, read before it closed; null for DBOS. */
+  readonly poolCounters: WorkerPoolCounters | null;
 }
 
 /**
@@ -62,6 +65,7 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
   let warmup;
   let loop;
   let cpu;
+  let poolCounters;
   try {
     warmup = await runClosedLoop(concurrency, plan.warmupMs, (n) => peer.runOne(n));
     // Scanning /proc takes a while on a busy machine: Node's own time is read right at the loop's
@@ -75,6 +79,7 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
     const serverAfter = await readCpuTimes(plan.dataDir);
     const nodeMs = (nodeAfter.user + nodeAfter.system - nodeBefore.user - nodeBefore.system) / 1000;
     cpu = { serverBefore, serverAfter, nodeMs, spanMs: performance.now() - spanStart };
+    poolCounters = peer.poolCounters?.() ?? null;
   } finally {
     await peer.close();
   }
@@ -106,6 +111,7 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
     postgresCpuMsPerFlow: postgresMs === null ? null : postgresMs / loop.flows,
     otherCores,
     statements,
+    poolCounters,
   };
   progress(
     `${mode} round ${round} c=${concurrency} ${system.name}: ${result.flowsPerSecond.toFixed(0)} flows/s, ` +

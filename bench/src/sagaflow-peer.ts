@@ -1,6 +1,6 @@
 import type { Database, Engine } from '@sagaflow/engine';
 import { createBenchFlow, type BenchFlow } from './bench-flow.ts';
-import { openBenchEngine } from './open-bench-engine.ts';
+import { openBenchEngine, type BenchEngineOptions } from './open-bench-engine.ts';
 import type { OpenPeer, PeerSystem } from './peer-system.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
 
@@ -9,15 +9,17 @@ import { prepareTemplateDatabase } from './prepare-template-database.ts';
  * once; a flow is started with `startFlow` and known finished from the engine's `run.finished`
  * event, which is emitted after the transaction that finished the run committed.
  */
-export const sagaflowPeer: PeerSystem = {
-  name: 'Sagaflow',
-  prepareTemplate: prepareTemplateDatabase,
-  async open(url, concurrency): Promise<OpenPeer> {
-    const bench = createBenchFlow();
-    const { db, engine } = await openBenchEngine(url, concurrency, bench);
-    return driveEngine(bench, db, engine);
-  },
-};
+export function sagaflowPeer(options: BenchEngineOptions = {}): PeerSystem {
+  return {
+    name: 'Sagaflow',
+    prepareTemplate: prepareTemplateDatabase,
+    async open(url, concurrency): Promise<OpenPeer> {
+      const bench = createBenchFlow();
+      const { db, engine } = await openBenchEngine(url, concurrency, bench, options);
+      return driveEngine(bench, db, engine);
+    },
+  };
+}
 
 /**
  * Starts `engine`'s workers and drives it the comparison's way: `runOne` starts the bench flow and
@@ -43,6 +45,7 @@ export function driveEngine(bench: BenchFlow, db: Database, engine: Engine): Ope
       early.delete(runId);
       if (status !== 'Completed') throw new Error(`Sagaflow run ${runId} finished ${status}, not Completed`);
     },
+    poolCounters: () => engine.workerCounters(),
     async close() {
       unsubscribe();
       await engine.stopWorkers();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { WorkerPoolCounters } from '@sagaflow/engine';
 import type { PeerPhaseResult } from './run-peer-phase.ts';
 import { median, spread, summariseMode } from './summarise-peer-comparison.ts';
 
@@ -21,7 +22,21 @@ function phase(
     postgresCpuMsPerFlow: 2,
     otherCores: 0,
     statements: null,
+    poolCounters: null,
     ...overrides,
+  };
+}
+
+function poolCounters(claims: number, handOffs: number): WorkerPoolCounters {
+  return {
+    claims,
+    emptyClaims: 0,
+    jobsClaimed: claims,
+    jobsGivenBack: 0,
+    handOffs,
+    handOffsRefused: { stopped: 0, full: 0, queued: claims, stale: 0 },
+    notifications: { own: claims, others: 1 },
+    polls: 0,
   };
 }
 
@@ -107,5 +122,26 @@ describe('summariseMode', () => {
 
   it('reports no R when the ceiling is unknown', () => {
     expect(summariseMode(results, 'durable', null).systems.every((s) => s.r === null)).toBe(true);
+  });
+});
+
+describe("Sagaflow's worker pool counters", () => {
+  it('are divided by every flow of a phase (warm-up included) and summarised as the median over rounds', () => {
+    const summary = summariseMode(
+      [
+        phase({ system: 'Sagaflow', round: 1, concurrency: 8, poolCounters: poolCounters(11, 99) }),
+        phase({ system: 'Sagaflow', round: 2, concurrency: 8, poolCounters: poolCounters(55, 55) }),
+        phase({ system: 'Sagaflow', round: 3, concurrency: 8, poolCounters: poolCounters(33, 77) }),
+        phase({ system: 'DBOS', round: 1, concurrency: 8 }),
+      ],
+      'durable',
+      null,
+    );
+    const [sagaflow, dbos] = summary.systems;
+    const perFlow = new Map(sagaflow?.poolCountersPerFlow);
+    expect(perFlow.get('job claims')).toBeCloseTo(0.3);
+    expect(perFlow.get('hand-offs')).toBeCloseTo(0.7);
+    expect(perFlow.get("notifications heard: others'")).toBeCloseTo(1 / 110);
+    expect(dbos?.poolCountersPerFlow).toEqual([]);
   });
 });

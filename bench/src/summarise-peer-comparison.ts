@@ -1,5 +1,6 @@
 import type { DurabilityMode, PeerPhaseResult } from './run-peer-phase.ts';
 import { stepsPerFlow } from './bench-flow.ts';
+import { labelPoolCounters } from './pool-counters-per-flow.ts';
 
 /** The median of a set of figures, with its extremes: how far the rounds disagree. */
 export interface Spread {
@@ -34,6 +35,18 @@ function byLabel(phases: readonly PeerPhaseResult[]): [string, number][] {
   return rows.sort((a, b) => b[1] - a[1]);
 }
 
+/** Each worker pool counter per flow (all the phase's flows), median over phases; empty for a system without a pool. */
+function poolPerFlow(phases: readonly PeerPhaseResult[]): [string, number][] {
+  const labelled = phases.flatMap((p) =>
+    p.poolCounters
+      ? [labelPoolCounters(p.poolCounters).map(([l, n]) => [l, n / (p.warmupFlows + p.flows)] as const)]
+      : [],
+  );
+  const first = labelled[0];
+  if (!first) return [];
+  return first.map(([label], i) => [label, median(labelled.map((rows) => rows[i]?.[1] ?? 0))]);
+}
+
 /** One system at one concurrency, over every round. */
 export interface SystemSummary {
   readonly system: PeerPhaseResult['system'];
@@ -51,6 +64,8 @@ export interface SystemSummary {
   readonly r: Spread | null;
   /** Statements per flow by label (median over rounds), busiest first; empty without pg_stat_statements. */
   readonly statementsByLabel: ReadonlyArray<readonly [label: string, perFlow: number]>;
+  /** Sagaflow's worker pool counters per flow (median over rounds), in {@link labelPoolCounters}' order; empty for DBOS. */
+  readonly poolCountersPerFlow: ReadonlyArray<readonly [label: string, perFlow: number]>;
 }
 
 /** Sagaflow ÷ DBOS in each round at one concurrency: above 1 means Sagaflow has more of it. */
@@ -106,6 +121,7 @@ export function summariseMode(
         postgresCpuMsPerFlow: of((r) => r.postgresCpuMsPerFlow),
         r: ceiling4Tps === null ? null : of((r) => (r.flowsPerSecond * stepsPerFlow) / ceiling4Tps),
         statementsByLabel: byLabel(phases),
+        poolCountersPerFlow: poolPerFlow(phases),
       });
     }
   }

@@ -38,6 +38,7 @@ import { insertAnomaly, type Anomaly } from './store/insert-anomaly.ts';
 import { createSweepProgress, type SweepProgress } from './sweeps/sweep-progress.ts';
 import type { ListRunsFilter } from './store/list-runs.ts';
 import { runMonitorPass, startMonitor, type Monitor, type MonitorPass } from './worker/start-monitor.ts';
+import type { WorkerPoolCounters } from './worker/pool-counters.ts';
 import { startWorkerPool, type WorkerPool } from './worker/worker-pool.ts';
 
 export interface EngineOptions {
@@ -129,6 +130,8 @@ export interface Engine {
   startWorkers(): void;
   /** Stops the pool, draining in-flight work for at most `drainMs`. */
   stopWorkers(drainMs?: number): Promise<{ drained: boolean }>;
+  /** @internal For the bench and tests: what this process's worker pool did so far (null without one). */
+  workerCounters(): WorkerPoolCounters | null;
   /** @internal For the test kit: the runtime this engine runs on. */
   readonly runtime: RuntimeDeps;
 }
@@ -220,11 +223,14 @@ export function createEngine(options: EngineOptions): Engine {
       // poll: the pool keeps a slot for it while the start commits (ADR 0029).
       const p = pool;
       const reserved = p?.reserve() ?? false;
+      // Without a slot the wake is queued due now: its NOTIFY comes back to this pool (ADR 0038 addendum).
+      const queued = reserved ? null : p?.expectOwnNotification();
       let started: Awaited<ReturnType<typeof startFlow>> | null = null;
       try {
         started = await startFlow(deps, name, input, opts, reserved);
       } finally {
         if (reserved) p?.adopt(started?.job ?? null);
+        queued?.(started !== null);
       }
       if (!started.job) nudge();
       return { runId: started.runId };
@@ -289,6 +295,7 @@ export function createEngine(options: EngineOptions): Engine {
     startWorkers() {
       pool ??= startWorkerPool(deps, { listen: options.db.listen?.bind(options.db) });
     },
+    workerCounters: () => pool?.counters() ?? null,
     async stopWorkers(drainMs) {
       const p = pool;
       pool = null;

@@ -142,6 +142,7 @@ export { anomalyCodes, type AnomalyCode } from './store/insert-anomaly.ts';
 export type { ListRunsFilter } from './store/list-runs.ts';
 export { openRunStatuses, terminalRunStatuses, type RunStatus } from './store/types.ts';
 export type { MonitorPass } from './worker/start-monitor.ts';
+export type { WorkerPoolCounters } from './worker/pool-counters.ts';
 export {
   createSweepProgress,
   type SweepFigures,

@@ -15,16 +15,16 @@ const maxRetryMs = 5_000;
 /**
  * Keeps a LISTEN on the job channel for one worker pool (ADR 0038): a notification means a job due
  * now was queued (or given back) and committed by some process, and `onJob` wakes the pool's loop
- * at once instead of at its next poll. A notification sent while nobody listens is lost, so `onJob`
- * is also called each time a LISTEN takes hold (the first and every one after a lost connection):
- * the pool polls once for whatever was queued meanwhile. A lost connection is logged and listened
+ * at once instead of at its next poll. A notification sent while nobody listens is lost, so
+ * `onListening` is called each time a LISTEN takes hold (the first and every one after a lost
+ * connection): the pool polls once for whatever was queued meanwhile. A lost connection is logged and listened
  * for again at once, then with backoff; until then the pool's poll is the fallback.
  */
 export function listenForJobs(
   listen: NonNullable<Database['listen']>,
-  opts: { logger: Logger; onJob: () => void },
+  opts: { logger: Logger; onJob: () => void; onListening: () => void },
 ): JobListener {
-  const { logger, onJob } = opts;
+  const { logger, onJob, onListening } = opts;
   let running = true;
   let closeCurrent: (() => Promise<void>) | null = null;
   const stopSignal = new AbortController();
@@ -42,7 +42,7 @@ export function listenForJobs(
         closeCurrent = () => subscription.close();
         if (reconnecting) logger.info('job listener listening again; polling once for jobs queued while it was down');
         retryMs = firstRetryMs;
-        onJob();
+        onListening();
         const why = await subscription.lost;
         closeCurrent = null;
         if (!running) return;

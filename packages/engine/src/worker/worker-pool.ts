@@ -9,6 +9,8 @@ import { releaseJobs } from '../store/release-jobs.ts';
 import { stopWorker } from '../store/stop-worker.ts';
 import type { Database } from '../db/database.ts';
 import { listenForJobs } from './listen-for-jobs.ts';
+import { trackOwnNotifications } from './own-notifications.ts';
+import { copyPoolCounters, newPoolCounters, type WorkerPoolCounters } from './pool-counters.ts';
 import { startLoop } from './start-loop.ts';
 
 export interface WorkerPool {
@@ -23,6 +25,14 @@ export interface WorkerPool {
   reserve(): boolean;
   /** Runs a job a start leased to this worker in the slot it reserved; null gives the slot back. */
   adopt(job: DbJob | null): void;
+  /**
+   * Before a start that got no slot queues its wake due now (and nudges this pool after it): the
+   * NOTIFY that wake sends is this pool's own and must not wake it a second time. Call the result
+   * with whether the start committed.
+   */
+  expectOwnNotification(): (committed: boolean) => void;
+  /** What the pool did so far (a copy): for the bench and for tests, never for its own decisions. */
+  counters(): WorkerPoolCounters;
 }
 
 /**
@@ -52,6 +62,18 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
   const nudge = () => {
     nudged = true;
     wake?.();
+  };
+  const counters = newPoolCounters();
+  // A notification slower than two poll intervals is most likely lost; the poll has covered it by then.
+  const own = trackOwnNotifications(2 * pollMs);
+  const onNotification = () => {
+    if (own.take()) {
+      counters.notifications.own += 1;
+      nudge();
+      return;
+    }
+    counters.notifications.others += 1;
+    nudge();
   };
 
   const handle = async (job: DbJob, ack: JobAck) => {
@@ -93,21 +115,44 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     inFlight.add(p);
   };
 
-  /** Returns jobs this worker leased but will not run to the queue, due now; if that fails, their leases still run out. */
+  /**
+   * Returns jobs this worker leased but will not run to the queue, due now, and wakes the loop for
+   * them (queued work goes first); if that fails, their leases still run out.
+   */
   const giveBack = (jobs: readonly DbJob[]) => {
     if (jobs.length === 0) return;
+    counters.jobsGivenBack += jobs.length;
     const ids = jobs.map((j) => j.id);
-    void releaseJobs(deps.prisma, { ids, workerId: deps.workerId }).catch((err: unknown) =>
-      deps.logger.warn(
-        { err, jobIds: ids.map(String) },
-        'could not give jobs back to the queue; they wait out their lease',
-      ),
+    const settle = listener ? own.expect() : null;
+    void releaseJobs(deps.prisma, { ids, workerId: deps.workerId }).then(
+      (notified) => {
+        settle?.(notified);
+        if (notified) nudge();
+      },
+      (err: unknown) => {
+        settle?.(false);
+        deps.logger.warn(
+          { err, jobIds: ids.map(String) },
+          'could not give jobs back to the queue; they wait out their lease',
+        );
+      },
     );
   };
 
   // A job due now that another process queued (a start, a signal, a kick, a repair, a re-dispatch)
   // wakes the loop at once through a NOTIFY; the poll stays, and finds what comes due later (ADR 0038).
-  const listener = notify && opts.listen ? listenForJobs(opts.listen, { logger: deps.logger, onJob: nudge }) : null;
+  const listener =
+    notify && opts.listen
+      ? listenForJobs(opts.listen, {
+          logger: deps.logger,
+          onJob: onNotification,
+          onListening: () => {
+            own.forget();
+            counters.notifications.others += 1;
+            nudge();
+          },
+        })
+      : null;
 
   // The heartbeat (ADR 0010): while it beats, the steps this worker holds are its own; once it
   // stops (or the pool stops), a step it holds with no reclaim deadline can be reclaimed.
@@ -127,12 +172,15 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
         nudged = false;
         lastClaimAt = performance.now();
         try {
+          counters.claims += 1;
           jobs = await claimJobs(deps.prisma, {
             workerId: deps.workerId,
             limit: free,
             leaseSeconds,
             now: deps.clock.now(),
           });
+          counters.jobsClaimed += jobs.length;
+          if (jobs.length === 0) counters.emptyClaims += 1;
         } catch (err) {
           deps.logger.warn({ err }, 'claiming jobs failed; retrying after the poll interval');
         }
@@ -146,26 +194,35 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
         // A stop that came while the claim was in flight found no sleep to end: do not start one.
         if (!running) break;
         const nap = new AbortController();
-        await Promise.race([
-          sleep(pollMs, undefined, { signal: nap.signal }).catch(() => undefined),
-          new Promise<void>((r) => (wake = r)),
+        const woke = await Promise.race([
+          sleep(pollMs, 'poll' as const, { signal: nap.signal }).catch(() => 'aborted' as const),
+          new Promise<'wake'>((r) => (wake = () => r('wake'))),
         ]);
         nap.abort();
         wake = null;
+        if (woke === 'poll') counters.polls += 1;
       }
     }
   };
   const looping = loop();
 
+  const refuse = (why: keyof WorkerPoolCounters['handOffsRefused']) => {
+    counters.handOffsRefused[why] += 1;
+    return false;
+  };
+
   return {
     nudge,
     reserve: () => {
-      if (!running || busy() >= concurrency) return false;
+      if (!running) return refuse('stopped');
+      if (busy() >= concurrency) return refuse('full');
       // Queued work goes first (claims are oldest first): no hand-off while a wake is waiting for the
       // loop (a nudge), nor once the loop has not looked at the job table for two poll intervals (a pool
       // kept full by starts from run.finished listeners would otherwise never claim a timer's wake).
-      if (nudged || performance.now() - lastClaimAt > 2 * pollMs) return false;
+      if (nudged) return refuse('queued');
+      if (performance.now() - lastClaimAt > 2 * pollMs) return refuse('stale');
       reserved += 1;
+      counters.handOffs += 1;
       return true;
     },
     adopt: (job) => {
@@ -176,6 +233,8 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       if (job) giveBack([job]);
       wake?.();
     },
+    expectOwnNotification: () => (listener ? own.expect() : () => undefined),
+    counters: () => copyPoolCounters(counters),
     stop: async (drainMs = 10_000) => {
       running = false;
       wake?.();
