@@ -4,6 +4,8 @@ import type { Database } from '../db/database.ts';
 import { jobChannel } from '../store/job-channel.ts';
 
 export interface JobListener {
+  /** Whether a LISTEN holds now: a job queued due now by any process will be heard. */
+  listening(): boolean;
   /** Stops listening and closes the connection. */
   stop(): Promise<void>;
 }
@@ -27,6 +29,7 @@ export function listenForJobs(
   const { logger, onJob, onListening } = opts;
   let running = true;
   let closeCurrent: (() => Promise<void>) | null = null;
+  let holding = false;
   const stopSignal = new AbortController();
 
   const loop = async () => {
@@ -42,8 +45,10 @@ export function listenForJobs(
         closeCurrent = () => subscription.close();
         if (reconnecting) logger.info('job listener listening again; polling once for jobs queued while it was down');
         retryMs = firstRetryMs;
+        holding = true;
         onListening();
         const why = await subscription.lost;
+        holding = false;
         closeCurrent = null;
         if (!running) return;
         logger.warn({ err: why }, 'job listener lost its connection; listening again (the poll covers the gap)');
@@ -63,6 +68,7 @@ export function listenForJobs(
   const looping = loop();
 
   return {
+    listening: () => holding && running,
     async stop() {
       running = false;
       stopSignal.abort();

@@ -66,10 +66,11 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
   const counters = newPoolCounters();
   // A notification slower than two poll intervals is most likely lost; the poll has covered it by then.
   const own = trackOwnNotifications(2 * pollMs);
+  // Our own job's NOTIFY only repeats the nudge this process gave after queuing it; taken as a wake it
+  // would refuse hand-offs until the next claim, for a job the loop has most likely claimed already.
   const onNotification = () => {
     if (own.take()) {
       counters.notifications.own += 1;
-      nudge();
       return;
     }
     counters.notifications.others += 1;
@@ -162,15 +163,27 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     onError: (err) => deps.logger.warn({ err }, 'worker heartbeat failed; it will try again'),
   });
 
+  /**
+   * Whether the queue may hold a due job this pool was not told of: the last claim filled every slot
+   * it asked for (more may wait), or it failed. After a claim that came back short, each job queued
+   * due now announces itself while the listener holds (another process's NOTIFY, this process's
+   * nudge), so a slot that frees needs no claim of its own; what comes due by time or by a lease
+   * running out announces nothing, and the loop still claims for it once per poll interval.
+   */
+  let mayHoldMore = true;
+
   const loop = async () => {
     while (running) {
       // Outcomes held through a database outage go out before new work is claimed.
       if (deps.heldOutcomes.size > 0) await deps.heldOutcomes.retry();
       const free = concurrency - busy();
+      const told = listener?.listening() === true && !mayHoldMore && !nudged;
+      const skip = free > 0 && told && performance.now() - lastClaimAt < pollMs;
       let jobs: DbJob[] = [];
-      if (free > 0) {
+      if (free > 0 && !skip) {
         nudged = false;
         lastClaimAt = performance.now();
+        mayHoldMore = true;
         try {
           counters.claims += 1;
           jobs = await claimJobs(deps.prisma, {
@@ -181,6 +194,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
           });
           counters.jobsClaimed += jobs.length;
           if (jobs.length === 0) counters.emptyClaims += 1;
+          mayHoldMore = jobs.length >= free;
         } catch (err) {
           deps.logger.warn({ err }, 'claiming jobs failed; retrying after the poll interval');
         }
@@ -193,9 +207,11 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
         if (nudged && busy() < concurrency) continue;
         // A stop that came while the claim was in flight found no sleep to end: do not start one.
         if (!running) break;
+        // A claim skipped now is owed one poll interval after the last one.
+        const napMs = skip ? lastClaimAt + pollMs - performance.now() : pollMs;
         const nap = new AbortController();
         const woke = await Promise.race([
-          sleep(pollMs, 'poll' as const, { signal: nap.signal }).catch(() => 'aborted' as const),
+          sleep(napMs, 'poll' as const, { signal: nap.signal }).catch(() => 'aborted' as const),
           new Promise<'wake'>((r) => (wake = () => r('wake'))),
         ]);
         nap.abort();
