@@ -43,9 +43,9 @@ export interface WorkerPool {
 const transientReplayRetry: StoreRetryPolicy = { maxAttempts: 3, baseDelayMs: 25, maxDelayMs: 200 };
 
 /**
- * Claims due jobs (all its free slots in one statement) when a NOTIFY says one was queued and at
- * every poll, and runs up to `concurrency` jobs at once (a run whose finish has committed no longer
- * counts). A job is deleted only after its handler returned, or by the transaction that finished its
+ * Claims due jobs (all its free slots in one statement) when a NOTIFY or this process says one was
+ * queued, when a slot frees while the queue may hold more, and at every poll, and runs up to
+ * `concurrency` jobs at once (a run whose finish has committed no longer counts). A job is deleted only after its handler returned, or by the transaction that finished its
  * run; one whose handler threw (a database outage, say) keeps its lease and comes back when the
  * lease runs out: at-least-once.
  */
