@@ -22,12 +22,13 @@ export interface OwnNotifications {
   forget(): void;
 }
 
-export function trackOwnNotifications(maxAgeMs: number): OwnNotifications {
+/** `now` is a monotonic clock in ms (a test passes its own). */
+export function trackOwnNotifications(maxAgeMs: number, now: () => number = () => performance.now()): OwnNotifications {
   /** When each expectation was made, oldest first. */
   const pending: { at: number }[] = [];
   return {
     expect() {
-      const entry = { at: performance.now() };
+      const entry = { at: now() };
       pending.push(entry);
       return (notified) => {
         if (notified) return;
@@ -36,7 +37,7 @@ export function trackOwnNotifications(maxAgeMs: number): OwnNotifications {
       };
     },
     take() {
-      const oldest = performance.now() - maxAgeMs;
+      const oldest = now() - maxAgeMs;
       while (pending.length > 0 && pending[0]!.at < oldest) pending.shift();
       return pending.shift() !== undefined;
     },
