@@ -45,9 +45,10 @@ const transientReplayRetry: StoreRetryPolicy = { maxAttempts: 3, baseDelayMs: 25
 /**
  * Claims due jobs (all its free slots in one statement) when a NOTIFY or this process says one was
  * queued, when a slot frees while the queue may hold more, and at every poll, and runs up to
- * `concurrency` jobs at once (a run whose finish has committed no longer counts). A job is deleted only after its handler returned, or by the transaction that finished its
- * run; one whose handler threw (a database outage, say) keeps its lease and comes back when the
- * lease runs out: at-least-once.
+ * `concurrency` jobs at once (a run whose finish has committed no longer counts). A job is deleted
+ * only after its handler returned, or by the transaction that finished its run; one whose handler
+ * threw (a database outage, say) keeps its lease and comes back when the lease runs out:
+ * at-least-once.
  */
 export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['listen'] } = {}): WorkerPool {
   const { concurrency, poll_interval_ms: pollMs, lease_seconds: leaseSeconds, notify } = deps.config.worker;
@@ -177,8 +178,8 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       // Outcomes held through a database outage go out before new work is claimed.
       if (deps.heldOutcomes.size > 0) await deps.heldOutcomes.retry();
       const free = concurrency - busy();
-      const told = listener?.listening() === true && !mayHoldMore && !nudged;
-      const skip = free > 0 && told && performance.now() - lastClaimAt < pollMs;
+      const wouldBeTold = listener?.listening() === true && !mayHoldMore && !nudged;
+      const skip = free > 0 && wouldBeTold && performance.now() - lastClaimAt < pollMs;
       let jobs: DbJob[] = [];
       if (free > 0 && !skip) {
         nudged = false;
