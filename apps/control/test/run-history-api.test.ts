@@ -35,6 +35,12 @@ describe('run and instance history pages over HTTP', () => {
        values ('history.long', 1, 'Running', '{}'::jsonb) returning id::text as id`,
     );
     runId = run!.id;
+    // A stuck episode long before the newest page of events.
+    await plane.db.driver.query(
+      `insert into "sagaflow"."flow_events" (run_id, type, data)
+       values ($1::uuid, 'run.stuck', '{"reason":"owner_gone: w1"}'), ($1::uuid, 'run.unstuck', '{"by":"kick"}')`,
+      [runId],
+    );
     await record(1, 1100);
     const [instance] = await plane.db.driver.query<{ id: string }>(
       `insert into "sagaflow"."saga_instances" (process_name, correlation_key, current_state, state)
@@ -56,6 +62,12 @@ describe('run and instance history pages over HTTP', () => {
     expect(head.actions.map((a) => a.sequence)).toEqual(Array.from({ length: 50 }, (_, i) => 1051 + i));
     expect(head.events).toHaveLength(100);
     expect(head.older).toEqual({ steps: true, compensations: false, events: true });
+    // The stuck history is not cut by the page: its episode is carried apart, oldest first.
+    expect(head.events.some((e) => e.type.startsWith('run.'))).toBe(false);
+    expect(head.stuckEvents.map((e) => [e.type, e.data])).toEqual([
+      ['run.stuck', { reason: 'owner_gone: w1' }],
+      ['run.unstuck', { by: 'kick' }],
+    ]);
   });
 
   it('runs.steps pages back from the head to the first step, each step once', async () => {

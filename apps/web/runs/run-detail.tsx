@@ -16,7 +16,7 @@ import { RunStuckBanner } from './run-stuck-banner';
 import { RunTimeline, StuckHistory } from './run-timeline';
 import { StepsTable } from './steps-table';
 import { TimingPolicy } from './timing-policy';
-import { useRunHistory } from './use-run-history';
+import { useRunHistory, type HistoryPart } from './use-run-history';
 
 /**
  * One run: why it is stuck (if it is) with its safe repairs, header, the timeline of its steps
@@ -37,6 +37,14 @@ export function RunDetailView({ id }: { id: string }) {
     >
       {(detail) => {
         const { run, actions, compensations, anomalies, events, older } = detail;
+        const olderOf = (part: HistoryPart, shown: number) => ({
+          part,
+          noun: part,
+          shown,
+          more: older[part],
+          loading: loading === part,
+          onLoad: () => void loadOlder(part),
+        });
         return (
           <>
             {run.stuckReason ? <RunStuckBanner reason={run.stuckReason} anomalyCount={anomalies.length} /> : null}
@@ -57,27 +65,13 @@ export function RunDetailView({ id }: { id: string }) {
             ) : null}
             <section id="steps">
               <h2>Steps</h2>
-              <LoadOlder
-                part="steps"
-                noun="steps"
-                shown={actions.length}
-                more={older.steps}
-                loading={loading === 'steps'}
-                onLoad={() => void loadOlder('steps')}
-              />
+              <LoadOlder {...olderOf('steps', actions.length)} />
               <StepsTable steps={actions} childRunIds={childRunIds(events)} now={now} />
             </section>
             {compensations.length > 0 ? (
               <section id="compensations" data-testid="compensations">
                 <h2>Compensations</h2>
-                <LoadOlder
-                  part="compensations"
-                  noun="compensations"
-                  shown={compensations.length}
-                  more={older.compensations}
-                  loading={loading === 'compensations'}
-                  onLoad={() => void loadOlder('compensations')}
-                />
+                <LoadOlder {...olderOf('compensations', compensations.length)} />
                 <CompensationsTable compensations={compensations} steps={actions} now={now} />
               </section>
             ) : null}
@@ -89,14 +83,7 @@ export function RunDetailView({ id }: { id: string }) {
             ) : null}
             <section id="events">
               <h2>Events</h2>
-              <LoadOlder
-                part="events"
-                noun="events"
-                shown={events.length}
-                more={older.events}
-                loading={loading === 'events'}
-                onLoad={() => void loadOlder('events')}
-              />
+              <LoadOlder {...olderOf('events', events.length)} />
               <EventsTimeline events={events} />
             </section>
           </>

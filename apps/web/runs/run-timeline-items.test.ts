@@ -58,4 +58,32 @@ describe('runTimeline', () => {
       { reason: 'replay_blocked: step 2', at: '2026-01-01T00:00:03Z', endedAt: null, endedBy: null },
     ]);
   });
+
+  it('tells every stuck episode once: the old ones runs.get carried apart and a new one among the events held', () => {
+    const old = [
+      event('1', 'run.stuck', null, { reason: 'owner_gone: w1' }),
+      event('2', 'run.unstuck', null, { by: 'kick' }),
+    ];
+    const t = runTimeline({
+      actions: [],
+      compensations: [],
+      anomalies: [],
+      stuckEvents: [...old, event('5', 'run.stuck', null, { reason: 'replay_blocked: step 9' })],
+      // The page of events held starts after the first episode; a poll brought the second's end.
+      events: [
+        event('4', 'action.started', 3),
+        event('5', 'run.stuck', null, { reason: 'replay_blocked: step 9' }),
+        event('6', 'run.unstuck', null, { by: 'kick' }),
+      ],
+    });
+    expect(t.stuckPeriods).toEqual([
+      { reason: 'owner_gone: w1', at: '2026-01-01T00:00:01Z', endedAt: '2026-01-01T00:00:02Z', endedBy: 'kick' },
+      {
+        reason: 'replay_blocked: step 9',
+        at: '2026-01-01T00:00:05Z',
+        endedAt: '2026-01-01T00:00:06Z',
+        endedBy: 'kick',
+      },
+    ]);
+  });
 });

@@ -49,6 +49,8 @@ export function runTimeline<S extends Step>(detail: {
   compensations: Compensation[];
   events: Event[];
   anomalies: Anomaly[];
+  /** The run's run.stuck / run.unstuck events whatever their age (runs.get): the events held may be a page. */
+  stuckEvents?: Event[];
 }): RunTimeline<S> {
   const groups: RunTimeline<S>['groups'] = [];
   for (const step of detail.actions) {
@@ -64,7 +66,7 @@ export function runTimeline<S extends Step>(detail: {
     else groups.push({ block: step.parallelBlock, steps: [item] });
   }
   const stuckPeriods: RunTimeline['stuckPeriods'] = [];
-  for (const e of detail.events) {
+  for (const e of stuckStory(detail.stuckEvents ?? [], detail.events)) {
     const data = (e.data ?? {}) as { reason?: unknown; by?: unknown };
     if (e.type === 'run.stuck')
       stuckPeriods.push({
@@ -85,4 +87,16 @@ export function runTimeline<S extends Step>(detail: {
     runAnomalies: detail.anomalies.filter((a) => a.sequence === null),
     stuckPeriods,
   };
+}
+
+const stuckTypes = new Set(['run.stuck', 'run.unstuck']);
+
+/**
+ * The run's stuck and unstuck events, each once, oldest first: those the page opened with (every
+ * episode, however old) and those held among its events (a poll brings a new episode there).
+ */
+function stuckStory(stuckEvents: readonly Event[], events: readonly Event[]): Event[] {
+  const byId = new Map(stuckEvents.map((e) => [e.id, e]));
+  for (const e of events) if (stuckTypes.has(e.type)) byId.set(e.id, e);
+  return [...byId.values()].sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
 }

@@ -124,7 +124,13 @@ describe(`run and instance history pages (${testDbKind()})`, () => {
   it('the head carries the newest page of each part and says older rows remain; changes carry only what is newer', async () => {
     const runId = await insertRun(t.db.driver, 'paging.poll');
     await recordSteps(t.db.driver, runId, 1, 120);
-    const head = await readRunHead(t.db, runId, { steps: 50, compensations: 50, events: 100, anomalies: 200 });
+    const head = await readRunHead(t.db, runId, {
+      steps: 50,
+      compensations: 50,
+      events: 100,
+      anomalies: 200,
+      stuckEvents: 200,
+    });
     expect(head?.steps.rows.map((s) => s.sequence)).toEqual(Array.from({ length: 50 }, (_, i) => 120 - i));
     expect(head?.steps.more).toBe(true);
     expect(head?.events.rows).toHaveLength(100);
@@ -149,6 +155,42 @@ describe(`run and instance history pages (${testDbKind()})`, () => {
     expect(changes?.newEvents.rows).toHaveLength(3);
     // What the reader holds plus what is new: nothing missing.
     expect(changes?.heldFrom).toEqual({ steps: 50 + 3, events: 100 + 3 });
+  });
+
+  it('the head carries every stuck episode, also one older than its newest page of events', async () => {
+    const runId = await insertRun(t.db.driver, 'paging.stuck');
+    const mark = (type: string, reason: string) =>
+      t.db.driver.query(
+        `insert into "sagaflow"."flow_events" (run_id, type, data) values ($1::uuid, $2, jsonb_build_object('reason', $3::text))`,
+        [runId, type, reason],
+      );
+    await mark('run.stuck', 'owner_gone: w1');
+    await mark('run.unstuck', 'owner_gone: w1');
+    await recordSteps(t.db.driver, runId, 1, 150);
+    await mark('run.stuck', 'replay_blocked: step 151');
+    const head = await readRunHead(t.db, runId, {
+      steps: 50,
+      compensations: 50,
+      events: 100,
+      anomalies: 200,
+      stuckEvents: 200,
+    });
+    // The newest 100 events hold only the last episode's start: the first episode is older.
+    expect(head?.events.rows.filter((e) => e.type.startsWith('run.')).map((e) => e.type)).toEqual(['run.stuck']);
+    expect(head?.stuckEvents.map((e) => [e.type, (e.data as { reason: string }).reason])).toEqual([
+      ['run.stuck', 'replay_blocked: step 151'],
+      ['run.unstuck', 'owner_gone: w1'],
+      ['run.stuck', 'owner_gone: w1'],
+    ]);
+    // Another run's episodes are not this run's.
+    const other = await readRunHead(t.db, await insertRun(t.db.driver, 'paging.calm'), {
+      steps: 50,
+      compensations: 50,
+      events: 100,
+      anomalies: 200,
+      stuckEvents: 200,
+    });
+    expect(other?.stuckEvents).toEqual([]);
   });
 
   it('changes count a row that committed behind a newer one the reader already saw, so the reader reads again', async () => {

@@ -8,8 +8,8 @@ import { runTimingPolicy } from './run-timing-policy.ts';
 /**
  * One run with the newest page of its steps, compensations and events (each oldest first within the
  * page, as a timeline reads; `older` says where older rows remain, for `runs.steps`,
- * `runs.compensations` and `runs.events` to read), its anomalies, and the timing settings it runs
- * under. Never the whole history (ADR 0035).
+ * `runs.compensations` and `runs.events` to read), its anomalies, its stuck episodes' events
+ * whatever their age, and the timing settings it runs under. Never the whole history (ADR 0035).
  */
 export const getRun = viewerProcedure.input(z.object({ id: z.uuid() }).strict()).query(async ({ ctx, input }) => {
   const head = await readRunHead(ctx.db, input.id, {
@@ -17,6 +17,7 @@ export const getRun = viewerProcedure.input(z.object({ id: z.uuid() }).strict())
     compensations: historyPageSizes.compensations.default,
     events: historyPageSizes.events.default,
     anomalies: 200,
+    stuckEvents: 200,
   });
   if (!head) throw new TRPCError({ code: 'NOT_FOUND', message: `run ${input.id} does not exist` });
   return {
@@ -25,6 +26,8 @@ export const getRun = viewerProcedure.input(z.object({ id: z.uuid() }).strict())
     compensations: head.compensations.rows.toReversed(),
     events: head.events.rows.toReversed(),
     anomalies: head.anomalies,
+    /** Every stuck episode's events (the newest 200), oldest first: the stuck history is never cut by paging. */
+    stuckEvents: head.stuckEvents.toReversed(),
     older: { steps: head.steps.more, compensations: head.compensations.more, events: head.events.more },
     timing: runTimingPolicy(ctx.engine.config),
   };
