@@ -27,7 +27,7 @@ export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
  */
 export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck): Promise<ExecuteOutcome> {
   const now = deps.clock.now();
-  // A run this process's start wrote already active and handed over: no load (ADR 0039). Taken
+  // A run this process's start wrote already active and handed over: no load (ADR 0041). Taken
   // before the first await, once: a retry of this replay loads the run like any other.
   const startedActive = ack ? deps.startedActive.get(ack.id) : undefined;
   if (ack && startedActive) deps.startedActive.delete(ack.id);
@@ -139,7 +139,7 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
   return 'finished';
 }
 
-/** What the load would have returned for a run its start wrote active: it has no record yet (ADR 0039). */
+/** What the load would have returned for a run its start wrote active: it has no record yet (ADR 0041). */
 function fromStart({ run, activeVersion }: LoadedRun) {
   return {
     run,

@@ -58,7 +58,7 @@ export interface RuntimeDeps {
   progress: SweepProgress;
   /**
    * Runs a start wrote already active and handed to this process's pool, by their first wake's job
-   * id: the replay of that job takes its run from here instead of loading it (ADR 0039). Taken once.
+   * id: the replay of that job takes its run from here instead of loading it (ADR 0041). Taken once.
    */
   startedActive: Map<bigint, LoadedRun>;
 }

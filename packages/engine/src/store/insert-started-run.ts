@@ -8,7 +8,7 @@ import type { Db } from './types.ts';
 export interface StartedRun extends Omit<NewFlowRun, 'parent'> {
   /**
    * Lease the first wake to this worker, which runs the run at once (ADR 0029), and write the run
-   * already marked active, as the replay's load would (ADR 0039); null: Pending, for any worker's poll.
+   * already marked active, as the replay's load would (ADR 0041); null: Pending, for any worker's poll.
    */
   lease: { workerId: string; leaseSeconds: number } | null;
 }
@@ -25,7 +25,7 @@ export interface InsertedStart {
  * A new run with its `run.started` history row, its first wake and, with a run timeout, the
  * backstop's wake, in ONE statement: a start is a single autocommitted write, all of it or none.
  * With a lease the wake is leased to `lease.workerId`, which runs the run at once (ADR 0029), and
- * the run is written as that worker's load would leave it (ADR 0039): Running, `started_at` now,
+ * the run is written as that worker's load would leave it (ADR 0041): Running, `started_at` now,
  * version 1, `run.running` after `run.started`. A run just written is open, on time, of a flow the
  * starting worker has and of no other replay, so the load would mark it active for certain: the
  * worker skips that transaction and replays from the row returned here.

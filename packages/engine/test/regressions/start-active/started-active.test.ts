@@ -15,7 +15,7 @@ const flow = defineFlow({
 });
 
 /**
- * ADR 0039: a start whose run this process's pool takes at once writes the run already active
+ * ADR 0041: a start whose run this process's pool takes at once writes the run already active
  * (Running, started, version 1, `run.running`), and the pool's replay begins from that row instead of
  * loading it. The row must be exactly what the load would have made, and a starter that dies before
  * its replay must leave a run any worker finishes with one `run.running`.
