@@ -179,6 +179,7 @@ export function createEngine(options: EngineOptions): Engine {
     faults: options.faults ?? {},
     heldOutcomes: new HeldOutcomes(() => deps),
     progress: createSweepProgress(),
+    startedActive: new Map(),
   };
   const nudge = () => pool?.nudge();
 
@@ -228,9 +229,13 @@ export function createEngine(options: EngineOptions): Engine {
       let started: Awaited<ReturnType<typeof startFlow>> | null = null;
       try {
         started = await startFlow(deps, name, input, opts, reserved);
+        if (started.job && started.loaded) deps.startedActive.set(started.job.id, started.loaded);
       } finally {
         if (reserved) p?.adopt(started?.job ?? null);
         queued?.(started !== null);
+        // The pool's replay took its run as it began (synchronously in adopt); one that did not (a pool
+        // stopped meanwhile gave the job back) must not find it later: another worker may run it first.
+        if (started?.job) deps.startedActive.delete(started.job.id);
       }
       if (!started.job) nudge();
       return { runId: started.runId };

@@ -6,8 +6,7 @@ import { assertStorableText } from '../input/assert-storable-text.ts';
 import { jsonRules, textRules } from '../input/input-limits.ts';
 import { checkedFlowInput } from '../input/checked-flow-input.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
-import type { DbJob } from '../store/claim-jobs.ts';
-import { insertStartedRun } from '../store/insert-started-run.ts';
+import { insertStartedRun, type InsertedStart } from '../store/insert-started-run.ts';
 
 export interface StartFlowOptions {
   /** A business identity; starting a second run of the same flow with it is rejected (reject-duplicate). */
@@ -51,7 +50,7 @@ export async function startFlow(
   input: Json,
   opts: StartFlowOptions,
   leaseToSelf = false,
-): Promise<{ runId: string; job: DbJob | null }> {
+): Promise<InsertedStart> {
   const flow = deps.registry.flows.get(name);
   if (!flow) throw new EngineError('unknown_flow', `no flow named ${JSON.stringify(name)} is registered`);
   checkStartFlow(deps, input, opts);

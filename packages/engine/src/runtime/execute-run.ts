@@ -2,7 +2,9 @@ import type { Json } from '../definitions/define-action.ts';
 import type { JobAck } from '../store/delete-job.ts';
 import { listActionRuns } from '../store/list-action-runs.ts';
 import { listCompensationRuns } from '../store/list-compensation-runs.ts';
-import { loadRunForReplay } from '../store/load-run-for-replay.ts';
+import { loadRunForReplay, type LoadedRun } from '../store/load-run-for-replay.ts';
+import type { DbActionRun } from '../store/list-action-runs.ts';
+import type { DbCompensationRun } from '../store/list-compensation-runs.ts';
 import { parkRun } from '../store/park-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
@@ -25,28 +27,34 @@ export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
  */
 export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck): Promise<ExecuteOutcome> {
   const now = deps.clock.now();
-  // One transaction loads the run and marks it active in one statement, then reads its record.
-  const loaded = await inRunTransaction(deps, async (tx) => {
-    const found = await loadRunForReplay(tx, { runId, now, flows: [...deps.registry.flows.keys()] });
-    if (!found || (terminalRunStatuses as readonly string[]).includes(found.run.status)) return null;
-    const { run, activeVersion } = found;
-    if (activeVersion === null) {
-      const overdue =
-        (run.run_timeout_at !== null && run.run_timeout_at.getTime() <= now.getTime()) ||
-        (run.cancel_deadline_at !== null && run.cancel_deadline_at.getTime() <= now.getTime());
-      // Open, on time and of a known flow, yet not marked: the statement and this code disagree.
-      if (!overdue && deps.registry.flows.has(run.flow_name))
-        throw new Error(`run ${runId} is open, on time and of a known flow, but was not marked active`);
-      return { run, replay: null };
-    }
-    const active = { wasPending: run.status === 'Pending', open: true, version: activeVersion };
-    // A run's steps are only ever written by a replay, which marks it active first: a run that was
-    // still Pending has none to read.
-    if (active.wasPending) return { run, replay: { active, steps: [], compensations: [] } };
-    const steps = await listActionRuns(tx, runId);
-    const compensations = await listCompensationRuns(tx, runId);
-    return { run, replay: { active, steps, compensations } };
-  });
+  // A run this process's start wrote already active and handed over: no load (ADR 0041). Taken
+  // before the first await, once: a retry of this replay loads the run like any other.
+  const startedActive = ack ? deps.startedActive.get(ack.id) : undefined;
+  if (ack && startedActive) deps.startedActive.delete(ack.id);
+  // Otherwise one transaction loads the run and marks it active in one statement, then reads its record.
+  const loaded = startedActive
+    ? fromStart(startedActive)
+    : await inRunTransaction(deps, async (tx) => {
+        const found = await loadRunForReplay(tx, { runId, now, flows: [...deps.registry.flows.keys()] });
+        if (!found || (terminalRunStatuses as readonly string[]).includes(found.run.status)) return null;
+        const { run, activeVersion } = found;
+        if (activeVersion === null) {
+          const overdue =
+            (run.run_timeout_at !== null && run.run_timeout_at.getTime() <= now.getTime()) ||
+            (run.cancel_deadline_at !== null && run.cancel_deadline_at.getTime() <= now.getTime());
+          // Open, on time and of a known flow, yet not marked: the statement and this code disagree.
+          if (!overdue && deps.registry.flows.has(run.flow_name))
+            throw new Error(`run ${runId} is open, on time and of a known flow, but was not marked active`);
+          return { run, replay: null };
+        }
+        const active = { wasPending: run.status === 'Pending', open: true, version: activeVersion };
+        // A run's steps are only ever written by a replay, which marks it active first: a run that was
+        // still Pending has none to read.
+        if (active.wasPending) return { run, replay: { active, steps: [], compensations: [] } };
+        const steps = await listActionRuns(tx, runId);
+        const compensations = await listCompensationRuns(tx, runId);
+        return { run, replay: { active, steps, compensations } };
+      });
   if (!loaded) return 'not-open';
   const { run } = loaded;
 
@@ -129,6 +137,18 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
             });
   if (result === 'stale') return park(deps, session, { waitingFor: null, stuckReason: null });
   return 'finished';
+}
+
+/** What the load would have returned for a run its start wrote active: it has no record yet (ADR 0041). */
+function fromStart({ run, activeVersion }: LoadedRun) {
+  return {
+    run,
+    replay: {
+      active: { wasPending: true, open: true, version: activeVersion ?? 0 },
+      steps: [] as DbActionRun[],
+      compensations: [] as DbCompensationRun[],
+    },
+  };
 }
 
 async function park(deps: RuntimeDeps, session: ReplaySession, p: Park): Promise<ExecuteOutcome> {

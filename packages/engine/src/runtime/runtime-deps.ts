@@ -1,3 +1,4 @@
+import type { LoadedRun } from '../store/load-run-for-replay.ts';
 import type { Logger } from 'pino';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 import type { Anomaly } from '../store/insert-anomaly.ts';
@@ -55,6 +56,11 @@ export interface RuntimeDeps {
   heldOutcomes: HeldOutcomes;
   /** Rows done, rows left and rate of this process's sweeps: logged per pass, read by /metrics. */
   progress: SweepProgress;
+  /**
+   * Runs a start wrote already active and handed to this process's pool, by their first wake's job
+   * id: the replay of that job takes its run from here instead of loading it (ADR 0041). Taken once.
+   */
+  startedActive: Map<bigint, LoadedRun>;
 }
 
 /** Thrown by a fault to abandon the work the way a killed process would: nothing more is written. */

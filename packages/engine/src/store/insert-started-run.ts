@@ -1,33 +1,59 @@
 import type { DbJob } from './claim-jobs.ts';
 import type { NewFlowRun } from './insert-flow-run.ts';
+import type { LoadedRun } from './load-run-for-replay.ts';
+import type { DbFlowRun } from './find-run.ts';
 import type { Db } from './types.ts';
 
 /** A top-level run (no parent), as {@link NewFlowRun} describes its row. */
 export interface StartedRun extends Omit<NewFlowRun, 'parent'> {
-  /** Lease the first wake to this worker, which runs the run at once (ADR 0029); null: any worker's poll. */
+  /**
+   * Lease the first wake to this worker, which runs the run at once (ADR 0029), and write the run
+   * already marked active, as the replay's load would (ADR 0041); null: Pending, for any worker's poll.
+   */
   lease: { workerId: string; leaseSeconds: number } | null;
+}
+
+/** What a start wrote: the run, and with a lease its first wake and the run as the replay's load would return it. */
+export interface InsertedStart {
+  runId: string;
+  job: DbJob | null;
+  /** With a lease: the run row, written already active (Running, started, version 1). */
+  loaded: LoadedRun | null;
 }
 
 /**
  * A new run with its `run.started` history row, its first wake and, with a run timeout, the
  * backstop's wake, in ONE statement: a start is a single autocommitted write, all of it or none.
- * Returns the run's id and the first wake when it was leased to `lease.workerId`.
+ * With a lease the wake is leased to `lease.workerId`, which runs the run at once (ADR 0029), and
+ * the run is written as that worker's load would leave it (ADR 0041): Running, `started_at` now,
+ * version 1, `run.running` after `run.started`. A run just written is open, on time, of a flow the
+ * starting worker has and of no other replay, so the load would mark it active for certain: the
+ * worker skips that transaction and replays from the row returned here.
  */
-export async function insertStartedRun(db: Db, r: StartedRun): Promise<{ runId: string; job: DbJob | null }> {
+export async function insertStartedRun(db: Db, r: StartedRun): Promise<InsertedStart> {
   const lockedBy = r.lease?.workerId ?? null;
   const lockedUntil = r.lease ? new Date(r.now.getTime() + r.lease.leaseSeconds * 1000) : null;
-  const rows = await db.$queryRaw<{ run_id: string; job_id: bigint | null }[]>`
+  const active = r.lease !== null;
+  const rows = await db.$queryRaw<(DbFlowRun & { job_id: bigint | null })[]>`
     with run as (
       insert into "sagaflow"."flow_runs"
-        (flow_name, flow_version, input, business_key, tags, expires_at, run_timeout_at, created_at, updated_at)
+        (flow_name, flow_version, input, business_key, tags, expires_at, run_timeout_at, created_at, updated_at,
+         status, started_at, version)
       values (${r.flowName}, ${r.flowVersion}::int, ${JSON.stringify(r.input)}::jsonb, ${r.businessKey}::text,
               array(select jsonb_array_elements_text(${JSON.stringify(r.tags)}::jsonb)),
-              ${r.expiresAt}::timestamptz, ${r.runTimeoutAt}::timestamptz, ${r.now}::timestamptz, ${r.now}::timestamptz)
-      returning id
+              ${r.expiresAt}::timestamptz, ${r.runTimeoutAt}::timestamptz, ${r.now}::timestamptz, ${r.now}::timestamptz,
+              case when ${active}::boolean then 'Running' else 'Pending' end,
+              case when ${active}::boolean then ${r.now}::timestamptz end,
+              case when ${active}::boolean then 1 else 0 end)
+      returning *
     ), event as (
       insert into "sagaflow"."flow_events" (run_id, type, data)
-      select id, 'run.started', jsonb_build_object('flow', ${r.flowName}::text, 'version', ${r.flowVersion}::int)
-        from run
+      select run.id, e.type, e.data
+        from run,
+             (values (1, 'run.started', jsonb_build_object('flow', ${r.flowName}::text, 'version', ${r.flowVersion}::int)),
+                     (2, 'run.running', '{}'::jsonb)) e(ord, type, data)
+       where e.ord = 1 or ${active}::boolean
+       order by e.ord
     ), wakes as (
       insert into "sagaflow"."jobs" (kind, run_id, available_at, locked_by, locked_until, deliveries)
       select 'wake-run', id, ${r.now}::timestamptz, ${lockedBy}::text, ${lockedUntil}::timestamptz,
@@ -37,10 +63,10 @@ export async function insertStartedRun(db: Db, r: StartedRun): Promise<{ runId: 
       select 'wake-run', id, ${r.runTimeoutAt}::timestamptz, null, null, 0
         from run where ${r.runTimeoutAt}::timestamptz is not null
       returning id, locked_by)
-    select run.id::text as run_id, w.id as job_id from run left join wakes w on w.locked_by is not null`;
+    select run.*, w.id as job_id from run left join wakes w on w.locked_by is not null`;
   const row = rows[0];
   if (!row) throw new Error('the start wrote no run');
-  const job =
-    row.job_id === null ? null : { id: row.job_id, kind: 'wake-run', run_id: row.run_id, row_id: null, deliveries: 1 };
-  return { runId: row.run_id, job };
+  const { job_id: jobId, ...run } = row;
+  const job = jobId === null ? null : { id: jobId, kind: 'wake-run', run_id: run.id, row_id: null, deliveries: 1 };
+  return { runId: run.id, job, loaded: job && active ? { run, activeVersion: run.version } : null };
 }
