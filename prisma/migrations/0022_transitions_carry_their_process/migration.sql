@@ -16,8 +16,24 @@ UPDATE "sagaflow"."process_transitions" t
   FROM "sagaflow"."saga_instances" i
  WHERE i."id" = t."instance_id";
 -- Every transition belongs to an instance (the foreign key), so none is left empty; from here on a
--- writer that forgets the name fails instead of leaving a transition the chart cannot place.
+-- transition the chart cannot place cannot be written.
 ALTER TABLE "sagaflow"."process_transitions" ALTER COLUMN "process_name" SET NOT NULL;
+
+-- A worker still running the engine of before this migration (a rolling upgrade) writes transitions
+-- without the name: they get their instance's, looked up by primary key, instead of failing its
+-- deliveries until it is restarted. The trigger fires only for such a row (its WHEN): this engine's
+-- own inserts always carry the name and never run it.
+CREATE FUNCTION "sagaflow"."process_transitions_fill_process_name"() RETURNS trigger
+  LANGUAGE plpgsql AS $$
+BEGIN
+  SELECT i."process_name" INTO NEW."process_name" FROM "sagaflow"."saga_instances" i WHERE i."id" = NEW."instance_id";
+  RETURN NEW;
+END
+$$;
+CREATE TRIGGER "process_transitions_fill_process_name"
+  BEFORE INSERT ON "sagaflow"."process_transitions"
+  FOR EACH ROW WHEN (NEW."process_name" IS NULL)
+  EXECUTE FUNCTION "sagaflow"."process_transitions_fill_process_name"();
 
 -- Each bucket of the chart is an index-only read grouped by (process, from, to), with no other
 -- table. The predicate is read-series.ts's filter, word for word.
