@@ -95,8 +95,8 @@ export async function runDeliveryPhase(
             [messageId, id],
           );
           await c.query(
-            `insert into sagaflow.process_transitions (instance_id, from_state, to_state, message_id, message_type)
-             values ($1::uuid, 'AwaitingPayment', 'ReservingInventory', $2, 'PaymentCaptured')`,
+            `insert into sagaflow.process_transitions (instance_id, process_name, from_state, to_state, message_id, message_type)
+             values ($1::uuid, 'order-fulfilment', 'AwaitingPayment', 'ReservingInventory', $2, 'PaymentCaptured')`,
             [id, messageId],
           );
           await c.query('commit');

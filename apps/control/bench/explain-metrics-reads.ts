@@ -38,8 +38,8 @@ try {
            case when g % 100 = 0 then 'ACTIVE' when g % 5000 = 0 then 'QUARANTINED' else 'COMPLETED' end,
            'S' || (g % 7), now() - interval '1 second' * g
       from generate_series(1, ${INSTANCES}) g;
-    insert into sagaflow.process_transitions (instance_id, from_state, to_state, message_id, message_type, outcome)
-    select i.id, 'S' || n, 'S' || (n + 1), gen_random_uuid()::text, 'm', case when n = 4 then 'ignored' else 'applied' end
+    insert into sagaflow.process_transitions (instance_id, process_name, from_state, to_state, message_id, message_type, outcome)
+    select i.id, i.process_name, 'S' || n, 'S' || (n + 1), gen_random_uuid()::text, 'm', case when n = 4 then 'ignored' else 'applied' end
       from sagaflow.saga_instances i cross join generate_series(1, 5) n;
     insert into sagaflow.anomaly_log (code, message)
     select (array['claim_lost','outcome_rejected','expiry_failed'])[1 + g % 3], 'x' from generate_series(1, ${RUNS / 5}) g;`);

@@ -41,8 +41,8 @@ async function seed(db: Database) {
            now() - (i::float8 / ${instances}) * interval '7 days', now() - (i::float8 / ${instances}) * interval '7 days'
       from generate_series(1, ${instances}) i`);
   await sql(`
-    insert into "sagaflow"."process_transitions" (instance_id, from_state, to_state, message_id, message_type, at)
-    select s.id, (array['New','AwaitingPayment','Reserving','Shipping','Refunding'])[1 + g % 5],
+    insert into "sagaflow"."process_transitions" (instance_id, process_name, from_state, to_state, message_id, message_type, at)
+    select s.id, s.process_name, (array['New','AwaitingPayment','Reserving','Shipping','Refunding'])[1 + g % 5],
            (array['AwaitingPayment','Reserving','Shipping','Completed','ManualReview'])[1 + g % 5],
            s.id::text || '-' || g, 'M', s.created_at + g * interval '1 minute'
       from "sagaflow"."saga_instances" s, generate_series(0, 4) g`);

@@ -88,6 +88,7 @@ describe('the read API (PostgreSQL, HTTP)', () => {
       data: [
         {
           instance_id: instanceId,
+          process_name: 'series.proc',
           from_state: 'New',
           to_state: 'Paid',
           message_id: 'm1',
@@ -96,6 +97,7 @@ describe('the read API (PostgreSQL, HTTP)', () => {
         },
         {
           instance_id: instanceId,
+          process_name: 'series.proc',
           from_state: 'Paid',
           to_state: 'Shipping',
           message_id: 'm2',
@@ -105,6 +107,7 @@ describe('the read API (PostgreSQL, HTTP)', () => {
         // Not a transition: an ignored message is not counted.
         {
           instance_id: instanceId,
+          process_name: 'series.proc',
           from_state: 'Shipping',
           to_state: 'Shipping',
           message_id: 'm3',

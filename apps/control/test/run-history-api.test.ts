@@ -48,8 +48,8 @@ describe('run and instance history pages over HTTP', () => {
     );
     instanceId = instance!.id;
     await plane.db.driver.query(
-      `insert into "sagaflow"."process_transitions" (instance_id, from_state, to_state, message_id, message_type)
-       select $1::uuid, 'S', 'S', 'm-' || g, 'Step' from generate_series(1, 130) g`,
+      `insert into "sagaflow"."process_transitions" (instance_id, process_name, from_state, to_state, message_id, message_type)
+       select $1::uuid, 'history.process', 'S', 'S', 'm-' || g, 'Step' from generate_series(1, 130) g`,
       [instanceId],
     );
   });

@@ -160,8 +160,8 @@ async function seedInstances(sql: SqlSession, a: { lo: number; hi: number; n: nu
     params,
   );
   await sql.query(
-    `insert into "sagaflow"."process_transitions" (instance_id, from_state, to_state, message_id, message_type, at)
-     select id, (array['Start','AwaitingPayment','Packing','Shipping','Delivered'])[t],
+    `insert into "sagaflow"."process_transitions" (instance_id, process_name, from_state, to_state, message_id, message_type, at)
+     select id, '${scaleProcess}', (array['Start','AwaitingPayment','Packing','Shipping','Delivered'])[t],
             (array['AwaitingPayment','Packing','Shipping','Delivered','Done'])[t], 'm-' || j || '-' || t,
             (array['OrderPlaced','PaymentCaptured','Packed','Shipped','Delivered'])[t], created + t * interval '1 minute'
        from (${instances}) x, generate_series(1, 5) t`,

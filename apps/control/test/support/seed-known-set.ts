@@ -86,6 +86,7 @@ export async function seedKnownSet(plane: ControlPlane): Promise<KnownSet> {
   await instance('c', 'COMPLETED', 'Done', 5);
   const transition = (instanceId: string, from: string, to: string, outcome: string) => ({
     instance_id: instanceId,
+    process_name: 'metrics.proc',
     from_state: from,
     to_state: to,
     message_id: `${instanceId}-${from}-${to}-${outcome}`,

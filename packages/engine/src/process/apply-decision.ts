@@ -84,6 +84,7 @@ export async function applyDecision(
   });
   await insertProcessTransition(tx, {
     instanceId: row.id,
+    processName: row.process_name,
     from: decision.from,
     to: decision.to,
     messageId: message.id,

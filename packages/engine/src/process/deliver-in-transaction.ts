@@ -79,6 +79,7 @@ export async function deliverInTransaction(
     // Not an inbox row: after a release, this message's redelivery must still be applied.
     await insertProcessTransition(tx, {
       instanceId: row.id,
+      processName: row.process_name,
       from: row.current_state,
       to: row.current_state,
       messageId: message.id,
@@ -116,6 +117,7 @@ export async function deliverInTransaction(
     });
     await insertProcessTransition(tx, {
       instanceId: row.id,
+      processName: row.process_name,
       from: row.current_state,
       to: row.current_state,
       messageId: message.id,

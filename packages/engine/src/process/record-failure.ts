@@ -110,6 +110,7 @@ export async function recordFailure(
           if (!ok) return nothing;
           await insertProcessTransition(tx, {
             instanceId: row.id,
+            processName: row.process_name,
             from: row.current_state,
             to: row.current_state,
             messageId: message.id,

@@ -99,6 +99,7 @@ export async function releaseInTransaction(
   const auditRow = (to: string, extra: Record<string, Json>) =>
     insertProcessTransition(tx, {
       instanceId: id,
+      processName: row.process_name,
       from: at,
       to,
       messageId,
@@ -217,6 +218,7 @@ async function quarantineAgain(
   if (!written) throw new EngineError('version_conflict', `instance ${id} changed under its lock`);
   await insertProcessTransition(tx, {
     instanceId: id,
+    processName: row.process_name,
     from: row.current_state,
     to: row.current_state,
     messageId: kept.messageId,

@@ -10,8 +10,8 @@ export async function recordHeldTimeouts(
   args: { now: Date; processNames: readonly string[] },
 ): Promise<number> {
   return db.$executeRaw`
-    insert into "sagaflow"."process_transitions" (instance_id, from_state, to_state, message_id, message_type, outcome, detail, at)
-    select t.instance_id, i.current_state, i.current_state, t.id::text, t.name, 'skipped_quarantined',
+    insert into "sagaflow"."process_transitions" (instance_id, process_name, from_state, to_state, message_id, message_type, outcome, detail, at)
+    select t.instance_id, i.process_name, i.current_state, i.current_state, t.id::text, t.name, 'skipped_quarantined',
            jsonb_build_object('timer', 'held until release', 'dueAt', t.due_at), ${args.now}::timestamptz
       from "sagaflow"."process_timeouts" t
       join "sagaflow"."saga_instances" i on i.id = t.instance_id

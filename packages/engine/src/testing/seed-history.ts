@@ -83,8 +83,8 @@ export async function seedHistory(sql: SqlSession, o: SeedHistoryOptions): Promi
       [o.tag, at, status, o.instanceState ?? (status === 'COMPLETED' ? 'Completed' : 'AwaitingPayment'), o.instances],
     );
     await sql.query(
-      `insert into "sagaflow"."process_transitions" (instance_id, from_state, to_state, message_id, message_type, at)
-       select i.id, 'S' || t, 'S' || (t + 1), i.correlation_key || '-m' || t, 'Step', $2::timestamptz
+      `insert into "sagaflow"."process_transitions" (instance_id, process_name, from_state, to_state, message_id, message_type, at)
+       select i.id, i.process_name, 'S' || t, 'S' || (t + 1), i.correlation_key || '-m' || t, 'Step', $2::timestamptz
          from "sagaflow"."saga_instances" i cross join generate_series(1, $3::int) t
         where i.process_name = $1`,
       [o.tag, at, o.transitionsPerInstance ?? 5],

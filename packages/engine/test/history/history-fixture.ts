@@ -41,6 +41,9 @@ export async function insertInstance(sql: SqlSession, key: string): Promise<stri
   return row!.id;
 }
 
+/** The process of the instance `$1` (a transition carries it). */
+const processOf = `(select process_name from "sagaflow"."saga_instances" where id = $1::uuid)`;
+
 /** `count` more transitions of an instance that keeps moving (ids from the sequence, or given). */
 export async function recordTransitions(
   sql: SqlSession,
@@ -49,15 +52,15 @@ export async function recordTransitions(
 ): Promise<void> {
   if ('ids' in rows) {
     await sql.query(
-      `insert into "sagaflow"."process_transitions" (id, instance_id, from_state, to_state, message_id, message_type)
-       select g, $1::uuid, 'S', 'S', 'm-' || g, 'Step' from unnest($2::bigint[]) g`,
+      `insert into "sagaflow"."process_transitions" (id, instance_id, process_name, from_state, to_state, message_id, message_type)
+       select g, $1::uuid, ${processOf}, 'S', 'S', 'm-' || g, 'Step' from unnest($2::bigint[]) g`,
       [instanceId, rows.ids.map(String)],
     );
     return;
   }
   await sql.query(
-    `insert into "sagaflow"."process_transitions" (instance_id, from_state, to_state, message_id, message_type)
-     select $1::uuid, 'S', 'S', 'm-' || gen_random_uuid(), 'Step' from generate_series(1, $2::int)`,
+    `insert into "sagaflow"."process_transitions" (instance_id, process_name, from_state, to_state, message_id, message_type)
+     select $1::uuid, ${processOf}, 'S', 'S', 'm-' || gen_random_uuid(), 'Step' from generate_series(1, $2::int)`,
     [instanceId, rows.count],
   );
 }

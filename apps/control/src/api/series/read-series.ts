@@ -66,8 +66,8 @@ export async function readSeries(
   options: { timeoutMs?: number } = {},
 ): Promise<Series> {
   const grid = bucketGrid(input, now);
-  // No JIT: a chart's estimated cost (a lookup per transition of the window) can pass
-  // `jit_above_cost`, and compiling took 30–250 ms more than the read itself (ADR 0036).
+  // No JIT: a chart's estimated cost (a busy window's rows) can pass `jit_above_cost`, and
+  // compiling took 30–250 ms more than the read itself (ADR 0036).
   return withReadSnapshot(
     db,
     options.timeoutMs ?? 10_000,
@@ -83,13 +83,11 @@ export async function readSeries(
         keys: ['r.status as "outcome"'],
       });
       const transitions = await countByBucket<'process' | 'from' | 'to'>(tx, grid, {
-        // Each transition's process by a primary-key lookup (OFFSET 0 keeps the subquery from being
-        // flattened into a join the planner may hash over every instance: ADR 0032): the cost follows
-        // the window's transitions, not the number of instances ever started.
-        from: `"sagaflow"."process_transitions" t
-             cross join lateral (select process_name from "sagaflow"."saga_instances" i where i.id = t.instance_id offset 0) i`,
+        // A transition carries its process: the bucket is read from the chart's partial index alone,
+        // with no lookup of each transition's instance (ADR 0040).
+        from: '"sagaflow"."process_transitions" t',
         time: 't.at',
-        keys: ['i.process_name as "process"', 't.from_state as "from"', 't.to_state as "to"'],
+        keys: ['t.process_name as "process"', 't.from_state as "from"', 't.to_state as "to"'],
         where: `t.outcome in ('applied', 'repair')`,
       });
       const anomalies = await countByBucket<'code'>(tx, grid, {

@@ -9,14 +9,14 @@ export interface TransitionCount {
 
 /**
  * Transitions ever made, by process and (from, to): applied ones and operator repairs, not messages
- * that were ignored or skipped. A counter read from the history table, so it survives restarts.
+ * that were ignored or skipped. A counter read from the history table, so it survives restarts;
+ * each transition carries its process (ADR 0040), so no instance is read.
  */
 export async function readTransitionCounts(db: SqlReader): Promise<TransitionCount[]> {
   return db.$queryRaw<TransitionCount[]>`
-    select i.process_name as process, t.from_state as "from", t.to_state as "to", count(*)::int as count
+    select t.process_name as process, t.from_state as "from", t.to_state as "to", count(*)::int as count
       from "sagaflow"."process_transitions" t
-      join "sagaflow"."saga_instances" i on i.id = t.instance_id
      where t.outcome in ('applied', 'repair')
-     group by i.process_name, t.from_state, t.to_state
+     group by t.process_name, t.from_state, t.to_state
      order by 1, 2, 3`;
 }
