@@ -4,8 +4,8 @@ import { defineAction, defineFlow, type Database } from '../src/index.ts';
 import type { SqlDriver } from '../src/db/database.ts';
 import { rawDb } from '../src/db/raw-db.ts';
 import { appendFlowEvent } from '../src/store/append-flow-event.ts';
-import { insertStartedRun } from '../src/store/insert-started-run.ts';
 import { createTestEngine, type TestEngine } from '../src/testing/index.ts';
+import { seedStep } from './support/seed-step.ts';
 import { openTestDatabase } from './support/test-database.ts';
 import { waitFor } from './support/wait-for.ts';
 
@@ -24,17 +24,7 @@ describe('a raw run transaction whose connection is killed', () => {
   });
 
   it('fails, leaves nothing of itself, and the pool serves the next transaction on a live connection', async () => {
-    const { runId } = await insertStartedRun(db.prisma, {
-      flowName: 'f',
-      flowVersion: 1,
-      input: null,
-      businessKey: null,
-      tags: [],
-      expiresAt: null,
-      runTimeoutAt: null,
-      now: new Date(),
-      lease: null,
-    });
+    const { runId } = await seedStep(db);
     let killedPid = 0;
     await expect(
       db.driver.transaction(async (session) => {

@@ -30,6 +30,7 @@ import { markRunActive } from '../src/store/mark-run-active.ts';
 import { parkRun } from '../src/store/park-run.ts';
 import { settleParentStep } from '../src/store/settle-parent-step.ts';
 import { settleWaitStep } from '../src/store/settle-wait-step.ts';
+import { seedStep } from './support/seed-step.ts';
 import { openTestDatabase, testDbKind } from './support/test-database.ts';
 
 /** Thrown to roll a comparison's transaction back, so both clients meet the same rows. */
@@ -313,17 +314,7 @@ describe(`the raw run transaction is all or nothing (${testDbKind()})`, () => {
 
   beforeAll(async () => {
     db = await openTestDatabase();
-    ({ runId } = await insertStartedRun(db.prisma, {
-      flowName: 'f',
-      flowVersion: 1,
-      input: null,
-      businessKey: null,
-      tags: [],
-      expiresAt: null,
-      runTimeoutAt: null,
-      now,
-      lease: null,
-    }));
+    ({ runId } = await seedStep(db));
   });
   afterAll(async () => {
     await db?.close();
