@@ -182,12 +182,16 @@ export async function inPgliteTransaction<T>(
   });
   if (limits.waitMs === undefined) return running;
   const waitMs = limits.waitMs;
+  // Settled before it began (PGlite closed): the race below ends at once and the caller gets its error.
+  const settled = running.then(
+    () => 'began' as const,
+    () => 'began' as const,
+  );
   let timer: NodeJS.Timeout | undefined;
   const gaveUp = new Promise<'gave-up'>((resolve) => (timer = setTimeout(() => resolve('gave-up'), waitMs)));
   try {
-    if ((await Promise.race([begun, gaveUp])) === 'gave-up') {
+    if ((await Promise.race([begun, settled, gaveUp])) === 'gave-up') {
       abandoned = true;
-      running.catch(() => undefined);
       throw new Error(`timeout exceeded when trying to connect: PGlite's session stayed busy for ${waitMs} ms`);
     }
   } finally {
