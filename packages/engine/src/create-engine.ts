@@ -168,6 +168,7 @@ export function createEngine(options: EngineOptions): Engine {
   const events = createEngineEvents(logger, journal);
   const deps: RuntimeDeps = {
     prisma,
+    driver: options.db.driver,
     registry,
     config,
     logger,
@@ -215,7 +216,7 @@ export function createEngine(options: EngineOptions): Engine {
         // In the host's transaction the run exists only once the host commits: no hand-off to this
         // pool, a worker finds its wake after the commit.
         const started = await withHostTransaction(options.db, tx, (host) =>
-          startFlow({ ...deps, prisma: host }, name, input, opts),
+          startFlow({ ...deps, prisma: host, driver: undefined }, name, input, opts),
         );
         nudge();
         return { runId: started.runId };

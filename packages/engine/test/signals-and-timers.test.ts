@@ -90,6 +90,9 @@ describe(`signals, timers and deadlines (${testDbKind()})`, () => {
   });
 
   it('a signal is consumed by exactly one wait; a finished run takes no more signals', async () => {
+    // Both signals must be there before any replay: the earlier tests' workers would otherwise run the
+    // run (and consume the first signal) between the two sends. drive() starts them again.
+    await t.engine.stopWorkers();
     const { runId } = await t.engine.startFlow(reservation, 'order-789', { businessKey: 'order-789' });
     await t.engine.signal(runId, 'confirm', { by: 'a' });
     await t.engine.signal(runId, 'confirm', { by: 'b' });

@@ -4,7 +4,8 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { EngineError } from '../errors/engine-error.ts';
 import { PrismaClient } from '../generated/prisma/client.ts';
-import type { Database, SqlDriver, SqlSession, Subscription } from './database.ts';
+import type { Database, SqlDriver, Subscription } from './database.ts';
+import { inPgliteTransaction, inPgTransaction, pgliteSession, pgSession } from './run-in-transaction.ts';
 import { lockDataDir, type DataDirLock, type DataDirLockOptions } from './lock-data-dir.ts';
 
 export type DatabaseOptions =
@@ -59,19 +60,8 @@ async function openPglite(dataDir: string | undefined, lockOptions: DataDirLockO
     );
   }
   const driver: SqlDriver = {
-    exec: async (sql) => {
-      await pglite.exec(sql);
-    },
-    query: async <T>(sql: string, params: readonly unknown[] = []) => (await pglite.query<T>(sql, [...params])).rows,
-    transaction: (fn) =>
-      pglite.transaction((tx) =>
-        fn({
-          exec: async (sql) => {
-            await tx.exec(sql);
-          },
-          query: async <T>(sql: string, params: readonly unknown[] = []) => (await tx.query<T>(sql, [...params])).rows,
-        }),
-      ),
+    ...pgliteSession(pglite),
+    transaction: (fn, limits) => inPgliteTransaction(pglite, fn, limits),
   };
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
   return {
@@ -143,29 +133,9 @@ async function openPostgres(url: string, poolSize = 10): Promise<Database> {
       { cause },
     );
   }
-  const session = (client: pg.Pool | pg.PoolClient): SqlSession => ({
-    exec: async (sql) => {
-      await client.query(sql);
-    },
-    query: async <T>(sql: string, params: readonly unknown[] = []) =>
-      (await client.query(sql, [...params])).rows as T[],
-  });
   const driver: SqlDriver = {
-    ...session(pool),
-    transaction: async (fn) => {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await fn(session(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      } finally {
-        client.release();
-      }
-    },
+    ...pgSession((config) => pool.query(config)),
+    transaction: (fn, limits) => inPgTransaction(pool, fn, limits),
   };
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {

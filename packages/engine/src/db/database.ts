@@ -1,15 +1,29 @@
 import type pg from 'pg';
 import type { PrismaClient } from '../generated/prisma/client.ts';
+import type { RawResult, RawStatement } from './raw-db.ts';
 
 /** A transaction-capable raw SQL connection, used where Prisma's statement API cannot go (scripts). */
 export interface SqlSession {
   /** Runs a script of one or more statements with the simple query protocol. */
   exec(sql: string): Promise<void>;
   query<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * One statement with its values read back as Prisma's raw path reads them (ADR 0039); on
+   * PostgreSQL prepared by name once per connection. The run's transactions send theirs this way.
+   */
+  raw(statement: RawStatement): Promise<RawResult>;
+}
+
+/** Bounds of one transaction; unbounded where omitted. */
+export interface TransactionLimits {
+  /** How long to wait for a pooled connection before giving up (the transaction never began). */
+  waitMs?: number;
+  /** How long the transaction may stay open: past it, it is rolled back and its next statement throws. */
+  timeoutMs?: number;
 }
 
 export interface SqlDriver extends SqlSession {
-  transaction<T>(fn: (tx: SqlSession) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: SqlSession) => Promise<T>, limits?: TransactionLimits): Promise<T>;
 }
 
 /** A LISTEN held on a connection of its own; see {@link Database.listen}. */

@@ -1,24 +1,37 @@
 import type { Prisma } from '../generated/prisma/client.ts';
+import { rawDb, type RawDb } from '../db/raw-db.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 
+/** How long a run transaction may stay open: Prisma's default `timeout`, which these transactions had before ADR 0039. */
+export const runTransactionTimeoutMs = 5_000;
+
 /**
- * Runs one of a run's transactions (a replay's load, claim, outcome, park or finish) with the
- * worker's wait for a connection, `worker.transaction_wait_ms`, instead of Prisma's 2 s; the
- * transaction itself keeps Prisma's 5 s limit. When no connection came in
- * time (Prisma's P2028 "Unable to start a transaction", or the pool's own connection timeout), the
- * transaction never began and nothing of `work` ran, so it is started again, with a warning, for up
- * to the job's lease: a busy pool makes the run wait, it no longer fails the job and leaves the run
- * to wait out its lease (the bench's scale-out counted 12 such failures). Any other error is thrown.
+ * Runs one of a run's transactions (a replay's load, claim, outcome, park or finish). Its statements
+ * go through the database driver on one connection, prepared by name, without Prisma's runtime
+ * (ADR 0039), unless a `stepClaimed` hook is installed, which takes a Prisma transaction: then the
+ * whole run goes through Prisma's `$transaction`, as before. Either way the transaction waits for a
+ * connection for `worker.transaction_wait_ms`, instead of Prisma's 2 s, and stays open at most
+ * {@link runTransactionTimeoutMs}. When no connection came in time (Prisma's P2028 "Unable to start a
+ * transaction", or the pool's own connection timeout), the transaction never began and nothing of
+ * `work` ran, so it is started again, with a warning, for up to the job's lease: a busy pool makes
+ * the run wait, it no longer fails the job and leaves the run to wait out its lease (the bench's
+ * scale-out counted 12 such failures). Any other error is thrown.
  */
-export async function inRunTransaction<T>(
-  deps: RuntimeDeps,
-  work: (tx: Prisma.TransactionClient) => Promise<T>,
-): Promise<T> {
+export async function inRunTransaction<T>(deps: RuntimeDeps, work: (tx: RawDb) => Promise<T>): Promise<T> {
   const { transaction_wait_ms: waitMs, lease_seconds: leaseSeconds } = deps.config.worker;
+  const { driver } = deps;
+  const begin =
+    driver && !deps.hooks.stepClaimed
+      ? () =>
+          driver.transaction((session) => work(rawDb((statement) => session.raw(statement))), {
+            waitMs,
+            timeoutMs: runTransactionTimeoutMs,
+          })
+      : () => deps.prisma.$transaction(work, { maxWait: waitMs, timeout: runTransactionTimeoutMs });
   const startedAt = performance.now();
   for (let attempt = 1; ; attempt++) {
     try {
-      return await deps.prisma.$transaction(work, { maxWait: waitMs });
+      return await begin();
     } catch (err) {
       const waitedMs = performance.now() - startedAt;
       if (!isNoConnectionInTime(err) || waitedMs >= leaseSeconds * 1_000) throw err;
@@ -28,6 +41,16 @@ export async function inRunTransaction<T>(
       );
     }
   }
+}
+
+/**
+ * The Prisma transaction a run transaction runs in when a hook that takes one is installed (see
+ * {@link inRunTransaction}): the raw client is never used then, so anything else is an engine bug.
+ */
+export function prismaTransactionOf(tx: RawDb): Prisma.TransactionClient {
+  if (!('flowRun' in tx))
+    throw new Error('a Prisma transaction was expected: the run transaction went through the driver');
+  return tx as Prisma.TransactionClient;
 }
 
 /** Prisma's and node-postgres's words for "the pool gave no connection in time"; causes are walked. */

@@ -1,5 +1,6 @@
 import type { LoadedRun } from '../store/load-run-for-replay.ts';
 import type { Logger } from 'pino';
+import type { SqlDriver } from '../db/database.ts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 import type { Anomaly } from '../store/insert-anomaly.ts';
 import type { StepTable } from '../store/step-table.ts';
@@ -24,7 +25,11 @@ export interface ClaimedStep {
  * transaction (an outbox row, an audit row) belongs here; so does a test's fault.
  */
 export interface TransactionalHooks {
-  /** Inside the claim's transaction, after the claim statement. */
+  /**
+   * Inside the claim's transaction, after the claim statement. Installing it sends every run
+   * transaction through Prisma's `$transaction` (the hook takes a Prisma transaction) instead of the
+   * driver's prepared statements, and reads each claim back after its commit: the hot path is slower.
+   */
   stepClaimed?: (tx: Prisma.TransactionClient, step: ClaimedStep) => Promise<void>;
   /** Inside a kick's transaction, after the repair budget was refilled. */
   runKicked?: (tx: Prisma.TransactionClient, run: { runId: string }) => Promise<void>;
@@ -43,6 +48,11 @@ export interface Faults {
 /** What the runtime's operations need, built once by createEngine. */
 export interface RuntimeDeps {
   prisma: PrismaClient;
+  /**
+   * The database's own driver: the run's transactions send their statements through it (ADR 0039).
+   * Absent where every statement must go through `prisma` (a host's transaction, ADR 0028).
+   */
+  driver?: SqlDriver;
   registry: Registry;
   config: EngineConfig;
   logger: Logger;

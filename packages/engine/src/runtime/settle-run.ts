@@ -1,5 +1,5 @@
 import type { Json } from '../definitions/define-action.ts';
-import type { Prisma } from '../generated/prisma/client.ts';
+import type { RawDb } from '../db/raw-db.ts';
 import { appendRunEnd } from '../store/append-run-end.ts';
 import type { DbFlowRun } from '../store/find-run.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
@@ -36,7 +36,7 @@ export interface SettledRun {
  * writes the terminal event. Call {@link afterRunSettled} once the transaction committed.
  */
 export async function settleRunInTransaction(
-  tx: Prisma.TransactionClient,
+  tx: RawDb,
   run: DbFlowRun,
   result: Omit<SettleResult, 'session' | 'ack'>,
   now: Date,
@@ -107,7 +107,7 @@ export async function settleRun(
 ): Promise<'settled' | 'already-finished' | 'stale'> {
   const now = deps.clock.now();
   const { ack, session, ...settle } = result;
-  const write = (tx: Prisma.TransactionClient) => settleRunInTransaction(tx, run, settle, now, ack);
+  const write = (tx: RawDb) => settleRunInTransaction(tx, run, settle, now, ack);
   let settled: SettledRun | null;
   try {
     settled = session ? await session.tx(write, { finishesRun: true }) : await inRunTransaction(deps, write);

@@ -1,11 +1,11 @@
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * The overlap lock (seed 000's WithoutOverlapping): taken when free or expired, held until released
  * or its TTL passes. Independent of reclaim. Returns whether this owner holds it now.
  */
 export async function acquireLock(
-  db: Db,
+  db: RawDb,
   args: { key: string; owner: string; ttlSeconds: number; now: Date },
 ): Promise<boolean> {
   const rows = await db.$queryRaw<{ owner: string }[]>`
@@ -17,6 +17,6 @@ export async function acquireLock(
   return rows[0]?.owner === args.owner;
 }
 
-export async function releaseLock(db: Db, args: { key: string; owner: string }): Promise<void> {
-  await db.lock.deleteMany({ where: { key: args.key, owner: args.owner } });
+export async function releaseLock(db: RawDb, args: { key: string; owner: string }): Promise<void> {
+  await db.$executeRaw`delete from "sagaflow"."locks" where key = ${args.key} and owner = ${args.owner}`;
 }

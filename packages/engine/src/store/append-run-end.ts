@@ -2,7 +2,7 @@ import type { Json } from '../definitions/define-action.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import type { JobAck } from './delete-job.ts';
 import { lastStuckEvent } from './record-stuck-change.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * What follows a run's terminal transition ({@link finishRun}), in ONE statement instead of three:
@@ -13,7 +13,7 @@ import type { Db } from './types.ts';
  * writer's stuck events (the rule of recordStuckChange).
  */
 export async function appendRunEnd(
-  db: Db,
+  db: RawDb,
   args: { runId: string; type: string; data: Record<string, Json>; ack?: Pick<JobAck, 'id' | 'workerId'> },
 ): Promise<void> {
   const ack = args.ack

@@ -1,10 +1,10 @@
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * Cancels an action step that is not running (waiting for its first try or for a retry), compare-
  * and-swap: a step a worker has claimed in the meantime is left to finish. Returns whether it did.
  */
-export async function cancelWaitingStep(db: Db, args: { id: string; now: Date }): Promise<boolean> {
+export async function cancelWaitingStep(db: RawDb, args: { id: string; now: Date }): Promise<boolean> {
   const n = await db.$executeRaw`
     update "sagaflow"."action_runs"
        set status = 'Cancelled', updated_at = ${args.now}::timestamptz, finished_at = ${args.now}::timestamptz

@@ -1,6 +1,6 @@
 import { Prisma } from '../generated/prisma/client.ts';
 import { openRunStatusesSql, tableSql, type StepTable } from './step-table.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 import { stepEventCte, type StepEvent } from './step-event.ts';
 
 /**
@@ -13,7 +13,7 @@ import { stepEventCte, type StepEvent } from './step-event.ts';
  * (`event`) is appended by the same statement.
  */
 export async function claimStep(
-  db: Db,
+  db: RawDb,
   args: {
     table: StepTable;
     id: string;

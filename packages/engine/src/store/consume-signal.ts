@@ -1,12 +1,12 @@
 import type { Json } from '../definitions/define-action.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * Takes the oldest pending signal of that name for the run, compare-and-swap: a signal is consumed
  * by exactly one wait. Call inside the transaction that settles the waiting step.
  */
 export async function consumeSignal(
-  db: Db,
+  db: RawDb,
   args: { runId: string; name: string; sequence: number; now: Date },
 ): Promise<{ payload: Json } | null> {
   const rows = await db.$queryRaw<{ payload: Json }[]>`

@@ -1,4 +1,4 @@
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /** A job to acknowledge, and whether a transaction that committed already did (`done`). */
 export interface JobAck {
@@ -8,6 +8,7 @@ export interface JobAck {
 }
 
 /** Acknowledges a job; only the worker that holds its lease may. */
-export async function deleteJob(db: Db, args: { id: bigint; workerId: string }): Promise<void> {
-  await db.job.deleteMany({ where: { id: args.id, locked_by: args.workerId } });
+export async function deleteJob(db: RawDb, args: { id: bigint; workerId: string }): Promise<void> {
+  await db.$executeRaw`
+    delete from "sagaflow"."jobs" where id = ${args.id}::bigint and locked_by = ${args.workerId}`;
 }

@@ -1,6 +1,6 @@
 import { openRunStatusesSql } from './step-table.ts';
 import type { Json } from '../definitions/define-action.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 export type FinalRunStatus =
   'Completed' | 'Failed' | 'Compensated' | 'Expired' | 'Cancelled' | 'Terminated' | 'TimedOut';
@@ -17,7 +17,7 @@ export type FinalRunStatus =
  * episode's `run.unstuck`, the terminal event) are `appendRunEnd`'s. Call it inside a transaction.
  */
 export async function finishRun(
-  db: Db,
+  db: RawDb,
   args: { id: string; status: FinalRunStatus; output?: Json; error?: Json; now: Date },
 ): Promise<{
   status: FinalRunStatus;

@@ -1,6 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import type { DbActionRun } from './list-action-runs.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 export interface NewStep {
   runId: string;
@@ -24,7 +24,7 @@ export interface NewStep {
  * when another replay wrote it first. The JSON goes in as text the engine serialized: Prisma's Json
  * input rounds a double to 16 significant digits, and a recorded ctx.random() must come back exact.
  */
-export async function insertStep(db: Db, s: NewStep) {
+export async function insertStep(db: RawDb, s: NewStep) {
   const [created] = await db.$queryRaw<DbActionRun[]>`
     insert into "sagaflow"."action_runs"
       (run_id, sequence, kind, name, input, status, output, max_attempts, parallel_block,
@@ -37,8 +37,8 @@ export async function insertStep(db: Db, s: NewStep) {
     on conflict (run_id, sequence) do nothing
     returning *`;
   if (created) return Object.assign(created, { inserted: true });
-  const row = await db.actionRun.findUniqueOrThrow({
-    where: { run_id_sequence: { run_id: s.runId, sequence: s.sequence } },
-  });
+  const [row] = await db.$queryRaw<DbActionRun[]>`
+    select * from "sagaflow"."action_runs" where run_id = ${s.runId}::uuid and sequence = ${s.sequence}::int`;
+  if (!row) throw new Error(`step ${s.sequence} of run ${s.runId} was neither inserted nor found`);
   return Object.assign(row, { inserted: false });
 }

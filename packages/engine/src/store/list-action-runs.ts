@@ -1,6 +1,9 @@
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
+import type { ActionRun } from '../generated/prisma/client.ts';
 
-export async function listActionRuns(db: Db, runId: string) {
-  return db.actionRun.findMany({ where: { run_id: runId }, orderBy: { sequence: 'asc' } });
+/** A run's step rows, in sequence order: what a replay works from. */
+export async function listActionRuns(db: RawDb, runId: string): Promise<DbActionRun[]> {
+  return db.$queryRaw<DbActionRun[]>`
+    select * from "sagaflow"."action_runs" where run_id = ${runId}::uuid order by sequence`;
 }
-export type DbActionRun = Awaited<ReturnType<typeof listActionRuns>>[number];
+export type DbActionRun = ActionRun;

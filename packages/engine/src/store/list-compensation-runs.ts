@@ -1,9 +1,9 @@
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
+import type { CompensationRun } from '../generated/prisma/client.ts';
 
-export async function listCompensationRuns(db: Db, runId: string) {
-  return db.compensationRun.findMany({
-    where: { run_id: runId },
-    orderBy: [{ rollback_level: 'asc' }, { ordinal: 'asc' }],
-  });
+/** A run's compensation rows, by rollback level and position in it. */
+export async function listCompensationRuns(db: RawDb, runId: string): Promise<DbCompensationRun[]> {
+  return db.$queryRaw<DbCompensationRun[]>`
+    select * from "sagaflow"."compensation_runs" where run_id = ${runId}::uuid order by rollback_level, ordinal`;
 }
-export type DbCompensationRun = Awaited<ReturnType<typeof listCompensationRuns>>[number];
+export type DbCompensationRun = CompensationRun;

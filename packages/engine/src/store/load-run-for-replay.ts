@@ -1,6 +1,6 @@
 import type { DbFlowRun } from './find-run.ts';
 import { openRunStatusesSql } from './step-table.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /** A run as a replay loads it: the row as it was, and the version its marking active produced. */
 export interface LoadedRun {
@@ -19,7 +19,7 @@ export interface LoadedRun {
  * such run.
  */
 export async function loadRunForReplay(
-  db: Db,
+  db: RawDb,
   args: { runId: string; now: Date; flows: readonly string[] },
 ): Promise<LoadedRun | null> {
   const rows = await db.$queryRaw<(DbFlowRun & { active_version: number | null })[]>`

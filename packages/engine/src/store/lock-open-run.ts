@@ -1,6 +1,6 @@
 import { Prisma } from '../generated/prisma/client.ts';
 import { openRunStatusesSql } from './step-table.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * Locks an open run's row FOR KEY SHARE until the caller's transaction ends, and says whether the
@@ -15,7 +15,7 @@ import type { Db } from './types.ts';
  * later, keeps two replays that both try to finish the run from deadlocking.
  */
 export async function lockOpenRun(
-  db: Db,
+  db: RawDb,
   runId: string,
   strength: 'key share' | 'no key update' | 'update' = 'key share',
 ): Promise<boolean> {

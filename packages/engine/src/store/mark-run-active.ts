@@ -1,5 +1,5 @@
 import { openRunStatusesSql } from './step-table.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * An open run being replayed shows Running (or Compensating), with no wait or stuck reason.
@@ -10,7 +10,7 @@ import type { Db } from './types.ts';
  * that ends this replay says whether it could (recordStuckChange).
  */
 export async function markRunActive(
-  db: Db,
+  db: RawDb,
   args: { runId: string; status: 'Running' | 'Compensating'; now: Date },
 ): Promise<{ wasPending: boolean; open: boolean; version: number }> {
   const rows = await db.$queryRaw<{ was: string; version: number }[]>`

@@ -1,6 +1,6 @@
 import { recordStuckChange } from './record-stuck-change.ts';
 import { openRunStatusesSql } from './step-table.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * Parks an open run: Waiting with what it waits for (healthy) or why it cannot move (stuck); a run
@@ -11,7 +11,7 @@ import type { Db } from './types.ts';
  * it inside a transaction.
  */
 export async function parkRun(
-  db: Db,
+  db: RawDb,
   args: {
     runId: string;
     waitingFor: string | null;

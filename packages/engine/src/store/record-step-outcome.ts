@@ -2,7 +2,7 @@ import type { Json } from '../definitions/define-action.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { openRunStatusesSql, tableSql, type StepTable } from './step-table.ts';
 import { stepEventCte, type StepEvent } from './step-event.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 export type StepOutcome =
   | { kind: 'completed'; output: Json }
@@ -16,7 +16,7 @@ export type StepOutcome =
  * recorded terminal state is never overwritten). `refused`: the run has finished.
  */
 export async function recordStepOutcome(
-  db: Db,
+  db: RawDb,
   args: {
     table: StepTable;
     id: string;

@@ -1,5 +1,5 @@
 import { Prisma } from '../generated/prisma/client.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * The run's last `run.stuck` or `run.unstuck` event (type, data), as a lateral subquery: what a
@@ -23,7 +23,7 @@ export function lastStuckEvent(runId: string): Prisma.Sql {
  * earlier writer's events. Returns the event written, if any.
  */
 export async function recordStuckChange(
-  db: Db,
+  db: RawDb,
   args: { runId: string; reason: string | null; by: string },
 ): Promise<'run.stuck' | 'run.unstuck' | null> {
   const rows = await db.$queryRaw<{ type: 'run.stuck' | 'run.unstuck' }[]>`

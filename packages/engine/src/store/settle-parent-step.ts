@@ -3,7 +3,7 @@ import type { Json } from '../definitions/define-action.ts';
 import { appendFlowEvent } from './append-flow-event.ts';
 import { enqueueJob } from './enqueue-job.ts';
 import { settleWaitStep } from './settle-wait-step.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * A child run finished: settle the parent's waiting step and wake the parent, in the child's finish
@@ -11,7 +11,7 @@ import type { Db } from './types.ts';
  * the write was refused for that reason, else null.
  */
 export async function settleParentStep(
-  tx: Db,
+  tx: RawDb,
   args: {
     parentRunId: string;
     parentSequence: number;

@@ -1,12 +1,12 @@
 import type { Json } from '../definitions/define-action.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * Settles a waiting step (signal, timer, child) once: compare-and-swap from Waiting, so two replays
  * (or a replay and a child's finish) cannot both settle it. Returns whether this call did.
  */
 export async function settleWaitStep(
-  db: Db,
+  db: RawDb,
   args: { id: string; status: 'Completed' | 'Errored' | 'Cancelled'; output?: Json; error?: Json; now: Date },
 ): Promise<boolean> {
   const n = await db.$executeRaw`

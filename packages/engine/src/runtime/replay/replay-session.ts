@@ -1,5 +1,5 @@
 import type { Json } from '../../definitions/define-action.ts';
-import type { Prisma } from '../../generated/prisma/client.ts';
+import type { RawDb } from '../../db/raw-db.ts';
 import type { DbFlowRun } from '../../store/find-run.ts';
 import { insertStep, type NewStep } from '../../store/insert-step.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
@@ -122,7 +122,7 @@ export class ReplaySession {
    * for ever), and this replay stops quietly (ReplayConflict). Whatever else rolls the transaction
    * back, the outcomes stay buffered: an outcome leaves the buffer only recorded or rejected.
    */
-  async tx<T>(fn: (tx: Prisma.TransactionClient) => Promise<T>, opts: { finishesRun?: boolean } = {}): Promise<T> {
+  async tx<T>(fn: (tx: RawDb) => Promise<T>, opts: { finishesRun?: boolean } = {}): Promise<T> {
     if (this.planOnly) {
       this.stop({ waitingFor: null, stuckReason: null, planReached: true });
       return never<T>();

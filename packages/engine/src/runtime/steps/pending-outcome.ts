@@ -1,3 +1,4 @@
+import type { RawDb } from '../../db/raw-db.ts';
 import type { Json } from '../../definitions/define-action.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
 import { releaseLock } from '../../store/acquire-lock.ts';
@@ -32,11 +33,7 @@ const statusOf = { completed: 'Completed', failed: 'Failed', errored: 'Errored' 
 export type OutcomeWrite = 'recorded' | 'already' | 'rejected' | 'refused';
 
 /** The fenced outcome write with its history row (and the lock's release), inside the caller's transaction. */
-export async function writePendingOutcome(
-  tx: Prisma.TransactionClient,
-  o: PendingOutcome,
-  now: Date,
-): Promise<OutcomeWrite> {
+export async function writePendingOutcome(tx: RawDb, o: PendingOutcome, now: Date): Promise<OutcomeWrite> {
   const outcome = outcomeOf(o);
   const prefix = o.table === 'compensation_runs' ? 'compensation' : 'action';
   const what = outcome.kind === 'completed' ? 'completed' : outcome.kind === 'failed' ? 'retry_scheduled' : 'failed';
@@ -64,7 +61,7 @@ export async function writePendingOutcome(
  * Ours means the same status, attempt and value: an operator's complete_step settles the row under
  * the same attempt with its own output, and that is a loss for this worker, never a success.
  */
-async function alreadyOurs(tx: Prisma.TransactionClient, o: PendingOutcome): Promise<boolean> {
+async function alreadyOurs(tx: RawDb, o: PendingOutcome): Promise<boolean> {
   const outcome = outcomeOf(o);
   const value = JSON.stringify(outcome.kind === 'completed' ? outcome.output : outcome.error);
   const column = Prisma.raw(outcome.kind === 'completed' ? 'output' : 'error');
@@ -81,7 +78,7 @@ async function alreadyOurs(tx: Prisma.TransactionClient, o: PendingOutcome): Pro
  * not abort the transaction).
  */
 export async function writePendingOutcomes(
-  tx: Prisma.TransactionClient,
+  tx: RawDb,
   outcomes: PendingOutcome[],
   now: Date,
 ): Promise<{ outcome: PendingOutcome; result: OutcomeWrite }[]> {

@@ -13,6 +13,7 @@ import type { StepOutcome } from '../../store/record-step-outcome.ts';
 import type { StepTable } from '../../store/step-table.ts';
 import { decideRetry } from '../decide-retry.ts';
 import { serializeError } from '../flow-error.ts';
+import { prismaTransactionOf } from '../in-run-transaction.ts';
 import { ReplayConflict, type ReplaySession } from '../replay/replay-session.ts';
 import type { ClaimedStep } from '../runtime-deps.ts';
 import { reportLostOutcome, writePendingOutcome, type OutcomeWrite, type PendingOutcome } from './pending-outcome.ts';
@@ -99,7 +100,14 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
       // A lost claim must not leave the lock it took behind: roll the whole transaction back.
       if (attempts === null && locks.enabled) throw new ClaimLost(rowId);
       if (attempts !== null) {
-        await deps.hooks.stepClaimed?.(tx, { table, runId, rowId, sequence, name, attempt: attempts });
+        await deps.hooks.stepClaimed?.(prismaTransactionOf(tx), {
+          table,
+          runId,
+          rowId,
+          sequence,
+          name,
+          attempt: attempts,
+        });
       }
       return { rowId, attempts, locked: false };
     });

@@ -3,6 +3,8 @@ import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { consumeSignal } from '../../store/consume-signal.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
 import { insertStep } from '../../store/insert-step.ts';
+import { fireTimer } from '../../store/fire-timer.ts';
+import { insertTimer } from '../../store/insert-timer.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import { settleWaitStep } from '../../store/settle-wait-step.ts';
 import type { ReplaySession } from '../replay/replay-session.ts';
@@ -52,8 +54,7 @@ export async function runWaitStep(
       });
       // Another replay scheduled this wait first: its timer, wake and event already exist.
       if (!created.inserted) return created;
-      if (spec.kind === 'timer')
-        await tx.timer.create({ data: { run_id: session.runId, sequence: seq, fire_at: wakeAt } });
+      if (spec.kind === 'timer') await insertTimer(tx, { runId: session.runId, sequence: seq, fireAt: wakeAt });
       await enqueueJob(tx, { kind: 'wake-run', runId: session.runId, availableAt: wakeAt });
       await appendFlowEvent(tx, {
         runId: session.runId,
@@ -107,10 +108,7 @@ export async function runWaitStep(
       }
       if (!due) return null;
       if (!(await settleWaitStep(tx, { id, status: 'Completed', output: { value: null }, now }))) throw new WaitRaced();
-      await tx.timer.updateMany({
-        where: { run_id: session.runId, sequence: seq, status: 'Pending' },
-        data: { status: 'Fired', fired_at: now },
-      });
+      await fireTimer(tx, { runId: session.runId, sequence: seq, now });
       await appendFlowEvent(tx, {
         runId: session.runId,
         type: 'timer.fired',

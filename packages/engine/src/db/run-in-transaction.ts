@@ -1,0 +1,204 @@
+import type { PGlite, Transaction as PgliteTransaction } from '@electric-sql/pglite';
+import type pg from 'pg';
+import type { SqlSession, TransactionLimits } from './database.ts';
+import type { RawResult, RawStatement } from './raw-db.ts';
+import { pgliteRawParsers, pgRawTypes, rawParameter } from './raw-values.ts';
+import { statementName } from './statement-names.ts';
+
+/** What a statement meets once its transaction's time limit passed (Prisma's words, so logs read alike). */
+export class TransactionExpired extends Error {
+  override readonly name = 'TransactionExpired';
+  constructor(timeoutMs: number) {
+    super(`Transaction already closed: its time limit of ${timeoutMs} ms passed and it was rolled back`);
+  }
+}
+
+type PgSend = (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+
+/** A session over one node-postgres client (or the pool): scripts, plain queries, and raw statements prepared by name. */
+export function pgSession(send: PgSend): SqlSession {
+  return {
+    exec: async (sql) => {
+      await send({ text: sql });
+    },
+    query: async <T>(sql: string, params: readonly unknown[] = []) =>
+      (await send({ text: sql, values: [...params] })).rows as T[],
+    raw: async ({ text, values }: RawStatement): Promise<RawResult> => {
+      const name = statementName(text);
+      const result = await send({
+        ...(name === undefined ? {} : { name }),
+        text,
+        values: values.map(rawParameter),
+        types: pgRawTypes,
+      } as pg.QueryConfig);
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+    },
+  };
+}
+
+/** A session over PGlite or one of its transactions (it prepares nothing by name: one in-process backend, no round trip to save). */
+export function pgliteSession(target: PGlite | PgliteTransaction): SqlSession {
+  return {
+    exec: async (sql) => {
+      await target.exec(sql);
+    },
+    query: async <T>(sql: string, params: readonly unknown[] = []) => (await target.query<T>(sql, [...params])).rows,
+    raw: async ({ text, values }: RawStatement): Promise<RawResult> => {
+      const result = await target.query(text, values.map(rawParameter), { parsers: pgliteRawParsers });
+      return { rows: result.rows, rowCount: result.affectedRows ?? 0 };
+    },
+  };
+}
+
+/**
+ * Runs `fn` between BEGIN and COMMIT on ONE pooled connection, rolled back if anything throws.
+ * `waitMs` bounds the wait for a connection: past it the pool's own words are thrown ("timeout
+ * exceeded when trying to connect"), the transaction never began, and the connection, if it comes
+ * later, goes straight back. `timeoutMs` bounds the transaction like Prisma's `timeout`: once it
+ * passes, the transaction is rolled back at once (queued behind a statement in flight) and its next
+ * statement, or its commit, throws {@link TransactionExpired}. A connection on which a statement
+ * failed (a terminated backend, a broken socket, a server error) is released with the error, so the
+ * pool destroys it instead of handing a doubtful session to the next transaction.
+ */
+export async function inPgTransaction<T>(
+  pool: pg.Pool,
+  fn: (tx: SqlSession) => Promise<T>,
+  limits: TransactionLimits = {},
+): Promise<T> {
+  const client = await connectWithin(pool, limits.waitMs);
+  let state: 'open' | 'ending' | 'expired' = 'open';
+  let failed: Error | undefined;
+  // A checked-out client has no pool listener: a server that ends the session (pg_terminate_backend,
+  // a restart) would otherwise crash the process with an unhandled 'error' event.
+  const onError = (err: Error) => void (failed ??= err);
+  client.on('error', onError);
+  let rollback: Promise<void> | undefined;
+  const rollBack = () =>
+    (rollback ??= client.query('ROLLBACK').then(
+      () => undefined,
+      (err: Error) => void (failed ??= err),
+    ));
+  const expired = () => state === 'expired';
+  const send: PgSend = async (config) => {
+    if (expired()) throw new TransactionExpired(limits.timeoutMs ?? 0);
+    try {
+      return await client.query(config);
+    } catch (err) {
+      failed ??= err as Error;
+      throw err;
+    }
+  };
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    const destroy = failed;
+    client.release(destroy);
+    // A destroyed client may still report its socket's end: keep swallowing it then.
+    if (!destroy) client.removeListener('error', onError);
+  };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await send({ text: 'BEGIN' });
+    if (limits.timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        if (state !== 'open') return;
+        state = 'expired';
+        // The connection goes back as soon as it is rolled back, whatever `fn` is still doing.
+        void rollBack().then(release);
+      }, limits.timeoutMs);
+    }
+    const result = await fn(pgSession(send));
+    if (expired()) throw new TransactionExpired(limits.timeoutMs ?? 0);
+    state = 'ending';
+    await send({ text: 'COMMIT' });
+    return result;
+  } catch (err) {
+    state = state === 'open' ? 'ending' : state;
+    await rollBack();
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    await rollback;
+    release();
+  }
+}
+
+/** `pool.connect()` given up after `waitMs`; a connection that arrives after that is released unused. */
+async function connectWithin(pool: pg.Pool, waitMs: number | undefined): Promise<pg.PoolClient> {
+  const connecting = pool.connect();
+  if (waitMs === undefined) return connecting;
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`timeout exceeded when trying to connect: no pooled connection within ${waitMs} ms`)),
+      waitMs,
+    );
+  });
+  try {
+    return await Promise.race([connecting, gaveUp]);
+  } catch (err) {
+    connecting.then(
+      (late) => late.release(),
+      () => undefined,
+    );
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs `fn` in a PGlite transaction (PGlite's own BEGIN/COMMIT, rolled back if `fn` throws). PGlite
+ * has one session and queues transactions behind each other: `waitMs` bounds that wait as the pool's
+ * does on PostgreSQL (past it the same words are thrown, and the queued start, once its turn comes,
+ * rolls back without running `fn`). `timeoutMs` is kept as on PostgreSQL, except that the rollback
+ * waits for the statement or code in flight: the next statement, or the commit, throws
+ * {@link TransactionExpired} and rolls it all back.
+ */
+export async function inPgliteTransaction<T>(
+  pglite: PGlite,
+  fn: (tx: SqlSession) => Promise<T>,
+  limits: TransactionLimits = {},
+): Promise<T> {
+  let abandoned = false;
+  let begin: () => void = () => undefined;
+  const begun = new Promise<void>((resolve) => (begin = resolve));
+  const running = pglite.transaction(async (tx) => {
+    if (abandoned) throw new TransactionAbandoned();
+    begin();
+    const expiresAt = limits.timeoutMs === undefined ? Infinity : performance.now() + limits.timeoutMs;
+    const live = () => {
+      if (performance.now() >= expiresAt) throw new TransactionExpired(limits.timeoutMs ?? 0);
+    };
+    const session = pgliteSession(tx);
+    const result = await fn({
+      exec: async (sql) => (live(), session.exec(sql)),
+      query: async <R>(sql: string, params?: readonly unknown[]) => (live(), session.query<R>(sql, params)),
+      raw: async (statement) => (live(), session.raw(statement)),
+    });
+    live();
+    return result;
+  });
+  if (limits.waitMs === undefined) return running;
+  const waitMs = limits.waitMs;
+  // Settled before it began (PGlite closed): the race below ends at once and the caller gets its error.
+  const settled = running.then(
+    () => 'began' as const,
+    () => 'began' as const,
+  );
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<'gave-up'>((resolve) => (timer = setTimeout(() => resolve('gave-up'), waitMs)));
+  try {
+    if ((await Promise.race([begun, settled, gaveUp])) === 'gave-up') {
+      abandoned = true;
+      throw new Error(`timeout exceeded when trying to connect: PGlite's session stayed busy for ${waitMs} ms`);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return running;
+}
+
+/** Rolls back a queued PGlite transaction whose caller stopped waiting for it. */
+class TransactionAbandoned extends Error {}
