@@ -1,18 +1,16 @@
 import type { Db } from '../types.ts';
 
-/** The events that open and close a run's stuck episodes (ADR 0035 addendum). */
-export const stuckEventTypes = ['run.stuck', 'run.unstuck'] as const;
-
 /**
- * A run's newest `limit` run.stuck / run.unstuck events, newest first, through the (run_id, id)
- * index: the whole stuck story of a run whatever page of its events a reader holds, so an episode
- * older than the newest page of events is still shown (a run that was stuck for an hour and then
- * recorded 500 steps). Few per run: a run is stuck a handful of times, not per step.
+ * A run's newest `limit` run.stuck / run.unstuck events, newest first: the whole stuck story of a
+ * run whatever page of its events a reader holds, so an episode older than the newest page of events
+ * is still shown (a run stuck for an hour that then recorded 500 steps). Read through the partial
+ * index of those events alone (migration 0023, its predicate word for word in the text: a parameter
+ * would not let the planner prove it), never by walking the run's other events.
  */
 export async function listRunStuckEvents(db: Db, runId: string, limit: number) {
-  return db.flowEvent.findMany({
-    where: { run_id: runId, type: { in: [...stuckEventTypes] } },
-    orderBy: { id: 'desc' },
-    take: limit,
-  });
+  return db.$queryRaw<{ id: bigint; type: string; sequence: number | null; data: unknown; at: Date }[]>`
+    select id, type, sequence, data, at from "sagaflow"."flow_events"
+     where run_id = ${runId}::uuid and type in ('run.stuck', 'run.unstuck')
+     order by id desc
+     limit ${limit}::int`;
 }
