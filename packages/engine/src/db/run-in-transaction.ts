@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { SqlSession, TransactionLimits } from './database.ts';
 import type { RawResult, RawStatement } from './raw-db.ts';
 import { pgliteRawParsers, pgRawTypes, rawParameter } from './raw-values.ts';
-import { statementName } from './statement-names.ts';
+import { renameStatement, statementName } from './statement-names.ts';
 
 /** What a statement meets once its transaction's time limit passed (Prisma's words, so logs read alike). */
 export class TransactionExpired extends Error {
@@ -25,15 +25,34 @@ export function pgSession(send: PgSend): SqlSession {
       (await send({ text: sql, values: [...params] })).rows as T[],
     raw: async ({ text, values }: RawStatement): Promise<RawResult> => {
       const name = statementName(text);
-      const result = await send({
-        ...(name === undefined ? {} : { name }),
-        text,
-        values: values.map(rawParameter),
-        types: pgRawTypes,
-      } as pg.QueryConfig);
-      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+      try {
+        const result = await send({
+          ...(name === undefined ? {} : { name }),
+          text,
+          values: values.map(rawParameter),
+          types: pgRawTypes,
+        } as pg.QueryConfig);
+        return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+      } catch (err) {
+        // Prepared before its result changed shape (a migration added a column): renamed, it is
+        // planned afresh, so the run's work is worth trying again (the pool retries a replay).
+        if (name !== undefined && isStalePlan(err)) {
+          renameStatement(text);
+          Object.assign(err as Error, { retryable: true });
+        }
+        throw err;
+      }
     },
   };
+}
+
+/** PostgreSQL's refusal of a prepared statement whose result columns changed since it was prepared. */
+function isStalePlan(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const e = err as { code?: unknown; message?: unknown };
+  return (
+    e.code === '0A000' && typeof e.message === 'string' && e.message.includes('cached plan must not change result type')
+  );
 }
 
 /** A session over PGlite or one of its transactions (it prepares nothing by name: one in-process backend, no round trip to save). */

@@ -6,6 +6,10 @@ const maxNamedLength = 8_000;
 const maxNames = 200;
 
 const names = new Map<string, string>();
+/** How many times a text was renamed (see {@link renameStatement}). */
+const generations = new Map<string, number>();
+
+const hashName = (text: string) => `sf_${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
 
 /**
  * The name a statement is prepared under on each connection (node-postgres parses a named statement
@@ -18,7 +22,22 @@ const names = new Map<string, string>();
 export function statementName(text: string): string | undefined {
   const known = names.get(text);
   if (known !== undefined || text.length > maxNamedLength || names.size >= maxNames) return known;
-  const name = `sf_${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
+  const name = hashName(text);
   names.set(text, name);
   return name;
+}
+
+/**
+ * Gives a named text a new name, so that every connection prepares it afresh. A statement prepared
+ * before its result changed shape (a column added to a table it reads with `*`, by a migration
+ * applied while this process runs) is refused by the server on every connection that holds it ("cached
+ * plan must not change result type"); under the new name each connection plans it again once. The old
+ * name stays on the connections that prepared it until they close: one more per such change.
+ */
+export function renameStatement(text: string): void {
+  if (!names.has(text)) return;
+  const generation = (generations.get(text) ?? 0) + 1;
+  generations.set(text, generation);
+  // Longer than any first name (`sf_` and 22 characters): a renamed text never takes another's name.
+  names.set(text, `${hashName(text)}_g${generation}`);
 }
