@@ -17,7 +17,7 @@ export interface StartedRun extends Omit<NewFlowRun, 'parent'> {
 export interface InsertedStart {
   runId: string;
   job: DbJob | null;
-  /** With a lease: the run row, written already active (Running, started, version 1). */
+  /** With a lease, unless its run timeout is already due: the run row, written already active (Running, started, version 1). */
   loaded: LoadedRun | null;
 }
 
@@ -26,14 +26,17 @@ export interface InsertedStart {
  * backstop's wake, in ONE statement: a start is a single autocommitted write, all of it or none.
  * With a lease the wake is leased to `lease.workerId`, which runs the run at once (ADR 0029), and
  * the run is written as that worker's load would leave it (ADR 0041): Running, `started_at` now,
- * version 1, `run.running` after `run.started`. A run just written is open, on time, of a flow the
+ * version 1, `run.running` after `run.started`. A run just written is open, on time (one whose run
+ * timeout is due at once is written Pending: the load times it out), of a flow the
  * starting worker has and of no other replay, so the load would mark it active for certain: the
  * worker skips that transaction and replays from the row returned here.
  */
 export async function insertStartedRun(db: Db, r: StartedRun): Promise<InsertedStart> {
   const lockedBy = r.lease?.workerId ?? null;
   const lockedUntil = r.lease ? new Date(r.now.getTime() + r.lease.leaseSeconds * 1000) : null;
-  const active = r.lease !== null;
+  // The load marks active only a run on time: a run timeout already due (under a millisecond, so the
+  // same instant as `now`) leaves the run Pending for the replay's load to time it out, as any other.
+  const active = r.lease !== null && (r.runTimeoutAt === null || r.runTimeoutAt.getTime() > r.now.getTime());
   const rows = await db.$queryRaw<(DbFlowRun & { job_id: bigint | null })[]>`
     with run as (
       insert into "sagaflow"."flow_runs"
