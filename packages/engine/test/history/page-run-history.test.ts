@@ -11,6 +11,9 @@ import {
   recordTransitions,
 } from './history-fixture.ts';
 
+/** What the console's run page asks `runs.get` for (ADR 0035). */
+const headSizes = { steps: 50, compensations: 50, events: 100, anomalies: 200, stuckEvents: 200 };
+
 /** Generated ids start past this, so ids a test picks below it never collide with them. */
 const generatedFrom = 200_000;
 
@@ -124,13 +127,7 @@ describe(`run and instance history pages (${testDbKind()})`, () => {
   it('the head carries the newest page of each part and says older rows remain; changes carry only what is newer', async () => {
     const runId = await insertRun(t.db.driver, 'paging.poll');
     await recordSteps(t.db.driver, runId, 1, 120);
-    const head = await readRunHead(t.db, runId, {
-      steps: 50,
-      compensations: 50,
-      events: 100,
-      anomalies: 200,
-      stuckEvents: 200,
-    });
+    const head = await readRunHead(t.db, runId, headSizes);
     expect(head?.steps.rows.map((s) => s.sequence)).toEqual(Array.from({ length: 50 }, (_, i) => 120 - i));
     expect(head?.steps.more).toBe(true);
     expect(head?.events.rows).toHaveLength(100);
@@ -168,13 +165,7 @@ describe(`run and instance history pages (${testDbKind()})`, () => {
     await mark('run.unstuck', 'owner_gone: w1');
     await recordSteps(t.db.driver, runId, 1, 150);
     await mark('run.stuck', 'replay_blocked: step 151');
-    const head = await readRunHead(t.db, runId, {
-      steps: 50,
-      compensations: 50,
-      events: 100,
-      anomalies: 200,
-      stuckEvents: 200,
-    });
+    const head = await readRunHead(t.db, runId, headSizes);
     // The newest 100 events hold only the last episode's start: the first episode is older.
     expect(head?.events.rows.filter((e) => e.type.startsWith('run.')).map((e) => e.type)).toEqual(['run.stuck']);
     expect(head?.stuckEvents.map((e) => [e.type, (e.data as { reason: string }).reason])).toEqual([
@@ -183,13 +174,7 @@ describe(`run and instance history pages (${testDbKind()})`, () => {
       ['run.stuck', 'owner_gone: w1'],
     ]);
     // Another run's episodes are not this run's.
-    const other = await readRunHead(t.db, await insertRun(t.db.driver, 'paging.calm'), {
-      steps: 50,
-      compensations: 50,
-      events: 100,
-      anomalies: 200,
-      stuckEvents: 200,
-    });
+    const other = await readRunHead(t.db, await insertRun(t.db.driver, 'paging.calm'), headSizes);
     expect(other?.stuckEvents).toEqual([]);
   });
 
