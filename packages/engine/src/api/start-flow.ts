@@ -1,4 +1,5 @@
 import type { Json } from '../definitions/define-action.ts';
+import { autocommitDb } from '../db/autocommit-db.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import { assertSeconds } from '../input/assert-seconds.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
@@ -40,7 +41,8 @@ function checkStartFlow(deps: RuntimeDeps, input: unknown, opts: StartFlowOption
 }
 
 /**
- * Stores a new run with its history row and its first wake, in one statement. With `leaseToSelf`
+ * Stores a new run with its history row and its first wake, in one statement, sent through the driver
+ * (prepared by name) unless `deps` has none, as in a host's transaction (ADR 0043). With `leaseToSelf`
  * (this process's pool has a slot reserved for it) the wake is written already leased to this
  * worker and returned, for the pool to run at once (ADR 0029).
  */
@@ -60,7 +62,7 @@ export async function startFlow(
   const expiresIn = opts.expiresInSeconds ?? deps.config.monitor.expiration.defaults.run;
   const runTimeoutAt = timeout === undefined ? null : new Date(now.getTime() + timeout * 1000);
   try {
-    return await insertStartedRun(deps.prisma, {
+    return await insertStartedRun(autocommitDb(deps), {
       flowName: flow.name,
       flowVersion: flow.version,
       input,
@@ -73,7 +75,7 @@ export async function startFlow(
     });
   } catch (err) {
     const e = err as { code?: string; message?: string };
-    if (e.code === 'P2002' || /unique constraint|duplicate key/i.test(e.message ?? '')) {
+    if (e.code === 'P2002' || e.code === '23505' || /unique constraint|duplicate key/i.test(e.message ?? '')) {
       throw new EngineError(
         'duplicate_business_key',
         `a run of "${name}" with business key "${opts.businessKey ?? ''}" already exists`,

@@ -1,4 +1,4 @@
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 export interface DbJob {
   id: bigint;
@@ -13,7 +13,7 @@ export interface DbJob {
  * lease (locked_until) makes a job whose worker died visible again: at-least-once delivery.
  */
 export async function claimJobs(
-  db: Db,
+  db: RawDb,
   args: { workerId: string; limit: number; leaseSeconds: number; now: Date },
 ): Promise<DbJob[]> {
   return db.$queryRaw<DbJob[]>`

@@ -2,7 +2,7 @@ import type { DbJob } from './claim-jobs.ts';
 import type { NewFlowRun } from './insert-flow-run.ts';
 import type { LoadedRun } from './load-run-for-replay.ts';
 import type { DbFlowRun } from './find-run.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /** A top-level run (no parent), as {@link NewFlowRun} describes its row. */
 export interface StartedRun extends Omit<NewFlowRun, 'parent'> {
@@ -31,7 +31,7 @@ export interface InsertedStart {
  * starting worker has and of no other replay, so the load would mark it active for certain: the
  * worker skips that transaction and replays from the row returned here.
  */
-export async function insertStartedRun(db: Db, r: StartedRun): Promise<InsertedStart> {
+export async function insertStartedRun(db: RawDb, r: StartedRun): Promise<InsertedStart> {
   const lockedBy = r.lease?.workerId ?? null;
   const lockedUntil = r.lease ? new Date(r.now.getTime() + r.lease.leaseSeconds * 1000) : null;
   // The load marks active only a run on time: a run timeout already due (under a millisecond, so the

@@ -1,5 +1,5 @@
 import { jobChannel } from './job-channel.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /**
  * Gives jobs this worker leased back to the queue, due as they were, in one statement; only the
@@ -7,7 +7,7 @@ import type { Db } from './types.ts';
  * room claims them now instead of at its next poll. Returns whether it notified (it gave a job
  * back): the caller's own listener will hear it.
  */
-export async function releaseJobs(db: Db, args: { ids: readonly bigint[]; workerId: string }): Promise<boolean> {
+export async function releaseJobs(db: RawDb, args: { ids: readonly bigint[]; workerId: string }): Promise<boolean> {
   const notified = await db.$queryRaw<unknown[]>`
     with released as (
       update "sagaflow"."jobs"

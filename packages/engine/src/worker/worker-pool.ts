@@ -7,6 +7,7 @@ import { beatWorker } from '../store/beat-worker.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { releaseJobs } from '../store/release-jobs.ts';
 import { stopWorker } from '../store/stop-worker.ts';
+import { autocommitDb } from '../db/autocommit-db.ts';
 import type { Database } from '../db/database.ts';
 import { listenForJobs } from './listen-for-jobs.ts';
 import { trackOwnNotifications } from './own-notifications.ts';
@@ -64,6 +65,9 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     nudged = true;
     wake?.();
   };
+  // The pool's own statements (claim, acknowledgement, release, heartbeat) go through the driver,
+  // prepared by name, not through Prisma's runtime (ADR 0043).
+  const db = autocommitDb(deps);
   const counters = newPoolCounters();
   // A notification slower than two poll intervals is most likely lost; the poll has covered it by then.
   const own = trackOwnNotifications(2 * pollMs);
@@ -84,7 +88,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       // A run that finishes acknowledges its job in its finishing transaction (ADR 0029).
       if (job.kind === 'wake-run' && runId)
         await withStoreRetry(transientReplayRetry, () => executeRun(deps, runId, ack));
-      if (!ack.done) await deleteJob(deps.prisma, ack);
+      if (!ack.done) await deleteJob(db, ack);
     } catch (err) {
       if (err instanceof SimulatedCrash) return;
       deps.logger.error(
@@ -126,7 +130,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     counters.jobsGivenBack += jobs.length;
     const ids = jobs.map((j) => j.id);
     const settle = listener ? own.expect() : null;
-    void releaseJobs(deps.prisma, { ids, workerId: deps.workerId }).then(
+    void releaseJobs(db, { ids, workerId: deps.workerId }).then(
       (notified) => {
         settle?.(notified);
         if (notified) nudge();
@@ -160,7 +164,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
   // stops (or the pool stops), a step it holds with no reclaim deadline can be reclaimed.
   const heartbeat = startLoop({
     intervalMs: deps.config.worker.heartbeat_interval_ms,
-    pass: () => beatWorker(deps.prisma, { workerId: deps.workerId }),
+    pass: () => beatWorker(db, { workerId: deps.workerId }),
     onError: (err) => deps.logger.warn({ err }, 'worker heartbeat failed; it will try again'),
   });
 
@@ -187,7 +191,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
         mayHoldMore = true;
         try {
           counters.claims += 1;
-          jobs = await claimJobs(deps.prisma, {
+          jobs = await claimJobs(db, {
             workerId: deps.workerId,
             limit: free,
             leaseSeconds,
@@ -263,7 +267,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       // Drained: nothing is held any more. Not drained: the beats stop, and the steps still in flight
       // count as this worker's until worker.dead_after_seconds has passed without one.
       if (drained)
-        await stopWorker(deps.prisma, { workerId: deps.workerId }).catch((err: unknown) =>
+        await stopWorker(db, { workerId: deps.workerId }).catch((err: unknown) =>
           deps.logger.warn({ err }, 'could not record that this worker stopped'),
         );
       return { drained };
