@@ -25,7 +25,11 @@ const step = defineAction({
     return Promise.resolve(n);
   },
 });
-const oneStep = defineFlow({ name: 'pool-statements', version: 1, run: (ctx, n: number) => ctx.action(step, n) });
+const oneStep = defineFlow({
+  name: 'pool-statements',
+  version: 1,
+  run: async (ctx, n: number) => await ctx.action(step, n),
+});
 /** Parks on a signal: its replay returns without a finish, so the pool acknowledges its job itself. */
 const parks = defineFlow({
   name: 'pool-statements-parks',
