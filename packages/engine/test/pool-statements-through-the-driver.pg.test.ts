@@ -147,4 +147,18 @@ describe('the start and the worker pool send their statements through the driver
     expect(failedJobs()).toEqual([]);
     expect(await t.db.prisma.job.count({ where: { locked_by: { not: null } } })).toBe(0);
   });
+  it('a start prepared before a column was added to flow_runs is prepared afresh and succeeds', async () => {
+    await t.engine.stopWorkers();
+    const startText = await textOf((d) => insertStartedRun(d, startOf(0)));
+    const nameOfStart = async () => (await preparedOn(db)).filter((p) => p.statement === startText).map((p) => p.name);
+    await t.engine.startFlow(oneStep, 1);
+    const [before] = await nameOfStart();
+    // A migration applied while this process runs: the start returns `flow_runs` whole.
+    await starter.driver.exec('alter table "sagaflow"."flow_runs" add column pool_statements_note text');
+    const { runId } = await t.engine.startFlow(oneStep, 2);
+    expect(await t.db.prisma.flowRun.count({ where: { id: runId } })).toBe(1);
+    // Renamed, and prepared under its new name (the refusing connection was destroyed with the error).
+    expect(before).toMatch(/^sf_/);
+    expect(await nameOfStart()).toEqual([`${before}_g1`]);
+  });
 });

@@ -1,6 +1,7 @@
 import type { PrismaClient } from '../generated/prisma/client.ts';
 import type { SqlDriver } from './database.ts';
 import { rawDb, type RawDb } from './raw-db.ts';
+import { isStalePlan } from './run-in-transaction.ts';
 
 /**
  * Where a statement sent on its own (autocommitted, outside any transaction) goes: the start's insert
@@ -12,8 +13,20 @@ import { rawDb, type RawDb } from './raw-db.ts';
  * exceeded when trying to connect", which `isNoConnectionInTime` knows) and destroys a connection on
  * which the statement failed. On PGlite it waits behind a transaction in flight and never runs inside
  * it. Without a driver (a start in the host's transaction, ADR 0028) the statements go through `prisma`.
+ *
+ * A statement refused because it was prepared before a migration changed its result's shape (the
+ * start returns `flow_runs` whole) ran nothing, and the driver has renamed it: it is sent once more,
+ * prepared afresh, where Prisma's unnamed statement was simply planned again.
  */
 export function autocommitDb(deps: { prisma: PrismaClient; driver?: SqlDriver }): RawDb {
   const { driver } = deps;
-  return driver ? rawDb((statement) => driver.raw(statement)) : deps.prisma;
+  if (!driver) return deps.prisma;
+  return rawDb(async (statement) => {
+    try {
+      return await driver.raw(statement);
+    } catch (err) {
+      if (!isStalePlan(err)) throw err;
+      return driver.raw(statement);
+    }
+  });
 }

@@ -47,7 +47,7 @@ export function pgSession(send: PgSend): SqlSession {
 }
 
 /** PostgreSQL's refusal of a prepared statement whose result columns changed since it was prepared. */
-function isStalePlan(err: unknown): boolean {
+export function isStalePlan(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
   const e = err as { code?: unknown; message?: unknown };
   return (
