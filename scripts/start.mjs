@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { buildControl, controlEntry, controlNodeFlags } from './lib/control-build.mjs';
+import { buildControl, controlEntry, controlNodeFlags, controlProcessEnv } from './lib/control-build.mjs';
 import { demoAdminPassword } from './lib/demo-admin-password.mjs';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
@@ -84,8 +84,9 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 }
 
 // The control plane runs from its build (plain node, no loader): tsx's loader thread, esbuild and
-// the modules' transpiled sources cost ~60 MB of resident memory, and its old space is capped so
-// that V8 keeps less garbage between full collections (ADR 0044). The sources run directly with
+// the modules' transpiled sources cost ~60 MB of resident memory; its old space is capped so that
+// V8 keeps less garbage between full collections, and its malloc arenas so that memory freed by
+// background compilations is reused (ADR 0044). The sources run directly with
 // `pnpm --filter @sagaflow/control run dev`.
 // The product requires sign-in; the demo makes it easy: a known first-admin password, printed below.
 const admin = demoAdminPassword();
@@ -93,6 +94,7 @@ const control = spawn(process.execPath, [...controlFlags, controlEntry], {
   cwd: root,
   stdio: 'inherit',
   env: {
+    ...controlProcessEnv(env),
     SAGAFLOW_DEMO: '1',
     ...env,
     SAGAFLOW_ADMIN_PASSWORD: admin.password,

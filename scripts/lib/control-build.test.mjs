@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { controlNodeFlags } from './control-build.mjs';
+import { controlNodeFlags, controlProcessEnv } from './control-build.mjs';
 
 /** The old-space limit V8 reports in a node started with `flags`, in MB. */
 const oldSpaceLimitMb = (flags) => {
@@ -30,5 +30,10 @@ describe("the control plane's node flags (ADR 0044)", () => {
     expect(() => controlNodeFlags({ SAGAFLOW_CONTROL_MAX_OLD_SPACE_MB: value })).toThrow(
       /^SAGAFLOW_CONTROL_MAX_OLD_SPACE_MB must be a whole number of MB from 256 to 65536, got "/,
     );
+  });
+
+  it("cap glibc's malloc arenas at 2 unless MALLOC_ARENA_MAX is set", () => {
+    expect(controlProcessEnv({})).toEqual({ MALLOC_ARENA_MAX: '2' });
+    expect(controlProcessEnv({ MALLOC_ARENA_MAX: '8' })).toEqual({ MALLOC_ARENA_MAX: '8' });
   });
 });

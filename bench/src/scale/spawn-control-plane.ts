@@ -2,7 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { buildControl, controlEntry, controlNodeFlags } from '../../../scripts/lib/control-build.mjs';
+import {
+  buildControl,
+  controlEntry,
+  controlNodeFlags,
+  controlProcessEnv,
+} from '../../../scripts/lib/control-build.mjs';
 
 const controlDir = fileURLToPath(new URL('../../../apps/control/', import.meta.url));
 
@@ -65,6 +70,7 @@ export async function spawnControlPlane(databaseUrl: string, env: NodeJS.Process
     cwd: controlDir,
     env: {
       LOG_LEVEL: 'warn',
+      ...controlProcessEnv(env),
       ...env,
       NODE_OPTIONS: nodeOptions,
       DATABASE_URL: databaseUrl,
