@@ -14,7 +14,7 @@ export const controlEntry = join(control, 'dist', 'main.js');
 /**
  * The control plane's V8 old-space cap (MB) unless `SAGAFLOW_CONTROL_MAX_OLD_SPACE_MB` says otherwise.
  * V8 grows the old generation to up to 4x its live size between full collections when the cap is
- * 2 GB or more (the default here is 4 GB) and to ~1.6x under 1 GB: the control plane holds ~35 MB
+ * 2 GB or more (the default here is 4 GB) and to ~1.6x at 1 GB: the control plane holds ~35 MB
  * live, and the 4x headroom was most of its peak (ADR 0044). 1 GB is ~30x what it holds.
  */
 const defaultMaxOldSpaceMb = 1024;
