@@ -114,6 +114,8 @@ try {
     const plane = await spawnControlPlane(url, { ...process.env, SAGAFLOW_ADMIN_PASSWORD: adminPassword });
     let overHttp;
     let peakRss;
+    const idleRss = plane.rssMb();
+    progress(`control plane RSS once started: ${idleRss.toFixed(0)} MB`);
     try {
       overHttp = await measureOverHttp(
         await signInConsole(plane.url, 'admin', adminPassword),
@@ -143,6 +145,7 @@ try {
       },
       inDatabase,
       overHttp,
+      controlPlaneIdleRssMb: idleRss,
       controlPlanePeakRssMb: peakRss,
       backlogs,
       ...browser,

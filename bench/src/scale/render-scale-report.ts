@@ -11,6 +11,8 @@ export interface ScaleReport {
   seed: { seconds: number; databaseSizeMb: number; rows: Record<string, number> };
   inDatabase: InDatabaseResult[];
   overHttp: OverHttpResult[];
+  /** The control plane's resident set (VmRSS) once /healthz answered, before the HTTP phase. */
+  controlPlaneIdleRssMb: number;
   controlPlanePeakRssMb: number;
   backlogs: BacklogResult[];
   browser: { visits: number; pages: { name: string; path: string; medianMs: number; maxMs: number }[] } | null;
@@ -82,7 +84,8 @@ ${rows}
 
 ${queries}
 
-Control plane peak RSS (VmHWM) after the HTTP phase: **${fixed(r.controlPlanePeakRssMb, 0)} MB**.
+Control plane (built JavaScript, as \`npm start\` runs it): RSS once started ${fixed(r.controlPlaneIdleRssMb, 0)} MB;
+peak RSS (VmHWM) after the HTTP phase: **${fixed(r.controlPlanePeakRssMb, 0)} MB**.
 
 ## Sweeps on a backlog (beside the seeded history)
 

@@ -2,6 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import {
+  buildControl,
+  controlEntry,
+  controlNodeFlags,
+  controlProcessEnv,
+} from '../../../scripts/lib/control-build.mjs';
 
 const controlDir = fileURLToPath(new URL('../../../apps/control/', import.meta.url));
 
@@ -9,6 +15,8 @@ const controlDir = fileURLToPath(new URL('../../../apps/control/', import.meta.u
 export interface SpawnedControlPlane {
   url: string;
   pid: number;
+  /** The process's resident set now (VmRSS), in MB. */
+  rssMb(): number;
   /** The process's peak resident set so far (VmHWM), in MB. */
   peakRssMb(): number;
   stop(): Promise<void>;
@@ -27,8 +35,9 @@ async function freePort(): Promise<number> {
   });
 }
 
-function readPeakRssMb(pid: number): number {
-  const line = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** One of the process's memory figures in /proc (`VmRSS`, `VmHWM`), in MB. */
+function readStatusMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const line = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return line?.[1] ? Number(line[1]) / 1024 : Number.NaN;
 }
 
@@ -47,15 +56,26 @@ async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number
 }
 
 /**
- * Starts `apps/control` as `npm start` would run it in production (its sources through tsx, default
- * loops), on a free port, against `databaseUrl`, with `env` (the caller's environment and settings);
- * resolves once /healthz answers.
+ * Starts `apps/control` as `npm start` runs it in production (built first, then its JavaScript under
+ * plain node with its default loops; ADR 0044), on a free port, against `databaseUrl`, with `env`
+ * (the caller's environment and settings, less the source condition the workspace's TypeScript runs
+ * under); resolves once /healthz answers.
  */
 export async function spawnControlPlane(databaseUrl: string, env: NodeJS.ProcessEnv): Promise<SpawnedControlPlane> {
+  const built = await buildControl();
+  if (built !== 0) throw new Error(`the control plane build failed (exit ${built}); see its output above`);
   const port = await freePort();
-  const child = spawn(process.execPath, ['--conditions=@sagaflow/source', '--import', 'tsx', 'src/main.ts'], {
+  const nodeOptions = (env.NODE_OPTIONS ?? '').replace(/--conditions=@sagaflow\/source/g, '').trim();
+  const child = spawn(process.execPath, [...controlNodeFlags(env), controlEntry], {
     cwd: controlDir,
-    env: { LOG_LEVEL: 'warn', ...env, DATABASE_URL: databaseUrl, CONTROL_PORT: String(port) },
+    env: {
+      LOG_LEVEL: 'warn',
+      ...controlProcessEnv(env),
+      ...env,
+      NODE_OPTIONS: nodeOptions,
+      DATABASE_URL: databaseUrl,
+      CONTROL_PORT: String(port),
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -70,7 +90,8 @@ export async function spawnControlPlane(databaseUrl: string, env: NodeJS.Process
   return {
     url,
     pid,
-    peakRssMb: () => readPeakRssMb(pid),
+    rssMb: () => readStatusMb(pid, 'VmRSS'),
+    peakRssMb: () => readStatusMb(pid, 'VmHWM'),
     async stop() {
       child.kill('SIGTERM');
       const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
