@@ -10,6 +10,7 @@ import { demoAdminPassword } from './lib/demo-admin-password.mjs';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
 import { step } from './lib/run.mjs';
+import { withoutSourceCondition } from './lib/source-condition.mjs';
 import { forwardWithoutGreeting, startBanner } from './lib/start-banner.mjs';
 import { buildWeb } from './lib/web-build.mjs';
 
@@ -97,6 +98,8 @@ const control = spawn(process.execPath, [...controlFlags, controlEntry], {
     ...controlProcessEnv(env),
     SAGAFLOW_DEMO: '1',
     ...env,
+    // A shell that exports the workspace's source condition must not send the build back to src/.
+    NODE_OPTIONS: withoutSourceCondition(env.NODE_OPTIONS),
     SAGAFLOW_ADMIN_PASSWORD: admin.password,
     CONTROL_HOST: host,
     CONTROL_PORT: String(controlPort),

@@ -8,3 +8,11 @@ export function withSourceCondition(nodeOptions = '') {
   const flag = `--conditions=${sourceCondition}`;
   return nodeOptions.includes(flag) ? nodeOptions : `${nodeOptions} ${flag}`.trim();
 }
+
+/** NODE_OPTIONS without the source condition, for a process that runs built JavaScript (dist/). */
+export function withoutSourceCondition(nodeOptions = '') {
+  return nodeOptions
+    .split(/\s+/)
+    .filter((o) => o !== '' && o !== `--conditions=${sourceCondition}`)
+    .join(' ');
+}

@@ -8,6 +8,7 @@ import {
   controlNodeFlags,
   controlProcessEnv,
 } from '../../../scripts/lib/control-build.mjs';
+import { withoutSourceCondition } from '../../../scripts/lib/source-condition.mjs';
 
 const controlDir = fileURLToPath(new URL('../../../apps/control/', import.meta.url));
 
@@ -65,7 +66,7 @@ export async function spawnControlPlane(databaseUrl: string, env: NodeJS.Process
   const built = await buildControl();
   if (built !== 0) throw new Error(`the control plane build failed (exit ${built}); see its output above`);
   const port = await freePort();
-  const nodeOptions = (env.NODE_OPTIONS ?? '').replace(/--conditions=@sagaflow\/source/g, '').trim();
+  const nodeOptions = withoutSourceCondition(env.NODE_OPTIONS);
   const child = spawn(process.execPath, [...controlNodeFlags(env), controlEntry], {
     cwd: controlDir,
     env: {
