@@ -14,7 +14,9 @@ import type { StepTable } from '../../store/step-table.ts';
 import { decideRetry } from '../decide-retry.ts';
 import { serializeError } from '../flow-error.ts';
 import { prismaTransactionOf } from '../in-run-transaction.ts';
+import { canFuse } from '../replay/fused-outcome.ts';
 import { ReplayConflict, type ReplaySession } from '../replay/replay-session.ts';
+import { claimInOneStatement } from './claim-in-one-statement.ts';
 import type { ClaimedStep } from '../runtime-deps.ts';
 import { reportLostOutcome, writePendingOutcome, type OutcomeWrite, type PendingOutcome } from './pending-outcome.ts';
 
@@ -64,9 +66,27 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   await deps.faults.beforeClaim?.({ table, runId, rowId: knownId ?? '', sequence, name, attempt: 0 });
   const now = deps.clock.now();
 
+  // A rollback goes on whatever happened since; a forward step must not start behind a
+  // cancellation or expiry this replay has not seen (its view is stale: it stops quietly).
+  const cancellationKnown = isComp || session.cancelRequested;
+  const event = {
+    type: isComp ? 'compensation.step_started' : 'action.started',
+    sequence,
+    data: { name, ...(isComp ? { level: step.level ?? 0 } : {}) },
+  };
+  // The common case, a new step on the driver's path, is one statement (ADR 0042); when it writes
+  // nothing, the transaction below does what it always did.
+  const fused =
+    'insert' in step.row && !isComp && !step.writeAlone && canFuse(session)
+      ? await claimInOneStatement(session, step.row.insert, { cancellationKnown, event, now })
+      : null;
+  if (fused?.kind === 'raced') return { kind: 'raced', row: fused.row };
+
   let claim: { rowId: string; attempts: number | null; locked: boolean };
-  try {
-    claim = await session.tx(async (tx) => {
+  if (fused) claim = { rowId: fused.row.id, attempts: fused.row.attempts, locked: false };
+  else
+    try {
+      claim = await session.tx(async (tx) => {
       let rowId = knownId ?? '';
       if ('insert' in step.row) {
         const row = await insertStep(tx, step.row.insert);
@@ -86,14 +106,8 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
         id: rowId,
         workerId: deps.workerId,
         now,
-        // A rollback goes on whatever happened since; a forward step must not start behind a
-        // cancellation or expiry this replay has not seen (its view is stale: it stops quietly).
-        cancellationKnown: isComp || session.cancelRequested,
-        event: {
-          type: isComp ? 'compensation.step_started' : 'action.started',
-          sequence,
-          data: { name, ...(isComp ? { level: step.level ?? 0 } : {}) },
-        },
+        cancellationKnown,
+        event,
       });
       if (attempts === null && !isComp && !session.cancelRequested && (await hasCancellation(tx, runId)))
         throw new ReplayConflict();
