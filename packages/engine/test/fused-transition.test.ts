@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.ts';
-import { defineAction, defineFlow, type Engine } from '../src/index.ts';
-import type { RepairCommand } from '../src/repairs/repair-command.ts';
+import { defineAction, defineFlow } from '../src/index.ts';
 import { executeRun } from '../src/runtime/execute-run.ts';
 import { insertStep } from '../src/store/insert-step.ts';
 import { countStatements } from './support/count-statements.ts';
@@ -47,8 +46,14 @@ describe(`one statement per step transition (${testDbKind()})`, () => {
     const sent = counted.sent.map((s) => (s.inTransaction ? `tx: ${s.text.slice(0, 30)}` : s.text.slice(0, 30)));
     // The load (its own transaction: BEGIN, one statement, COMMIT, ADR 0037), then 3 + 1 statements.
     // A handed-off start skips the load (ADR 0041): a flow is then 1 (start) + 4 statements.
-    expect(counted.sent.filter((s) => s.text === 'BEGIN'), sent.join('\n')).toHaveLength(1);
-    expect(counted.sent.filter((s) => !s.inTransaction), sent.join('\n')).toHaveLength(4);
+    expect(
+      counted.sent.filter((s) => s.text === 'BEGIN'),
+      sent.join('\n'),
+    ).toHaveLength(1);
+    expect(
+      counted.sent.filter((s) => !s.inTransaction),
+      sent.join('\n'),
+    ).toHaveLength(4);
     expect(counted.sent.length, sent.join('\n')).toBeLessThanOrEqual(7);
     const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect([run.status, run.output]).toEqual(['Completed', { done: 'fused-three' }]);
@@ -70,13 +75,12 @@ describe(`one statement per step transition (${testDbKind()})`, () => {
   });
 
   it('an outcome rejected because an operator completed the step: the statement writes nothing, the transaction journals outcome_rejected as before', async () => {
-    let engine: Engine | undefined;
     const settledByOperator = defineAction({
       name: 'fused-settled-by-operator',
       run: async () => {
         // While this step runs (Running, attempt 1), an operator completes it with their own output.
         const run = await db.prisma.flowRun.findFirstOrThrow({ where: { flow_name: 'fused-rejected' } });
-        await engine!.repairs.apply({
+        await e.repairs.apply({
           kind: 'run.complete_step',
           target: { runId: run.id, stepSequence: 1 },
           expected: { runStatus: 'Running', stepStatus: 'Running', stepAttempts: 1 },
@@ -84,7 +88,7 @@ describe(`one statement per step transition (${testDbKind()})`, () => {
           actor: 'fused-test',
           reason: 'settled by hand while it ran',
           idempotencyKey: `fused-${run.id}`,
-        } as RepairCommand);
+        });
         return { from: 'worker' };
       },
     });
@@ -95,13 +99,14 @@ describe(`one statement per step transition (${testDbKind()})`, () => {
     });
     const counted = countStatements(db);
     const e = bareEngine(counted.db, { flows: [flow], actions: [settledByOperator, two] });
-    engine = e;
     const rejected: number[] = [];
     e.events.on('action.outcome_rejected', (ev) => void rejected.push(ev.sequence));
     const { runId } = await e.startFlow(flow, null);
     expect(await executeRun(e.runtime, runId)).not.toBe('finished');
     // The step-2 transition was sent as one statement, wrote nothing, and the transaction followed.
-    const fusedAt = counted.sent.findIndex((s) => !s.inTransaction && s.text.includes('insert into "sagaflow"."action_runs"') && s.text.includes('upd as'));
+    const fusedAt = counted.sent.findIndex(
+      (s) => !s.inTransaction && s.text.includes('insert into "sagaflow"."action_runs"') && s.text.includes('upd as'),
+    );
     expect(fusedAt).toBeGreaterThan(0);
     expect(counted.sent[fusedAt + 1]?.text).toBe('BEGIN');
     const anomalies = await db.prisma.anomalyLog.findMany({ where: { run_id: runId } });

@@ -92,5 +92,5 @@ export async function stepTransition(
            ${outcome ? Prisma.sql`exists (select 1 from upd)` : Prisma.sql`false`} as recorded, c.*
       from (select 1) one left join claimed c on true`);
   const { run_open: runOpen, recorded: wasRecorded, ...row } = rows[0]!;
-  return { runOpen, recorded: wasRecorded, row: row.id ? (row as DbActionRun) : null };
+  return { runOpen, recorded: wasRecorded, row: row.id ? row : null };
 }

@@ -87,49 +87,49 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   else
     try {
       claim = await session.tx(async (tx) => {
-      let rowId = knownId ?? '';
-      if ('insert' in step.row) {
-        const row = await insertStep(tx, step.row.insert);
-        if (!row.inserted) throw new InsertRaced(row);
-        session.recorded.set(sequence, row);
-        rowId = row.id;
-      }
-      const lockKey = `step:${table}:${rowId}`;
-      if (
-        locks.enabled &&
-        !(await acquireLock(tx, { key: lockKey, owner: lockOwner, ttlSeconds: locks.action_ttl_seconds, now }))
-      ) {
-        return { rowId, attempts: null, locked: true };
-      }
-      const attempts = await claimStep(tx, {
-        table,
-        id: rowId,
-        workerId: deps.workerId,
-        now,
-        cancellationKnown,
-        event,
-      });
-      if (attempts === null && !isComp && !session.cancelRequested && (await hasCancellation(tx, runId)))
-        throw new ReplayConflict();
-      // A lost claim must not leave the lock it took behind: roll the whole transaction back.
-      if (attempts === null && locks.enabled) throw new ClaimLost(rowId);
-      if (attempts !== null) {
-        await deps.hooks.stepClaimed?.(prismaTransactionOf(tx), {
+        let rowId = knownId ?? '';
+        if ('insert' in step.row) {
+          const row = await insertStep(tx, step.row.insert);
+          if (!row.inserted) throw new InsertRaced(row);
+          session.recorded.set(sequence, row);
+          rowId = row.id;
+        }
+        const lockKey = `step:${table}:${rowId}`;
+        if (
+          locks.enabled &&
+          !(await acquireLock(tx, { key: lockKey, owner: lockOwner, ttlSeconds: locks.action_ttl_seconds, now }))
+        ) {
+          return { rowId, attempts: null, locked: true };
+        }
+        const attempts = await claimStep(tx, {
           table,
-          runId,
-          rowId,
-          sequence,
-          name,
-          attempt: attempts,
+          id: rowId,
+          workerId: deps.workerId,
+          now,
+          cancellationKnown,
+          event,
         });
-      }
-      return { rowId, attempts, locked: false };
-    });
-  } catch (err) {
-    if (err instanceof InsertRaced) return { kind: 'raced', row: err.row };
-    if (err instanceof ClaimLost) claim = { rowId: err.rowId, attempts: null, locked: false };
-    else throw err;
-  }
+        if (attempts === null && !isComp && !session.cancelRequested && (await hasCancellation(tx, runId)))
+          throw new ReplayConflict();
+        // A lost claim must not leave the lock it took behind: roll the whole transaction back.
+        if (attempts === null && locks.enabled) throw new ClaimLost(rowId);
+        if (attempts !== null) {
+          await deps.hooks.stepClaimed?.(prismaTransactionOf(tx), {
+            table,
+            runId,
+            rowId,
+            sequence,
+            name,
+            attempt: attempts,
+          });
+        }
+        return { rowId, attempts, locked: false };
+      });
+    } catch (err) {
+      if (err instanceof InsertRaced) return { kind: 'raced', row: err.row };
+      if (err instanceof ClaimLost) claim = { rowId: err.rowId, attempts: null, locked: false };
+      else throw err;
+    }
   const rowId = claim.rowId;
 
   if (claim.locked) {

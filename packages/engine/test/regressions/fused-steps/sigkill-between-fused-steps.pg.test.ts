@@ -38,7 +38,13 @@ describe('a worker SIGKILLed between two fused step transitions (real PostgreSQL
     const { proc, workerId } = await spawnWorker(workerScript, db.url, (p) => (child = p));
     const ranHere: string[] = [];
     const { flow, actions } = fusedSigkillFlow(async () => 'middle', ranHere);
-    engine = createEngine({ db, flows: [flow], actions, config: fusedSigkillConfig, logger: pino({ level: 'silent' }) });
+    engine = createEngine({
+      db,
+      flows: [flow],
+      actions,
+      config: fusedSigkillConfig,
+      logger: pino({ level: 'silent' }),
+    });
     const { runId } = await engine.startFlow(flow, null);
 
     const held = await waitFor(

@@ -8,6 +8,12 @@ const url = process.argv[2];
 if (!url) throw new Error('usage: fused-sigkill-worker.ts <database url>');
 const { flow, actions } = fusedSigkillFlow(() => new Promise<never>(() => undefined));
 const db = await createDatabase({ kind: 'postgres', url, poolSize: 4 });
-const engine = createEngine({ db, flows: [flow], actions, config: fusedSigkillConfig, logger: pino({ level: 'silent' }) });
+const engine = createEngine({
+  db,
+  flows: [flow],
+  actions,
+  config: fusedSigkillConfig,
+  logger: pino({ level: 'silent' }),
+});
 engine.startWorkers();
 process.stdout.write(`ready ${engine.runtime.workerId}\n`);
