@@ -84,8 +84,8 @@ describe('a run whose transaction loses its connection mid-way', () => {
     db = await openTestDatabase({ poolSize: 4 });
     const driver: SqlDriver = {
       ...db.driver,
-      raw: async (statement) => {
-        if (!killNext) return db.driver.raw(statement);
+      statement: async (statement, limits) => {
+        if (!killNext) return db.driver.statement(statement, limits);
         killNext = false;
         // An autocommitted statement on a connection whose backend is ended just before it is sent.
         const client = await db.pool!.connect();

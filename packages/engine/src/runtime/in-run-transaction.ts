@@ -35,14 +35,16 @@ export async function inRunTransaction<T>(deps: RuntimeDeps, work: (tx: RawDb) =
 /**
  * Sends one of a run's autocommitted statements (a fused step transition or finish, ADR 0042)
  * through the driver, prepared by name like the run transactions' statements, waiting for a
- * connection as {@link inRunTransaction} does. Only where `deps.driver` is set.
+ * connection for `worker.transaction_wait_ms` and again while none comes, as {@link inRunTransaction}
+ * does. `work` sends one statement. Only where `deps.driver` is set.
  */
 export async function inRunStatement<T>(
   deps: RuntimeDeps & { driver: SqlDriver },
   work: (db: RawDb) => Promise<T>,
 ): Promise<T> {
   const { driver } = deps;
-  return waitingForConnection(deps, () => work(rawDb((statement) => driver.raw(statement))));
+  const waitMs = deps.config.worker.transaction_wait_ms;
+  return waitingForConnection(deps, () => work(rawDb((statement) => driver.statement(statement, { waitMs }))));
 }
 
 /** Starts `begin` again while it fails for want of a connection, for up to the job's lease. */

@@ -1,4 +1,5 @@
 import type { Database, SqlSession } from '../../src/db/database.ts';
+import type { RawStatement } from '../../src/db/raw-db.ts';
 
 /** One statement the engine sent through the driver: its text, and whether it was inside a transaction. */
 export interface SentStatement {
@@ -22,6 +23,10 @@ export function countStatements(db: Database): { db: Database; sent: SentStateme
   });
   const driver = {
     ...counted(db.driver, false),
+    statement: (statement: RawStatement, limits?: Parameters<Database['driver']['statement']>[1]) => {
+      sent.push({ text: statement.text.trim(), inTransaction: false });
+      return db.driver.statement(statement, limits);
+    },
     transaction: <T>(fn: (tx: SqlSession) => Promise<T>, limits?: Parameters<Database['driver']['transaction']>[1]) =>
       db.driver.transaction(async (tx) => {
         sent.push({ text: 'BEGIN', inTransaction: true });
