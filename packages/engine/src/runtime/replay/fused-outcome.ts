@@ -11,7 +11,7 @@ import type { ReplaySession } from './replay-session.ts';
  * ctx values waiting, and at most one buffered outcome, a completion of this run. Anything else
  * goes the multi-statement way, unchanged.
  */
-export function canFuse(session: ReplaySession): session is ReplaySession & { deps: { driver: SqlDriver } } {
+export function canFuse(session: ReplaySession): boolean {
   const { deps } = session;
   return (
     deps.driver !== undefined &&
@@ -30,5 +30,5 @@ export function transitionOutcome(o: PendingOutcome | undefined): TransitionOutc
   return { table: o.table, id: o.rowId, attempts: o.attempts, outcome: outcomeOf(o), event: outcomeEvent(o) };
 }
 
-/** A session whose deps carry the driver (see {@link canFuse}). */
+/** The deps of a session {@link canFuse} accepted: they carry the driver. */
 export type FusableDeps = RuntimeDeps & { driver: SqlDriver };
