@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAction, defineFlow, type Database } from '../src/index.ts';
 import type { SqlDriver } from '../src/db/database.ts';
 import { rawDb } from '../src/db/raw-db.ts';
+import { pgSession } from '../src/db/run-in-transaction.ts';
 import { appendFlowEvent } from '../src/store/append-flow-event.ts';
 import { createTestEngine, type TestEngine } from '../src/testing/index.ts';
 import { seedStep } from './support/seed-step.ts';
@@ -52,7 +53,10 @@ describe('a raw run transaction whose connection is killed', () => {
 });
 
 const executions = new Map<number, number>();
-/** Set by step 2's action: the next run transaction (step 2's outcome with step 3's claim) loses its backend. */
+/**
+ * Set by step 2's action: the next write of the run (step 2's outcome with step 3's claim: one
+ * autocommitted statement since ADR 0042, a transaction when that path is not taken) loses its backend.
+ */
 let killNext = false;
 let killed = 0;
 const step = defineAction({
@@ -80,6 +84,22 @@ describe('a run whose transaction loses its connection mid-way', () => {
     db = await openTestDatabase({ poolSize: 4 });
     const driver: SqlDriver = {
       ...db.driver,
+      statement: async (statement, limits) => {
+        if (!killNext) return db.driver.statement(statement, limits);
+        killNext = false;
+        // An autocommitted statement on a connection whose backend is ended just before it is sent.
+        const client = await db.pool!.connect();
+        // The ended backend's notice may come before the statement is sent: this client expects it.
+        client.on('error', () => undefined);
+        const [row] = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows;
+        await terminate(db, row!.pid);
+        killed += 1;
+        try {
+          return await pgSession((config) => client.query(config)).raw(statement);
+        } finally {
+          client.release(true);
+        }
+      },
       transaction: (fn, limits) =>
         db.driver.transaction(async (session) => {
           if (killNext) {

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { EngineError } from '../errors/engine-error.ts';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import type { Database, SqlDriver, Subscription } from './database.ts';
-import { inPgliteTransaction, inPgTransaction, pgliteSession, pgSession } from './run-in-transaction.ts';
+import { inPgliteTransaction, inPgStatement, inPgTransaction, pgliteSession, pgSession } from './run-in-transaction.ts';
 import { lockDataDir, type DataDirLock, type DataDirLockOptions } from './lock-data-dir.ts';
 
 export type DatabaseOptions =
@@ -62,6 +62,8 @@ async function openPglite(dataDir: string | undefined, lockOptions: DataDirLockO
   const driver: SqlDriver = {
     ...pgliteSession(pglite),
     transaction: (fn, limits) => inPgliteTransaction(pglite, fn, limits),
+    // One session, queued behind the transaction in flight: there is no pool to wait for.
+    statement: (statement) => pgliteSession(pglite).raw(statement),
   };
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
   return {
@@ -136,6 +138,7 @@ async function openPostgres(url: string, poolSize = 10): Promise<Database> {
   const driver: SqlDriver = {
     ...pgSession((config) => pool.query(config)),
     transaction: (fn, limits) => inPgTransaction(pool, fn, limits),
+    statement: (statement, limits) => inPgStatement(pool, statement, limits),
   };
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {

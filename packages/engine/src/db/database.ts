@@ -24,6 +24,12 @@ export interface TransactionLimits {
 
 export interface SqlDriver extends SqlSession {
   transaction<T>(fn: (tx: SqlSession) => Promise<T>, limits?: TransactionLimits): Promise<T>;
+  /**
+   * One autocommitted statement, like {@link SqlSession.raw}, waiting at most `limits.waitMs` for a
+   * pooled connection (past it, the pool's words are thrown and the statement was never sent): a
+   * run's fused step transition or finish (ADR 0042) waits for a connection as its transaction did.
+   */
+  statement(statement: RawStatement, limits?: Pick<TransactionLimits, 'waitMs'>): Promise<RawResult>;
 }
 
 /** A LISTEN held on a connection of its own; see {@link Database.listen}. */

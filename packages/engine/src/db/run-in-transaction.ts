@@ -143,6 +143,32 @@ export async function inPgTransaction<T>(
   }
 }
 
+/**
+ * Sends one autocommitted statement on ONE pooled connection, waiting at most `waitMs` for it (past
+ * it the pool's own words are thrown and nothing was sent). A connection on which the statement
+ * failed is released with the error, so the pool destroys it, as {@link inPgTransaction} does.
+ */
+export async function inPgStatement(
+  pool: pg.Pool,
+  statement: RawStatement,
+  limits: Pick<TransactionLimits, 'waitMs'> = {},
+): Promise<RawResult> {
+  const client = await connectWithin(pool, limits.waitMs);
+  let failed: Error | undefined;
+  // A checked-out client has no pool listener: a server ending the session must not crash the process.
+  const onError = (err: Error) => void (failed ??= err);
+  client.on('error', onError);
+  try {
+    return await pgSession((config) => client.query(config)).raw(statement);
+  } catch (err) {
+    failed ??= err as Error;
+    throw err;
+  } finally {
+    client.release(failed);
+    if (!failed) client.removeListener('error', onError);
+  }
+}
+
 /** `pool.connect()` given up after `waitMs`; a connection that arrives after that is released unused. */
 async function connectWithin(pool: pg.Pool, waitMs: number | undefined): Promise<pg.PoolClient> {
   const connecting = pool.connect();

@@ -1,5 +1,6 @@
 import type { Prisma } from '../generated/prisma/client.ts';
 import { rawDb, type RawDb } from '../db/raw-db.ts';
+import type { SqlDriver } from '../db/database.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 
 /** How long a run transaction may stay open: Prisma's default `timeout`, which these transactions had before ADR 0039. */
@@ -18,7 +19,7 @@ export const runTransactionTimeoutMs = 5_000;
  * scale-out counted 12 such failures). Any other error is thrown.
  */
 export async function inRunTransaction<T>(deps: RuntimeDeps, work: (tx: RawDb) => Promise<T>): Promise<T> {
-  const { transaction_wait_ms: waitMs, lease_seconds: leaseSeconds } = deps.config.worker;
+  const { transaction_wait_ms: waitMs } = deps.config.worker;
   const { driver } = deps;
   const begin =
     driver && !deps.hooks.stepClaimed
@@ -28,6 +29,27 @@ export async function inRunTransaction<T>(deps: RuntimeDeps, work: (tx: RawDb) =
             timeoutMs: runTransactionTimeoutMs,
           })
       : () => deps.prisma.$transaction(work, { maxWait: waitMs, timeout: runTransactionTimeoutMs });
+  return waitingForConnection(deps, begin);
+}
+
+/**
+ * Sends one of a run's autocommitted statements (a fused step transition or finish, ADR 0042)
+ * through the driver, prepared by name like the run transactions' statements, waiting for a
+ * connection for `worker.transaction_wait_ms` and again while none comes, as {@link inRunTransaction}
+ * does. `work` sends one statement. Only where `deps.driver` is set.
+ */
+export async function inRunStatement<T>(
+  deps: RuntimeDeps & { driver: SqlDriver },
+  work: (db: RawDb) => Promise<T>,
+): Promise<T> {
+  const { driver } = deps;
+  const waitMs = deps.config.worker.transaction_wait_ms;
+  return waitingForConnection(deps, () => work(rawDb((statement) => driver.statement(statement, { waitMs }))));
+}
+
+/** Starts `begin` again while it fails for want of a connection, for up to the job's lease. */
+async function waitingForConnection<T>(deps: RuntimeDeps, begin: () => Promise<T>): Promise<T> {
+  const { transaction_wait_ms: waitMs, lease_seconds: leaseSeconds } = deps.config.worker;
   const startedAt = performance.now();
   for (let attempt = 1; ; attempt++) {
     try {

@@ -5,7 +5,9 @@ import type { DbFlowRun } from '../store/find-run.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
 import { settleParentStep } from '../store/settle-parent-step.ts';
+import { finishTopRun } from '../store/finish-top-run.ts';
 import { inRunTransaction } from './in-run-transaction.ts';
+import { canFuse } from './replay/fused-outcome.ts';
 import { ReplayConflict, type ReplaySession } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 
@@ -59,7 +61,7 @@ export async function settleRunInTransaction(
   await appendRunEnd(tx, {
     runId: run.id,
     type: `run.${status.toLowerCase()}`,
-    data: { ...(result.error ? { error: result.error } : {}), ...result.details },
+    data: runEndData(result),
     ...(ack ? { ack } : {}),
   });
   let refusedParent: string | null = null;
@@ -108,9 +110,13 @@ export async function settleRun(
   const now = deps.clock.now();
   const { ack, session, ...settle } = result;
   const write = (tx: RawDb) => settleRunInTransaction(tx, run, settle, now, ack);
-  let settled: SettledRun | null;
+  let settled: SettledRun | null = null;
   try {
-    settled = session ? await session.tx(write, { finishesRun: true }) : await inRunTransaction(deps, write);
+    // A top-level run's common finish is one statement (ADR 0042); when it writes nothing, the
+    // transaction does what it always did (a stale replay, a run finished meanwhile, a lost outcome).
+    if (session && run.parent_run_id === null && canFuse(session))
+      settled = await settleTopRunInOneStatement(session, run, settle, now, ack);
+    settled ??= session ? await session.tx(write, { finishesRun: true }) : await inRunTransaction(deps, write);
   } catch (err) {
     // This replay's buffered writes lost to another replay: it is stale and must not finish the run.
     if (err instanceof ReplayConflict) return 'stale';
@@ -120,4 +126,36 @@ export async function settleRun(
   if (!settled) return 'already-finished';
   await afterRunSettled(deps, settled);
   return 'settled';
+}
+
+/** The terminal event's data: the error a run failed with, and whatever else the settlement states. */
+const runEndData = (result: Omit<SettleResult, 'session' | 'ack'>): Record<string, Json> => ({
+  ...(result.error ? { error: result.error } : {}),
+  ...result.details,
+});
+
+/**
+ * A top-level run's finish as ONE statement carrying the last buffered outcome (finishTopRun): null
+ * when it wrote nothing, and the caller's transaction then finishes the run, or finds why not.
+ */
+async function settleTopRunInOneStatement(
+  session: ReplaySession,
+  run: DbFlowRun,
+  result: Omit<SettleResult, 'session' | 'ack'>,
+  now: Date,
+  ack?: JobAck,
+): Promise<SettledRun | null> {
+  const status = await session.oneStatement((db, outcome) =>
+    finishTopRun(db, {
+      runId: run.id,
+      status: result.status,
+      ...(result.output === undefined ? {} : { output: result.output }),
+      ...(result.error === undefined ? {} : { error: result.error }),
+      data: runEndData(result),
+      now,
+      ...(outcome ? { outcome } : {}),
+      ...(ack ? { ack } : {}),
+    }),
+  );
+  return status && { run, status, output: result.output, error: result.error, refusedParent: null };
 }

@@ -21,13 +21,23 @@ export async function appendRunEnd(
       delete from "sagaflow"."jobs" where id = ${args.ack.id}::bigint and locked_by = ${args.ack.workerId})`
     : Prisma.empty;
   await db.$executeRaw(Prisma.sql`
-    with ended as (
-      select 1 as ord, 'run.unstuck' as type,
-             jsonb_build_object('reason', last.data->>'reason', 'by', ${args.type}::text) as data
-        from ${lastStuckEvent(args.runId)} last
-       where last.type = 'run.stuck'
-      union all
-      select 2, ${args.type}::text, ${JSON.stringify(args.data)}::jsonb)${ack}
+    with ended as (${runEndEvents(args.runId, Prisma.sql`${args.type}::text`, args.data)})${ack}
     insert into "sagaflow"."flow_events" (run_id, type, data)
     select ${args.runId}::uuid, e.type, e.data from ended e order by e.ord`);
+}
+
+/**
+ * The events that follow a run's terminal transition, as a SELECT of (ord, type, data) in order: a
+ * `run.unstuck` closing a stuck episode the run ended in, then the terminal event `type`. Read it
+ * only where the run's row lock was taken before the statement's snapshot, or checked not to have
+ * moved since (finish-top-run.ts): the last stuck event must be the newest one.
+ */
+export function runEndEvents(runId: string, type: Prisma.Sql, data: Record<string, Json>): Prisma.Sql {
+  return Prisma.sql`
+      select 1 as ord, 'run.unstuck' as type,
+             jsonb_build_object('reason', last.data->>'reason', 'by', ${type}) as data
+        from ${lastStuckEvent(runId)} last
+       where last.type = 'run.stuck'
+      union all
+      select 2, ${type}, ${JSON.stringify(data)}::jsonb`;
 }

@@ -1,3 +1,4 @@
+import { Prisma } from '../generated/prisma/client.ts';
 import { openRunStatusesSql } from './step-table.ts';
 import type { Json } from '../definitions/define-action.ts';
 import type { RawDb } from '../db/raw-db.ts';
@@ -31,16 +32,25 @@ export async function finishRun(
     with locked as (
       select id from "sagaflow"."flow_runs" where id = ${args.id}::uuid and status in ${openRunStatusesSql} for update)
     update "sagaflow"."flow_runs"
-       set status = case when expired_at is not null and ${args.status} not in ('Terminated', 'TimedOut')
-                         then 'Expired' else ${args.status} end,
-           output = ${args.output === undefined ? null : JSON.stringify(args.output)}::jsonb,
-           error = ${args.error === undefined ? null : JSON.stringify(args.error)}::jsonb,
-           waiting_for = null, stuck_reason = null,
-           finished_at = ${args.now}::timestamptz, updated_at = ${args.now}::timestamptz, version = version + 1
+       set ${finishedRunSet(args)}
      where id = (select id from locked) and status in ${openRunStatusesSql}
     returning status, flow_name, parent_run_id::text as parent_run_id, parent_sequence`;
   const r = rows[0];
   return r
     ? { status: r.status, flowName: r.flow_name, parentRunId: r.parent_run_id, parentSequence: r.parent_sequence }
     : null;
+}
+
+/**
+ * The SET list of a run's terminal transition: the status the row decides (an expired run ends
+ * Expired), the result, the cleared wait and stuck reason, and the version. Shared with the fused
+ * finish (finish-top-run.ts), so a run ends alike either way.
+ */
+export function finishedRunSet(args: { status: FinalRunStatus; output?: Json; error?: Json; now: Date }): Prisma.Sql {
+  return Prisma.sql`status = case when expired_at is not null and ${args.status} not in ('Terminated', 'TimedOut')
+                         then 'Expired' else ${args.status} end,
+           output = ${args.output === undefined ? null : JSON.stringify(args.output)}::jsonb,
+           error = ${args.error === undefined ? null : JSON.stringify(args.error)}::jsonb,
+           waiting_for = null, stuck_reason = null,
+           finished_at = ${args.now}::timestamptz, updated_at = ${args.now}::timestamptz, version = version + 1`;
 }

@@ -37,8 +37,13 @@ export async function insertStep(db: RawDb, s: NewStep) {
     on conflict (run_id, sequence) do nothing
     returning *`;
   if (created) return Object.assign(created, { inserted: true });
+  return Object.assign(await findStepAt(db, s), { inserted: false });
+}
+
+/** The step another replay scheduled at `sequence` first (read as insertStep reads its own). */
+export async function findStepAt(db: RawDb, s: Pick<NewStep, 'runId' | 'sequence'>): Promise<DbActionRun> {
   const [row] = await db.$queryRaw<DbActionRun[]>`
     select * from "sagaflow"."action_runs" where run_id = ${s.runId}::uuid and sequence = ${s.sequence}::int`;
   if (!row) throw new Error(`step ${s.sequence} of run ${s.runId} was neither inserted nor found`);
-  return Object.assign(row, { inserted: false });
+  return row;
 }

@@ -27,11 +27,6 @@ export async function recordStepOutcome(
     event?: StepEvent;
   },
 ): Promise<'recorded' | 'rejected' | 'refused'> {
-  const { outcome } = args;
-  const status = outcome.kind === 'completed' ? 'Completed' : outcome.kind === 'failed' ? 'Failed' : 'Errored';
-  const output = outcome.kind === 'completed' ? JSON.stringify(outcome.output) : null;
-  const error = outcome.kind === 'completed' ? null : JSON.stringify(outcome.error);
-  const retryAt = outcome.kind === 'failed' ? outcome.retryAt : null;
   const rows = await db.$queryRaw<{ run_open: boolean; updated: boolean }[]>(Prisma.sql`
     with step as (
       select s.id, s.run_id from ${tableSql(args.table)} s where s.id = ${args.id}::uuid
@@ -43,13 +38,7 @@ export async function recordStepOutcome(
       select s.id, exists (select 1 from run) as run_open from step s
     ), upd as (
       update ${tableSql(args.table)} s
-         set status = ${status},
-             output = ${output}::jsonb,
-             error = ${error}::jsonb,
-             available_at = coalesce(${retryAt}::timestamptz, s.available_at),
-             reclaim_stale_at = null,
-             updated_at = ${args.now}::timestamptz,
-             finished_at = case when ${status} = 'Failed' then null else ${args.now}::timestamptz end
+         set ${outcomeSet(args.outcome, args.now)}
         from target t
        where s.id = t.id and t.run_open and s.attempts = ${args.attempts}::int and s.status = 'Running'
       returning s.id, s.run_id, s.attempts)${stepEventCte(args.event, 'upd')}
@@ -57,4 +46,23 @@ export async function recordStepOutcome(
   const r = rows[0];
   if (r?.updated) return 'recorded';
   return r && !r.run_open ? 'refused' : 'rejected';
+}
+
+/**
+ * The SET list of a recorded outcome (status, value, retry time, clearing the reclaim deadline), for
+ * an UPDATE of a step table aliased `s`: shared with the fused step transition and finish
+ * (record-step-transition.ts, finish-top-run.ts), so every outcome is written alike.
+ */
+export function outcomeSet(outcome: StepOutcome, now: Date): Prisma.Sql {
+  const status = outcome.kind === 'completed' ? 'Completed' : outcome.kind === 'failed' ? 'Failed' : 'Errored';
+  const output = outcome.kind === 'completed' ? JSON.stringify(outcome.output) : null;
+  const error = outcome.kind === 'completed' ? null : JSON.stringify(outcome.error);
+  const retryAt = outcome.kind === 'failed' ? outcome.retryAt : null;
+  return Prisma.sql`status = ${status},
+             output = ${output}::jsonb,
+             error = ${error}::jsonb,
+             available_at = coalesce(${retryAt}::timestamptz, s.available_at),
+             reclaim_stale_at = null,
+             updated_at = ${now}::timestamptz,
+             finished_at = case when ${status} = 'Failed' then null else ${now}::timestamptz end`;
 }

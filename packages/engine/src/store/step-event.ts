@@ -18,7 +18,15 @@ export function stepEventCte(event: StepEvent | undefined, source: 'claimed' | '
   if (!event) return Prisma.empty;
   return Prisma.sql`, event as (
       insert into "sagaflow"."flow_events" (run_id, type, sequence, row_id, data)
-      select c.run_id, ${event.type}, ${event.sequence}::int, c.id,
-             ${JSON.stringify(event.data)}::jsonb || jsonb_build_object('attempt', c.attempts)
-        from ${Prisma.raw(source)} c)`;
+      ${stepEventRows(event, source)})`;
+}
+
+/**
+ * The rows (run_id, type, sequence, row_id, data) of `event` for each row `source` wrote, as a
+ * SELECT: for a statement that appends several transitions' events in one ordered insert.
+ */
+export function stepEventRows(event: StepEvent, source: string): Prisma.Sql {
+  return Prisma.sql`select c.run_id, ${event.type}::text as type, ${event.sequence}::int as sequence, c.id as row_id,
+             ${JSON.stringify(event.data)}::jsonb || jsonb_build_object('attempt', c.attempts) as data
+        from ${Prisma.raw(source)} c`;
 }

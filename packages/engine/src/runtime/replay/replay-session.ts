@@ -12,7 +12,9 @@ import {
   type PendingOutcome,
 } from '../steps/pending-outcome.ts';
 import { writeHeldOutcomes } from '../held-outcomes.ts';
-import { inRunTransaction } from '../in-run-transaction.ts';
+import { inRunStatement, inRunTransaction } from '../in-run-transaction.ts';
+import type { TransitionOutcome } from '../../store/step-transition.ts';
+import { transitionOutcome, type FusableDeps } from './fused-outcome.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../../store/list-compensation-runs.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
@@ -165,6 +167,34 @@ export class ReplaySession {
     await announceOutcomes(this.deps, fates);
     if (done.stale) throw new ReplayConflict();
     return done.value;
+  }
+
+  /**
+   * Sends this replay's next write as ONE autocommitted statement (ADR 0042), carrying the buffered
+   * outcome, if any (call only when {@link canFuse}). `write` returns null when its statement wrote
+   * nothing (the run finished, a cancellation this replay has not seen, the outcome rejected or
+   * refused): the outcome goes back to the buffer and the caller takes the transaction path, which
+   * meets whatever closed the gate exactly as it did before. Otherwise the statement recorded the
+   * outcome, which is announced. On a database error the outcome is kept, as by {@link tx}.
+   */
+  async oneStatement<T>(write: (db: RawDb, outcome: TransitionOutcome | undefined) => Promise<T | null>) {
+    const outcomes = this.pendingOutcomes.splice(0);
+    let value: T | null;
+    try {
+      value = await inRunStatement(this.deps as FusableDeps, (db) => write(db, transitionOutcome(outcomes[0])));
+    } catch (err) {
+      this.keep(outcomes);
+      throw err;
+    }
+    if (value === null) {
+      this.pendingOutcomes.unshift(...outcomes);
+      return null;
+    }
+    await announceOutcomes(
+      this.deps,
+      outcomes.map((outcome) => ({ outcome, result: 'recorded' as const })),
+    );
+    return value;
   }
 
   /** Set once the replay's abort has written (or handed on) what it held: see {@link keep}. */

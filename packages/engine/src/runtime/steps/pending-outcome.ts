@@ -5,6 +5,7 @@ import { releaseLock } from '../../store/acquire-lock.ts';
 import { recordStepOutcome } from '../../store/record-step-outcome.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
 import type { StepOutcome } from '../../store/record-step-outcome.ts';
+import type { StepEvent } from '../../store/step-event.ts';
 import { tableSql, type StepTable } from '../../store/step-table.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
 
@@ -26,7 +27,7 @@ export interface PendingOutcome {
   failure?: Extract<StepOutcome, { kind: 'failed' | 'errored' }>;
 }
 
-const outcomeOf = (o: PendingOutcome): StepOutcome => o.failure ?? { kind: 'completed', output: o.output };
+export const outcomeOf = (o: PendingOutcome): StepOutcome => o.failure ?? { kind: 'completed', output: o.output };
 const statusOf = { completed: 'Completed', failed: 'Failed', errored: 'Errored' } as const;
 
 /** What became of one fenced outcome write; `already`: an earlier commit of ours whose acknowledgement was lost. */
@@ -35,10 +36,8 @@ export type OutcomeWrite = 'recorded' | 'already' | 'rejected' | 'refused';
 /** The fenced outcome write with its history row (and the lock's release), inside the caller's transaction. */
 export async function writePendingOutcome(tx: RawDb, o: PendingOutcome, now: Date): Promise<OutcomeWrite> {
   const outcome = outcomeOf(o);
-  const prefix = o.table === 'compensation_runs' ? 'compensation' : 'action';
-  const what = outcome.kind === 'completed' ? 'completed' : outcome.kind === 'failed' ? 'retry_scheduled' : 'failed';
   // The history row rides on the fenced write: it lands exactly when the outcome does.
-  const event = { type: `${prefix}.${what}`, sequence: o.sequence, data: { name: o.name } };
+  const event = outcomeEvent(o);
   const result = await recordStepOutcome(tx, {
     table: o.table,
     id: o.rowId,
@@ -53,6 +52,14 @@ export async function writePendingOutcome(tx: RawDb, o: PendingOutcome, now: Dat
   if (outcome.kind === 'failed')
     await enqueueJob(tx, { kind: 'wake-run', runId: o.runId, availableAt: outcome.retryAt });
   return result;
+}
+
+/** The history row of a recorded outcome (its attempt is taken from the row the write updated). */
+export function outcomeEvent(o: PendingOutcome): StepEvent {
+  const outcome = outcomeOf(o);
+  const prefix = o.table === 'compensation_runs' ? 'compensation' : 'action';
+  const what = outcome.kind === 'completed' ? 'completed' : outcome.kind === 'failed' ? 'retry_scheduled' : 'failed';
+  return { type: `${prefix}.${what}`, sequence: o.sequence, data: { name: o.name } };
 }
 
 /**

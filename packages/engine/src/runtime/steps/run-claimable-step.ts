@@ -14,7 +14,9 @@ import type { StepTable } from '../../store/step-table.ts';
 import { decideRetry } from '../decide-retry.ts';
 import { serializeError } from '../flow-error.ts';
 import { prismaTransactionOf } from '../in-run-transaction.ts';
+import { canFuse } from '../replay/fused-outcome.ts';
 import { ReplayConflict, type ReplaySession } from '../replay/replay-session.ts';
+import { claimInOneStatement } from './claim-in-one-statement.ts';
 import type { ClaimedStep } from '../runtime-deps.ts';
 import { reportLostOutcome, writePendingOutcome, type OutcomeWrite, type PendingOutcome } from './pending-outcome.ts';
 
@@ -64,58 +66,70 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   await deps.faults.beforeClaim?.({ table, runId, rowId: knownId ?? '', sequence, name, attempt: 0 });
   const now = deps.clock.now();
 
+  // A rollback goes on whatever happened since; a forward step must not start behind a
+  // cancellation or expiry this replay has not seen (its view is stale: it stops quietly).
+  const cancellationKnown = isComp || session.cancelRequested;
+  const event = {
+    type: isComp ? 'compensation.step_started' : 'action.started',
+    sequence,
+    data: { name, ...(isComp ? { level: step.level ?? 0 } : {}) },
+  };
+  // The common case, a new step on the driver's path, is one statement (ADR 0042); when it writes
+  // nothing, the transaction below does what it always did.
+  const fused =
+    'insert' in step.row && !isComp && !step.writeAlone && canFuse(session)
+      ? await claimInOneStatement(session, step.row.insert, { cancellationKnown, event, now })
+      : null;
+  if (fused?.kind === 'raced') return { kind: 'raced', row: fused.row };
+
   let claim: { rowId: string; attempts: number | null; locked: boolean };
-  try {
-    claim = await session.tx(async (tx) => {
-      let rowId = knownId ?? '';
-      if ('insert' in step.row) {
-        const row = await insertStep(tx, step.row.insert);
-        if (!row.inserted) throw new InsertRaced(row);
-        session.recorded.set(sequence, row);
-        rowId = row.id;
-      }
-      const lockKey = `step:${table}:${rowId}`;
-      if (
-        locks.enabled &&
-        !(await acquireLock(tx, { key: lockKey, owner: lockOwner, ttlSeconds: locks.action_ttl_seconds, now }))
-      ) {
-        return { rowId, attempts: null, locked: true };
-      }
-      const attempts = await claimStep(tx, {
-        table,
-        id: rowId,
-        workerId: deps.workerId,
-        now,
-        // A rollback goes on whatever happened since; a forward step must not start behind a
-        // cancellation or expiry this replay has not seen (its view is stale: it stops quietly).
-        cancellationKnown: isComp || session.cancelRequested,
-        event: {
-          type: isComp ? 'compensation.step_started' : 'action.started',
-          sequence,
-          data: { name, ...(isComp ? { level: step.level ?? 0 } : {}) },
-        },
-      });
-      if (attempts === null && !isComp && !session.cancelRequested && (await hasCancellation(tx, runId)))
-        throw new ReplayConflict();
-      // A lost claim must not leave the lock it took behind: roll the whole transaction back.
-      if (attempts === null && locks.enabled) throw new ClaimLost(rowId);
-      if (attempts !== null) {
-        await deps.hooks.stepClaimed?.(prismaTransactionOf(tx), {
+  if (fused) claim = { rowId: fused.row.id, attempts: fused.row.attempts, locked: false };
+  else
+    try {
+      claim = await session.tx(async (tx) => {
+        let rowId = knownId ?? '';
+        if ('insert' in step.row) {
+          const row = await insertStep(tx, step.row.insert);
+          if (!row.inserted) throw new InsertRaced(row);
+          session.recorded.set(sequence, row);
+          rowId = row.id;
+        }
+        const lockKey = `step:${table}:${rowId}`;
+        if (
+          locks.enabled &&
+          !(await acquireLock(tx, { key: lockKey, owner: lockOwner, ttlSeconds: locks.action_ttl_seconds, now }))
+        ) {
+          return { rowId, attempts: null, locked: true };
+        }
+        const attempts = await claimStep(tx, {
           table,
-          runId,
-          rowId,
-          sequence,
-          name,
-          attempt: attempts,
+          id: rowId,
+          workerId: deps.workerId,
+          now,
+          cancellationKnown,
+          event,
         });
-      }
-      return { rowId, attempts, locked: false };
-    });
-  } catch (err) {
-    if (err instanceof InsertRaced) return { kind: 'raced', row: err.row };
-    if (err instanceof ClaimLost) claim = { rowId: err.rowId, attempts: null, locked: false };
-    else throw err;
-  }
+        if (attempts === null && !isComp && !session.cancelRequested && (await hasCancellation(tx, runId)))
+          throw new ReplayConflict();
+        // A lost claim must not leave the lock it took behind: roll the whole transaction back.
+        if (attempts === null && locks.enabled) throw new ClaimLost(rowId);
+        if (attempts !== null) {
+          await deps.hooks.stepClaimed?.(prismaTransactionOf(tx), {
+            table,
+            runId,
+            rowId,
+            sequence,
+            name,
+            attempt: attempts,
+          });
+        }
+        return { rowId, attempts, locked: false };
+      });
+    } catch (err) {
+      if (err instanceof InsertRaced) return { kind: 'raced', row: err.row };
+      if (err instanceof ClaimLost) claim = { rowId: err.rowId, attempts: null, locked: false };
+      else throw err;
+    }
   const rowId = claim.rowId;
 
   if (claim.locked) {

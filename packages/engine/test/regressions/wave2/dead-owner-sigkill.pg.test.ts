@@ -1,13 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Database, type Engine } from '../../../src/index.ts';
+import { spawnWorker } from '../../support/spawn-worker.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { sigkillConfig, sigkillFlow } from './support/sigkill-flow.ts';
 
-const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 const workerScript = fileURLToPath(new URL('./support/sigkill-worker.ts', import.meta.url));
 /** Progress-driven waits: each fails only when its condition has not come in this long (a loaded 2-core machine). */
 const WAIT_MS = 25_000;
@@ -35,23 +35,7 @@ describe('wave 2: a step held by a SIGKILLed worker process is stuck with a reas
   });
 
   /** Starts the child worker process; resolves with its worker id once its pool is running. */
-  const startChild = (url: string) =>
-    new Promise<{ proc: ChildProcess; workerId: string }>((resolve, reject) => {
-      const proc = spawn(process.execPath, ['--import', 'tsx', workerScript, url], {
-        cwd: repoRoot,
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      child = proc;
-      let out = '';
-      proc.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const m = /^ready (\S+)\n/m.exec(out);
-        if (m?.[1]) resolve({ proc, workerId: m[1] });
-      });
-      proc.once('exit', (code, signal) =>
-        reject(new Error(`the child worker exited before it was ready (code ${code}, signal ${signal})`)),
-      );
-    });
+  const startChild = (url: string) => spawnWorker(workerScript, url, (proc) => (child = proc));
 
   it('SIGKILL mid-step: owner_gone and run.stuck, then kick; the run completes, the step has one outcome, run.unstuck is in the history', async () => {
     if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');

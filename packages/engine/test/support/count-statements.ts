@@ -1,0 +1,39 @@
+import type { Database, SqlSession } from '../../src/db/database.ts';
+import type { RawStatement } from '../../src/db/raw-db.ts';
+
+/** One statement the engine sent through the driver: its text, and whether it was inside a transaction. */
+export interface SentStatement {
+  text: string;
+  inTransaction: boolean;
+}
+
+/**
+ * The database handle with its driver counted: every statement the run's work sends through it
+ * (autocommitted ones, and each transaction's BEGIN, statements and COMMIT), in order. A structural
+ * count at the driver, the same on PGlite and PostgreSQL; Prisma's own queries are not in it.
+ */
+export function countStatements(db: Database): { db: Database; sent: SentStatement[] } {
+  const sent: SentStatement[] = [];
+  const counted = (session: SqlSession, inTransaction: boolean): SqlSession => ({
+    ...session,
+    raw: (statement) => {
+      sent.push({ text: statement.text.trim(), inTransaction });
+      return session.raw(statement);
+    },
+  });
+  const driver = {
+    ...counted(db.driver, false),
+    statement: (statement: RawStatement, limits?: Parameters<Database['driver']['statement']>[1]) => {
+      sent.push({ text: statement.text.trim(), inTransaction: false });
+      return db.driver.statement(statement, limits);
+    },
+    transaction: <T>(fn: (tx: SqlSession) => Promise<T>, limits?: Parameters<Database['driver']['transaction']>[1]) =>
+      db.driver.transaction(async (tx) => {
+        sent.push({ text: 'BEGIN', inTransaction: true });
+        const result = await fn(counted(tx, true));
+        sent.push({ text: 'COMMIT', inTransaction: true });
+        return result;
+      }, limits),
+  };
+  return { db: { ...db, driver }, sent };
+}
