@@ -7,11 +7,11 @@ import { isStalePlan } from './run-in-transaction.ts';
  * Where a statement sent on its own (autocommitted, outside any transaction) goes: the start's insert
  * and the worker pool's claims, acknowledgements, releases and heartbeats. Through the database's
  * driver when there is one (ADR 0043), so Prisma's per-call runtime leaves these statements too:
- * `driver.raw` prepares each by name and reads it back by the same parsers as a run's transactions
- * (ADR 0039). On PostgreSQL that is `pool.query`, one pooled connection per statement: it waits for
- * a connection as Prisma's adapter on the same pool did (the pool's connection timeout, then "timeout
- * exceeded when trying to connect", which `isNoConnectionInTime` knows) and destroys a connection on
- * which the statement failed. On PGlite it waits behind a transaction in flight and never runs inside
+ * `driver.statement` (the fused step statements' path too, ADR 0042) prepares each by name and reads
+ * it back by the same parsers as a run's transactions (ADR 0039). On PostgreSQL that is one pooled
+ * connection per statement: given no wait of its own, it waits for a connection as Prisma's adapter
+ * on the same pool did (the pool's connection timeout, then "timeout exceeded when trying to
+ * connect", which `isNoConnectionInTime` knows) and destroys a connection on which the statement failed. On PGlite it waits behind a transaction in flight and never runs inside
  * it. Without a driver (a start in the host's transaction, ADR 0028) the statements go through `prisma`.
  *
  * A statement refused because it was prepared before a migration changed its result's shape (the
@@ -23,10 +23,10 @@ export function autocommitDb(deps: { prisma: PrismaClient; driver?: SqlDriver })
   if (!driver) return deps.prisma;
   return rawDb(async (statement) => {
     try {
-      return await driver.raw(statement);
+      return await driver.statement(statement);
     } catch (err) {
       if (!isStalePlan(err)) throw err;
-      return driver.raw(statement);
+      return driver.statement(statement);
     }
   });
 }
