@@ -16,13 +16,14 @@ import { waitFor } from '../../support/wait-for.ts';
 
 /**
  * Review 8 of ADR 0042: a fused step transition (step 1's outcome, step 2 inserted already claimed)
- * reads its snapshot before it waits on the run's row lock. What a repair or a cancellation commits
- * during that wait must be honoured exactly as by the transaction the statement replaces. Each test
+ * or a fused finish reads its snapshot before it waits on the run's row lock. What a repair or a
+ * cancellation commits during that wait must be honoured exactly as by the transaction the statement
+ * replaces. Each test
  * holds the run's row FOR UPDATE on a connection of its own (as a repair or a terminate takes it),
  * waits until the fused statement is seen waiting for a lock in pg_stat_activity (progress, not
  * time), makes its change in that transaction and commits; then a fresh replay settles the run.
  */
-describe('a run changed while its fused step transition waits on the row lock (PostgreSQL)', () => {
+describe('a run changed while its fused step transition or finish waits on the row lock (PostgreSQL)', () => {
   let db: Database & { url?: string };
   let other: pg.Client;
   let otherDb: RawDb;
@@ -43,12 +44,12 @@ describe('a run changed while its fused step transition waits on the row lock (P
     await other.query('BEGIN');
     expect(await lockOpenRun(otherDb, runId, 'update')).toBe(true);
   };
-  /** Once the fused transition waits for a lock: `write` in the held transaction, then its commit. */
-  const commitOnceWaiting = async (write: (tx: RawDb) => Promise<void>) => {
-    await waitFor('the fused transition to wait for the run lock', async () => {
+  /** Once the fused statement (`marker`: the transition's or the finish's CTE) waits for a lock: `write` in the held transaction, then its commit. */
+  const commitOnceWaiting = async (write: (tx: RawDb) => Promise<void>, marker = 'claimed as') => {
+    await waitFor(`the fused statement (${marker}) to wait for the run lock`, async () => {
       const waiting = await db.prisma.$queryRaw<{ n: number }[]>`
         select count(*)::int as n from pg_stat_activity
-         where datname = current_database() and wait_event_type = 'Lock' and query like '%claimed as%'`;
+         where datname = current_database() and wait_event_type = 'Lock' and query like ${`%${marker}%`}`;
       return (waiting[0]?.n ?? 0) > 0 ? true : undefined;
     });
     await write(otherDb);
@@ -189,5 +190,45 @@ describe('a run changed while its fused step transition waits on the row lock (P
     const events = await history(runId);
     expect(events.filter((t) => t === 'action.started#2')).toHaveLength(1);
     expect(events.filter((t) => t === 'action.completed#2')).toHaveLength(1);
+  });
+
+  it("an operator's complete_step on the last step while the fused finish waits: the worker's outcome is rejected, the run ends with the operator's", async () => {
+    const ran: string[] = [];
+    let runId = '';
+    const only = defineAction({
+      name: 'review8-completed-at-finish-only',
+      run: async () => {
+        ran.push('only');
+        if (ran.length === 1) await holdTheRun(runId);
+        return 'worker';
+      },
+    });
+    const flow = defineFlow({
+      name: 'review8-completed-at-finish',
+      version: 1,
+      run: async (ctx) => ctx.action(only, null),
+    });
+    const e = bareEngine(db, { flows: [flow], actions: [only] });
+    ({ runId } = await e.startFlow(flow, null));
+    const replay = executeRun(e.runtime, runId);
+    await commitOnceWaiting(async (tx) => {
+      const step = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
+      const outcome = { table: 'action_runs' as const, runId, rowId: step.id, sequence: 1, name: step.name };
+      expect(
+        await writePendingOutcome(tx, { ...outcome, attempts: step.attempts, output: 'operator' }, new Date()),
+      ).toBe('recorded');
+    }, 'fin as');
+    expect(await replay).not.toBe('finished');
+    expect((await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } })).status).not.toBe('Completed');
+
+    expect(await executeRun(e.runtime, runId)).toBe('finished');
+    expect(ran).toEqual(['only']);
+    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    expect([run.status, run.output]).toEqual(['Completed', 'operator']);
+    const events = await history(runId);
+    expect(events.filter((t) => t === 'action.completed#1')).toHaveLength(1);
+    expect(events.filter((t) => t === 'run.completed')).toHaveLength(1);
+    const anomalies = await db.prisma.anomalyLog.findMany({ where: { run_id: runId } });
+    expect(anomalies.map((a) => [a.code, a.sequence])).toEqual([['outcome_rejected', 1]]);
   });
 });
