@@ -1,18 +1,13 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../src/db/database.ts';
-import { rawDb, type RawDb } from '../src/db/raw-db.ts';
-import { pgSession } from '../src/db/run-in-transaction.ts';
+import { describe, expect, it } from 'vitest';
+import type { RawDb } from '../src/db/raw-db.ts';
 import { defineAction, defineFlow } from '../src/index.ts';
 import { executeRun } from '../src/runtime/execute-run.ts';
 import { appendRunEnd } from '../src/store/append-run-end.ts';
 import { finishRun } from '../src/store/finish-run.ts';
-import { lockOpenRun } from '../src/store/lock-open-run.ts';
 import { markRunStuck } from '../src/store/mark-run-stuck.ts';
 import type { Db } from '../src/store/types.ts';
 import { bareEngine } from './regressions/harness.ts';
-import { openTestDatabase } from './support/test-database.ts';
-import { waitFor } from './support/wait-for.ts';
+import { useRunLockHolder } from './support/run-lock-holder.ts';
 
 /**
  * ADR 0042 and ADR 0011 on a real PostgreSQL: a terminate that commits while a fused step transition
@@ -23,46 +18,13 @@ import { waitFor } from './support/wait-for.ts';
  * fused finish waits closes its gate (the run row moved), and the transaction ends the episode.
  */
 describe('a run changed while a fused statement waits on its lock (PostgreSQL)', () => {
-  let db: Database & { url?: string };
-  let terminator: pg.Client;
-  let terminatorDb: RawDb;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-    terminator = new pg.Client({ connectionString: db.url });
-    await terminator.connect();
-    const session = pgSession((config) => terminator.query(config));
-    terminatorDb = rawDb((statement) => session.raw(statement));
-  });
-  afterAll(async () => {
-    await terminator.end();
-    await db.close();
-  });
-
-  /** Takes the run's row lock the way a terminate does, in a transaction left open. */
-  const holdTheRun = async (runId: string) => {
-    await terminator.query('BEGIN');
-    expect(await lockOpenRun(terminatorDb, runId, 'update')).toBe(true);
-  };
-  /** Once a backend waits for a lock running `marker`'s statement: `write` in the held transaction, then its commit. */
-  const commitOnceWaiting = async (marker: string, write: (tx: RawDb) => Promise<void>) => {
-    await waitFor(`the fused statement (${marker}) to wait for the run's lock`, async () => {
-      const waiting = await db.prisma.$queryRaw<{ n: number }[]>`
-        select count(*)::int as n from pg_stat_activity
-         where datname = current_database() and wait_event_type = 'Lock' and query like ${`%${marker}%`}`;
-      return (waiting[0]?.n ?? 0) > 0 ? true : undefined;
-    });
-    await write(terminatorDb);
-    await terminator.query('COMMIT');
-  };
+  const holder = useRunLockHolder();
+  const { holdTheRun, commitOnceWaiting, history } = holder;
   /** The engine's terminal transition of a terminate. */
   const terminate = (runId: string) => async (tx: RawDb) => {
     expect(await finishRun(tx, { id: runId, status: 'Terminated', now: new Date() })).not.toBeNull();
     await appendRunEnd(tx, { runId, type: 'run.terminated', data: {} });
   };
-  const history = async (runId: string) =>
-    (await db.prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } })).map((e) =>
-      e.sequence === null ? e.type : `${e.type}#${e.sequence}`,
-    );
 
   it('between two steps: the next step is never claimed, the outcome is refused, nothing follows run.terminated', async () => {
     const ran: string[] = [];
@@ -87,19 +49,21 @@ describe('a run changed while a fused statement waits on its lock (PostgreSQL)',
       version: 1,
       run: async (ctx) => [await ctx.action(first, null), await ctx.action(second, null)],
     });
-    const e = bareEngine(db, { flows: [flow], actions: [first, second] });
+    const e = bareEngine(holder.db(), { flows: [flow], actions: [first, second] });
     ({ runId } = await e.startFlow(flow, null));
     const replay = executeRun(e.runtime, runId);
     await commitOnceWaiting('claimed as', terminate(runId));
     expect(await replay).not.toBe('finished');
 
     expect(ran).toEqual(['first']);
-    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    const run = await holder.db().prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect(run.status).toBe('Terminated');
     expect(await history(runId)).toEqual(['run.started', 'run.running', 'action.started#1', 'run.terminated']);
-    const steps = await db.prisma.actionRun.findMany({ where: { run_id: runId }, orderBy: { sequence: 'asc' } });
+    const steps = await holder
+      .db()
+      .prisma.actionRun.findMany({ where: { run_id: runId }, orderBy: { sequence: 'asc' } });
     expect(steps.map((s) => [s.sequence, s.status, s.attempts])).toEqual([[1, 'Running', 1]]);
-    const anomalies = await db.prisma.anomalyLog.findMany({ where: { run_id: runId } });
+    const anomalies = await holder.db().prisma.anomalyLog.findMany({ where: { run_id: runId } });
     expect(anomalies.map((a) => [a.code, a.sequence])).toEqual([['write_refused', 1]]);
   });
 
@@ -117,16 +81,16 @@ describe('a run changed while a fused statement waits on its lock (PostgreSQL)',
       version: 1,
       run: async (ctx) => ctx.action(only, null),
     });
-    const e = bareEngine(db, { flows: [flow], actions: [only] });
+    const e = bareEngine(holder.db(), { flows: [flow], actions: [only] });
     ({ runId } = await e.startFlow(flow, null));
     const replay = executeRun(e.runtime, runId);
     await commitOnceWaiting('fin as', terminate(runId));
     expect(await replay).not.toBe('finished');
 
-    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    const run = await holder.db().prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect([run.status, run.output]).toEqual(['Terminated', null]);
     expect(await history(runId)).toEqual(['run.started', 'run.running', 'action.started#1', 'run.terminated']);
-    const anomalies = await db.prisma.anomalyLog.findMany({ where: { run_id: runId } });
+    const anomalies = await holder.db().prisma.anomalyLog.findMany({ where: { run_id: runId } });
     expect(anomalies.map((a) => [a.code, a.sequence])).toEqual([['write_refused', 1]]);
   });
 
@@ -144,7 +108,7 @@ describe('a run changed while a fused statement waits on its lock (PostgreSQL)',
       version: 1,
       run: async (ctx) => ctx.action(only, null),
     });
-    const e = bareEngine(db, { flows: [flow], actions: [only] });
+    const e = bareEngine(holder.db(), { flows: [flow], actions: [only] });
     ({ runId } = await e.startFlow(flow, null));
     const replay = executeRun(e.runtime, runId);
     // The monitor's stuck mark (a run row update with its run.stuck) lands while the finish waits:
@@ -156,7 +120,7 @@ describe('a run changed while a fused statement waits on its lock (PostgreSQL)',
     });
     expect(await replay).toBe('finished');
 
-    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    const run = await holder.db().prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect([run.status, run.output, run.stuck_reason]).toEqual(['Completed', 'only', null]);
     expect(await history(runId)).toEqual([
       'run.started',

@@ -4,10 +4,9 @@ import type { RawDb } from '../db/raw-db.ts';
 import { runEndEvents } from './append-run-end.ts';
 import type { JobAck } from './delete-job.ts';
 import { finishedRunSet, type FinalRunStatus } from './finish-run.ts';
-import { openRunStatusesSql, tableSql } from './step-table.ts';
+import { openRunStatusesSql } from './step-table.ts';
 import { stepEventRows } from './step-event.ts';
-import type { TransitionOutcome } from './step-transition.ts';
-import { outcomeSet } from './record-step-outcome.ts';
+import { fencedOutcomeCte, type TransitionOutcome } from './step-transition.ts';
 
 /**
  * A top-level run's finish in ONE autocommitted statement (ADR 0042): what the finishing transaction
@@ -37,14 +36,7 @@ export async function finishTopRun(
   },
 ): Promise<FinalRunStatus | null> {
   const { outcome, ack } = args;
-  const recorded = outcome
-    ? Prisma.sql`, upd as (
-      update ${tableSql(outcome.table)} s
-         set ${outcomeSet(outcome.outcome, args.now)}
-       where s.id = ${outcome.id}::uuid and s.run_id = (select id from run)
-         and s.attempts = ${outcome.attempts}::int and s.status = 'Running'
-      returning s.id, s.run_id, s.attempts)`
-    : Prisma.empty;
+  const recorded = outcome ? fencedOutcomeCte(outcome, args.now) : Prisma.empty;
   const outcomeEvent = outcome
     ? Prisma.sql`select 0 as ord, o.* from (${stepEventRows(outcome.event, 'upd')}) o
          where exists (select 1 from fin) union all `

@@ -51,7 +51,7 @@ export async function recordStepOutcome(
 /**
  * The SET list of a recorded outcome (status, value, retry time, clearing the reclaim deadline), for
  * an UPDATE of a step table aliased `s`: shared with the fused step transition and finish
- * (record-step-transition.ts, finish-top-run.ts), so every outcome is written alike.
+ * (step-transition.ts, finish-top-run.ts), so every outcome is written alike.
  */
 export function outcomeSet(outcome: StepOutcome, now: Date): Prisma.Sql {
   const status = outcome.kind === 'completed' ? 'Completed' : outcome.kind === 'failed' ? 'Failed' : 'Errored';

@@ -53,14 +53,7 @@ export async function stepTransition(
 ): Promise<TransitionResult> {
   const { step, now, outcome } = args;
   const reclaim = step.reclaimAfterSeconds ?? null;
-  const recorded = outcome
-    ? Prisma.sql`, upd as (
-      update ${tableSql(outcome.table)} s
-         set ${outcomeSet(outcome.outcome, now)}
-       where s.id = ${outcome.id}::uuid and s.run_id = (select id from run)
-         and s.attempts = ${outcome.attempts}::int and s.status = 'Running'
-      returning s.id, s.run_id, s.attempts)`
-    : Prisma.empty;
+  const recorded = outcome ? fencedOutcomeCte(outcome, now) : Prisma.empty;
   const events = outcome
     ? Prisma.sql`select 1 as ord, o.* from (${stepEventRows(outcome.event, 'upd')}) o
         union all
@@ -93,4 +86,18 @@ export async function stepTransition(
       from (select 1) one left join claimed c on true`);
   const { run_open: runOpen, recorded: wasRecorded, ...row } = rows[0]!;
   return { runOpen, recorded: wasRecorded, row: row.id ? row : null };
+}
+
+/**
+ * The CTE `upd` of a fused statement: the outcome under recordStepOutcome's fence (the row Running
+ * under our attempts, in the run the statement's `run` CTE locked open), returning id, run_id and
+ * attempts for its event. Shared by the step transition and the finish (finish-top-run.ts).
+ */
+export function fencedOutcomeCte(outcome: TransitionOutcome, now: Date): Prisma.Sql {
+  return Prisma.sql`, upd as (
+      update ${tableSql(outcome.table)} s
+         set ${outcomeSet(outcome.outcome, now)}
+       where s.id = ${outcome.id}::uuid and s.run_id = (select id from run)
+         and s.attempts = ${outcome.attempts}::int and s.status = 'Running'
+      returning s.id, s.run_id, s.attempts)`;
 }

@@ -1,18 +1,13 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../../src/db/database.ts';
-import { rawDb, type RawDb } from '../../../src/db/raw-db.ts';
-import { pgSession } from '../../../src/db/run-in-transaction.ts';
+import { describe, expect, it } from 'vitest';
+import type { RawDb } from '../../../src/db/raw-db.ts';
 import { defineAction, defineFlow, type ActionDefinition } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { writePendingOutcome } from '../../../src/runtime/steps/pending-outcome.ts';
-import { lockOpenRun } from '../../../src/store/lock-open-run.ts';
 import { forgetStepsFrom } from '../../../src/store/repairs/forget-steps-from.ts';
 import { requestCancel } from '../../../src/store/request-cancel.ts';
 import type { Db } from '../../../src/store/types.ts';
 import { bareEngine } from '../harness.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
-import { waitFor } from '../../support/wait-for.ts';
+import { useRunLockHolder } from '../../support/run-lock-holder.ts';
 
 /**
  * Review 8 of ADR 0042: a fused step transition (step 1's outcome, step 2 inserted already claimed)
@@ -24,47 +19,15 @@ import { waitFor } from '../../support/wait-for.ts';
  * time), makes its change in that transaction and commits; then a fresh replay settles the run.
  */
 describe('a run changed while its fused step transition or finish waits on the row lock (PostgreSQL)', () => {
-  let db: Database & { url?: string };
-  let other: pg.Client;
-  let otherDb: RawDb;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-    other = new pg.Client({ connectionString: db.url });
-    await other.connect();
-    const session = pgSession((config) => other.query(config));
-    otherDb = rawDb((statement) => session.raw(statement));
-  });
-  afterAll(async () => {
-    await other.end();
-    await db.close();
-  });
-
-  /** Takes the run's row the way a repair or a terminate does, in a transaction left open. */
-  const holdTheRun = async (runId: string) => {
-    await other.query('BEGIN');
-    expect(await lockOpenRun(otherDb, runId, 'update')).toBe(true);
-  };
+  const holder = useRunLockHolder();
+  const { holdTheRun, history } = holder;
   /** Once the fused statement (`marker`: the transition's or the finish's CTE) waits for a lock: `write` in the held transaction, then its commit. */
-  const commitOnceWaiting = async (write: (tx: RawDb) => Promise<void>, marker = 'claimed as') => {
-    await waitFor(`the fused statement (${marker}) to wait for the run lock`, async () => {
-      const waiting = await db.prisma.$queryRaw<{ n: number }[]>`
-        select count(*)::int as n from pg_stat_activity
-         where datname = current_database() and wait_event_type = 'Lock' and query like ${`%${marker}%`}`;
-      return (waiting[0]?.n ?? 0) > 0 ? true : undefined;
-    });
-    await write(otherDb);
-    await other.query('COMMIT');
-  };
-  const history = async (runId: string) =>
-    (await db.prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } })).map((e) =>
-      e.sequence === null ? e.type : `${e.type}#${e.sequence}`,
-    );
+  const commitOnceWaiting = (write: (tx: RawDb) => Promise<void>, marker = 'claimed as') =>
+    holder.commitOnceWaiting(marker, write);
   const steps = async (runId: string) =>
-    (await db.prisma.actionRun.findMany({ where: { run_id: runId }, orderBy: { sequence: 'asc' } })).map((s) => [
-      s.sequence,
-      s.status,
-      s.attempts,
-    ]);
+    (await holder.db().prisma.actionRun.findMany({ where: { run_id: runId }, orderBy: { sequence: 'asc' } })).map(
+      (s) => [s.sequence, s.status, s.attempts],
+    );
 
   /** A two-step flow whose first action holds the run (once) before it returns. */
   function twoSteps(name: string) {
@@ -93,7 +56,7 @@ describe('a run changed while its fused step transition or finish waits on the r
       version: 1,
       run: async (ctx) => [await ctx.action(first, null), await ctx.action(second, null)],
     });
-    const e = bareEngine(db, { flows: [flow], actions: [first, second] });
+    const e = bareEngine(holder.db(), { flows: [flow], actions: [first, second] });
     return { e, flow, ran, held };
   }
 
@@ -120,7 +83,7 @@ describe('a run changed while its fused step transition or finish waits on the r
     // A fresh replay sees the cancellation: the run ends without step 2's action ever running.
     await executeRun(e.runtime, runId);
     expect(ran).toEqual(['first']);
-    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    const run = await holder.db().prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect(run.status).toBe('Cancelled');
     const events = await history(runId);
     expect(events.filter((t) => t === 'action.completed#1')).toHaveLength(1);
@@ -134,7 +97,7 @@ describe('a run changed while its fused step transition or finish waits on the r
     held.runId = runId;
     const replay = executeRun(e.runtime, runId);
     await commitOnceWaiting(async (tx) => {
-      const step = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
+      const step = await holder.db().prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
       // The repair's own write for a Running step (completeStepRepair.perform): fenced on its attempts.
       const written = await writePendingOutcome(
         tx,
@@ -156,7 +119,7 @@ describe('a run changed while its fused step transition or finish waits on the r
 
     expect(await executeRun(e.runtime, runId)).toBe('finished');
     expect(ran).toEqual(['first', 'second']);
-    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    const run = await holder.db().prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect([run.status, run.output]).toEqual(['Completed', ['operator', 'second']]);
     expect(await steps(runId)).toEqual([
       [1, 'Completed', 1],
@@ -165,7 +128,7 @@ describe('a run changed while its fused step transition or finish waits on the r
     const events = await history(runId);
     expect(events.filter((t) => t === 'action.completed#1')).toHaveLength(1);
     expect(events.filter((t) => t === 'action.started#2')).toHaveLength(1);
-    const anomalies = await db.prisma.anomalyLog.findMany({ where: { run_id: runId } });
+    const anomalies = await holder.db().prisma.anomalyLog.findMany({ where: { run_id: runId } });
     expect(anomalies.map((a) => [a.code, a.sequence])).toEqual([['outcome_rejected', 1]]);
   });
 
@@ -208,27 +171,27 @@ describe('a run changed while its fused step transition or finish waits on the r
       version: 1,
       run: async (ctx) => ctx.action(only, null),
     });
-    const e = bareEngine(db, { flows: [flow], actions: [only] });
+    const e = bareEngine(holder.db(), { flows: [flow], actions: [only] });
     ({ runId } = await e.startFlow(flow, null));
     const replay = executeRun(e.runtime, runId);
     await commitOnceWaiting(async (tx) => {
-      const step = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
+      const step = await holder.db().prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
       const outcome = { table: 'action_runs' as const, runId, rowId: step.id, sequence: 1, name: step.name };
       expect(
         await writePendingOutcome(tx, { ...outcome, attempts: step.attempts, output: 'operator' }, new Date()),
       ).toBe('recorded');
     }, 'fin as');
     expect(await replay).not.toBe('finished');
-    expect((await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } })).status).not.toBe('Completed');
+    expect((await holder.db().prisma.flowRun.findUniqueOrThrow({ where: { id: runId } })).status).not.toBe('Completed');
 
     expect(await executeRun(e.runtime, runId)).toBe('finished');
     expect(ran).toEqual(['only']);
-    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    const run = await holder.db().prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect([run.status, run.output]).toEqual(['Completed', 'operator']);
     const events = await history(runId);
     expect(events.filter((t) => t === 'action.completed#1')).toHaveLength(1);
     expect(events.filter((t) => t === 'run.completed')).toHaveLength(1);
-    const anomalies = await db.prisma.anomalyLog.findMany({ where: { run_id: runId } });
+    const anomalies = await holder.db().prisma.anomalyLog.findMany({ where: { run_id: runId } });
     expect(anomalies.map((a) => [a.code, a.sequence])).toEqual([['outcome_rejected', 1]]);
   });
 });
