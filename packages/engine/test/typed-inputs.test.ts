@@ -7,6 +7,7 @@ import { EngineError } from '../src/errors/engine-error.ts';
 import type { RepairCommand } from '../src/repairs/repair-command.ts';
 import { openTestEngine } from './support/open-test-engine.ts';
 import { testDbKind } from './support/test-database.ts';
+import { waitFor } from './support/wait-for.ts';
 
 const charge = defineAction({
   name: 'typed.charge',
@@ -135,6 +136,10 @@ describe(`typed, validated inputs and outputs (${testDbKind()})`, () => {
   it('a signal the flow does not declare, or whose payload its schema refuses, is refused before any write', async () => {
     const { runId } = await t.engine.startFlow(order, { orderId: 'o-4', amount: 1, currency: 'USD' });
     await t.drive(runId, { until: (d) => d.run.waitingFor?.includes('approve') ?? false });
+    // The park commits before the pool acknowledges its job: count once the acknowledgement is in.
+    await waitFor("the parked run's job acknowledged", async () =>
+      (await t.db.prisma.job.count({ where: { run_id: runId, locked_by: { not: null } } })) === 0 ? true : undefined,
+    );
     const before = await counts();
     const unknown = await refusal(t.engine.signal(runId, 'aprove', { by: 'ann' }));
     expect(unknown.field).toBe('name');
