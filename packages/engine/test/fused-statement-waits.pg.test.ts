@@ -52,7 +52,7 @@ describe('a run changed while a fused statement waits on its lock (PostgreSQL)',
     const e = bareEngine(holder.db(), { flows: [flow], actions: [first, second] });
     ({ runId } = await e.startFlow(flow, null));
     const replay = executeRun(e.runtime, runId);
-    await commitOnceWaiting('claimed as', terminate(runId));
+    await commitOnceWaiting('sagaflow: step transitions', terminate(runId));
     expect(await replay).not.toBe('finished');
 
     expect(ran).toEqual(['first']);

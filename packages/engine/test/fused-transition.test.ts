@@ -104,10 +104,14 @@ describe(`one statement per step transition (${testDbKind()})`, () => {
     const { runId } = await e.startFlow(flow, null);
     expect(await executeRun(e.runtime, runId)).not.toBe('finished');
     // The step-2 transition was sent as one statement, wrote nothing, and the transaction followed.
-    const fusedAt = counted.sent.findIndex(
-      (s) => !s.inTransaction && s.text.includes('insert into "sagaflow"."action_runs"') && s.text.includes('upd as'),
+    // Step 1's transition statement, then step 2's, carrying step 1's outcome (the same text, ADR 0045).
+    const transitions = counted.sent.flatMap((s, at) =>
+      !s.inTransaction && s.text.includes('insert into "sagaflow"."action_runs"') && s.text.includes('upd as')
+        ? [at]
+        : [],
     );
-    expect(fusedAt).toBeGreaterThan(0);
+    expect(transitions).toHaveLength(2);
+    const fusedAt = transitions[1]!;
     expect(counted.sent[fusedAt + 1]?.text).toBe('BEGIN');
     const anomalies = await db.prisma.anomalyLog.findMany({ where: { run_id: runId } });
     expect(anomalies.map((a) => [a.code, a.sequence])).toEqual([['outcome_rejected', 1]]);

@@ -1,5 +1,5 @@
 import type { Prisma } from '../generated/prisma/client.ts';
-import { rawDb, type RawDb } from '../db/raw-db.ts';
+import { rawDb, type RawDb, type RawResult, type RawStatement } from '../db/raw-db.ts';
 import type { SqlDriver } from '../db/database.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 
@@ -45,6 +45,19 @@ export async function inRunStatement<T>(
   const { driver } = deps;
   const waitMs = deps.config.worker.transaction_wait_ms;
   return waitingForConnection(deps, () => work(rawDb((statement) => driver.statement(statement, { waitMs }))));
+}
+
+/**
+ * Sends one autocommitted statement of a run (or of several runs, ADR 0045) through the driver,
+ * waiting for a connection as {@link inRunStatement} does.
+ */
+export async function sendRunStatement(
+  deps: RuntimeDeps & { driver: SqlDriver },
+  statement: RawStatement,
+): Promise<RawResult> {
+  const { driver } = deps;
+  const waitMs = deps.config.worker.transaction_wait_ms;
+  return waitingForConnection(deps, () => driver.statement(statement, { waitMs }));
 }
 
 /** Starts `begin` again while it fails for want of a connection, for up to the job's lease. */

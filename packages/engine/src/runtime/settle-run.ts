@@ -6,7 +6,7 @@ import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
 import { settleParentStep } from '../store/settle-parent-step.ts';
 import { finishTopRun } from '../store/finish-top-run.ts';
-import { inRunTransaction } from './in-run-transaction.ts';
+import { inRunStatement, inRunTransaction } from './in-run-transaction.ts';
 import { canFuse } from './replay/fused-outcome.ts';
 import { ReplayConflict, type ReplaySession } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
@@ -145,17 +145,19 @@ async function settleTopRunInOneStatement(
   now: Date,
   ack?: JobAck,
 ): Promise<SettledRun | null> {
-  const status = await session.oneStatement((db, outcome) =>
-    finishTopRun(db, {
-      runId: run.id,
-      status: result.status,
-      ...(result.output === undefined ? {} : { output: result.output }),
-      ...(result.error === undefined ? {} : { error: result.error }),
-      data: runEndData(result),
-      now,
-      ...(outcome ? { outcome } : {}),
-      ...(ack ? { ack } : {}),
-    }),
+  const status = await session.oneStatement((deps, outcome) =>
+    inRunStatement(deps, (db) =>
+      finishTopRun(db, {
+        runId: run.id,
+        status: result.status,
+        ...(result.output === undefined ? {} : { output: result.output }),
+        ...(result.error === undefined ? {} : { error: result.error }),
+        data: runEndData(result),
+        now,
+        ...(outcome ? { outcome } : {}),
+        ...(ack ? { ack } : {}),
+      }),
+    ),
   );
   return status && { run, status, output: result.output, error: result.error, refusedParent: null };
 }

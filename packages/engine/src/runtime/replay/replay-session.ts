@@ -12,7 +12,7 @@ import {
   type PendingOutcome,
 } from '../steps/pending-outcome.ts';
 import { writeHeldOutcomes } from '../held-outcomes.ts';
-import { inRunStatement, inRunTransaction } from '../in-run-transaction.ts';
+import { inRunTransaction } from '../in-run-transaction.ts';
 import type { TransitionOutcome } from '../../store/step-transition.ts';
 import { transitionOutcome, type FusableDeps } from './fused-outcome.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
@@ -175,13 +175,14 @@ export class ReplaySession {
    * nothing (the run finished, a cancellation this replay has not seen, the outcome rejected or
    * refused): the outcome goes back to the buffer and the caller takes the transaction path, which
    * meets whatever closed the gate exactly as it did before. Otherwise the statement recorded the
-   * outcome, which is announced. On a database error the outcome is kept, as by {@link tx}.
+   * outcome, which is announced. On a database error the outcome is kept, as by {@link tx}. `write`
+   * sends its statement itself (a transition goes in a batch with other runs', ADR 0045).
    */
-  async oneStatement<T>(write: (db: RawDb, outcome: TransitionOutcome | undefined) => Promise<T | null>) {
+  async oneStatement<T>(write: (deps: FusableDeps, outcome: TransitionOutcome | undefined) => Promise<T | null>) {
     const outcomes = this.pendingOutcomes.splice(0);
     let value: T | null;
     try {
-      value = await inRunStatement(this.deps as FusableDeps, (db) => write(db, transitionOutcome(outcomes[0])));
+      value = await write(this.deps as FusableDeps, transitionOutcome(outcomes[0]));
     } catch (err) {
       this.keep(outcomes);
       throw err;

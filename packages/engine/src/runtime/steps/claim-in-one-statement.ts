@@ -1,7 +1,7 @@
 import { findStepAt, type NewStep } from '../../store/insert-step.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import type { StepEvent } from '../../store/step-event.ts';
-import { stepTransition } from '../../store/step-transition.ts';
+import { transitionInBatch } from './transition-batch.ts';
 import type { ReplaySession } from '../replay/replay-session.ts';
 
 /**
@@ -17,8 +17,8 @@ export async function claimInOneStatement(
   args: { cancellationKnown: boolean; event: StepEvent; now: Date },
 ): Promise<{ kind: 'claimed' | 'raced'; row: DbActionRun } | null> {
   const { deps } = session;
-  const written = await session.oneStatement(async (db, outcome) => {
-    const result = await stepTransition(db, {
+  const written = await session.oneStatement(async (fusable, outcome) => {
+    const result = await transitionInBatch(fusable, {
       step: insert,
       workerId: deps.workerId,
       now: args.now,

@@ -22,7 +22,7 @@ describe('a run changed while its fused step transition or finish waits on the r
   const holder = useRunLockHolder();
   const { holdTheRun, history } = holder;
   /** Once the fused statement (`marker`: the transition's or the finish's CTE) waits for a lock: `write` in the held transaction, then its commit. */
-  const commitOnceWaiting = (write: (tx: RawDb) => Promise<void>, marker = 'claimed as') =>
+  const commitOnceWaiting = (write: (tx: RawDb) => Promise<void>, marker = 'sagaflow: step transitions') =>
     holder.commitOnceWaiting(marker, write);
   const steps = async (runId: string) =>
     (await holder.db().prisma.actionRun.findMany({ where: { run_id: runId }, orderBy: { sequence: 'asc' } })).map(
