@@ -84,7 +84,7 @@ describe('a run changed while a fused statement waits on its lock (PostgreSQL)',
     const e = bareEngine(holder.db(), { flows: [flow], actions: [only] });
     ({ runId } = await e.startFlow(flow, null));
     const replay = executeRun(e.runtime, runId);
-    await commitOnceWaiting('fin as', terminate(runId));
+    await commitOnceWaiting('sagaflow: top-level run finishes', terminate(runId));
     expect(await replay).not.toBe('finished');
 
     const run = await holder.db().prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
@@ -113,7 +113,7 @@ describe('a run changed while a fused statement waits on its lock (PostgreSQL)',
     const replay = executeRun(e.runtime, runId);
     // The monitor's stuck mark (a run row update with its run.stuck) lands while the finish waits:
     // the finish's snapshot, taken before the wait, cannot see that event; the gate must notice.
-    await commitOnceWaiting('fin as', async (tx) => {
+    await commitOnceWaiting('sagaflow: top-level run finishes', async (tx) => {
       expect(await markRunStuck(tx as unknown as Db, { runId, stuckReason: 'owner_gone: test', now: new Date() })).toBe(
         true,
       );

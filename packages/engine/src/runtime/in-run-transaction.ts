@@ -33,23 +33,10 @@ export async function inRunTransaction<T>(deps: RuntimeDeps, work: (tx: RawDb) =
 }
 
 /**
- * Sends one of a run's autocommitted statements (a fused step transition or finish, ADR 0042)
- * through the driver, prepared by name like the run transactions' statements, waiting for a
- * connection for `worker.transaction_wait_ms` and again while none comes, as {@link inRunTransaction}
- * does. `work` sends one statement. Only where `deps.driver` is set.
- */
-export async function inRunStatement<T>(
-  deps: RuntimeDeps & { driver: SqlDriver },
-  work: (db: RawDb) => Promise<T>,
-): Promise<T> {
-  const { driver } = deps;
-  const waitMs = deps.config.worker.transaction_wait_ms;
-  return waitingForConnection(deps, () => work(rawDb((statement) => driver.statement(statement, { waitMs }))));
-}
-
-/**
- * Sends one autocommitted statement of a run (or of several runs, ADR 0045) through the driver,
- * waiting for a connection as {@link inRunStatement} does.
+ * Sends one autocommitted statement of a run's (a fused step transition or finish, ADR 0042), or of
+ * several runs' (ADR 0045), through the driver, prepared by name like the run transactions'
+ * statements, waiting for a connection for `worker.transaction_wait_ms` and again while none comes,
+ * as {@link inRunTransaction} does. Only where `deps.driver` is set.
  */
 export async function sendRunStatement(
   deps: RuntimeDeps & { driver: SqlDriver },

@@ -5,8 +5,8 @@ import type { DbFlowRun } from '../store/find-run.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
 import { settleParentStep } from '../store/settle-parent-step.ts';
-import { finishTopRun } from '../store/finish-top-run.ts';
-import { inRunStatement, inRunTransaction } from './in-run-transaction.ts';
+import { inRunTransaction } from './in-run-transaction.ts';
+import { finishInBatch } from './run-statement-batches.ts';
 import { canFuse } from './replay/fused-outcome.ts';
 import { ReplayConflict, type ReplaySession } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
@@ -135,7 +135,7 @@ const runEndData = (result: Omit<SettleResult, 'session' | 'ack'>): Record<strin
 });
 
 /**
- * A top-level run's finish as ONE statement carrying the last buffered outcome (finishTopRun): null
+ * A top-level run's finish as ONE statement carrying the last buffered outcome (finishInBatch): null
  * when it wrote nothing, and the caller's transaction then finishes the run, or finds why not.
  */
 async function settleTopRunInOneStatement(
@@ -146,18 +146,16 @@ async function settleTopRunInOneStatement(
   ack?: JobAck,
 ): Promise<SettledRun | null> {
   const status = await session.oneStatement((deps, outcome) =>
-    inRunStatement(deps, (db) =>
-      finishTopRun(db, {
-        runId: run.id,
-        status: result.status,
-        ...(result.output === undefined ? {} : { output: result.output }),
-        ...(result.error === undefined ? {} : { error: result.error }),
-        data: runEndData(result),
-        now,
-        ...(outcome ? { outcome } : {}),
-        ...(ack ? { ack } : {}),
-      }),
-    ),
+    finishInBatch(deps, {
+      runId: run.id,
+      status: result.status,
+      ...(result.output === undefined ? {} : { output: result.output }),
+      ...(result.error === undefined ? {} : { error: result.error }),
+      data: runEndData(result),
+      now,
+      ...(outcome ? { outcome } : {}),
+      ...(ack ? { ack } : {}),
+    }),
   );
   return status && { run, status, output: result.output, error: result.error, refusedParent: null };
 }

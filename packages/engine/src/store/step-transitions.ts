@@ -2,10 +2,38 @@ import type { RawResult, RawStatement } from '../db/raw-db.ts';
 import type { NewStep } from './insert-step.ts';
 import type { DbActionRun } from './list-action-runs.ts';
 import type { StepEvent } from './step-event.ts';
-import type { TransitionOutcome, TransitionResult } from './step-transition.ts';
-import { openRunStatuses } from './types.ts';
+import type { StepOutcome } from './record-step-outcome.ts';
+import type { StepTable } from './step-table.ts';
+import {
+  fencedOutcomes,
+  openStatusesText,
+  inputValues,
+  outcomeColumns,
+  outcomeEventRows,
+  unnestInput,
+  type InputColumn,
+} from './batched-statement.ts';
 
-/** One run's step transition, as {@link stepTransitions} takes it: what stepTransition takes, for one run. */
+/** The previous step's outcome a transition records, under the fence of recordStepOutcome. */
+export interface TransitionOutcome {
+  table: StepTable;
+  id: string;
+  attempts: number;
+  outcome: StepOutcome;
+  event: StepEvent;
+}
+
+/** What one transition statement did; it wrote nothing unless `runOpen` and (with an outcome) `recorded`. */
+export interface TransitionResult {
+  /** The run was open (and its cancellation, if any, known) once its row was locked. */
+  runOpen: boolean;
+  /** The previous step's outcome was recorded (false when there was none to record). */
+  recorded: boolean;
+  /** The new step's row, inserted already claimed; null when nothing was inserted (another replay's row, or a closed gate). */
+  row: DbActionRun | null;
+}
+
+/** One run's step transition, one item of {@link stepTransitionsStatement}. */
 export interface StepTransition {
   step: NewStep;
   workerId: string;
@@ -17,60 +45,50 @@ export interface StepTransition {
   outcome?: TransitionOutcome;
 }
 
-const openStatuses = openRunStatuses.map((s) => `'${s.replaceAll("'", "''")}'`).join(', ');
+const columns: InputColumn<StepTransition>[] = [
+  { name: 'run_id', type: 'uuid', of: (i) => i.step.runId },
+  { name: 'sequence', type: 'int', of: (i) => i.step.sequence },
+  { name: 'kind', type: 'text', of: (i) => i.step.kind },
+  { name: 'name', type: 'text', of: (i) => i.step.name },
+  { name: 'input', type: 'text', of: (i) => JSON.stringify(i.step.input) },
+  { name: 'max_attempts', type: 'int', of: (i) => i.step.maxAttempts ?? 1 },
+  { name: 'parallel_block', type: 'int', of: (i) => i.step.parallelBlock ?? null },
+  { name: 'reclaim', type: 'int', of: (i) => i.step.reclaimAfterSeconds ?? null },
+  { name: 'expires_at', type: 'timestamptz', of: (i) => i.step.expiresAt ?? null },
+  { name: 'worker_id', type: 'text', of: (i) => i.workerId },
+  { name: 'now', type: 'timestamptz', of: (i) => i.now },
+  { name: 'started_type', type: 'text', of: (i) => i.started.type },
+  { name: 'started_sequence', type: 'int', of: (i) => i.started.sequence },
+  { name: 'started_data', type: 'text', of: (i) => JSON.stringify(i.started.data) },
+  ...outcomeColumns<StepTransition>((i) => i.outcome),
+];
 
 /**
  * Several runs' step transitions in ONE autocommitted statement (ADR 0045): for each run exactly what
- * stepTransition's statement does for one (ADR 0042), set-based over arrays, so its text never changes
- * and is prepared once per connection whatever the number of runs. Per run, each write is gated on
- * the ones before it: the run's row locked FOR NO KEY UPDATE where it is open (and its cancellation,
- * if any, known), re-checked on the newest version after a wait under READ COMMITTED; the previous
- * step's outcome under recordStepOutcome's fence (the row Running under our attempts, in this locked
- * run), in its own table; the new step's row inserted already claimed only where the run's gate held
- * and its outcome, if any, was recorded (on conflict do nothing); the events, per run the outcome's
- * then `action.started`, in one ordered insert. Run rows are locked in id order, so two such
- * statements never wait on each other in a cycle. Runs must be distinct (one transition per run).
- * The leading comment names it where only the text's head is shown (pg_stat_activity keeps 1 kB).
+ * one transition's statement did (ADR 0042), set-based over arrays, so its text never changes and is
+ * prepared once per connection whatever the number of runs. Per run, each write is gated on the ones
+ * before it: the run's row locked FOR NO KEY UPDATE where it is open (and its cancellation, if any,
+ * known), re-checked on the newest version after a wait under READ COMMITTED (a terminate that commits
+ * first is seen; the lock is held to the commit, so a finisher's FOR UPDATE waits for it); the
+ * previous step's outcome under recordStepOutcome's fence ({@link fencedOutcomes}); the new step's row
+ * inserted already claimed (Running, attempt 1, reclaim deadline from its window, as an insert then a
+ * claim inside one unseen transaction would leave it) only where the run's gate held and its outcome,
+ * if any, was recorded, a row another replay inserted first left alone (on conflict do nothing); the
+ * events, per run the outcome's then `action.started`, in one ordered insert. Run rows are locked in
+ * id order, so two such statements never wait on each other in a cycle. Runs must be distinct (one
+ * transition per run). The leading comment names it where only the text's head is shown
+ * (pg_stat_activity keeps 1 kB).
  */
 const text = `/* sagaflow: step transitions */
     with input as (
-      select * from unnest($1::int[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::text[], $7::int[],
-                           $8::int[], $9::int[], $10::timestamptz[], $11::text[], $12::timestamptz[],
-                           $13::text[], $14::uuid[], $15::int[], $16::text[], $17::text[], $18::text[],
-                           $19::timestamptz[], $20::text[], $21::int[], $22::text[], $23::text[], $24::int[],
-                           $25::text[])
-        as i(k, run_id, sequence, kind, name, input, max_attempts,
-             parallel_block, reclaim, expires_at, worker_id, now,
-             prev_table, prev_id, prev_attempts, prev_status, prev_output, prev_error,
-             prev_retry_at, done_type, done_sequence, done_data, started_type, started_sequence,
-             started_data)
+      ${unnestInput(columns)}
     ), run as (
       select r.id from "sagaflow"."flow_runs" r
-       where r.id = any($2::uuid[]) and r.status in (${openStatuses})
-         and (r.cancel_requested_at is null or r.id = any($26::uuid[]))
+       where r.id = any($1::uuid[]) and r.status in (${openStatusesText})
+         and (r.cancel_requested_at is null or r.id = any($${columns.length + 1}::uuid[]))
        order by r.id
          for no key update
-    ), upd_a as (
-      update "sagaflow"."action_runs" s
-         set status = i.prev_status, output = i.prev_output::jsonb, error = i.prev_error::jsonb,
-             available_at = coalesce(i.prev_retry_at, s.available_at), reclaim_stale_at = null,
-             updated_at = i.now, finished_at = case when i.prev_status = 'Failed' then null else i.now end
-        from input i
-       where i.prev_table = 'action_runs' and s.id = i.prev_id and s.run_id = i.run_id
-         and s.run_id in (select id from run) and s.attempts = i.prev_attempts and s.status = 'Running'
-      returning s.id, s.run_id, s.attempts
-    ), upd_c as (
-      update "sagaflow"."compensation_runs" s
-         set status = i.prev_status, output = i.prev_output::jsonb, error = i.prev_error::jsonb,
-             available_at = coalesce(i.prev_retry_at, s.available_at), reclaim_stale_at = null,
-             updated_at = i.now, finished_at = case when i.prev_status = 'Failed' then null else i.now end
-        from input i
-       where i.prev_table = 'compensation_runs' and s.id = i.prev_id and s.run_id = i.run_id
-         and s.run_id in (select id from run) and s.attempts = i.prev_attempts and s.status = 'Running'
-      returning s.id, s.run_id, s.attempts
-    ), upd as (
-      select * from upd_a union all select * from upd_c
-    ), claimed as (
+    )${fencedOutcomes}, claimed as (
       insert into "sagaflow"."action_runs"
         (run_id, sequence, kind, name, input, status, attempts, max_attempts, parallel_block,
          reclaim_stale_after_seconds, expires_at, claimed_by, started_at, updated_at, reclaim_stale_at)
@@ -84,10 +102,7 @@ const text = `/* sagaflow: step transitions */
       returning *
     ), events as (
       insert into "sagaflow"."flow_events" (run_id, type, sequence, row_id, data)
-      select e.run_id, e.type, e.sequence, e.row_id, e.data from (
-        select i.k, 1 as ord, u.run_id, i.done_type as type, i.done_sequence as sequence, u.id as row_id,
-               i.done_data::jsonb || jsonb_build_object('attempt', u.attempts) as data
-          from upd u join input i on i.prev_id = u.id
+      select e.run_id, e.type, e.sequence, e.row_id, e.data from (${outcomeEventRows(1)}
         union all
         select i.k, 2, c.run_id, i.started_type, i.started_sequence, c.id,
                i.started_data::jsonb || jsonb_build_object('attempt', c.attempts)
@@ -101,51 +116,8 @@ const text = `/* sagaflow: step transitions */
 
 /** The statement for `items` (distinct runs): its text is always the same, its values are the items' columns. */
 export function stepTransitionsStatement(items: readonly StepTransition[]): RawStatement {
-  const column = <T>(of: (item: StepTransition) => T): T[] => items.map(of);
-  const prev = (item: StepTransition) => item.outcome;
-  const outcome = (item: StepTransition) => item.outcome?.outcome;
-  const status = (kind: 'completed' | 'failed' | 'errored' | undefined) =>
-    kind === undefined ? null : kind === 'completed' ? 'Completed' : kind === 'failed' ? 'Failed' : 'Errored';
-  return {
-    text,
-    values: [
-      items.map((_, k) => k),
-      column((i) => i.step.runId),
-      column((i) => i.step.sequence),
-      column((i) => i.step.kind),
-      column((i) => i.step.name),
-      column((i) => JSON.stringify(i.step.input)),
-      column((i) => i.step.maxAttempts ?? 1),
-      column((i) => i.step.parallelBlock ?? null),
-      column((i) => i.step.reclaimAfterSeconds ?? null),
-      column((i) => i.step.expiresAt ?? null),
-      column((i) => i.workerId),
-      column((i) => i.now),
-      column((i) => prev(i)?.table ?? null),
-      column((i) => prev(i)?.id ?? null),
-      column((i) => prev(i)?.attempts ?? null),
-      column((i) => status(outcome(i)?.kind)),
-      column((i) => {
-        const o = outcome(i);
-        return o?.kind === 'completed' ? JSON.stringify(o.output) : null;
-      }),
-      column((i) => {
-        const o = outcome(i);
-        return o && o.kind !== 'completed' ? JSON.stringify(o.error) : null;
-      }),
-      column((i) => {
-        const o = outcome(i);
-        return o?.kind === 'failed' ? o.retryAt : null;
-      }),
-      column((i) => prev(i)?.event.type ?? null),
-      column((i) => prev(i)?.event.sequence ?? null),
-      column((i) => (prev(i) ? JSON.stringify(prev(i)!.event.data) : null)),
-      column((i) => i.started.type),
-      column((i) => i.started.sequence),
-      column((i) => JSON.stringify(i.started.data)),
-      items.filter((i) => i.cancellationKnown).map((i) => i.step.runId),
-    ],
-  };
+  const cancellationKnown = items.filter((i) => i.cancellationKnown).map((i) => i.step.runId);
+  return { text, values: [...inputValues(columns, items), cancellationKnown] };
 }
 
 /** Each item's result, in the items' order, from the statement's rows (one per item, ordered by `k`). */

@@ -1,5 +1,5 @@
 import type { SqlDriver } from '../../db/database.ts';
-import type { TransitionOutcome } from '../../store/step-transition.ts';
+import type { TransitionOutcome } from '../../store/step-transitions.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
 import { outcomeEvent, outcomeOf, type PendingOutcome } from '../steps/pending-outcome.ts';
 import type { ReplaySession } from './replay-session.ts';

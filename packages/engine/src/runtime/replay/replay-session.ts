@@ -13,7 +13,7 @@ import {
 } from '../steps/pending-outcome.ts';
 import { writeHeldOutcomes } from '../held-outcomes.ts';
 import { inRunTransaction } from '../in-run-transaction.ts';
-import type { TransitionOutcome } from '../../store/step-transition.ts';
+import type { TransitionOutcome } from '../../store/step-transitions.ts';
 import { transitionOutcome, type FusableDeps } from './fused-outcome.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../../store/list-compensation-runs.ts';

@@ -1,7 +1,7 @@
 import { findStepAt, type NewStep } from '../../store/insert-step.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import type { StepEvent } from '../../store/step-event.ts';
-import { transitionInBatch } from './transition-batch.ts';
+import { transitionInBatch } from '../run-statement-batches.ts';
 import type { ReplaySession } from '../replay/replay-session.ts';
 
 /**

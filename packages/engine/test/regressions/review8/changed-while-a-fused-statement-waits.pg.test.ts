@@ -180,7 +180,7 @@ describe('a run changed while its fused step transition or finish waits on the r
       expect(
         await writePendingOutcome(tx, { ...outcome, attempts: step.attempts, output: 'operator' }, new Date()),
       ).toBe('recorded');
-    }, 'fin as');
+    }, 'sagaflow: top-level run finishes');
     expect(await replay).not.toBe('finished');
     expect((await holder.db().prisma.flowRun.findUniqueOrThrow({ where: { id: runId } })).status).not.toBe('Completed');
 

@@ -1,0 +1,93 @@
+import type { TransitionOutcome } from './step-transitions.ts';
+import { openRunStatuses } from './types.ts';
+
+/** The open run statuses as a SQL list of literals, for a statement whose text never changes. */
+export const openStatusesText = openRunStatuses.map((s) => `'${s.replaceAll("'", "''")}'`).join(', ');
+
+/** One array parameter of a set-based statement (ADR 0045): a column of its `input`, one value per item. */
+export interface InputColumn<T> {
+  name: string;
+  /** The element's SQL type (the parameter is cast to an array of it). */
+  type: string;
+  of: (item: T) => unknown;
+}
+
+/**
+ * The `input` CTE's body: the columns unnested side by side, the first `columns.length` parameters,
+ * and `k`, each item's place (from 1). Its text depends only on the columns, never on the number of items.
+ */
+export function unnestInput<T>(columns: readonly InputColumn<T>[]): string {
+  const arrays = columns.map((c, n) => `$${n + 1}::${c.type}[]`).join(', ');
+  return `select * from unnest(${arrays}) with ordinality as i(${columns.map((c) => c.name).join(', ')}, k)`;
+}
+
+/** The parameters of {@link unnestInput} for `items`: one array per column. */
+export function inputValues<T>(columns: readonly InputColumn<T>[], items: readonly T[]): unknown[][] {
+  return columns.map((c) => items.map(c.of));
+}
+
+const statusOf = { completed: 'Completed', failed: 'Failed', errored: 'Errored' } as const;
+
+/**
+ * The input columns of a step outcome written under recordStepOutcome's fence ({@link fencedOutcomes}):
+ * its row, the attempts its claim produced, what recordStepOutcome's SET list writes, and its event.
+ * All null for an item without one.
+ */
+export function outcomeColumns<T>(outcomeOf: (item: T) => TransitionOutcome | undefined): InputColumn<T>[] {
+  const value = (of: (o: TransitionOutcome) => unknown) => (item: T) => {
+    const o = outcomeOf(item);
+    return o ? (of(o) ?? null) : null;
+  };
+  return [
+    { name: 'prev_table', type: 'text', of: value((o) => o.table) },
+    { name: 'prev_id', type: 'uuid', of: value((o) => o.id) },
+    { name: 'prev_attempts', type: 'int', of: value((o) => o.attempts) },
+    { name: 'prev_status', type: 'text', of: value((o) => statusOf[o.outcome.kind]) },
+    {
+      name: 'prev_output',
+      type: 'text',
+      of: value((o) => (o.outcome.kind === 'completed' ? JSON.stringify(o.outcome.output) : null)),
+    },
+    {
+      name: 'prev_error',
+      type: 'text',
+      of: value((o) => (o.outcome.kind === 'completed' ? null : JSON.stringify(o.outcome.error))),
+    },
+    {
+      name: 'prev_retry_at',
+      type: 'timestamptz',
+      of: value((o) => (o.outcome.kind === 'failed' ? o.outcome.retryAt : null)),
+    },
+    { name: 'done_type', type: 'text', of: value((o) => o.event.type) },
+    { name: 'done_sequence', type: 'int', of: value((o) => o.event.sequence) },
+    { name: 'done_data', type: 'text', of: value((o) => JSON.stringify(o.event.data)) },
+  ];
+}
+
+const fencedUpdate = (table: 'action_runs' | 'compensation_runs') => `
+      update "sagaflow"."${table}" s
+         set status = i.prev_status, output = i.prev_output::jsonb, error = i.prev_error::jsonb,
+             available_at = coalesce(i.prev_retry_at, s.available_at), reclaim_stale_at = null,
+             updated_at = i.now, finished_at = case when i.prev_status = 'Failed' then null else i.now end
+        from input i
+       where i.prev_table = '${table}' and s.id = i.prev_id and s.run_id = i.run_id
+         and s.run_id in (select id from run) and s.attempts = i.prev_attempts and s.status = 'Running'
+      returning s.id, s.run_id, s.attempts`;
+
+/**
+ * The CTEs `upd_a`, `upd_c` and `upd` of a set-based statement: each item's outcome (the
+ * {@link outcomeColumns} of `input`, with its `now` and `run_id`) under exactly recordStepOutcome's
+ * fence and SET list, in its table, only in a run the statement's `run` CTE locked. `upd` returns
+ * id, run_id and attempts of each outcome recorded.
+ */
+export const fencedOutcomes = `, upd_a as (${fencedUpdate('action_runs')}
+    ), upd_c as (${fencedUpdate('compensation_runs')}
+    ), upd as (
+      select * from upd_a union all select * from upd_c
+    )`;
+
+/** The rows (k, ord, run_id, type, sequence, row_id, data) of each recorded outcome's event, for an ordered insert. */
+export const outcomeEventRows = (ord: number) => `
+        select i.k, ${ord} as ord, u.run_id, i.done_type as type, i.done_sequence as sequence, u.id as row_id,
+               i.done_data::jsonb || jsonb_build_object('attempt', u.attempts) as data
+          from upd u join input i on i.prev_id = u.id`;
