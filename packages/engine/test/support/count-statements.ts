@@ -5,6 +5,8 @@ import type { RawStatement } from '../../src/db/raw-db.ts';
 export interface SentStatement {
   text: string;
   inTransaction: boolean;
+  /** Its parameters (a batched statement's first is the array of its runs, ADR 0045). */
+  values: unknown[];
 }
 
 /**
@@ -17,21 +19,21 @@ export function countStatements(db: Database): { db: Database; sent: SentStateme
   const counted = (session: SqlSession, inTransaction: boolean): SqlSession => ({
     ...session,
     raw: (statement) => {
-      sent.push({ text: statement.text.trim(), inTransaction });
+      sent.push({ text: statement.text.trim(), inTransaction, values: statement.values });
       return session.raw(statement);
     },
   });
   const driver = {
     ...counted(db.driver, false),
     statement: (statement: RawStatement, limits?: Parameters<Database['driver']['statement']>[1]) => {
-      sent.push({ text: statement.text.trim(), inTransaction: false });
+      sent.push({ text: statement.text.trim(), inTransaction: false, values: statement.values });
       return db.driver.statement(statement, limits);
     },
     transaction: <T>(fn: (tx: SqlSession) => Promise<T>, limits?: Parameters<Database['driver']['transaction']>[1]) =>
       db.driver.transaction(async (tx) => {
-        sent.push({ text: 'BEGIN', inTransaction: true });
+        sent.push({ text: 'BEGIN', inTransaction: true, values: [] });
         const result = await fn(counted(tx, true));
-        sent.push({ text: 'COMMIT', inTransaction: true });
+        sent.push({ text: 'COMMIT', inTransaction: true, values: [] });
         return result;
       }, limits),
   };
