@@ -20,8 +20,8 @@ export interface StatementBatcherOptions<I, R> {
  * statements are out, so a lone run waits for nothing; items that arrive while every slot is busy
  * are sent together, as one statement, when a slot frees. The batch grows with the load and costs
  * one round trip, one commit and one write on the socket. A batch that fails wrote nothing (one
- * statement), so each of its items is sent again alone and meets exactly the fate it would have met
- * unbatched: a batch is never the reason an item fails.
+ * statement), so each of its items is sent again alone, in turn, and meets exactly the fate it would
+ * have met unbatched: a batch is never the reason an item fails.
  */
 export class StatementBatcher<I, R> {
   private readonly queue: Waiting<I, R>[] = [];
@@ -69,8 +69,9 @@ export class StatementBatcher<I, R> {
     try {
       results = await this.options.send(batch.map((w) => w.item));
     } catch {
-      // One statement: nothing of the batch was written. Each item alone meets its own fate.
-      await Promise.all(batch.map((w) => this.sendAlone(w)));
+      // One statement: nothing of the batch was written. Each item alone meets its own fate, one
+      // after the other, in this batch's slot: a refused batch never floods the pool.
+      for (const waiting of batch) await this.sendAlone(waiting);
       return;
     }
     batch.forEach((w, i) => w.resolve(results[i]!));
