@@ -44,9 +44,8 @@ function checkStartFlow(deps: RuntimeDeps, input: unknown, opts: StartFlowOption
  * Stores a new run with its history row and its first wake, all or nothing, sent through the driver
  * (prepared by name, ADR 0043) in one statement with the other starts waiting at that moment
  * (ADR 0047), unless `deps` has no driver, as in a host's transaction: there it goes alone through
- * the host's Prisma transaction. With `leaseToSelf`
- * (this process's pool has a slot reserved for it) the wake is written already leased to this
- * worker and returned, for the pool to run at once (ADR 0029).
+ * the host's Prisma transaction. With `leaseToSelf` (this process's pool has a slot reserved for it)
+ * the wake is written already leased to this worker and returned, for the pool to run at once (ADR 0029).
  */
 export async function startFlow(
   deps: RuntimeDeps,
