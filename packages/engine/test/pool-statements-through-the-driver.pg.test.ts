@@ -7,6 +7,7 @@ import { beatWorker } from '../src/store/beat-worker.ts';
 import { claimJobs } from '../src/store/claim-jobs.ts';
 import { deleteJob } from '../src/store/delete-job.ts';
 import { insertStartedRun, type StartedRun } from '../src/store/insert-started-run.ts';
+import { insertStartedRunsStatement } from '../src/store/insert-started-runs.ts';
 import { createTestEngine, type TestEngine } from '../src/testing/index.ts';
 import { openTestDatabase } from './support/test-database.ts';
 import { waitFor } from './support/wait-for.ts';
@@ -76,6 +77,8 @@ describe('the start and the worker pool send their statements through the driver
     now: t.clock.now(),
     lease: null,
   });
+  /** The starts' statement (ADR 0047), which a start through the engine sends. */
+  const startText = insertStartedRunsStatement([]).text;
   beforeAll(async () => {
     db = await openTestDatabase({ poolSize: 1 });
     starter = await createDatabase({ kind: 'postgres', url: (db as { url?: string }).url! });
@@ -110,11 +113,14 @@ describe('the start and the worker pool send their statements through the driver
     const prepared = await preparedOn(db);
     const expectNamed = async (what: string, send: (db: RawDb) => Promise<unknown>) => {
       const text = await textOf(send);
+      expectPrepared(what, text);
+    };
+    const expectPrepared = (what: string, text: string) => {
       const names = prepared.filter((p) => p.statement === text).map((p) => p.name);
       expect({ what, names }).toEqual({ what, names: [expect.stringMatching(/^sf_/)] });
     };
     const args = { workerId, leaseSeconds: 1, limit: 1, now: new Date(), id: 1n };
-    await expectNamed('the start', (d) => insertStartedRun(d, { ...startOf(0), lease: null }));
+    expectPrepared('the start', startText);
     await expectNamed('the claim', (d) => claimJobs(d, args));
     await expectNamed('the acknowledgement', (d) => deleteJob(d, args));
     await expectNamed('the heartbeat', (d) => beatWorker(d, args));
@@ -149,7 +155,6 @@ describe('the start and the worker pool send their statements through the driver
   });
   it('a start prepared before a column was added to flow_runs is prepared afresh and succeeds', async () => {
     await t.engine.stopWorkers();
-    const startText = await textOf((d) => insertStartedRun(d, startOf(0)));
     const nameOfStart = async () => (await preparedOn(db)).filter((p) => p.statement === startText).map((p) => p.name);
     await t.engine.startFlow(oneStep, 1);
     const [before] = await nameOfStart();

@@ -1,5 +1,4 @@
 import type { Json } from '../definitions/define-action.ts';
-import { autocommitDb } from '../db/autocommit-db.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import { assertSeconds } from '../input/assert-seconds.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
@@ -7,7 +6,8 @@ import { assertStorableText } from '../input/assert-storable-text.ts';
 import { jsonRules, textRules } from '../input/input-limits.ts';
 import { checkedFlowInput } from '../input/checked-flow-input.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
-import { insertStartedRun, type InsertedStart } from '../store/insert-started-run.ts';
+import { insertStartedRun, type InsertedStart, type StartedRun } from '../store/insert-started-run.ts';
+import { startInBatch } from './start-in-batch.ts';
 
 export interface StartFlowOptions {
   /** A business identity; starting a second run of the same flow with it is rejected (reject-duplicate). */
@@ -41,10 +41,11 @@ function checkStartFlow(deps: RuntimeDeps, input: unknown, opts: StartFlowOption
 }
 
 /**
- * Stores a new run with its history row and its first wake, in one statement, sent through the driver
- * (prepared by name) unless `deps` has none, as in a host's transaction (ADR 0043). With `leaseToSelf`
- * (this process's pool has a slot reserved for it) the wake is written already leased to this
- * worker and returned, for the pool to run at once (ADR 0029).
+ * Stores a new run with its history row and its first wake, all or nothing, sent through the driver
+ * (prepared by name, ADR 0043) in one statement with the other starts waiting at that moment
+ * (ADR 0047), unless `deps` has no driver, as in a host's transaction: there it goes alone through
+ * the host's Prisma transaction. With `leaseToSelf` (this process's pool has a slot reserved for it)
+ * the wake is written already leased to this worker and returned, for the pool to run at once (ADR 0029).
  */
 export async function startFlow(
   deps: RuntimeDeps,
@@ -61,18 +62,19 @@ export async function startFlow(
   const timeout = opts.runTimeoutSeconds ?? deps.config.runs.default_timeout_seconds ?? undefined;
   const expiresIn = opts.expiresInSeconds ?? deps.config.monitor.expiration.defaults.run;
   const runTimeoutAt = timeout === undefined ? null : new Date(now.getTime() + timeout * 1000);
+  const run: StartedRun = {
+    flowName: flow.name,
+    flowVersion: flow.version,
+    input,
+    businessKey: opts.businessKey ?? null,
+    tags: opts.tags ?? [],
+    expiresAt: expiresIn === null ? null : new Date(now.getTime() + expiresIn * 1000),
+    runTimeoutAt,
+    now,
+    lease: leaseToSelf ? { workerId: deps.workerId, leaseSeconds: deps.config.worker.lease_seconds } : null,
+  };
   try {
-    return await insertStartedRun(autocommitDb(deps), {
-      flowName: flow.name,
-      flowVersion: flow.version,
-      input,
-      businessKey: opts.businessKey ?? null,
-      tags: opts.tags ?? [],
-      expiresAt: expiresIn === null ? null : new Date(now.getTime() + expiresIn * 1000),
-      runTimeoutAt,
-      now,
-      lease: leaseToSelf ? { workerId: deps.workerId, leaseSeconds: deps.config.worker.lease_seconds } : null,
-    });
+    return deps.driver ? await startInBatch(deps.driver, run) : await insertStartedRun(deps.prisma, run);
   } catch (err) {
     const e = err as { code?: string; message?: string };
     if (e.code === 'P2002' || e.code === '23505' || /unique constraint|duplicate key/i.test(e.message ?? '')) {

@@ -32,11 +32,7 @@ export interface InsertedStart {
  * worker skips that transaction and replays from the row returned here.
  */
 export async function insertStartedRun(db: RawDb, r: StartedRun): Promise<InsertedStart> {
-  const lockedBy = r.lease?.workerId ?? null;
-  const lockedUntil = r.lease ? new Date(r.now.getTime() + r.lease.leaseSeconds * 1000) : null;
-  // The load marks active only a run on time: a run timeout already due (under a millisecond, so the
-  // same instant as `now`) leaves the run Pending for the replay's load to time it out, as any other.
-  const active = r.lease !== null && (r.runTimeoutAt === null || r.runTimeoutAt.getTime() > r.now.getTime());
+  const { active, lockedBy, lockedUntil } = startedLease(r);
   const rows = await db.$queryRaw<(DbFlowRun & { job_id: bigint | null })[]>`
     with run as (
       insert into "sagaflow"."flow_runs"
@@ -69,6 +65,22 @@ export async function insertStartedRun(db: RawDb, r: StartedRun): Promise<Insert
     select run.*, w.id as job_id from run left join wakes w on w.locked_by is not null`;
   const row = rows[0];
   if (!row) throw new Error('the start wrote no run');
+  return insertedStart(row, active);
+}
+
+/** How a start's first wake is leased, and whether its run is written already active. */
+export function startedLease(r: StartedRun): { active: boolean; lockedBy: string | null; lockedUntil: Date | null } {
+  return {
+    // The load marks active only a run on time: a run timeout already due (under a millisecond, so the
+    // same instant as `now`) leaves the run Pending for the replay's load to time it out, as any other.
+    active: r.lease !== null && (r.runTimeoutAt === null || r.runTimeoutAt.getTime() > r.now.getTime()),
+    lockedBy: r.lease?.workerId ?? null,
+    lockedUntil: r.lease ? new Date(r.now.getTime() + r.lease.leaseSeconds * 1000) : null,
+  };
+}
+
+/** A start's result from the row its statement returned: the run, with the id of its leased wake if any. */
+export function insertedStart(row: DbFlowRun & { job_id: bigint | null }, active: boolean): InsertedStart {
   const { job_id: jobId, ...run } = row;
   const job = jobId === null ? null : { id: jobId, kind: 'wake-run', run_id: run.id, row_id: null, deliveries: 1 };
   return { runId: run.id, job, loaded: job && active ? { run, activeVersion: run.version } : null };
