@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { SqlSession, TransactionLimits } from './database.ts';
 import type { RawResult, RawStatement } from './raw-db.ts';
 import { pgliteRawParsers, pgRawTypes, rawParameter } from './raw-values.ts';
-import { renameStatement, statementName } from './statement-names.ts';
+import { namedStatement, renameStatement } from './statement-names.ts';
 
 /** What a statement meets once its transaction's time limit passed (Prisma's words, so logs read alike). */
 export class TransactionExpired extends Error {
@@ -23,27 +23,33 @@ export function pgSession(send: PgSend): SqlSession {
     },
     query: async <T>(sql: string, params: readonly unknown[] = []) =>
       (await send({ text: sql, values: [...params] })).rows as T[],
-    raw: async ({ text, values }: RawStatement): Promise<RawResult> => {
-      const name = statementName(text);
-      try {
-        const result = await send({
-          ...(name === undefined ? {} : { name }),
-          text,
-          values: values.map(rawParameter),
-          types: pgRawTypes,
-        } as pg.QueryConfig);
-        return { rows: result.rows, rowCount: result.rowCount ?? 0 };
-      } catch (err) {
-        // Prepared before its result changed shape (a migration added a column): renamed, it is
-        // planned afresh, so the run's work is worth trying again (the pool retries a replay).
-        if (name !== undefined && isStalePlan(err)) {
-          renameStatement(text);
-          Object.assign(err as Error, { retryable: true });
-        }
-        throw err;
-      }
-    },
+    raw: (statement) => sendRaw(send, statement),
   };
+}
+
+/**
+ * One raw statement, prepared by name when its text has one. The name's own copy of the text goes
+ * out, so node-postgres's check that a name keeps its text compares two references, not two texts.
+ */
+async function sendRaw(send: PgSend, { text, values }: RawStatement): Promise<RawResult> {
+  const named = namedStatement(text);
+  try {
+    const result = await send({
+      name: named?.name,
+      text: named?.text ?? text,
+      values: values.map(rawParameter),
+      types: pgRawTypes,
+    } as pg.QueryConfig);
+    return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+  } catch (err) {
+    // Prepared before its result changed shape (a migration added a column): renamed, it is
+    // planned afresh, so the run's work is worth trying again (the pool retries a replay).
+    if (named !== undefined && isStalePlan(err)) {
+      renameStatement(named);
+      Object.assign(err as Error, { retryable: true });
+    }
+    throw err;
+  }
 }
 
 /** PostgreSQL's refusal of a prepared statement whose result columns changed since it was prepared. */
@@ -159,7 +165,7 @@ export async function inPgStatement(
   const onError = (err: Error) => void (failed ??= err);
   client.on('error', onError);
   try {
-    return await pgSession((config) => client.query(config)).raw(statement);
+    return await sendRaw((config) => client.query(config), statement);
   } catch (err) {
     failed ??= err as Error;
     throw err;
