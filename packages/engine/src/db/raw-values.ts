@@ -52,13 +52,11 @@ const parsers: Record<number, (text: string) => unknown> = {
 };
 
 /**
- * node-postgres's per-query `types` option: our parsers, else pg's defaults (json parsed, int4 as
- * number). Text format only: these statements never ask for binary results.
+ * How a column of type `typeId` is read from its text: our parser, else pg's default (json parsed,
+ * int4 as number). Text format only: these statements never ask for binary results.
  */
-export const pgRawTypes = {
-  getTypeParser: ((typeId: number) =>
-    parsers[typeId] ?? defaultParser(typeId, 'text')) as unknown as typeof pg.types.getTypeParser,
-};
+export const rawTextParser = (typeId: number): ((text: string) => unknown) =>
+  parsers[typeId] ?? defaultParser(typeId, 'text');
 
 /** PGlite's per-query `parsers` option (its defaults already give json parsed and int4 as number). */
 export const pgliteRawParsers: Record<number, (text: string) => unknown> = parsers;
