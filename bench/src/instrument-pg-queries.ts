@@ -83,8 +83,20 @@ export function instrumentPgQueries(ignore: (client: pg.Client) => boolean): PgQ
     const first = args[0];
     const sql = typeof first === 'string' ? first : (first as { text?: unknown } | null)?.text;
     const submittable = typeof (first as { submit?: unknown } | null)?.submit === 'function';
-    if (ignore(this) || typeof sql !== 'string' || submittable) return original.apply(this, args);
+    if (ignore(this) || typeof sql !== 'string') return original.apply(this, args);
     const startedAt = performance.now();
+    if (submittable) {
+      // A query object handed over whole (the engine's raw statements, a pg.Query of its own): it
+      // reports its end to its own callback, called on success and on failure alike.
+      const query = first as { callback?: unknown };
+      if (typeof query.callback !== 'function') return original.apply(this, args);
+      const callback = query.callback as (...cbArgs: unknown[]) => unknown;
+      query.callback = (...cbArgs: unknown[]) => {
+        record(this, sql, startedAt);
+        return callback(...cbArgs);
+      };
+      return original.apply(this, args);
+    }
     const last = args.at(-1);
     if (typeof last === 'function') {
       const callback = last as (...cbArgs: unknown[]) => unknown;

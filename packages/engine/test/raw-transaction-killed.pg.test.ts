@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAction, defineFlow, type Database } from '../src/index.ts';
 import type { SqlDriver } from '../src/db/database.ts';
 import { rawDb } from '../src/db/raw-db.ts';
-import { pgSession } from '../src/db/run-in-transaction.ts';
+import { rawOn } from '../src/db/run-in-transaction.ts';
 import { appendFlowEvent } from '../src/store/append-flow-event.ts';
 import { createTestEngine, type TestEngine } from '../src/testing/index.ts';
 import { seedStep } from './support/seed-step.ts';
@@ -95,7 +95,7 @@ describe('a run whose transaction loses its connection mid-way', () => {
         await terminate(db, row!.pid);
         killed += 1;
         try {
-          return await pgSession((config) => client.query(config)).raw(statement);
+          return await rawOn(client, statement);
         } finally {
           client.release(true);
         }

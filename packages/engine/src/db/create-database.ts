@@ -136,7 +136,10 @@ async function openPostgres(url: string, poolSize = 10): Promise<Database> {
     );
   }
   const driver: SqlDriver = {
-    ...pgSession((config) => pool.query(config)),
+    ...pgSession(
+      (config) => pool.query(config),
+      (statement) => inPgStatement(pool, statement),
+    ),
     transaction: (fn, limits) => inPgTransaction(pool, fn, limits),
     statement: (statement, limits) => inPgStatement(pool, statement, limits),
   };

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { Prisma } from '../generated/prisma/client.ts';
+import { wallClockAsUtc } from './wall-clock-as-utc.ts';
 
 /**
  * How a raw transaction's parameters go out and its columns come back, so that a store function
@@ -36,8 +37,9 @@ const parseArray = (text: string, element: (s: string) => unknown): unknown[] =>
   textArray(text).map((e) => (e === null ? null : element(e)));
 const int8 = (text: string) => BigInt(text);
 const numeric = (text: string) => new Prisma.Decimal(text);
-const timestamp = (text: string) => new Date(`${text.replace(' ', 'T')}+00:00`);
-const timestamptz = (text: string) => new Date(text.replace(' ', 'T').replace(/[+-]\d{2}(:\d{2})?$/, '+00:00'));
+const timestamp = (text: string) => wallClockAsUtc(text, false) ?? new Date(`${text.replace(' ', 'T')}+00:00`);
+const timestamptz = (text: string) =>
+  wallClockAsUtc(text, true) ?? new Date(text.replace(' ', 'T').replace(/[+-]\d{2}(:\d{2})?$/, '+00:00'));
 
 /** Our parsers by type oid (text format); every other type keeps the driver's default. */
 const parsers: Record<number, (text: string) => unknown> = {
@@ -52,13 +54,11 @@ const parsers: Record<number, (text: string) => unknown> = {
 };
 
 /**
- * node-postgres's per-query `types` option: our parsers, else pg's defaults (json parsed, int4 as
- * number). Text format only: these statements never ask for binary results.
+ * How a column of type `typeId` is read from its text: our parser, else pg's default (json parsed,
+ * int4 as number). Text format only: these statements never ask for binary results.
  */
-export const pgRawTypes = {
-  getTypeParser: ((typeId: number) =>
-    parsers[typeId] ?? defaultParser(typeId, 'text')) as unknown as typeof pg.types.getTypeParser,
-};
+export const rawTextParser = (typeId: number): ((text: string) => unknown) =>
+  parsers[typeId] ?? defaultParser(typeId, 'text');
 
 /** PGlite's per-query `parsers` option (its defaults already give json parsed and int4 as number). */
 export const pgliteRawParsers: Record<number, (text: string) => unknown> = parsers;

@@ -2,8 +2,9 @@ import type { PGlite, Transaction as PgliteTransaction } from '@electric-sql/pgl
 import type pg from 'pg';
 import type { SqlSession, TransactionLimits } from './database.ts';
 import type { RawResult, RawStatement } from './raw-db.ts';
-import { pgliteRawParsers, pgRawTypes, rawParameter } from './raw-values.ts';
-import { renameStatement, statementName } from './statement-names.ts';
+import { RawQuery } from './raw-query.ts';
+import { pgliteRawParsers, rawParameter } from './raw-values.ts';
+import { namedStatement, renameStatement } from './statement-names.ts';
 
 /** What a statement meets once its transaction's time limit passed (Prisma's words, so logs read alike). */
 export class TransactionExpired extends Error {
@@ -14,36 +15,44 @@ export class TransactionExpired extends Error {
 }
 
 type PgSend = (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+type PgRaw = (statement: RawStatement) => Promise<RawResult>;
 
-/** A session over one node-postgres client (or the pool): scripts, plain queries, and raw statements prepared by name. */
-export function pgSession(send: PgSend): SqlSession {
+/**
+ * A session over node-postgres: scripts and plain queries through `send`, raw statements through
+ * `raw` (on one client, {@link rawOn}; on the pool, {@link inPgStatement}).
+ */
+export function pgSession(send: PgSend, raw: PgRaw): SqlSession {
   return {
     exec: async (sql) => {
       await send({ text: sql });
     },
     query: async <T>(sql: string, params: readonly unknown[] = []) =>
       (await send({ text: sql, values: [...params] })).rows as T[],
-    raw: async ({ text, values }: RawStatement): Promise<RawResult> => {
-      const name = statementName(text);
-      try {
-        const result = await send({
-          ...(name === undefined ? {} : { name }),
-          text,
-          values: values.map(rawParameter),
-          types: pgRawTypes,
-        } as pg.QueryConfig);
-        return { rows: result.rows, rowCount: result.rowCount ?? 0 };
-      } catch (err) {
-        // Prepared before its result changed shape (a migration added a column): renamed, it is
-        // planned afresh, so the run's work is worth trying again (the pool retries a replay).
-        if (name !== undefined && isStalePlan(err)) {
-          renameStatement(text);
-          Object.assign(err as Error, { retryable: true });
-        }
-        throw err;
-      }
-    },
+    raw,
   };
+}
+
+/**
+ * One raw statement on one client (never on the pool: the pool would not release a client for a
+ * query that brings its own callback), prepared by name when its text has one. The name's own copy
+ * of the text goes out, so node-postgres's check that a name keeps its text compares two references,
+ * not two texts.
+ */
+export async function rawOn(client: Pick<pg.ClientBase, 'query'>, statement: RawStatement): Promise<RawResult> {
+  const named = namedStatement(statement.text);
+  const query = new RawQuery(named?.name, named?.text ?? statement.text, statement.values.map(rawParameter));
+  try {
+    client.query(query);
+    return await query.result;
+  } catch (err) {
+    // Prepared before its result changed shape (a migration added a column): renamed, it is
+    // planned afresh, so the run's work is worth trying again (the pool retries a replay).
+    if (named !== undefined && isStalePlan(err)) {
+      renameStatement(named);
+      Object.assign(err as Error, { retryable: true });
+    }
+    throw err;
+  }
 }
 
 /** PostgreSQL's refusal of a prepared statement whose result columns changed since it was prepared. */
@@ -98,15 +107,16 @@ export async function inPgTransaction<T>(
       (err: Error) => void (failed ??= err),
     ));
   const expired = () => state === 'expired';
-  const send: PgSend = async (config) => {
+  const guarded = async <R>(run: () => Promise<R>): Promise<R> => {
     if (expired()) throw new TransactionExpired(limits.timeoutMs ?? 0);
     try {
-      return await client.query(config);
+      return await run();
     } catch (err) {
       failed ??= err as Error;
       throw err;
     }
   };
+  const send: PgSend = (config) => guarded(() => client.query(config));
   let released = false;
   const release = () => {
     if (released) return;
@@ -127,7 +137,7 @@ export async function inPgTransaction<T>(
         void rollBack().then(release);
       }, limits.timeoutMs);
     }
-    const result = await fn(pgSession(send));
+    const result = await fn(pgSession(send, (statement) => guarded(() => rawOn(client, statement))));
     if (expired()) throw new TransactionExpired(limits.timeoutMs ?? 0);
     state = 'ending';
     await send({ text: 'COMMIT' });
@@ -159,7 +169,7 @@ export async function inPgStatement(
   const onError = (err: Error) => void (failed ??= err);
   client.on('error', onError);
   try {
-    return await pgSession((config) => client.query(config)).raw(statement);
+    return await rawOn(client, statement);
   } catch (err) {
     failed ??= err as Error;
     throw err;

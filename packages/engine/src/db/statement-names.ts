@@ -5,11 +5,32 @@ const maxNamedLength = 8_000;
 /** At most this many distinct named statements per process, so at most this many per connection. */
 const maxNames = 200;
 
-const names = new Map<string, string>();
-/** How many times a text was renamed (see {@link renameStatement}). */
-const generations = new Map<string, number>();
+/** A text named for preparing, and the one copy of it that goes to the driver under that name. */
+export interface NamedStatement {
+  /** The first copy of the text seen: node-postgres compares it with the text it prepared under the name, by identity then. */
+  readonly text: string;
+  name: string;
+  /** How many times it was renamed (see {@link renameStatement}). */
+  generation: number;
+}
+
+/**
+ * The named texts by length. Each statement's text is built afresh per call (Prisma.sql concatenates
+ * its fragments), so a Map keyed by the text would hash all of it every call (3 % of the engine's CPU
+ * at c=8); the few texts of the same length are compared with it instead, which stops at the first
+ * character that differs and otherwise compares memory. Equal texts only: two texts never share a name.
+ */
+const byLength = new Map<number, NamedStatement[]>();
+let count = 0;
 
 const hashName = (text: string) => `sf_${createHash('sha1').update(text).digest('base64url').slice(0, 22)}`;
+
+function find(text: string): NamedStatement | undefined {
+  const sameLength = byLength.get(text.length);
+  if (sameLength === undefined) return undefined;
+  for (const named of sameLength) if (named.text === text) return named;
+  return undefined;
+}
 
 /**
  * The name a statement is prepared under on each connection (node-postgres parses a named statement
@@ -19,12 +40,15 @@ const hashName = (text: string) => `sf_${createHash('sha1').update(text).digest(
  * text longer than `maxNamedLength`: the server keeps every prepared statement until the connection
  * closes, and pg never forgets one, so the set must stay bounded.
  */
-export function statementName(text: string): string | undefined {
-  const known = names.get(text);
-  if (known !== undefined || text.length > maxNamedLength || names.size >= maxNames) return known;
-  const name = hashName(text);
-  names.set(text, name);
-  return name;
+export function namedStatement(text: string): NamedStatement | undefined {
+  const known = find(text);
+  if (known !== undefined || text.length > maxNamedLength || count >= maxNames) return known;
+  const named: NamedStatement = { text, name: hashName(text), generation: 0 };
+  const sameLength = byLength.get(text.length);
+  if (sameLength === undefined) byLength.set(text.length, [named]);
+  else sameLength.push(named);
+  count += 1;
+  return named;
 }
 
 /**
@@ -34,10 +58,8 @@ export function statementName(text: string): string | undefined {
  * plan must not change result type"); under the new name each connection plans it again once. The old
  * name stays on the connections that prepared it until they close: one more per such change.
  */
-export function renameStatement(text: string): void {
-  if (!names.has(text)) return;
-  const generation = (generations.get(text) ?? 0) + 1;
-  generations.set(text, generation);
+export function renameStatement(named: NamedStatement): void {
+  named.generation += 1;
   // Longer than any first name (`sf_` and 22 characters): a renamed text never takes another's name.
-  names.set(text, `${hashName(text)}_g${generation}`);
+  named.name = `${hashName(named.text)}_g${named.generation}`;
 }

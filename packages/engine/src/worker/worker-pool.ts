@@ -10,6 +10,7 @@ import { stopWorker } from '../store/stop-worker.ts';
 import { autocommitDb } from '../db/autocommit-db.ts';
 import type { Database } from '../db/database.ts';
 import { listenForJobs } from './listen-for-jobs.ts';
+import { napUntilWoken } from './nap-until-woken.ts';
 import { trackOwnNotifications } from './own-notifications.ts';
 import { copyPoolCounters, newPoolCounters, type WorkerPoolCounters } from './pool-counters.ts';
 import { startLoop } from './start-loop.ts';
@@ -214,12 +215,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
         if (!running) break;
         // A claim skipped now is owed one poll interval after the last one.
         const napMs = skip ? lastClaimAt + pollMs - performance.now() : pollMs;
-        const nap = new AbortController();
-        const woke = await Promise.race([
-          sleep(napMs, 'poll' as const, { signal: nap.signal }).catch(() => 'aborted' as const),
-          new Promise<'wake'>((r) => (wake = () => r('wake'))),
-        ]);
-        nap.abort();
+        const woke = await napUntilWoken(napMs, (w) => (wake = w));
         wake = null;
         if (woke === 'poll') counters.polls += 1;
       }

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { rawDb, type RawDb } from '../../src/db/raw-db.ts';
-import { pgSession } from '../../src/db/run-in-transaction.ts';
+import { pgSession, rawOn } from '../../src/db/run-in-transaction.ts';
 import { lockOpenRun } from '../../src/store/lock-open-run.ts';
 import { openTestDatabase } from './test-database.ts';
 import { waitFor } from './wait-for.ts';
@@ -31,7 +31,10 @@ export function useRunLockHolder(): RunLockHolder {
     db = opened;
     holder = new pg.Client({ connectionString: opened.url });
     await holder.connect();
-    const session = pgSession((config) => holder!.query(config));
+    const session = pgSession(
+      (config) => holder!.query(config),
+      (statement) => rawOn(holder!, statement),
+    );
     holderDb = rawDb((statement) => session.raw(statement));
   });
   afterAll(async () => {

@@ -1,0 +1,117 @@
+import pg from 'pg';
+import type { RawResult } from './raw-db.ts';
+import { rawTextParser } from './raw-values.ts';
+
+/** A column as the server describes it (pg-protocol's RowDescription field, the part read here). */
+interface Column {
+  name: string;
+  dataTypeID: number;
+}
+
+/** How one statement's rows are read: its columns as described, their parsers, and a row with every column null. */
+interface RowShape {
+  columns: readonly Column[];
+  parsers: ((text: string) => unknown)[];
+  empty: Record<string, null>;
+}
+
+/**
+ * Row shapes by prepared statement name: a named statement describes the same columns every time it
+ * runs (its text is fixed, and a change of its result's shape fails it as a stale plan and renames
+ * it), so its parsers and its empty row are built once, not per statement as node-postgres does (its
+ * `addFields` builds both from each description: 5-6 % of the engine's CPU at c=8). Bounded like
+ * the names themselves, with room for renames.
+ */
+const shapes = new Map<string, RowShape>();
+const maxShapes = 400;
+
+function sameColumns(a: readonly Column[], b: readonly Column[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) {
+    if (a[i]!.name !== b[i]!.name || a[i]!.dataTypeID !== b[i]!.dataTypeID) return false;
+  }
+  return true;
+}
+
+function shapeOf(name: string | undefined, columns: Column[]): RowShape {
+  const known = name === undefined ? undefined : shapes.get(name);
+  if (known !== undefined && sameColumns(known.columns, columns)) return known;
+  // Built as node-postgres builds it (a prototype-less object spread into a plain one): an object
+  // given its columns one by one under computed names turns slow (dictionary mode), and every row
+  // copied from it with it (6 times the time per row in a micro-benchmark of 24 columns).
+  const columnsNull: Record<string, null> = Object.create(null) as Record<string, null>;
+  for (const column of columns) columnsNull[column.name] = null;
+  const shape: RowShape = {
+    columns,
+    parsers: columns.map((column) => rawTextParser(column.dataTypeID)),
+    empty: { ...columnsNull },
+  };
+  if (name !== undefined && (known !== undefined || shapes.size < maxShapes)) shapes.set(name, shape);
+  return shape;
+}
+
+/**
+ * One raw statement (ADR 0039) as node-postgres's own query, but reading its rows through the row
+ * shape of its prepared name (see {@link shapes}); a row comes out as node-postgres builds it (every
+ * column in order, the last of two same-named columns winning), its values by `rawTextParser` (text
+ * format: these statements never ask for binary results). Given a text and values rather than a
+ * config object, which node-postgres would copy property by property first (`cloneQueryConfig`).
+ * Submitted with `client.query(query)`; its outcome is `result`.
+ */
+export class RawQuery extends pg.Query {
+  /** node-postgres's own field (a named statement is prepared once per connection under it); untyped in @types/pg. */
+  declare name: string | undefined;
+  readonly result: Promise<RawResult>;
+  private shape: RowShape | undefined;
+  /** The rows read so far (not `rows`: node-postgres's query keeps its page size under that name). */
+  private received!: unknown[];
+  private parseError: unknown;
+
+  constructor(name: string | undefined, text: string, values: unknown[]) {
+    let settle: (err: Error | undefined, result: { rowCount: number | null } | undefined) => void = () => undefined;
+    super(text, values, (err: Error | undefined, result: unknown) =>
+      settle(err, result as { rowCount: number | null } | undefined),
+    );
+    this.name = name;
+    this.received = [];
+    this.result = new Promise<RawResult>((resolve, reject) => {
+      settle = (err, result) => {
+        const failure = err ?? (this.parseError as Error | undefined);
+        if (failure !== undefined) reject(failure);
+        else resolve({ rows: this.received, rowCount: result?.rowCount ?? 0 });
+      };
+    }).catch((err: Error) => {
+      // As node-postgres does: the stack then leads back to the statement's sender, not to the socket.
+      Error.captureStackTrace(err);
+      throw err;
+    });
+  }
+
+  /** Called by the client with the statement's RowDescription (in place of node-postgres's `addFields`). */
+  handleRowDescription(message: { fields: Column[] }): void {
+    this.shape = shapeOf(this.name, message.fields);
+  }
+
+  /** Called by the client with each DataRow: its values as texts (null for SQL NULL). */
+  handleDataRow(message: { fields: (string | null)[] }): void {
+    const shape = this.shape;
+    if (this.parseError !== undefined) return;
+    if (shape === undefined) {
+      this.parseError = new Error('the server sent a row before describing its columns');
+      return;
+    }
+    const row: Record<string, unknown> = { ...shape.empty };
+    const { columns, parsers } = shape;
+    try {
+      for (let i = 0; i < message.fields.length; i += 1) {
+        const text = message.fields[i];
+        row[columns[i]!.name] = text === null || text === undefined ? null : parsers[i]!(text);
+      }
+    } catch (err) {
+      // Reported once the statement completes, as node-postgres does with a row it could not parse.
+      this.parseError = err;
+      return;
+    }
+    this.received.push(row);
+  }
+}

@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../src/index.ts';
+import { rawOn } from '../src/db/run-in-transaction.ts';
+import type pg from 'pg';
+import { rawTextParser } from '../src/db/raw-values.ts';
+import { openTestDatabase } from './support/test-database.ts';
+
+/**
+ * The raw path reads rows through a shape kept per prepared name (db/raw-query.ts) instead of
+ * node-postgres's per-statement `addFields`: its rows must be exactly node-postgres's, on the first
+ * run of a name and on every one after.
+ */
+describe('raw statements read through a kept row shape', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDatabase({ poolSize: 2 });
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  const text = `select $1::int8 as n, null::text as gone, 'a' as dup, 'b' as dup, $2::timestamptz as at,
+      '{"x": [1, 2.5]}'::jsonb as doc, 1.50::numeric as price, array[1, 2]::int8[] as ids, 7 as plain
+      from generate_series(1, $3::int)`;
+  const values = [42n, new Date('2026-12-02T01:02:03.456Z'), 3];
+
+  /** node-postgres's own reading with the same parsers, as the raw path read before it kept shapes. */
+  const pgRawTypes = { getTypeParser: rawTextParser as unknown as typeof pg.types.getTypeParser };
+
+  it('gives the rows node-postgres gives, the first time and every time after', async () => {
+    const client = await db.pool!.connect();
+    try {
+      const theirs = await client.query({ text, values: ['42', '2026-12-02 01:02:03.456', 3], types: pgRawTypes });
+      for (let run = 0; run < 3; run += 1) {
+        const ours = await rawOn(client, { text, values });
+        expect(ours.rowCount).toBe(3);
+        expect(ours.rows).toEqual(theirs.rows);
+        expect(ours.rows.map((row) => Object.keys(row as object))).toEqual(
+          theirs.rows.map((row) => Object.keys(row as object)),
+        );
+        expect((ours.rows[0] as { n: unknown }).n).toBe(42n);
+        expect((ours.rows[0] as { dup: unknown }).dup).toBe('b');
+      }
+    } finally {
+      client.release();
+    }
+  });
+
+  it('a statement the server refuses rejects, and the client serves the next one', async () => {
+    const client = await db.pool!.connect();
+    try {
+      await expect(rawOn(client, { text: 'select 1 / $1::int as q', values: [0] })).rejects.toThrow(/division by zero/);
+      expect((await rawOn(client, { text: 'select 1 / $1::int as q', values: [1] })).rows).toEqual([{ q: 1 }]);
+    } finally {
+      client.release();
+    }
+  });
+
+  it('an update reports its row count and no rows', async () => {
+    const client = await db.pool!.connect();
+    try {
+      await client.query('create temporary table raw_query_probe (id int)');
+      await client.query('insert into raw_query_probe values (1), (2)');
+      const updated = await rawOn(client, { text: 'update raw_query_probe set id = id + $1::int', values: [1] });
+      expect(updated).toEqual({ rows: [], rowCount: 2 });
+    } finally {
+      client.release();
+    }
+  });
+});
