@@ -1,6 +1,6 @@
 import type { SqlDriver } from '../db/database.ts';
 import { isStalePlan } from '../db/run-in-transaction.ts';
-import { runsPerStatement, statementsInFlight } from '../runtime/run-statement-batches.ts';
+import { runsPerStatement, slowStatementMs, statementsInFlight } from '../runtime/run-statement-batches.ts';
 import { StatementBatcher } from '../runtime/statement-batcher.ts';
 import type { InsertedStart, StartedRun } from '../store/insert-started-run.ts';
 import { insertedStartResults, insertStartedRunsStatement } from '../store/insert-started-runs.ts';
@@ -42,6 +42,7 @@ function batcherOf(driver: SqlDriver): StatementBatcher<QueuedStart, InsertedSta
         ),
       key: (item) => item.key,
       maxInFlight: statementsInFlight,
+      slowMs: slowStatementMs,
       maxBatch: runsPerStatement,
     });
     byDriver.set(driver, batcher);

@@ -9,23 +9,30 @@ export interface StatementBatcherOptions<I, R> {
   send: (items: I[]) => Promise<R[]>;
   /** Items with the same key never go in one batch (one statement must not carry two of a run's transitions). */
   key: (item: I) => string;
-  /** Statements in flight at once; an item that arrives while they are all out waits for the next. */
+  /**
+   * Statements in flight at most. One goes while none is slow; each statement out for longer than
+   * `slowMs` (waiting on a run's lock, say) lets one more go, so one held row never holds up the rest.
+   */
   maxInFlight: number;
+  slowMs: number;
   /** The most items one statement carries. */
   maxBatch: number;
 }
 
 /**
- * Group commit in the engine (ADR 0045): an item is sent at once when fewer than `maxInFlight`
- * statements are out, so a lone run waits for nothing; items that arrive while every slot is busy
- * are sent together, as one statement, when a slot frees. The batch grows with the load and costs
- * one round trip, one commit and one write on the socket. A batch that fails wrote nothing (one
+ * Group commit in the engine (ADR 0045): an item is sent at once when no statement is out, so a lone
+ * run waits for nothing; items that arrive while one is out are sent together, as one statement, when
+ * it returns. The batch grows with the load and costs one round trip, one commit and one write on the
+ * socket. A statement out for longer than `slowMs` lets one more go (up to `maxInFlight`): a batch
+ * waiting on a held row lock delays the items that arrive after it by `slowMs` at most. A batch that fails wrote nothing (one
  * statement), so each of its items is sent again alone, in turn, and meets exactly the fate it would
  * have met unbatched: a batch is never the reason an item fails.
  */
 export class StatementBatcher<I, R> {
   private readonly queue: Waiting<I, R>[] = [];
   private inFlight = 0;
+  /** Statements in flight for longer than `slowMs`. */
+  private slow = 0;
 
   constructor(private readonly options: StatementBatcherOptions<I, R>) {}
 
@@ -37,10 +44,19 @@ export class StatementBatcher<I, R> {
   }
 
   private pump(): void {
-    while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
+    while (this.queue.length > 0 && this.inFlight < Math.min(this.options.maxInFlight, 1 + this.slow)) {
       const batch = this.take();
       this.inFlight++;
+      let slow = false;
+      const timer = setTimeout(() => {
+        slow = true;
+        this.slow++;
+        this.pump();
+      }, this.options.slowMs);
+      timer.unref();
       void this.flush(batch).finally(() => {
+        clearTimeout(timer);
+        if (slow) this.slow--;
         this.inFlight--;
         this.pump();
       });

@@ -195,6 +195,7 @@ describe(`several runs in one statement (${testDbKind()})`, () => {
       },
       key: (item) => item.step.runId,
       maxInFlight: 1,
+      slowMs: 1,
       maxBatch: 64,
     });
     const first = batcher.submit(transition(a, 1));

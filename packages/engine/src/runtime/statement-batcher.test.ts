@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { StatementBatcher } from './statement-batcher.ts';
+
+/** A batcher whose statements stay out until the test lets each go, recording what each carried. */
+function heldBatcher(options: { maxInFlight: number; slowMs: number }) {
+  const sent: string[][] = [];
+  const pending: (() => void)[] = [];
+  const batcher = new StatementBatcher<string, string>({
+    send: async (items) => {
+      sent.push(items);
+      await new Promise<void>((release) => pending.push(release));
+      return items.map((item) => `done ${item}`);
+    },
+    key: (item) => item.split(':')[0]!,
+    maxBatch: 3,
+    ...options,
+  });
+  const releaseNext = () => pending.shift()!();
+  return { batcher, sent, releaseNext, pending };
+}
+
+const until = async (done: () => boolean) => {
+  while (!done()) await new Promise((r) => setTimeout(r, 1));
+};
+
+describe('StatementBatcher (ADR 0045)', () => {
+  it('sends a lone item at once, and the items that arrive while it is out together when it returns', async () => {
+    const { batcher, sent, releaseNext } = heldBatcher({ maxInFlight: 4, slowMs: 60_000 });
+    const first = batcher.submit('a:1');
+    expect(sent).toEqual([['a:1']]);
+    const rest = ['b:1', 'c:1', 'd:1', 'e:1'].map((item) => batcher.submit(item));
+    expect(sent).toHaveLength(1);
+    releaseNext();
+    expect(await first).toBe('done a:1');
+    await until(() => sent.length === 2);
+    // At most maxBatch (3) in one statement; the next waits for it.
+    expect(sent[1]).toEqual(['b:1', 'c:1', 'd:1']);
+    releaseNext();
+    await until(() => sent.length === 3);
+    expect(sent[2]).toEqual(['e:1']);
+    releaseNext();
+    expect(await Promise.all(rest)).toEqual(['done b:1', 'done c:1', 'done d:1', 'done e:1']);
+  });
+
+  it('never puts two items of one key in a statement: the second keeps its place for the next', async () => {
+    const { batcher, sent, releaseNext } = heldBatcher({ maxInFlight: 1, slowMs: 60_000 });
+    const all = [batcher.submit('x:0'), batcher.submit('a:1'), batcher.submit('a:2'), batcher.submit('b:1')];
+    releaseNext();
+    await until(() => sent.length === 2);
+    expect(sent[1]).toEqual(['a:1', 'b:1']);
+    releaseNext();
+    await until(() => sent.length === 3);
+    expect(sent[2]).toEqual(['a:2']);
+    releaseNext();
+    expect(await Promise.all(all)).toEqual(['done x:0', 'done a:1', 'done a:2', 'done b:1']);
+  });
+
+  it('lets one more statement go beside one that is slow, up to maxInFlight', async () => {
+    const { batcher, sent, pending } = heldBatcher({ maxInFlight: 2, slowMs: 5 });
+    void batcher.submit('a:1');
+    void batcher.submit('b:1');
+    // b waits behind a until a has been out for slowMs, then goes beside it.
+    expect(sent).toEqual([['a:1']]);
+    await until(() => sent.length === 2);
+    expect(sent[1]).toEqual(['b:1']);
+    // Both out and both slow, at the limit of 2: c waits for one of them to return.
+    void batcher.submit('c:1');
+    await new Promise((r) => setTimeout(r, 30));
+    expect(sent).toHaveLength(2);
+    pending.shift()!();
+    await until(() => sent.length === 3);
+    expect(sent[2]).toEqual(['c:1']);
+    while (pending.length > 0) pending.shift()!();
+  });
+});
