@@ -67,6 +67,7 @@ describe('the API refuses bad input with a 4xx naming the field, and bounds bodi
     ['a tag', { flowName: 'demo.order', input: { orderId: 'o', amount: 1 }, tags: ['ok', 't\u0000'] }, 'input.tags'],
     ['the flow input', { flowName: 'demo.order', input: { orderId: 'o\u0000', amount: 1 } }, 'input.input.orderId'],
     ['a key of the flow input', { flowName: 'demo.order', input: { 'k\u0000': 1 } }, 'input.input'],
+    ['a flow name holding NUL', { flowName: '\u0000', input: {} }, 'input.flowName'],
     [
       'the flow input (lone surrogate)',
       { flowName: 'demo.order', input: { orderId: 'sur-\ud800', amount: 1 } },
@@ -84,9 +85,18 @@ describe('the API refuses bad input with a 4xx naming the field, and bounds bodi
       expect(res.text).not.toMatch(internals);
       const data = (JSON.parse(res.text) as { error: { data: { field: string } } }).error.data;
       expect(data.field.startsWith(field)).toBe(true);
+      expect((JSON.parse(res.text) as { error: { message: string } }).error.message).toContain(data.field);
       expect((await api.runs.list.query({ limit: 500 })).length).toBe(before);
     });
   }
+
+  it('an unregistered flow name in runs.start is a 400 naming input.flowName in its field and message (found by api-fuzz), nothing started', async () => {
+    const before = (await api.runs.list.query({ limit: 500 })).length;
+    const refused = await rejection(api.runs.start.mutate({ flowName: 'no.such.flow', input: {} }));
+    expect(refused).toMatchObject({ status: 400, field: 'input.flowName' });
+    expect(refused.message).toContain('input.flowName');
+    expect((await api.runs.list.query({ limit: 500 })).length).toBe(before);
+  });
 
   it('a body over the limit is a 413 saying so; the plane keeps answering', async () => {
     const res = await raw('/trpc/runs.start', {

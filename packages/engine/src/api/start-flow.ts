@@ -55,7 +55,10 @@ export async function startFlow(
   leaseToSelf = false,
 ): Promise<InsertedStart> {
   const flow = deps.registry.flows.get(name);
-  if (!flow) throw new EngineError('unknown_flow', `no flow named ${JSON.stringify(name)} is registered`);
+  if (!flow)
+    throw new EngineError('unknown_flow', `flowName: no flow named ${JSON.stringify(name)} is registered`, {
+      field: 'flowName',
+    });
   checkStartFlow(deps, input, opts);
   input = await checkedFlowInput(deps.config.limits, flow.schemas.input, input);
   const now = deps.clock.now();
