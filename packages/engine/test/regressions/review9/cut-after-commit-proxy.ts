@@ -5,12 +5,12 @@ export interface CutAfterCommitProxy {
   /** `url` with its host and port replaced by the proxy's. */
   url: string;
   /**
-   * Arms the cut: the next statement whose bytes from the client contain `marker` runs on the server,
+   * Arms the cut: the next statement whose bytes from the client `match` runs on the server,
    * but nothing of its answer reaches the client; once the server has said ReadyForQuery (it
    * committed: an autocommitted statement ends at the Sync), the client's socket is destroyed. Resolves
    * with the bytes the client sent for it (latin1), once the cut is made.
    */
-  cutAfter: (marker: string) => Promise<string>;
+  cutAfter: (match: (sent: string) => boolean) => Promise<string>;
   close: () => Promise<void>;
 }
 
@@ -34,7 +34,7 @@ function afterReadyForQuery(data: Buffer): number {
  */
 export async function startCutAfterCommitProxy(url: string): Promise<CutAfterCommitProxy> {
   const target = new URL(url);
-  let armed: { marker: string; done: (sent: string) => void } | undefined;
+  let armed: { match: (sent: string) => boolean; done: (sent: string) => void } | undefined;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port || 5432), target.hostname);
@@ -43,7 +43,7 @@ export async function startCutAfterCommitProxy(url: string): Promise<CutAfterCom
     client.on('data', (chunk: Buffer) => {
       const text = chunk.toString('latin1');
       if (cutting) cutting.sent += text;
-      else if (armed && text.includes(armed.marker)) {
+      else if (armed?.match(text)) {
         cutting = { sent: text, answer: [], done: armed.done };
         armed = undefined;
       }
@@ -72,7 +72,7 @@ export async function startCutAfterCommitProxy(url: string): Promise<CutAfterCom
   proxied.port = String((server.address() as net.AddressInfo).port);
   return {
     url: proxied.toString(),
-    cutAfter: (marker) => new Promise<string>((done) => (armed = { marker, done })),
+    cutAfter: (match) => new Promise<string>((done) => (armed = { match, done })),
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
