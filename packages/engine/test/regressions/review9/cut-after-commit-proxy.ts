@@ -1,4 +1,8 @@
 import net from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
+import { createDatabase } from '../../../src/db/create-database.ts';
+import type { Database } from '../../../src/db/database.ts';
+import { openTestDatabase } from '../../support/test-database.ts';
 
 /** A TCP proxy in front of PostgreSQL that cuts one client's connection right after a statement committed. */
 export interface CutAfterCommitProxy {
@@ -78,4 +82,33 @@ export async function startCutAfterCommitProxy(url: string): Promise<CutAfterCom
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * For a test file: its database opened directly (`direct`, for the test's own reads) and through a
+ * {@link startCutAfterCommitProxy} (`proxied`, for the engine), all three closed after the file.
+ */
+export function useProxiedDatabase(poolSize: number): {
+  direct: () => Database;
+  proxy: () => CutAfterCommitProxy;
+  proxied: () => Database;
+} {
+  let direct: (Database & { url?: string }) | undefined;
+  let proxy: CutAfterCommitProxy | undefined;
+  let proxied: Database | undefined;
+  beforeAll(async () => {
+    direct = await openTestDatabase();
+    proxy = await startCutAfterCommitProxy(direct.url!);
+    proxied = await createDatabase({ kind: 'postgres', url: proxy.url, poolSize });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await proxy?.close();
+    await direct?.close();
+  });
+  const opened = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the proxied database is used before its beforeAll ran');
+    return value;
+  };
+  return { direct: () => opened(direct), proxy: () => opened(proxy), proxied: () => opened(proxied) };
 }

@@ -2,14 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase } from '../../../src/db/create-database.ts';
 import type { Database } from '../../../src/db/database.ts';
-import { StatementBatcher } from '../../../src/runtime/statement-batcher.ts';
 import { insertStartedRun } from '../../../src/store/insert-started-run.ts';
-import {
-  stepTransitionResults,
-  stepTransitionsStatement,
-  type StepTransition,
-  type TransitionResult,
-} from '../../../src/store/step-transitions.ts';
+import type { StepTransition } from '../../../src/store/step-transitions.ts';
+import { heldFirstTransitions } from '../../support/held-first-transitions.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
@@ -72,20 +67,7 @@ describe('a batch of transitions chosen as a deadlock victim (PostgreSQL)', () =
     await holder.query(`set local deadlock_timeout = '1min'`);
     await holder.query(`select 1 from "sagaflow"."flow_runs" where id = $1 for update`, [later]);
 
-    const sizes: number[] = [];
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const batcher = new StatementBatcher<StepTransition, TransitionResult>({
-      send: async (items) => {
-        sizes.push(items.length);
-        if (sizes.length === 1) await held;
-        return stepTransitionResults(await db.driver.statement(stepTransitionsStatement(items)));
-      },
-      key: (item) => item.step.runId,
-      maxInFlight: 1,
-      slowMs: 60_000,
-      maxBatch: 64,
-    });
+    const { batcher, sizes, release } = heldFirstTransitions(db);
     // The lone run's statement is out; the two others wait for it and go together.
     const first = batcher.submit(firstStep(lone));
     const both = [earlier, later].map((runId) => batcher.submit(firstStep(runId)));

@@ -1,10 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import { defineFlow } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
 import { bareEngine } from '../harness.ts';
-import { startCutAfterCommitProxy, type CutAfterCommitProxy } from './cut-after-commit-proxy.ts';
+import { useProxiedDatabase } from './cut-after-commit-proxy.ts';
 
 /**
  * ADR 0047's fallback sends a failed batch's starts again one by one, on the ground that a failed
@@ -16,27 +13,15 @@ import { startCutAfterCommitProxy, type CutAfterCommitProxy } from './cut-after-
 const flow = defineFlow({ name: 'answer-lost-start', version: 1, run: async () => null });
 
 describe('a batch of starts whose answer is lost after the commit (PostgreSQL)', () => {
-  let direct: Database & { url?: string };
-  let proxy: CutAfterCommitProxy;
-  let proxied: Database;
-  beforeAll(async () => {
-    direct = await openTestDatabase();
-    proxy = await startCutAfterCommitProxy(direct.url!);
-    proxied = await createDatabase({ kind: 'postgres', url: proxy.url, poolSize: 4 });
-  });
-  afterAll(async () => {
-    await proxied.close();
-    await proxy.close();
-    await direct.close();
-  });
+  const { direct, proxy, proxied } = useProxiedDatabase(4);
 
   const runsMarked = (mark: string) =>
-    direct.prisma.$queryRaw<{ id: string; business_key: string | null }[]>`
+    direct().prisma.$queryRaw<{ id: string; business_key: string | null }[]>`
       select id, business_key from "sagaflow"."flow_runs" where input->>'mark' = ${mark}`;
 
   it('writes each start once, and gives no start the error of a key its own batch took', async () => {
-    const e = bareEngine(proxied, { flows: [flow], actions: [] });
-    const cut = proxy.cutAfter((sent) => sent.includes('cutmark-b'));
+    const e = bareEngine(proxied(), { flows: [flow], actions: [] });
+    const cut = proxy().cutAfter((sent) => sent.includes('cutmark-b'));
     // The first goes alone at once; the two that arrive while it is out go together, in the cut statement.
     const outcomes = await Promise.allSettled([
       e.startFlow(flow, { mark: 'lone-a' }),

@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import { defineAction, defineFlow } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { TestClock } from '../../../src/testing/test-clock.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
 import { bareEngine } from '../harness.ts';
-import { startCutAfterCommitProxy, type CutAfterCommitProxy } from './cut-after-commit-proxy.ts';
+import { useProxiedDatabase } from './cut-after-commit-proxy.ts';
 
 /**
  * ADR 0045: a batch of step transitions whose answer is lost after it committed (the first step's
@@ -45,26 +42,14 @@ const flow = defineFlow({
   },
 });
 describe('a batch of transitions whose answer is lost after the commit (PostgreSQL)', () => {
-  let direct: Database & { url?: string };
-  let proxy: CutAfterCommitProxy;
-  let proxied: Database;
-  beforeAll(async () => {
-    direct = await openTestDatabase();
-    proxy = await startCutAfterCommitProxy(direct.url!);
-    proxied = await createDatabase({ kind: 'postgres', url: proxy.url, poolSize: 6 });
-  });
-  afterAll(async () => {
-    await proxied.close();
-    await proxy.close();
-    await direct.close();
-  });
+  const { direct, proxy, proxied } = useProxiedDatabase(6);
 
   it('runs no step twice and writes no event twice; a step claimed in the lost batch stays claimed, never run', async () => {
     const clock = new TestClock();
-    const e = bareEngine(proxied, { flows: [flow], actions: [one, two], clock });
+    const e = bareEngine(proxied(), { flows: [flow], actions: [one, two], clock });
     const ids = (await Promise.all(marks.map((mark) => e.startFlow(flow, { mark })))).map((s) => s.runId);
     // The first transition into the second step that carries two or more runs.
-    const cut = proxy.cutAfter((sent) => (sent.match(second) ?? []).length >= 2);
+    const cut = proxy().cutAfter((sent) => (sent.match(second) ?? []).length >= 2);
     let sent: string | undefined;
     void cut.then((s) => (sent = s));
     const first = await Promise.allSettled(ids.map((id) => executeRun(e.runtime, id)));
@@ -75,7 +60,7 @@ describe('a batch of transitions whose answer is lost after the commit (PostgreS
 
     // Replayed again, past every lease, until each run has ended or waits.
     for (let round = 0; round < 3; round += 1) {
-      const open = await direct.prisma.flowRun.findMany({ where: { id: { in: ids }, finished_at: null } });
+      const open = await direct().prisma.flowRun.findMany({ where: { id: { in: ids }, finished_at: null } });
       if (open.length === 0) break;
       clock.advance(3_600_000);
       await Promise.allSettled(open.map((r) => executeRun(e.runtime, r.id)));
@@ -84,9 +69,9 @@ describe('a batch of transitions whose answer is lost after the commit (PostgreS
     const fates = [];
     for (const [n, id] of ids.entries()) {
       const mark = marks[n]!;
-      const run = await direct.prisma.flowRun.findUniqueOrThrow({ where: { id } });
-      const events = await direct.prisma.flowEvent.findMany({ where: { run_id: id }, orderBy: { id: 'asc' } });
-      const rows = await direct.prisma.actionRun.findMany({ where: { run_id: id }, orderBy: { sequence: 'asc' } });
+      const run = await direct().prisma.flowRun.findUniqueOrThrow({ where: { id } });
+      const events = await direct().prisma.flowEvent.findMany({ where: { run_id: id }, orderBy: { id: 'asc' } });
+      const rows = await direct().prisma.actionRun.findMany({ where: { run_id: id }, orderBy: { sequence: 'asc' } });
       fates.push({
         mark,
         firstReplay: first[n]!.status,
