@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { finishTopRunResults, finishTopRunsStatement, type TopRunFinish } from '../../src/store/finish-top-runs.ts';
-import { insertStartedRun } from '../../src/store/insert-started-run.ts';
 import {
   stepTransitionResults,
   stepTransitionsStatement,
   type StepTransition,
   type TransitionOutcome,
 } from '../../src/store/step-transitions.ts';
+import { activeRun as writeActiveRun } from '../support/active-run.ts';
 import { heldFirstTransitions } from '../support/held-first-transitions.ts';
 import { openTestDatabase, testDbKind } from '../support/test-database.ts';
 
@@ -32,21 +32,7 @@ describe(`several runs in one statement (${testDbKind()})`, () => {
     );
 
   /** A run written active, as a start handed to this worker leaves it. */
-  const activeRun = async (flowName: string) => {
-    const now = new Date();
-    const { runId } = await insertStartedRun(db.prisma, {
-      flowName,
-      flowVersion: 1,
-      input: null,
-      businessKey: null,
-      tags: [],
-      expiresAt: null,
-      runTimeoutAt: null,
-      now,
-      lease: { workerId: worker, leaseSeconds: 60 },
-    });
-    return runId;
-  };
+  const activeRun = (flowName: string) => writeActiveRun(db, flowName, worker);
 
   const transition = (runId: string, sequence: number, outcome?: TransitionOutcome): StepTransition => ({
     step: {

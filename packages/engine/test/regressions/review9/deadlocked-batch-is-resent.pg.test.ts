@@ -2,8 +2,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase } from '../../../src/db/create-database.ts';
 import type { Database } from '../../../src/db/database.ts';
-import { insertStartedRun } from '../../../src/store/insert-started-run.ts';
 import type { StepTransition } from '../../../src/store/step-transitions.ts';
+import { activeRun as writeActiveRun } from '../../support/active-run.ts';
 import { heldFirstTransitions } from '../../support/held-first-transitions.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -38,20 +38,7 @@ describe('a batch of transitions chosen as a deadlock victim (PostgreSQL)', () =
     await db.close();
   });
 
-  const activeRun = async () =>
-    (
-      await insertStartedRun(db.prisma, {
-        flowName: 'review9-deadlock',
-        flowVersion: 1,
-        input: null,
-        businessKey: null,
-        tags: [],
-        expiresAt: null,
-        runTimeoutAt: null,
-        now: new Date(),
-        lease: { workerId: worker, leaseSeconds: 60 },
-      })
-    ).runId;
+  const activeRun = () => writeActiveRun(db, 'review9-deadlock', worker);
   const firstStep = (runId: string): StepTransition => ({
     step: { runId, sequence: 1, kind: 'action', name: 'first', input: null, reclaimAfterSeconds: 30 },
     workerId: worker,
