@@ -50,10 +50,11 @@ describe('a batch of transitions whose answer is lost after the commit (PostgreS
     const ids = (await Promise.all(marks.map((mark) => e.startFlow(flow, { mark })))).map((s) => s.runId);
     // The first transition into the second step that carries two or more runs.
     const cut = proxy().cutAfter((sent) => (sent.match(second) ?? []).length >= 2);
-    let sent: string | undefined;
-    void cut.then((s) => (sent = s));
+    const made: { sent?: string } = {};
+    void cut.then((sent) => (made.sent = sent));
     const first = await Promise.allSettled(ids.map((id) => executeRun(e.runtime, id)));
     // The cut is made (the server's answer read) before the client meets the broken socket.
+    const { sent } = made;
     if (sent === undefined) throw new Error('no transition statement carried two runs: nothing was cut');
     const inCut = marks.filter((mark) => sent.includes(`${mark}-second`));
     expect(inCut.length, 'the cut statement carried several runs').toBeGreaterThan(1);
