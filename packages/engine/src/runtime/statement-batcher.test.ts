@@ -72,4 +72,45 @@ describe('StatementBatcher (ADR 0045)', () => {
     expect(sent[2]).toEqual(['c:1']);
     while (pending.length > 0) pending.shift()!();
   });
+
+  it("resends a batch's items alone only when the server refused it; a lost answer is each item's error", async () => {
+    const refusal = Object.assign(new Error('invalid byte sequence'), { code: '22021', severity: 'ERROR' });
+    const lost = new Error('Connection terminated unexpectedly');
+    for (const [failure, resent] of [
+      [refusal, true],
+      [lost, false],
+    ] as const) {
+      const sent: string[][] = [];
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const batcher = new StatementBatcher<string, string>({
+        send: async (items) => {
+          sent.push(items);
+          if (sent.length === 1) await held;
+          if (items.length > 1) throw failure;
+          return items.map((item) => `done ${item}`);
+        },
+        key: (item) => item,
+        maxInFlight: 1,
+        slowMs: 60_000,
+        maxBatch: 3,
+      });
+      const all = ['a', 'b', 'c'].map((item) =>
+        batcher.submit(item).then(
+          (done) => done,
+          (err: unknown) => err,
+        ),
+      );
+      release();
+      const settled = await Promise.all(all);
+      if (resent) {
+        expect(sent).toEqual([['a'], ['b', 'c'], ['b'], ['c']]);
+        expect(settled).toEqual(['done a', 'done b', 'done c']);
+      } else {
+        // The batch may have committed: sent again, b and c could be written twice.
+        expect(sent).toEqual([['a'], ['b', 'c']]);
+        expect(settled).toEqual(['done a', lost, lost]);
+      }
+    }
+  });
 });

@@ -1,3 +1,5 @@
+import { refusedByServer } from '../db/refused-by-server.ts';
+
 interface Waiting<I, R> {
   item: I;
   resolve: (result: R) => void;
@@ -24,9 +26,12 @@ export interface StatementBatcherOptions<I, R> {
  * run waits for nothing; items that arrive while one is out are sent together, as one statement, when
  * it returns. The batch grows with the load and costs one round trip, one commit and one write on the
  * socket. A statement out for longer than `slowMs` lets one more go (up to `maxInFlight`): a batch
- * waiting on a held row lock delays the items that arrive after it by `slowMs` at most. A batch that fails wrote nothing (one
- * statement), so each of its items is sent again alone, in turn, and meets exactly the fate it would
- * have met unbatched: a batch is never the reason an item fails.
+ * waiting on a held row lock delays the items that arrive after it by `slowMs` at most. A batch the
+ * server refused wrote nothing (one statement), so each of its items is sent again alone, in turn, and
+ * meets exactly the fate it would have met unbatched: a batch is never the reason an item fails. A
+ * batch whose answer was lost (a broken connection) may have committed: sent again, an item would be
+ * written twice (a start) or told it lost what it had won (a business key, an outcome's fence), so
+ * each of its items gets that error, as a lone item would.
  */
 export class StatementBatcher<I, R> {
   private readonly queue: Waiting<I, R>[] = [];
@@ -84,7 +89,11 @@ export class StatementBatcher<I, R> {
     let results: R[];
     try {
       results = await this.options.send(batch.map((w) => w.item));
-    } catch {
+    } catch (err) {
+      if (!refusedByServer(err)) {
+        for (const waiting of batch) waiting.reject(err);
+        return;
+      }
       // One statement: nothing of the batch was written. Each item alone meets its own fate, one
       // after the other, in this batch's slot: a refused batch never floods the pool.
       for (const waiting of batch) await this.sendAlone(waiting);

@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { StatementBatcher } from '../../src/runtime/statement-batcher.ts';
 import { finishTopRunResults, finishTopRunsStatement, type TopRunFinish } from '../../src/store/finish-top-runs.ts';
-import { insertStartedRun } from '../../src/store/insert-started-run.ts';
 import {
   stepTransitionResults,
   stepTransitionsStatement,
   type StepTransition,
   type TransitionOutcome,
 } from '../../src/store/step-transitions.ts';
+import { activeRun as writeActiveRun } from '../support/active-run.ts';
+import { heldFirstTransitions } from '../support/held-first-transitions.ts';
 import { openTestDatabase, testDbKind } from '../support/test-database.ts';
 
 /**
@@ -32,21 +32,7 @@ describe(`several runs in one statement (${testDbKind()})`, () => {
     );
 
   /** A run written active, as a start handed to this worker leaves it. */
-  const activeRun = async (flowName: string) => {
-    const now = new Date();
-    const { runId } = await insertStartedRun(db.prisma, {
-      flowName,
-      flowVersion: 1,
-      input: null,
-      businessKey: null,
-      tags: [],
-      expiresAt: null,
-      runTimeoutAt: null,
-      now,
-      lease: { workerId: worker, leaseSeconds: 60 },
-    });
-    return runId;
-  };
+  const activeRun = (flowName: string) => writeActiveRun(db, flowName, worker);
 
   const transition = (runId: string, sequence: number, outcome?: TransitionOutcome): StepTransition => ({
     step: {
@@ -184,20 +170,7 @@ describe(`several runs in one statement (${testDbKind()})`, () => {
   it('a batch the database refuses is sent again item by item: the good items are written, the bad one fails alone', async () => {
     const runs = await Promise.all(['a', 'b', 'c'].map((n) => activeRun(`batch-fallback-${n}`)));
     const [a, b, c] = runs as [string, string, string];
-    const sizes: number[] = [];
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const batcher = new StatementBatcher<StepTransition, unknown>({
-      send: async (items) => {
-        sizes.push(items.length);
-        if (sizes.length === 1) await held;
-        return stepTransitionResults(await db.driver.statement(stepTransitionsStatement(items)));
-      },
-      key: (item) => item.step.runId,
-      maxInFlight: 1,
-      slowMs: 1,
-      maxBatch: 64,
-    });
+    const { batcher, sizes, release } = heldFirstTransitions(db);
     const first = batcher.submit(transition(a, 1));
     // While a's statement is out, b's and c's wait and go together; c's step name holds a NUL,
     // which the server refuses (text cannot hold one), so their statement fails as a whole.
