@@ -1,5 +1,6 @@
 import type { WorkerPoolCounters } from '@sagaflow/engine';
 import { createDatabase } from '@sagaflow/test-postgres';
+import { analyzeLikeAutovacuum } from './analyze-like-autovacuum.ts';
 import { observerRole } from './observer-role.ts';
 import type { PeerSystem } from './peer-system.ts';
 import { progress } from './progress.ts';
@@ -67,7 +68,11 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
   let cpu;
   let poolCounters;
   try {
-    warmup = await runClosedLoop(concurrency, plan.warmupMs, (n) => peer.runOne(n));
+    // Warmed up, analyzed as autovacuum would have by now, and warmed up again on the new plans.
+    const first = await runClosedLoop(concurrency, plan.warmupMs, (n) => peer.runOne(n));
+    await analyzeLikeAutovacuum(adminUrl, database);
+    const second = await runClosedLoop(concurrency, plan.warmupMs, (n) => peer.runOne(first.flows + n));
+    warmup = { ...second, flows: first.flows + second.flows };
     // Scanning /proc takes a while on a busy machine: Node's own time is read right at the loop's
     // edges so the scans are not charged to the flows, and the machine's share is divided by the
     // whole span the two scans enclose.
