@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createDatabase, startCluster, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { createBenchFlow } from './bench-flow.ts';
+import { dbosPeer } from './dbos-peer.ts';
 import { openBenchEngine } from './open-bench-engine.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
 import { progress } from './progress.ts';
@@ -22,6 +23,9 @@ import { driveEngine } from './sagaflow-peer.ts';
  * process.cpuUsage(): the figure to compare before/after a change, user and system time apart.
  * `--durable` runs it against the same server restarted with durable commits, as `npm run bench`'s
  * headline measures (each round trip then waits for a flush, and the process idles between them).
+ * `--after-dbos` first runs DBOS's bench flow for 3 s in this process and shuts it down, as the
+ * bench's phases did before each got a process of its own: what DBOS leaves behind (its
+ * AsyncLocalStorage hooks on every promise) then shows in Sagaflow's figures (ADR 0049).
  */
 async function main(): Promise<void> {
   const concurrency = Number(process.argv[2] ?? 8);
@@ -34,8 +38,12 @@ async function main(): Promise<void> {
     const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('profile'), {
       template: 'profile_template',
     });
-    if (flags.has('--durable')) await withDurableServer(cluster, () => measure(url, concurrency, seconds, cpuOnly));
-    else await measure(url, concurrency, seconds, cpuOnly);
+    const run = async () => {
+      if (flags.has('--after-dbos')) await runDbosFirst(cluster.adminUrl, concurrency);
+      await measure(url, concurrency, seconds, cpuOnly);
+    };
+    if (flags.has('--durable')) await withDurableServer(cluster, run);
+    else await run();
   } finally {
     await cluster.stop();
   }
@@ -72,6 +80,19 @@ async function measure(url: string, concurrency: number, seconds: number, cpuOnl
         `(${(cpuMs / loop.windowMs).toFixed(2)} of a core); profile: ${file}`,
     );
     console.log(renderBuckets(profile));
+  } finally {
+    await peer.close();
+  }
+}
+
+/** DBOS's bench flow in this process for 3 s, on a database of its own, then shut down. */
+async function runDbosFirst(adminUrl: string, concurrency: number): Promise<void> {
+  await dbosPeer.prepareTemplate(adminUrl, 'profile_dbos_template');
+  const url = await createDatabase(adminUrl, uniqueDatabaseName('profile_dbos'), { template: 'profile_dbos_template' });
+  const peer = await dbosPeer.open(url, concurrency);
+  try {
+    progress(`DBOS first: c=${concurrency}, 3 s`);
+    await runClosedLoop(concurrency, 3_000, (n) => peer.runOne(n));
   } finally {
     await peer.close();
   }
