@@ -1,18 +1,17 @@
 import { withPgClient } from './with-pg-client.ts';
 
 /**
- * Gives database `name` the planner statistics autovacuum would have given it by now: an ANALYZE of
- * every table, in one transaction (one commit, one transaction id, whatever the number of tables).
+ * Gives the database at `url` (as the role that owns its tables) the planner statistics autovacuum
+ * would have given it by now: an ANALYZE of every table, in one transaction (one commit, one
+ * transaction id, whatever the number of tables).
  * A phase's database is a fresh clone of an empty template, and a phase lasts seconds, shorter than
  * autovacuum's first nap (1 min): without this, every statement a system prepares is planned for
  * empty tables and keeps that plan for the whole phase, a state a deployment leaves within its first
- * minute (ADR 0051). Runs as the cluster's administrator, who owns the tables: its three statements
- * and one commit count in the phase's per-flow figures, a few thousandths per flow.
+ * minute (ADR 0051). Its three statements and one commit count in the phase's per-flow figures, a
+ * few thousandths per flow.
  */
-export async function analyzeLikeAutovacuum(adminUrl: string, name: string): Promise<void> {
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  await withPgClient(url.toString(), async (c) => {
+export async function analyzeLikeAutovacuum(url: string): Promise<void> {
+  await withPgClient(url, async (c) => {
     await c.query('begin');
     await c.query('analyze');
     await c.query('commit');

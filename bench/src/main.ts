@@ -110,6 +110,7 @@ try {
               warmupMs: plan.warmupMs,
               measureMs: plan.measureMs[mode],
               template: templates[system.name],
+              notify: options.notify,
             }),
           );
         }

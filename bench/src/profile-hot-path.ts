@@ -2,10 +2,12 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createDatabase, startCluster, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { createBenchFlow } from './bench-flow.ts';
+import { dbosPeer } from './dbos-peer.ts';
 import { openBenchEngine } from './open-bench-engine.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
 import { progress } from './progress.ts';
 import { runClosedLoop } from './run-closed-loop.ts';
+import { withDurableServer } from './with-durable-server.ts';
 import { driveEngine } from './sagaflow-peer.ts';
 
 /**
@@ -16,49 +18,98 @@ import { driveEngine } from './sagaflow-peer.ts';
  * covers only the measured window, after a warm-up; the report is each bucket's share of the samples
  * the process was on CPU (idle excluded), with process.cpuUsage() per flow beside it, because a
  * sample taken while the OS has the process descheduled lands on whatever function was running.
- * The raw `.cpuprofile` is written to the working directory for Chrome DevTools.
+ * The raw `.cpuprofile` is written to the working directory for Chrome DevTools. `--cpu-only` as a
+ * further argument measures the same window without the profiler, whose own sampling thread adds to
+ * process.cpuUsage(): the figure to compare before/after a change, user and system time apart.
+ * `--durable` runs it against the same server restarted with durable commits, as `npm run bench`'s
+ * headline measures (each round trip then waits for a flush, and the process idles between them).
+ * `--after-dbos` first runs DBOS's bench flow for 3 s in this process and shuts it down, as the
+ * bench's phases did before each got a process of its own: what DBOS leaves behind (its
+ * AsyncLocalStorage hooks on every promise) then shows in Sagaflow's figures (ADR 0049).
  */
 async function main(): Promise<void> {
   const concurrency = Number(process.argv[2] ?? 8);
   const seconds = Number(process.argv[3] ?? 10);
+  const flags = new Set(process.argv.slice(4));
+  const cpuOnly = flags.has('--cpu-only');
   const cluster = await startCluster({ log: (line) => progress(`test-postgres: ${line}`) });
   try {
     await prepareTemplateDatabase(cluster.adminUrl, 'profile_template');
     const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('profile'), {
       template: 'profile_template',
     });
-    const bench = createBenchFlow();
-    const { db, engine } = await openBenchEngine(url, concurrency, bench);
-    const peer = driveEngine(bench, db, engine);
-    try {
-      progress(`warm-up: c=${concurrency}, 3 s`);
-      await runClosedLoop(concurrency, 3_000, (n) => peer.runOne(n));
-      const session = new Session();
-      session.connect();
-      await session.post('Profiler.enable');
-      await session.post('Profiler.setSamplingInterval', { interval: 200 });
-      await session.post('Profiler.start');
-      const cpuBefore = process.cpuUsage();
-      progress(`profiling: c=${concurrency}, ${seconds} s`);
-      const loop = await runClosedLoop(concurrency, seconds * 1_000, (n) => peer.runOne(1_000_000 + n));
-      const cpu = process.cpuUsage(cpuBefore);
-      const { profile } = await session.post('Profiler.stop');
-      session.disconnect();
-      const file = `hot-path-c${concurrency}.cpuprofile`;
-      writeFileSync(file, JSON.stringify(profile));
-      const cpuMs = (cpu.user + cpu.system) / 1_000;
-      console.log(
-        `c=${concurrency}: ${loop.flows} flows in ${(loop.windowMs / 1_000).toFixed(1)} s = ` +
-          `${((loop.flows * 1_000) / loop.windowMs).toFixed(1)} flows/s; Node CPU ${(cpuMs / loop.flows).toFixed(2)} ms/flow ` +
-          `(${(cpuMs / loop.windowMs).toFixed(2)} of a core); profile: ${file}`,
-      );
-      console.log(renderBuckets(profile));
-    } finally {
-      await peer.close();
-    }
+    const run = async () => {
+      if (flags.has('--after-dbos')) await runDbosFirst(cluster.adminUrl, concurrency);
+      await measure(url, concurrency, seconds, cpuOnly);
+    };
+    if (flags.has('--durable')) await withDurableServer(cluster, run);
+    else await run();
   } finally {
     await cluster.stop();
   }
+}
+
+async function measure(url: string, concurrency: number, seconds: number, cpuOnly: boolean): Promise<void> {
+  const bench = createBenchFlow();
+  const { db, engine } = await openBenchEngine(url, concurrency, bench);
+  const peer = driveEngine(bench, db, engine);
+  try {
+    progress(`warm-up: c=${concurrency}, 3 s`);
+    await runClosedLoop(concurrency, 3_000, (n) => peer.runOne(n));
+    if (cpuOnly) {
+      await measureCpu(concurrency, seconds, (n) => peer.runOne(n));
+      return;
+    }
+    const session = new Session();
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 200 });
+    await session.post('Profiler.start');
+    const cpuBefore = process.cpuUsage();
+    progress(`profiling: c=${concurrency}, ${seconds} s`);
+    const loop = await runClosedLoop(concurrency, seconds * 1_000, (n) => peer.runOne(1_000_000 + n));
+    const cpu = process.cpuUsage(cpuBefore);
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    const file = `hot-path-c${concurrency}.cpuprofile`;
+    writeFileSync(file, JSON.stringify(profile));
+    const cpuMs = (cpu.user + cpu.system) / 1_000;
+    console.log(
+      `c=${concurrency}: ${loop.flows} flows in ${(loop.windowMs / 1_000).toFixed(1)} s = ` +
+        `${((loop.flows * 1_000) / loop.windowMs).toFixed(1)} flows/s; Node CPU ${(cpuMs / loop.flows).toFixed(2)} ms/flow ` +
+        `(${(cpuMs / loop.windowMs).toFixed(2)} of a core); profile: ${file}`,
+    );
+    console.log(renderBuckets(profile));
+  } finally {
+    await peer.close();
+  }
+}
+
+/** DBOS's bench flow in this process for 3 s, on a database of its own, then shut down. */
+async function runDbosFirst(adminUrl: string, concurrency: number): Promise<void> {
+  await dbosPeer.prepareTemplate(adminUrl, 'profile_dbos_template');
+  const url = await createDatabase(adminUrl, uniqueDatabaseName('profile_dbos'), { template: 'profile_dbos_template' });
+  const peer = await dbosPeer.open(url, concurrency);
+  try {
+    progress(`DBOS first: c=${concurrency}, 3 s`);
+    await runClosedLoop(concurrency, 3_000, (n) => peer.runOne(n));
+  } finally {
+    await peer.close();
+  }
+}
+
+/** The measured window without the profiler: Node CPU per flow, and how much of it is the kernel's. */
+async function measureCpu(concurrency: number, seconds: number, runOne: (n: number) => Promise<void>) {
+  progress(`measuring CPU: c=${concurrency}, ${seconds} s, no profiler`);
+  const cpuBefore = process.cpuUsage();
+  const loop = await runClosedLoop(concurrency, seconds * 1_000, (n) => runOne(1_000_000 + n));
+  const cpu = process.cpuUsage(cpuBefore);
+  const perFlow = (us: number) => (us / 1_000 / loop.flows).toFixed(3);
+  console.log(
+    `c=${concurrency}: ${loop.flows} flows in ${(loop.windowMs / 1_000).toFixed(1)} s = ` +
+      `${((loop.flows * 1_000) / loop.windowMs).toFixed(1)} flows/s; Node CPU ${perFlow(cpu.user + cpu.system)} ms/flow ` +
+      `(user ${perFlow(cpu.user)}, system ${perFlow(cpu.system)})`,
+  );
 }
 
 interface ProfileNode {

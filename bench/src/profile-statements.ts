@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       allFlows += (await runClosedLoop(concurrency, 3_000, (n) => peer.runOne(n))).flows;
       if (!values['no-analyze']) {
         progress('analyze, then warm-up again on the new plans: 2 s');
-        await analyzeLikeAutovacuum(cluster.adminUrl, name);
+        await analyzeLikeAutovacuum(url);
         allFlows += (await runClosedLoop(concurrency, 2_000, (n) => peer.runOne(n))).flows;
       }
       await withPgClient(cluster.adminUrl, (c) => c.query('select pg_stat_statements_reset()'));

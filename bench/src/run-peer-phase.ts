@@ -1,13 +1,13 @@
 import type { WorkerPoolCounters } from '@sagaflow/engine';
 import { createDatabase } from '@sagaflow/test-postgres';
-import { analyzeLikeAutovacuum } from './analyze-like-autovacuum.ts';
 import { observerRole } from './observer-role.ts';
 import type { PeerSystem } from './peer-system.ts';
 import { progress } from './progress.ts';
 import { readCpuTimes, type CpuTimes } from './read-cpu-times.ts';
 import { readDatabaseCounters, waitForNoSessions } from './read-database-counters.ts';
 import { readStatementStats, type StatementGroup } from './read-statement-stats.ts';
-import { closedLoopFigures, runClosedLoop, type ClosedLoopFigures } from './run-closed-loop.ts';
+import { closedLoopFigures, type ClosedLoopFigures } from './run-closed-loop.ts';
+import { runPeerLoops } from './run-peer-loops.ts';
 
 /** Durable commits (the headline) or the test cluster's fsync-off settings (secondary). */
 export type DurabilityMode = 'durable' | 'fsync-off';
@@ -23,6 +23,8 @@ export interface PeerPhasePlan {
   readonly measureMs: number;
   /** The database holding the system's schema, cloned for this phase. */
   readonly template: string;
+  /** Sagaflow's `worker.notify` (`--no-notify` makes it false). */
+  readonly notify: boolean;
 }
 
 /** One system at one concurrency in one round: what the report compares. */
@@ -51,8 +53,8 @@ export interface PeerPhaseResult extends ClosedLoopFigures {
 }
 
 /**
- * Runs `system` on a fresh clone of its template: connect, a closed-loop warm-up (JIT, pools,
- * caches), then the measured closed loop, then close. Counts per flow come from the database's
+ * Runs `system` on a fresh clone of its template, in a process of its own ({@link runPeerLoops}):
+ * connect, a closed-loop warm-up (JIT, pools, caches), then the measured closed loop, then close. Counts per flow come from the database's
  * counters read with nobody connected before and after (PostgreSQL 15 flushes a backend's counters
  * lazily, always on exit), so they cover warm-up and measured flows and the connect and close; rates,
  * latencies and CPU cover the measured window only.
@@ -62,32 +64,27 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
   const database = `${system.name}_${mode}_r${round}_c${concurrency}`.toLowerCase().replaceAll('-', '_');
   const url = await createDatabase(adminUrl, database, { template: plan.template });
   const before = await readDatabaseCounters(adminUrl, database);
-  const peer = await system.open(url, concurrency);
-  let warmup;
-  let loop;
-  let cpu;
-  let poolCounters;
-  try {
-    // Warmed up, analyzed as autovacuum would have by now, and warmed up again on the new plans.
-    const first = await runClosedLoop(concurrency, plan.warmupMs, (n) => peer.runOne(n));
-    await analyzeLikeAutovacuum(adminUrl, database);
-    const second = await runClosedLoop(concurrency, plan.warmupMs, (n) => peer.runOne(first.flows + n));
-    warmup = { ...second, flows: first.flows + second.flows };
-    // Scanning /proc takes a while on a busy machine: Node's own time is read right at the loop's
-    // edges so the scans are not charged to the flows, and the machine's share is divided by the
-    // whole span the two scans enclose.
-    const spanStart = performance.now();
-    const serverBefore = await readCpuTimes(plan.dataDir);
-    const nodeBefore = process.cpuUsage();
-    loop = await runClosedLoop(concurrency, plan.measureMs, (n) => peer.runOne(n));
-    const nodeAfter = process.cpuUsage();
-    const serverAfter = await readCpuTimes(plan.dataDir);
-    const nodeMs = (nodeAfter.user + nodeAfter.system - nodeBefore.user - nodeBefore.system) / 1000;
-    cpu = { serverBefore, serverAfter, nodeMs, spanMs: performance.now() - spanStart };
-    poolCounters = peer.poolCounters?.() ?? null;
-  } finally {
-    await peer.close();
-  }
+  // Scanning /proc takes a while on a busy machine: the child reads its own time right at the loop's
+  // edges so the scans are not charged to the flows, and the machine's share is divided by the
+  // whole span the two scans enclose.
+  const reads: { at: number; times: CpuTimes; end: number }[] = [];
+  const { warmup, loop, nodeMs, poolCounters } = await runPeerLoops(
+    {
+      system: system.name,
+      notify: plan.notify,
+      url,
+      concurrency,
+      warmupMs: plan.warmupMs,
+      measureMs: plan.measureMs,
+    },
+    async () => {
+      const at = performance.now();
+      const times = await readCpuTimes(plan.dataDir);
+      reads.push({ at, times, end: performance.now() });
+    },
+  );
+  const [first, last] = [reads[0]!, reads[1]!];
+  const cpu = { serverBefore: first.times, serverAfter: last.times, nodeMs, spanMs: last.end - first.at };
   await waitForNoSessions(adminUrl, database);
   const after = await readDatabaseCounters(adminUrl, database);
   const statements = plan.statementsEnabled ? await readStatementStats(adminUrl, database, observerRole) : null;

@@ -19,7 +19,7 @@ describe('raw statements read through a kept row shape', () => {
     await db?.close();
   });
 
-  const text = `select $1::int8 as n, null::text as gone, 'a' as dup, 'b' as dup, $2::timestamptz as at,
+  const text = `select $1::int8 as n, null::text as gone, 'a' as dup, 'b' as dup, 'c' as late, null::text as late, $2::timestamptz as at,
       '{"x": [1, 2.5]}'::jsonb as doc, 1.50::numeric as price, array[1, 2]::int8[] as ids, 7 as plain
       from generate_series(1, $3::int)`;
   const values = [42n, new Date('2026-12-02T01:02:03.456Z'), 3];
@@ -40,6 +40,8 @@ describe('raw statements read through a kept row shape', () => {
         );
         expect((ours.rows[0] as { n: unknown }).n).toBe(42n);
         expect((ours.rows[0] as { dup: unknown }).dup).toBe('b');
+        // The last of two same-named columns wins even when it is NULL.
+        expect((ours.rows[0] as { late: unknown }).late).toBeNull();
       }
     } finally {
       client.release();

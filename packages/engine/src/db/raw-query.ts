@@ -11,8 +11,12 @@ interface Column {
 /** How one statement's rows are read: its columns as described, their parsers, and a row with every column null. */
 interface RowShape {
   columns: readonly Column[];
+  /** Each column's name, in order (read per value without going through its column). */
+  names: string[];
   parsers: ((text: string) => unknown)[];
   empty: Record<string, null>;
+  /** Two columns share a name: a NULL after a value must then still overwrite it. */
+  duplicates: boolean;
 }
 
 /**
@@ -41,10 +45,13 @@ function shapeOf(name: string | undefined, columns: Column[]): RowShape {
   // copied from it with it (6 times the time per row in a micro-benchmark of 24 columns).
   const columnsNull: Record<string, null> = Object.create(null) as Record<string, null>;
   for (const column of columns) columnsNull[column.name] = null;
+  const names = columns.map((column) => column.name);
   const shape: RowShape = {
     columns,
+    names,
     parsers: columns.map((column) => rawTextParser(column.dataTypeID)),
     empty: { ...columnsNull },
+    duplicates: new Set(names).size !== names.length,
   };
   if (name !== undefined && (known !== undefined || shapes.size < maxShapes)) shapes.set(name, shape);
   return shape;
@@ -100,12 +107,15 @@ export class RawQuery extends pg.Query {
       this.parseError = new Error('the server sent a row before describing its columns');
       return;
     }
+    // The copy of the empty row already holds every NULL: only values are written (with no two
+    // columns of one name), a third less time per row than writing every column (ADR 0049).
     const row: Record<string, unknown> = { ...shape.empty };
-    const { columns, parsers } = shape;
+    const { names, parsers, duplicates } = shape;
     try {
       for (let i = 0; i < message.fields.length; i += 1) {
         const text = message.fields[i];
-        row[columns[i]!.name] = text === null || text === undefined ? null : parsers[i]!(text);
+        if (text !== null && text !== undefined) row[names[i]!] = parsers[i]!(text);
+        else if (duplicates) row[names[i]!] = null;
       }
     } catch (err) {
       // Reported once the statement completes, as node-postgres does with a row it could not parse.

@@ -179,10 +179,15 @@ export async function inPgStatement(
   }
 }
 
-/** `pool.connect()` given up after `waitMs`; a connection that arrives after that is released unused. */
+/**
+ * `pool.connect()` given up after `waitMs`; a connection that arrives after that is released unused.
+ * When idle connections cover every waiter, ours included, the pool hands one over on its next tick:
+ * there is nothing to wait for, so no timer is armed and no race is run (one of each per statement
+ * otherwise, ADR 0049). An idle connection dropped in that tick leaves the pool's own 5 s limit.
+ */
 async function connectWithin(pool: pg.Pool, waitMs: number | undefined): Promise<pg.PoolClient> {
   const connecting = pool.connect();
-  if (waitMs === undefined) return connecting;
+  if (waitMs === undefined || (pool.idleCount > 0 && pool.idleCount >= pool.waitingCount)) return connecting;
   let timer: NodeJS.Timeout | undefined;
   const gaveUp = new Promise<never>((_, reject) => {
     timer = setTimeout(

@@ -41,6 +41,9 @@ export interface EngineEvents {
   on<E extends EngineEventName>(name: E, listener: EngineListener<E>): () => void;
 }
 
+/** What {@link createEngineEvents}'s `emit` returns when nobody listens: already settled. */
+const delivered: Promise<void> = Promise.resolve();
+
 /**
  * A typed emitter that a throwing listener cannot break: the throw is logged, and for the two
  * rejection events, journaled as `rejection_undelivered` (the rejected payload is then gone).
@@ -55,8 +58,12 @@ export function createEngineEvents(logger: Logger, journal: (a: Anomaly) => Prom
       return () => set.delete(listener);
     },
   };
-  async function emit<E extends EngineEventName>(name: E, event: EngineEventMap[E]): Promise<void> {
-    for (const listener of listeners.get(name) ?? []) {
+  async function deliver<E extends EngineEventName>(
+    name: E,
+    event: EngineEventMap[E],
+    set: Set<EngineListener<never>>,
+  ): Promise<void> {
+    for (const listener of set) {
       try {
         await (listener as EngineListener<E>)(event);
       } catch (err) {
@@ -80,6 +87,18 @@ export function createEngineEvents(logger: Logger, journal: (a: Anomaly) => Prom
       }
     }
   }
+  /**
+   * Most events of a step have no listener (ADR 0049): then emitting costs no async frame and no
+   * iteration, and `listens` lets a caller skip building the payload at all.
+   */
+  const listens = (name: EngineEventName): boolean => (listeners.get(name)?.size ?? 0) > 0;
+  const emit = Object.assign(
+    <E extends EngineEventName>(name: E, event: EngineEventMap[E]): Promise<void> => {
+      const set = listeners.get(name);
+      return set === undefined || set.size === 0 ? delivered : deliver(name, event, set);
+    },
+    { listens },
+  );
   return { emitter, emit };
 }
 

@@ -59,7 +59,7 @@ export class StatementBatcher<I, R> {
         this.pump();
       }, this.options.slowMs);
       timer.unref();
-      void this.flush(batch).finally(() => {
+      void (batch.length === 1 ? this.sendAlone(batch[0]!) : this.flush(batch)).finally(() => {
         clearTimeout(timer);
         if (slow) this.slow--;
         this.inFlight--;
@@ -70,6 +70,8 @@ export class StatementBatcher<I, R> {
 
   /** The oldest waiting items, at most `maxBatch`, no two with one key; the others keep their places. */
   private take(): Waiting<I, R>[] {
+    // A lone item (every statement at c = 1) goes as it is: no key to compare, no queue to rebuild.
+    if (this.queue.length === 1) return [this.queue.pop()!];
     const batch: Waiting<I, R>[] = [];
     const keys = new Set<string>();
     const left: Waiting<I, R>[] = [];
@@ -84,8 +86,8 @@ export class StatementBatcher<I, R> {
     return batch;
   }
 
+  /** Several items as one statement (a lone item goes straight to {@link sendAlone}). */
   private async flush(batch: Waiting<I, R>[]): Promise<void> {
-    if (batch.length === 1) return this.sendAlone(batch[0]!);
     let results: R[];
     try {
       results = await this.options.send(batch.map((w) => w.item));

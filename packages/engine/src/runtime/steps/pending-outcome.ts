@@ -7,6 +7,7 @@ import { enqueueJob } from '../../store/enqueue-job.ts';
 import type { StepOutcome } from '../../store/record-step-outcome.ts';
 import type { StepEvent } from '../../store/step-event.ts';
 import { tableSql, type StepTable } from '../../store/step-table.ts';
+import type { EngineEventName } from '../engine-events.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
 
 /**
@@ -95,29 +96,47 @@ export async function writePendingOutcomes(
 }
 
 /** After the commit: each recorded outcome's event, each lost one journaled with its payload. */
-export async function announceOutcomes(
+export function announceOutcomes(
+  deps: RuntimeDeps,
+  fates: { outcome: PendingOutcome; result: OutcomeWrite }[],
+): Promise<void> {
+  // Outcomes recorded with nobody listening (a step's usual case) cost no async frame (ADR 0049).
+  if (fates.every(({ outcome, result }) => isRecorded(result) && !deps.emit.listens(recordedEvent(outcome))))
+    return Promise.resolve();
+  return announceEach(deps, fates);
+}
+
+async function announceEach(
   deps: RuntimeDeps,
   fates: { outcome: PendingOutcome; result: OutcomeWrite }[],
 ): Promise<void> {
   for (const { outcome, result } of fates) {
-    if (result === 'recorded' || result === 'already') await emitRecorded(deps, outcome);
+    if (isRecorded(result)) await emitRecorded(deps, outcome);
     else await reportLostOutcome(deps, outcome, result, outcomeOf(outcome));
   }
 }
 
-/** The in-process event of a recorded outcome (after its commit). */
-export async function emitRecorded(deps: RuntimeDeps, o: PendingOutcome): Promise<void> {
+const isRecorded = (result: OutcomeWrite) => result === 'recorded' || result === 'already';
+
+/** The event {@link emitRecorded} sends for `o`. */
+function recordedEvent(o: PendingOutcome): EngineEventName {
+  if (o.table === 'compensation_runs') return o.failure ? 'compensation.failed' : 'compensation.completed';
+  return o.failure ? 'action.failed' : 'action.completed';
+}
+
+/** The in-process event of a recorded outcome (after its commit); its payload is built only for a listener. */
+export function emitRecorded(deps: RuntimeDeps, o: PendingOutcome): Promise<void> {
+  if (!deps.emit.listens(recordedEvent(o))) return Promise.resolve();
   const ref = { runId: o.runId, rowId: o.rowId, sequence: o.sequence, name: o.name, attempt: o.attempts };
   if (o.failure) {
     const failed = { ...ref, error: o.failure.error, willRetry: o.failure.kind === 'failed' };
-    await (o.table === 'compensation_runs'
+    return o.table === 'compensation_runs'
       ? deps.emit('compensation.failed', { ...failed, level: o.level ?? 0 })
-      : deps.emit('action.failed', failed));
-    return;
+      : deps.emit('action.failed', failed);
   }
-  await (o.table === 'compensation_runs'
+  return o.table === 'compensation_runs'
     ? deps.emit('compensation.completed', { ...ref, level: o.level ?? 0, output: o.output })
-    : deps.emit('action.completed', { ...ref, output: o.output }));
+    : deps.emit('action.completed', { ...ref, output: o.output });
 }
 
 /** The loser's side of the fence: journal, and hand the dropped result to the rejection event. */

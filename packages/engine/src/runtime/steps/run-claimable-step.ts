@@ -61,9 +61,11 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   const locks = deps.config.locks;
   const isComp = table === 'compensation_runs';
   // The lock belongs to this execution, not to the process: two replays in one process exclude each other too.
-  const lockOwner = `${deps.workerId}:${randomUUID()}`;
+  const lockOwner = locks.enabled ? `${deps.workerId}:${randomUUID()}` : '';
   const knownId = 'id' in step.row ? step.row.id : null;
-  await deps.faults.beforeClaim?.({ table, runId, rowId: knownId ?? '', sequence, name, attempt: 0 });
+  // Fault hooks are the tests'; absent, they cost no await (ADR 0049).
+  if (deps.faults.beforeClaim)
+    await deps.faults.beforeClaim({ table, runId, rowId: knownId ?? '', sequence, name, attempt: 0 });
   const now = deps.clock.now();
 
   // A rollback goes on whatever happened since; a forward step must not start behind a
@@ -190,11 +192,13 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
     }
   }
   const ref = { runId, rowId, sequence, name, attempt: attempts };
-  const claimedStep: ClaimedStep = { table, ...ref };
-  await (isComp
-    ? deps.emit('compensation.step_started', { ...ref, level: step.level ?? 0 })
-    : deps.emit('action.started', ref));
-  await deps.faults.afterClaim?.(claimedStep);
+  const claimedStep: ClaimedStep = { table, runId, rowId, sequence, name, attempt: attempts };
+  // With nobody listening the step goes on without a tick of its own (ADR 0049).
+  if (isComp ? deps.emit.listens('compensation.step_started') : deps.emit.listens('action.started'))
+    await (isComp
+      ? deps.emit('compensation.step_started', { ...ref, level: step.level ?? 0 })
+      : deps.emit('action.started', ref));
+  if (deps.faults.afterClaim) await deps.faults.afterClaim(claimedStep);
 
   let outcome: StepOutcome;
   try {
@@ -223,7 +227,7 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
         ? { kind: 'errored', error }
         : { kind: 'failed', error, retryAt: new Date(deps.clock.now().getTime() + decision.retryInMs) };
   }
-  await deps.faults.beforeOutcome?.(claimedStep);
+  if (deps.faults.beforeOutcome) await deps.faults.beforeOutcome(claimedStep);
   const lock = locks.enabled ? { key: `step:${table}:${rowId}`, owner: lockOwner } : undefined;
 
   const mine = {
