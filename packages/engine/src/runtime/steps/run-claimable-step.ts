@@ -63,7 +63,10 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   // The lock belongs to this execution, not to the process: two replays in one process exclude each other too.
   const lockOwner = `${deps.workerId}:${randomUUID()}`;
   const knownId = 'id' in step.row ? step.row.id : null;
-  await deps.faults.beforeClaim?.({ table, runId, rowId: knownId ?? '', sequence, name, attempt: 0 });
+  // The start's own statement claimed this step for this replay (ADR 0048): there is no claim to make.
+  const claimedByStart = knownId === null ? null : session.takeStartClaim(knownId);
+  if (claimedByStart === null)
+    await deps.faults.beforeClaim?.({ table, runId, rowId: knownId ?? '', sequence, name, attempt: 0 });
   const now = deps.clock.now();
 
   // A rollback goes on whatever happened since; a forward step must not start behind a
@@ -83,7 +86,8 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   if (fused?.kind === 'raced') return { kind: 'raced', row: fused.row };
 
   let claim: { rowId: string; attempts: number | null; locked: boolean };
-  if (fused) claim = { rowId: fused.row.id, attempts: fused.row.attempts, locked: false };
+  if (claimedByStart !== null) claim = { rowId: knownId ?? '', attempts: claimedByStart, locked: false };
+  else if (fused) claim = { rowId: fused.row.id, attempts: fused.row.attempts, locked: false };
   else
     try {
       claim = await session.tx(async (tx) => {
