@@ -284,6 +284,8 @@ describe(`a start handed to its own pool writes its first step in the same state
         const { engine } = await withPool();
         const { runId } = await engine.startFlow(flow, null);
         expect(engine.workerCounters()?.handOffs).toBe(1);
+        // Nothing reached the database before the start: the replay begun from the unwritten run wrote nothing.
+        expect(counted.sent.find((s) => !s.text.startsWith(claimText))?.text.startsWith(startsText)).toBe(true);
         const starts = counted.sent.filter((s) => s.text.startsWith(startsText) || s.text.startsWith(fusedText));
         expect(starts.map((s) => s.text.slice(0, s.text.indexOf('*/') + 2))).toEqual([startsText]);
         await t!.close();
