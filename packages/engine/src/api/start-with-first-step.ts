@@ -5,6 +5,7 @@ import { probeFirstStep } from '../runtime/replay/probe-first-step.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { startedRunRow } from '../store/insert-started-run-with-step.ts';
 import type { InsertedStart, StartedRun } from '../store/insert-started-run.ts';
+import { markStepReclaimable } from '../store/mark-step-reclaimable.ts';
 import { startInBatch, startWithStepInBatch } from './start-in-batch.ts';
 
 /**
@@ -25,4 +26,31 @@ export async function startWithFirstStep(
   if (!first || (run.runTimeoutAt !== null && first.claimedAt.getTime() >= run.runTimeoutAt.getTime()))
     return startInBatch(deps.driver, run);
   return startWithStepInBatch(deps.driver, { id, run, ...first, workerId: deps.workerId });
+}
+
+/**
+ * For a start whose pool stopped after it reserved the slot: that pool gives the wake back to the
+ * queue instead of running it, so the first step the start claimed for it (if any) is opened to the
+ * next claim first, as a reclaim repair opens a gone worker's step (the next replay claims it at
+ * attempt 2, which fences this one off). Otherwise the step would stay Running under a claim no
+ * replay holds, until its reclaim deadline, or for ever without one. If this write fails, the step
+ * waits for the doctor's or an operator's reclaim, as a crashed worker's does.
+ */
+export async function releaseFirstStep(deps: RuntimeDeps, started: InsertedStart): Promise<void> {
+  const step = started.loaded?.firstStep;
+  if (!step) return;
+  try {
+    await markStepReclaimable(deps.prisma, {
+      table: 'action_runs',
+      id: step.id,
+      attempts: step.attempts,
+      claimedBy: deps.workerId,
+      now: deps.clock.now(),
+    });
+  } catch (err) {
+    deps.logger.warn(
+      { err, runId: started.runId, stepId: step.id },
+      'could not open the first step of a start whose pool stopped; it waits for a reclaim',
+    );
+  }
 }
