@@ -299,10 +299,11 @@ describe(`a start handed to its own pool writes its first step in the same state
           }
           await t.drive(id);
         }
-        const [was, now] = await Promise.all(
-          [before.runId, runId].map((id) => db.prisma.flowRun.findUniqueOrThrow({ where: { id } })),
-        );
-        expect([now.status, now.output, now.error]).toEqual([was.status, was.output, was.error]);
+        const ended = async (id: string) => {
+          const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id } });
+          return [r.status, r.output, r.error];
+        };
+        expect(await ended(runId)).toEqual(await ended(before.runId));
         // A parallel block's branches run side by side: their events interleave as they come.
         const order = (events: string[]) => (name === 'parallel' ? [...events].sort() : events);
         expect(order(await history(runId))).toEqual(order(await history(before.runId)));
