@@ -68,7 +68,12 @@ const notFirst = {
     run: async (ctx) => (await new Promise((r) => setTimeout(r, 5)), ctx.action(one, null)),
   }),
 };
-const flows = [threeSteps, child, ...Object.values(notFirst)];
+const twoAtOnce = defineFlow({
+  name: 'first-step-two-at-once',
+  version: 1,
+  run: async (ctx) => Promise.all([ctx.action(one, 'x'), ctx.action(two, 'y')]),
+});
+const flows = [threeSteps, child, twoAtOnce, ...Object.values(notFirst)];
 const actions = [one, two, three];
 
 const fusedText = '/* sagaflow: start with first step */';
@@ -169,6 +174,20 @@ describe(`a start handed to its own pool writes its first step in the same state
     const started = await db.prisma.flowEvent.findFirstOrThrow({ where: { run_id: runId, type: 'action.started' } });
     expect([started.row_id, started.data]).toEqual([first.id, { name: 'first-step-one', attempt: 1 }]);
     expect(await db.prisma.job.count({ where: { run_id: runId } })).toBe(0);
+  });
+
+  it('code that asks for two steps at once: the start writes the first one asked for, and no other', async () => {
+    const { engine } = await withPool();
+    const { runId } = await engine.startFlow(twoAtOnce, null);
+    const [start] = fused(counted.sent);
+    // The statement's step columns: one step, sequence 1, the action asked for first.
+    expect(start?.values.slice(11, 14)).toEqual([[1], ['action'], ['first-step-one']]);
+    expect((await finished(runId)).status).toBe('Completed');
+    expect((await history(runId)).slice(0, 3)).toEqual(['run.started', 'run.running', 'action.started#1']);
+    expect((await steps(runId)).map(([seq, name, status, attempts]) => [seq, name, status, attempts])).toEqual([
+      [1, 'first-step-one', 'Completed', 1],
+      [2, 'first-step-two', 'Completed', 1],
+    ]);
   });
 
   it('the run and step the start returns for its replay are the rows it wrote', async () => {

@@ -17,9 +17,11 @@ export async function claimInOneStatement(
   args: { cancellationKnown: boolean; event: StepEvent; now: Date },
 ): Promise<{ kind: 'claimed' | 'raced'; row: DbActionRun } | null> {
   const { deps } = session;
-  // A run not written yet (ADR 0048): the start writes this claim with the run, and this replay ends here.
+  // A run not written yet (ADR 0048): the start writes this claim with the run, and this replay ends
+  // here. Only a claim that comes first: once the replay stopped (code that ran two things at once,
+  // one of which met a refusing handle or claimed first), nothing more is handed over.
   if (session.firstStepProbe) {
-    session.firstStepProbe({ step: insert, started: args.event, claimedAt: args.now });
+    if (!session.park) session.firstStepProbe({ step: insert, started: args.event, claimedAt: args.now });
     return never();
   }
   const written = await session.oneStatement(async (fusable, outcome) => {
