@@ -8,6 +8,7 @@ import { listRunViews } from './api/list-run-views.ts';
 import { reclaimStep, type ReclaimResult } from './api/reclaim-step.ts';
 import { signalRun } from './api/signal-run.ts';
 import { startFlow, type StartFlowOptions } from './api/start-flow.ts';
+import { releaseFirstStep } from './api/start-with-first-step.ts';
 import { sweepDoctor, type DoctorPass } from './api/sweep-doctor.ts';
 import { sweepExpiredRuns, type ExpiredRunsSweep } from './api/sweep-expired-runs.ts';
 import { sweepExpiredSteps } from './api/sweep-expired-steps.ts';
@@ -230,6 +231,9 @@ export function createEngine(options: EngineOptions): Engine {
       let started: Awaited<ReturnType<typeof startFlow>> | null = null;
       try {
         started = await startFlow(deps, name, input, opts, reserved);
+        // A pool stopped meanwhile (no longer the engine's) gives the wake back: the step its start
+        // claimed is opened first, so the next replay, here or elsewhere, can claim it (ADR 0048).
+        if (reserved && pool !== p) await releaseFirstStep(deps, started);
         if (started.job && started.loaded) deps.startedActive.set(started.job.id, started.loaded);
       } finally {
         if (reserved) p?.adopt(started?.job ?? null);

@@ -6,8 +6,9 @@ import { assertStorableText } from '../input/assert-storable-text.ts';
 import { jsonRules, textRules } from '../input/input-limits.ts';
 import { checkedFlowInput } from '../input/checked-flow-input.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
-import { insertStartedRun, type InsertedStart, type StartedRun } from '../store/insert-started-run.ts';
+import { insertStartedRun, startedLease, type InsertedStart, type StartedRun } from '../store/insert-started-run.ts';
 import { startInBatch } from './start-in-batch.ts';
+import { startWithFirstStep } from './start-with-first-step.ts';
 
 export interface StartFlowOptions {
   /** A business identity; starting a second run of the same flow with it is rejected (reject-duplicate). */
@@ -45,7 +46,9 @@ function checkStartFlow(deps: RuntimeDeps, input: unknown, opts: StartFlowOption
  * (prepared by name, ADR 0043) in one statement with the other starts waiting at that moment
  * (ADR 0047), unless `deps` has no driver, as in a host's transaction: there it goes alone through
  * the host's Prisma transaction. With `leaseToSelf` (this process's pool has a slot reserved for it)
- * the wake is written already leased to this worker and returned, for the pool to run at once (ADR 0029).
+ * the wake is written already leased to this worker and returned, for the pool to run at once (ADR 0029),
+ * and, when the run's first durable write is a new action step, that step goes with the start, claimed
+ * by this worker, in the same statement (ADR 0048).
  */
 export async function startFlow(
   deps: RuntimeDeps,
@@ -76,8 +79,12 @@ export async function startFlow(
     now,
     lease: leaseToSelf ? { workerId: deps.workerId, leaseSeconds: deps.config.worker.lease_seconds } : null,
   };
+  const { driver } = deps;
   try {
-    return deps.driver ? await startInBatch(deps.driver, run) : await insertStartedRun(deps.prisma, run);
+    if (!driver) return await insertStartedRun(deps.prisma, run);
+    // Handed to this process's pool and written active: the first step may go with the start (ADR 0048).
+    if (startedLease(run).active) return await startWithFirstStep({ ...deps, driver }, flow, run);
+    return await startInBatch(driver, run);
   } catch (err) {
     const e = err as { code?: string; message?: string };
     if (e.code === 'P2002' || e.code === '23505' || /unique constraint|duplicate key/i.test(e.message ?? '')) {

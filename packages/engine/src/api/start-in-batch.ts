@@ -1,54 +1,86 @@
 import type { SqlDriver } from '../db/database.ts';
+import type { RawResult, RawStatement } from '../db/raw-db.ts';
 import { isStalePlan } from '../db/run-in-transaction.ts';
 import { runsPerStatement, slowStatementMs, statementsInFlight } from '../runtime/run-statement-batches.ts';
 import { StatementBatcher } from '../runtime/statement-batcher.ts';
 import type { InsertedStart, StartedRun } from '../store/insert-started-run.ts';
+import {
+  insertStartedRunsWithStepStatement,
+  startedWithStepResults,
+  type StartWithFirstStep,
+} from '../store/insert-started-run-with-step.ts';
 import { insertedStartResults, insertStartedRunsStatement } from '../store/insert-started-runs.ts';
 
 /** A start waiting for its statement, with what keeps it out of a statement that carries its twin. */
-interface QueuedStart {
-  run: StartedRun;
+interface QueuedStart<S> {
+  start: S;
   key: string;
 }
 
-const byDriver = new WeakMap<SqlDriver, StatementBatcher<QueuedStart, InsertedStart>>();
+/** A kind of start statement: its text for some starts, and what each of them wrote. */
+interface StartStatement<S> {
+  statement: (starts: S[]) => RawStatement;
+  results: (starts: S[], result: RawResult) => InsertedStart[];
+}
+
+interface Batchers {
+  starts: StatementBatcher<QueuedStart<StartedRun>, InsertedStart>;
+  withFirstStep: StatementBatcher<QueuedStart<StartWithFirstStep>, InsertedStart>;
+}
+
+const byDriver = new WeakMap<SqlDriver, Batchers>();
 let unkeyed = 0;
 
 /**
- * Sends the starts' statement through the driver as `autocommitDb` sends a lone start's (ADR 0043):
+ * Sends a start statement through the driver as `autocommitDb` sends a lone start's (ADR 0043):
  * the pool's own wait for a connection, then its error to the caller, not a run statement's retries
  * for up to a job's lease (`sendRunStatement`): a start is a caller's request, which holds no lease
  * and must not outwait its caller. A statement refused as prepared before a migration changed its
  * result ran nothing and is sent once more, prepared afresh under the driver's new name.
  */
-async function sendStarts(driver: SqlDriver, starts: StartedRun[]): Promise<InsertedStart[]> {
-  const statement = insertStartedRunsStatement(starts);
+async function sendStarts<S>(driver: SqlDriver, kind: StartStatement<S>, starts: S[]): Promise<InsertedStart[]> {
+  const statement = kind.statement(starts);
   try {
-    return insertedStartResults(starts, await driver.statement(statement));
+    return kind.results(starts, await driver.statement(statement));
   } catch (err) {
     if (!isStalePlan(err)) throw err;
-    return insertedStartResults(starts, await driver.statement(statement));
+    return kind.results(starts, await driver.statement(statement));
   }
 }
 
-function batcherOf(driver: SqlDriver): StatementBatcher<QueuedStart, InsertedStart> {
-  let batcher = byDriver.get(driver);
-  if (!batcher) {
-    batcher = new StatementBatcher({
-      send: (items) =>
-        sendStarts(
-          driver,
-          items.map((i) => i.run),
-        ),
-      key: (item) => item.key,
-      maxInFlight: statementsInFlight,
-      slowMs: slowStatementMs,
-      maxBatch: runsPerStatement,
-    });
-    byDriver.set(driver, batcher);
-  }
-  return batcher;
+/** One start statement's batcher: the starts waiting at one moment, no two of one business key. */
+function startBatcher<S>(driver: SqlDriver, kind: StartStatement<S>) {
+  return new StatementBatcher<QueuedStart<S>, InsertedStart>({
+    send: (items) =>
+      sendStarts(
+        driver,
+        kind,
+        items.map((i) => i.start),
+      ),
+    key: (item) => item.key,
+    maxInFlight: statementsInFlight,
+    slowMs: slowStatementMs,
+    maxBatch: runsPerStatement,
+  });
 }
+
+function batchersOf(driver: SqlDriver): Batchers {
+  let batchers = byDriver.get(driver);
+  if (!batchers) {
+    batchers = {
+      starts: startBatcher(driver, { statement: insertStartedRunsStatement, results: insertedStartResults }),
+      withFirstStep: startBatcher(driver, {
+        statement: insertStartedRunsWithStepStatement,
+        results: startedWithStepResults,
+      }),
+    };
+    byDriver.set(driver, batchers);
+  }
+  return batchers;
+}
+
+/** What keeps two starts of one flow with one business key out of one statement: the second would fail the first's. */
+const keyOf = (run: StartedRun) => (run.businessKey === null ? `#${++unkeyed}` : `${run.flowName}\n${run.businessKey}`);
 
 /**
  * A start (run row, history, wakes: all or nothing) in one statement with the other starts this
@@ -58,6 +90,15 @@ function batcherOf(driver: SqlDriver): StatementBatcher<QueuedStart, InsertedSta
  * so every caller meets exactly the fate, and the error, of a lone start.
  */
 export function startInBatch(driver: SqlDriver, run: StartedRun): Promise<InsertedStart> {
-  const key = run.businessKey === null ? `#${++unkeyed}` : `${run.flowName}\n${run.businessKey}`;
-  return batcherOf(driver).submit({ run, key });
+  return batchersOf(driver).starts.submit({ start: run, key: keyOf(run) });
+}
+
+/**
+ * A start with its first step, claimed (ADR 0048), in one statement with the other such starts this
+ * process has waiting at that moment, batched exactly like {@link startInBatch}: its own batcher
+ * (the statement's text differs), the same key and the same resend, start by start, of a statement
+ * the server refused.
+ */
+export function startWithStepInBatch(driver: SqlDriver, start: StartWithFirstStep): Promise<InsertedStart> {
+  return batchersOf(driver).withFirstStep.submit({ start, key: keyOf(start.run) });
 }

@@ -2,7 +2,8 @@ import type { Json } from '../definitions/define-action.ts';
 import type { JobAck } from '../store/delete-job.ts';
 import { listActionRuns } from '../store/list-action-runs.ts';
 import { listCompensationRuns } from '../store/list-compensation-runs.ts';
-import { loadRunForReplay, type LoadedRun } from '../store/load-run-for-replay.ts';
+import type { HandedOverRun } from '../store/insert-started-run.ts';
+import { loadRunForReplay } from '../store/load-run-for-replay.ts';
 import type { DbActionRun } from '../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../store/list-compensation-runs.ts';
 import { parkRun } from '../store/park-run.ts';
@@ -99,6 +100,7 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
   const { active, steps, compensations } = loaded.replay;
   const session = new ReplaySession(deps, run, new Map(steps.map((r) => [r.sequence, r])), compensations);
   session.runVersion = active.version;
+  if (startedActive?.firstStep) session.claimedByStart(startedActive.firstStep);
   const ctx = createFlowContext(session);
 
   type Settled = { kind: 'ok'; output: Json } | { kind: 'threw'; error: unknown } | { kind: 'parked'; park: Park };
@@ -139,13 +141,16 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
   return 'finished';
 }
 
-/** What the load would have returned for a run its start wrote active: it has no record yet (ADR 0041). */
-function fromStart({ run, activeVersion }: LoadedRun) {
+/**
+ * What the load would have returned for a run its start wrote active: no record yet (ADR 0041), or
+ * only the first step the start claimed for this replay (ADR 0048).
+ */
+function fromStart({ run, activeVersion, firstStep }: HandedOverRun) {
   return {
     run,
     replay: {
       active: { wasPending: true, open: true, version: activeVersion ?? 0 },
-      steps: [] as DbActionRun[],
+      steps: firstStep ? [firstStep] : ([] as DbActionRun[]),
       compensations: [] as DbCompensationRun[],
     },
   };

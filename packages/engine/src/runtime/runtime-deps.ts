@@ -1,4 +1,4 @@
-import type { LoadedRun } from '../store/load-run-for-replay.ts';
+import type { HandedOverRun } from '../store/insert-started-run.ts';
 import type { Logger } from 'pino';
 import type { SqlDriver } from '../db/database.ts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
@@ -68,9 +68,10 @@ export interface RuntimeDeps {
   progress: SweepProgress;
   /**
    * Runs a start wrote already active and handed to this process's pool, by their first wake's job
-   * id: the replay of that job takes its run from here instead of loading it (ADR 0041). Taken once.
+   * id: the replay of that job takes its run (and the first step the start claimed for it, ADR 0048)
+   * from here instead of loading it (ADR 0041). Taken once.
    */
-  startedActive: Map<bigint, LoadedRun>;
+  startedActive: Map<bigint, HandedOverRun>;
 }
 
 /** Thrown by a fault to abandon the work the way a killed process would: nothing more is written. */

@@ -2,6 +2,7 @@ import type { DbJob } from './claim-jobs.ts';
 import type { NewFlowRun } from './insert-flow-run.ts';
 import type { LoadedRun } from './load-run-for-replay.ts';
 import type { DbFlowRun } from './find-run.ts';
+import type { DbActionRun } from './list-action-runs.ts';
 import type { RawDb } from '../db/raw-db.ts';
 
 /** A top-level run (no parent), as {@link NewFlowRun} describes its row. */
@@ -13,12 +14,18 @@ export interface StartedRun extends Omit<NewFlowRun, 'parent'> {
   lease: { workerId: string; leaseSeconds: number } | null;
 }
 
+/** A run a start wrote active and hands to its own pool: what that pool's replay starts from instead of a load. */
+export interface HandedOverRun extends LoadedRun {
+  /** The first step, written with the run already claimed by this worker (ADR 0048); null when the start wrote the run alone. */
+  firstStep: DbActionRun | null;
+}
+
 /** What a start wrote: the run, and with a lease its first wake and the run as the replay's load would return it. */
 export interface InsertedStart {
   runId: string;
   job: DbJob | null;
   /** With a lease, unless its run timeout is already due: the run row, written already active (Running, started, version 1). */
-  loaded: LoadedRun | null;
+  loaded: HandedOverRun | null;
 }
 
 /**
@@ -80,8 +87,12 @@ export function startedLease(r: StartedRun): { active: boolean; lockedBy: string
 }
 
 /** A start's result from the row its statement returned: the run, with the id of its leased wake if any. */
-export function insertedStart(row: DbFlowRun & { job_id: bigint | null }, active: boolean): InsertedStart {
+export function insertedStart(
+  row: DbFlowRun & { job_id: bigint | null },
+  active: boolean,
+  firstStep: DbActionRun | null = null,
+): InsertedStart {
   const { job_id: jobId, ...run } = row;
   const job = jobId === null ? null : { id: jobId, kind: 'wake-run', run_id: run.id, row_id: null, deliveries: 1 };
-  return { runId: run.id, job, loaded: job && active ? { run, activeVersion: run.version } : null };
+  return { runId: run.id, job, loaded: job && active ? { run, activeVersion: run.version, firstStep } : null };
 }

@@ -17,6 +17,7 @@ import type { TransitionOutcome } from '../../store/step-transitions.ts';
 import { transitionOutcome, type FusableDeps } from './fused-outcome.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../../store/list-compensation-runs.ts';
+import type { StepEvent } from '../../store/step-event.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
 
 /** Why a replay stopped without finishing: a healthy wait, or a stuck state an operator must see. */
@@ -35,6 +36,14 @@ export interface RegisteredCompensation {
   name: string;
   input: Json;
   reclaimAfterSeconds: number | null;
+}
+
+/** A new first step's claim, as the replay of a run not yet written would send it (ADR 0048). */
+export interface FirstStepClaim {
+  step: NewStep;
+  /** Its `action.started` event. */
+  started: StepEvent;
+  claimedAt: Date;
 }
 
 /** Thrown inside a session transaction to roll it back because another replay got there first. */
@@ -67,6 +76,14 @@ export class ReplaySession {
    * never writes: the first write it would make marks the live position, and it stops there.
    */
   planOnly = false;
+  /**
+   * Set on the replay of a run its start has not written yet (ADR 0048), whose handles refuse any
+   * database work: a first step's claim on the one-statement path is handed here instead of sent,
+   * and that replay goes no further.
+   */
+  firstStepProbe: ((claim: FirstStepClaim) => void) | null = null;
+  /** The claim of a step the start's own statement made for this replay (ADR 0048): taken once, by that step. */
+  private startClaim: { rowId: string; attempts: number } | null = null;
   readonly parked: Promise<Park>;
   private signalPark: (p: Park) => void = () => undefined;
 
@@ -80,6 +97,24 @@ export class ReplaySession {
     this.cancellationDelivered = [...recorded.values()].some(
       (r) => r.kind === 'cancel' || (r.status === 'Cancelled' && run.cancel_requested_at !== null),
     );
+  }
+
+  /** Hands this replay the claim the start made of its first step (ADR 0048). */
+  claimedByStart(row: DbActionRun): void {
+    this.startClaim = { rowId: row.id, attempts: row.attempts };
+  }
+
+  /** The attempts of the start's claim of row `rowId`, once; null when the start claimed no such row. */
+  takeStartClaim(rowId: string): number | null {
+    if (this.startClaim?.rowId !== rowId) return null;
+    const { attempts } = this.startClaim;
+    this.startClaim = null;
+    return attempts;
+  }
+
+  /** Whether the start claimed row `rowId` for this replay and its step has not taken the claim yet. */
+  hasStartClaim(rowId: string): boolean {
+    return this.startClaim?.rowId === rowId;
   }
 
   get runId(): string {

@@ -89,7 +89,8 @@ export async function runActionStep(
         },
     sequence: seq,
     name,
-    input: row ? (row.input as Json) : spec.input,
+    // A step the start claimed for this replay runs with the code's input, as a new step does (ADR 0048).
+    input: row && !session.hasStartClaim(row.id) ? (row.input as Json) : spec.input,
     action: spec.action,
     retry: spec.retry,
     writeAlone: spec.parallelBlock !== null,

@@ -2,7 +2,7 @@ import { findStepAt, type NewStep } from '../../store/insert-step.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
 import type { StepEvent } from '../../store/step-event.ts';
 import { transitionInBatch } from '../run-statement-batches.ts';
-import type { ReplaySession } from '../replay/replay-session.ts';
+import { never, type ReplaySession } from '../replay/replay-session.ts';
 
 /**
  * A new step's transition in one statement (ADR 0042): the buffered outcome of the step before, the
@@ -17,6 +17,13 @@ export async function claimInOneStatement(
   args: { cancellationKnown: boolean; event: StepEvent; now: Date },
 ): Promise<{ kind: 'claimed' | 'raced'; row: DbActionRun } | null> {
   const { deps } = session;
+  // A run not written yet (ADR 0048): the start writes this claim with the run, and this replay ends
+  // here. Only a claim that comes first: once the replay stopped (code that ran two things at once,
+  // one of which met a refusing handle or claimed first), nothing more is handed over.
+  if (session.firstStepProbe) {
+    if (!session.park) session.firstStepProbe({ step: insert, started: args.event, claimedAt: args.now });
+    return never();
+  }
   const written = await session.oneStatement(async (fusable, outcome) => {
     const result = await transitionInBatch(fusable, {
       step: insert,

@@ -63,8 +63,10 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   // The lock belongs to this execution, not to the process: two replays in one process exclude each other too.
   const lockOwner = locks.enabled ? `${deps.workerId}:${randomUUID()}` : '';
   const knownId = 'id' in step.row ? step.row.id : null;
+  // The start's own statement claimed this step for this replay (ADR 0048): there is no claim to make.
+  const claimedByStart = knownId === null ? null : session.takeStartClaim(knownId);
   // Fault hooks are the tests'; absent, they cost no await (ADR 0049).
-  if (deps.faults.beforeClaim)
+  if (claimedByStart === null && deps.faults.beforeClaim)
     await deps.faults.beforeClaim({ table, runId, rowId: knownId ?? '', sequence, name, attempt: 0 });
   const now = deps.clock.now();
 
@@ -85,7 +87,8 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   if (fused?.kind === 'raced') return { kind: 'raced', row: fused.row };
 
   let claim: { rowId: string; attempts: number | null; locked: boolean };
-  if (fused) claim = { rowId: fused.row.id, attempts: fused.row.attempts, locked: false };
+  if (claimedByStart !== null) claim = { rowId: knownId ?? '', attempts: claimedByStart, locked: false };
+  else if (fused) claim = { rowId: fused.row.id, attempts: fused.row.attempts, locked: false };
   else
     try {
       claim = await session.tx(async (tx) => {

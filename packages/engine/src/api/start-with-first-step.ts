@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import type { SqlDriver } from '../db/database.ts';
+import type { FlowDefinition } from '../definitions/flow-context.ts';
+import { probeFirstStep } from '../runtime/replay/probe-first-step.ts';
+import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
+import { startedRunRow } from '../store/insert-started-run-with-step.ts';
+import type { InsertedStart, StartedRun } from '../store/insert-started-run.ts';
+import { markStepReclaimable } from '../store/mark-step-reclaimable.ts';
+import { startInBatch, startWithStepInBatch } from './start-in-batch.ts';
+
+/**
+ * A start handed to its own pool (ADR 0029), its run written active (ADR 0041): the run's replay is
+ * begun here, from the row the start would write, under an id drawn now, before anything is written
+ * (ADR 0048). When its first durable write is a new action step's claim, ONE statement writes the
+ * start and that step, claimed by this worker at attempt 1, and the pool's replay runs the step from
+ * there; otherwise (or when the claim would come at or past the run timeout, which the load refuses)
+ * the start is written alone, as before, and that begun replay is dropped: it wrote nothing.
+ */
+export async function startWithFirstStep(
+  deps: RuntimeDeps & { driver: SqlDriver },
+  flow: FlowDefinition,
+  run: StartedRun,
+): Promise<InsertedStart> {
+  const id = randomUUID();
+  const first = await probeFirstStep(deps, flow, startedRunRow(id, run));
+  if (!first || (run.runTimeoutAt !== null && first.claimedAt.getTime() >= run.runTimeoutAt.getTime()))
+    return startInBatch(deps.driver, run);
+  return startWithStepInBatch(deps.driver, { id, run, ...first, workerId: deps.workerId });
+}
+
+/**
+ * For a start whose pool stopped after it reserved the slot: that pool gives the wake back to the
+ * queue instead of running it, so the first step the start claimed for it (if any) is opened to the
+ * next claim first, as a reclaim repair opens a gone worker's step (the next replay claims it at
+ * attempt 2, which fences this one off). Otherwise the step would stay Running under a claim no
+ * replay holds, until its reclaim deadline, or for ever without one. If this write fails, the step
+ * waits for the doctor's or an operator's reclaim, as a crashed worker's does.
+ */
+export async function releaseFirstStep(deps: RuntimeDeps, started: InsertedStart): Promise<void> {
+  const step = started.loaded?.firstStep;
+  if (!step) return;
+  try {
+    await markStepReclaimable(deps.prisma, {
+      table: 'action_runs',
+      id: step.id,
+      attempts: step.attempts,
+      claimedBy: deps.workerId,
+      now: deps.clock.now(),
+    });
+  } catch (err) {
+    deps.logger.warn(
+      { err, runId: started.runId, stepId: step.id },
+      'could not open the first step of a start whose pool stopped; it waits for a reclaim',
+    );
+  }
+}
