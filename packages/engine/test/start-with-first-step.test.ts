@@ -75,7 +75,16 @@ const twoAtOnce = defineFlow({
   version: 1,
   run: async (ctx) => Promise.all([ctx.action(one, 'x'), ctx.action(two, 'y')]),
 });
-const flows = [threeSteps, child, twoAtOnce, ...Object.values(notFirst)];
+// Code that names its first step by the input's first key: jsonb gives the keys back in its own order.
+const byFirstKey = defineFlow({
+  name: 'first-step-by-first-key',
+  version: 1,
+  run: async (ctx, input: Record<string, number>) => {
+    const [first] = Object.keys(input);
+    return ctx.action(first === 'zz' ? two : one, first ?? null);
+  },
+});
+const flows = [threeSteps, child, twoAtOnce, byFirstKey, ...Object.values(notFirst)];
 const actions = [one, two, three];
 
 const fusedText = '/* sagaflow: start with first step */';
@@ -192,6 +201,16 @@ describe(`a start handed to its own pool writes its first step in the same state
       [1, 'first-step-one', 'Completed', 1],
       [2, 'first-step-two', 'Completed', 1],
     ]);
+  });
+
+  it("code that picks its first step by the input's key order sees jsonb's order before and after the start", async () => {
+    const { engine } = await withPool();
+    // As given, "zz" comes first; jsonb keeps "b" (shorter) first, and so does every later replay.
+    const { runId } = await engine.startFlow(byFirstKey, { zz: 1, b: 2 });
+    expect(fused(counted.sent)).toHaveLength(1);
+    const run = await finished(runId);
+    expect([run.status, run.stuck_reason]).toEqual(['Completed', null]);
+    expect(await steps(runId)).toEqual([[1, 'first-step-one', 'Completed', 1]]);
   });
 
   it('the run and step the start returns for its replay are the rows it wrote', async () => {

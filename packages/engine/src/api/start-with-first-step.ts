@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SqlDriver } from '../db/database.ts';
 import type { FlowDefinition } from '../definitions/flow-context.ts';
+import { inJsonbOrder } from '../input/in-jsonb-order.ts';
 import { probeFirstStep } from '../runtime/replay/probe-first-step.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { startedRunRow } from '../store/insert-started-run-with-step.ts';
@@ -22,7 +23,8 @@ export async function startWithFirstStep(
   run: StartedRun,
 ): Promise<InsertedStart> {
   const id = randomUUID();
-  const first = await probeFirstStep(deps, flow, startedRunRow(id, run));
+  // The input as the replay after the start will read it back: keys in jsonb's order.
+  const first = await probeFirstStep(deps, flow, { ...startedRunRow(id, run), input: inJsonbOrder(run.input) });
   if (!first || (run.runTimeoutAt !== null && first.claimedAt.getTime() >= run.runTimeoutAt.getTime()))
     return startInBatch(deps.driver, run);
   return startWithStepInBatch(deps.driver, { id, run, ...first, workerId: deps.workerId });

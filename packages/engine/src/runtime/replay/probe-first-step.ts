@@ -40,7 +40,7 @@ export async function probeFirstStep(
     driver: noDriver,
     faults: {},
     journal: () => Promise.resolve(),
-    emit: () => Promise.resolve(),
+    emit: Object.assign(() => Promise.resolve(), { listens: () => false }),
   };
   const session = new ReplaySession(offline, run, new Map(), []);
   session.runVersion = run.version;
