@@ -100,9 +100,9 @@ async function measureVacuum(rows: number): Promise<void> {
 async function measureLoop(seconds: number, concurrency: number, intervalMs: number): Promise<void> {
   console.log(`\n## ${seconds} s closed loop, c=${concurrency}, PGlite data directory\n`);
   console.log(
-    '| maintenance | flows | flows/s | p50 ms | p99 ms | passes (vacuums / analyzes) | data dir | dead row versions left (flow_runs, action_runs, jobs, flow_events) |',
+    '| maintenance | flows | flows/s | p50 ms | p99 ms | passes (vacuums / analyzes) | engine tables and indexes | data dir | dead row versions left (flow_runs, action_runs, jobs, flow_events) |',
   );
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const enabled of [true, false]) {
     await withPglite('data-dir', async (db, dir) => {
       const bench = createBenchFlow();
@@ -131,13 +131,16 @@ async function measureLoop(seconds: number, concurrency: number, intervalMs: num
           where schemaname = 'sagaflow' and relname in ('flow_runs', 'action_runs', 'jobs', 'flow_events')`,
       );
       const deadOf = (t: string) => dead.find((d) => d.table === t)?.dead ?? 0;
+      const [tables] = await db.driver.query<{ bytes: string }>(
+        `select sum(pg_total_relation_size(relid))::text as bytes from pg_stat_user_tables where schemaname = 'sagaflow'`,
+      );
       await db.driver.exec('CHECKPOINT');
       const size = dir ? await dirBytes(dir) : 0;
       const c = engine.maintenance.counters();
       console.log(
         `| ${enabled ? `every ${intervalMs / 1000} s` : 'off'} | ${figures.flows} | ${figures.flowsPerSecond.toFixed(1)} | ` +
           `${figures.latencyP50Ms.toFixed(1)} | ${figures.latencyP99Ms.toFixed(1)} | ${c.passes} (${c.vacuums} / ${c.analyzes}) | ` +
-          `${mib(size)} | ${['flow_runs', 'action_runs', 'jobs', 'flow_events'].map(deadOf).join(', ')} |`,
+          `${mib(Number(tables?.bytes ?? 0))} | ${mib(size)} | ${['flow_runs', 'action_runs', 'jobs', 'flow_events'].map(deadOf).join(', ')} |`,
       );
     });
   }

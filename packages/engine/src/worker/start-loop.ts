@@ -7,8 +7,9 @@ export interface Loop {
 
 /**
  * A background loop: runs `pass` (first waiting `intervalMs` when `firstAfterInterval`), then waits
- * `intervalMs` (at once again when the pass says there is more to do), until stopped. A pass that throws is handed to `onError` and the loop carries on:
- * the engine's sweeps are idempotent and retried on the next pass.
+ * `intervalMs` (at once again when the pass says there is more to do), until stopped. A pass that
+ * throws is handed to `onError` and the loop carries on: the engine's sweeps are idempotent and
+ * retried on the next pass.
  */
 export function startLoop(opts: {
   intervalMs: number;
