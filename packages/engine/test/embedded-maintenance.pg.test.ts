@@ -22,5 +22,5 @@ describe('embedded maintenance on PostgreSQL', () => {
     expect(t.engine.maintenance.applies).toBe(false);
     expect(await t.engine.maintenance.pass()).toEqual({ tables: [], interrupted: false });
     expect(t.engine.maintenance.counters()).toEqual({ passes: 0, vacuums: 0, analyzes: 0 });
-  });
+  }, 240_000);
 });

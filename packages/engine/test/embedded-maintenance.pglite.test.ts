@@ -96,7 +96,7 @@ describe('embedded maintenance on PGlite', () => {
           );
           return done && stats.length === hotTables.length ? stats : undefined;
         },
-        60_000,
+        30_000,
       );
       const byTable = new Map(caughtUp.map((s) => [s.table, s]));
       expect(byTable.get('flow_runs')?.reltuples).toBeGreaterThan(0);
@@ -114,7 +114,7 @@ describe('embedded maintenance on PGlite', () => {
       await expectHistoryIntact(t.db.driver, first, 0);
       await expectHistoryIntact(t.db.driver, second, 300);
       expect(await t.db.prisma.job.count()).toBe(0);
-    });
+    }, 240_000);
 
     it('a pass asked for while another runs waits for it, then finds its tables done', async () => {
       // The loop stopped, so the next runs' dead row versions wait for the two passes asked for here.
@@ -123,7 +123,7 @@ describe('embedded maintenance on PGlite', () => {
       const [a, b] = await Promise.all([t.engine.maintenance.pass(), t.engine.maintenance.pass()]);
       expect(a.tables.map((x) => x.table)).toContain('jobs');
       expect(b.tables.filter((x) => a.tables.some((y) => y.table === x.table))).toEqual([]);
-    });
+    }, 240_000);
   });
 
   describe('with the loop off', () => {
@@ -149,6 +149,6 @@ describe('embedded maintenance on PGlite', () => {
       // What PGlite's idle autovacuum leaves behind, and the loop above clears.
       expect(stats.find((s) => s.table === 'jobs')?.dead).toBeGreaterThan(maintenanceThresholds.vacuum.rows);
       expect(t.engine.maintenance.counters()).toEqual({ passes: 0, vacuums: 0, analyzes: 0 });
-    });
+    }, 240_000);
   });
 });
