@@ -20,6 +20,7 @@ import type { FlowDefinition } from './definitions/flow-context.ts';
 import { buildProcessManager, type ProcessManager } from './process/create-process-manager.ts';
 import type { ProcessDefinition } from './process/define-process.ts';
 import { createApprovals, type Approvals } from './approvals/create-approvals.ts';
+import { createMaintenance, type Maintenance } from './maintenance/create-maintenance.ts';
 import { createRepairs, type Repairs } from './repairs/create-repairs.ts';
 import { createRetention, type Retention } from './retention/create-retention.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
@@ -83,6 +84,11 @@ export interface Engine {
   readonly sweepProgress: SweepProgress;
   /** Retention (ADR 0027): prune finished runs, old transitions, published outbox rows and old inbox records. */
   readonly retention: Retention;
+  /**
+   * Vacuum and analyze of the engine's tables on embedded PGlite (ADR 0050), whose autovacuum never
+   * runs; nothing on PostgreSQL. Its loop runs while the worker pool does (`maintenance.enabled`).
+   */
+  readonly maintenance: Maintenance;
   /**
    * Starts a run. With `tx` (the host's open transaction: a pg client inside BEGIN, or a Prisma
    * interactive transaction on `db.pool`), the run is written in it: it exists if and only if the
@@ -184,6 +190,7 @@ export function createEngine(options: EngineOptions): Engine {
     startedActive: new Map(),
   };
   const nudge = () => pool?.nudge();
+  const maintenance = createMaintenance(options.db, config.maintenance, logger);
 
   const processes = buildProcessManager({
     db: options.db,
@@ -209,6 +216,7 @@ export function createEngine(options: EngineOptions): Engine {
     approvals,
     sweepProgress: deps.progress,
     retention: createRetention(deps),
+    maintenance,
     events: events.emitter,
     runtime: deps,
     async startFlow(flow, input, { tx, ...opts } = {}) {
@@ -304,11 +312,13 @@ export function createEngine(options: EngineOptions): Engine {
     listRuns: (filter) => listRunViews(deps, filter),
     startWorkers() {
       pool ??= startWorkerPool(deps, { listen: options.db.listen?.bind(options.db) });
+      maintenance.start();
     },
     workerCounters: () => pool?.counters() ?? null,
     async stopWorkers(drainMs) {
       const p = pool;
       pool = null;
+      await maintenance.stop();
       return p ? p.stop(drainMs) : { drained: true };
     },
   };

@@ -61,6 +61,9 @@ export {
 } from './outbox/sign-webhook.ts';
 export { startOutboxPublisher, type OutboxPublisher } from './outbox/start-outbox-publisher.ts';
 export { webhookTransport, type WebhookTransportOptions } from './outbox/webhook-transport.ts';
+export type { Maintenance, MaintenanceCounters } from './maintenance/create-maintenance.ts';
+export type { MaintainedTable, MaintenancePass } from './maintenance/run-maintenance-pass.ts';
+export type { MaintenanceCommand } from './store/maintenance/maintain-table.ts';
 export type { PruneOptions } from './retention/prune-options.ts';
 export type { PrunePhase, PruneProgress, PruneReport } from './retention/prune-retention.ts';
 export type { PrunePreview, Retention } from './retention/create-retention.ts';

@@ -180,6 +180,19 @@ export const engineConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * Vacuum and analyze of the engine's tables on embedded PGlite (ADR 0050), where PostgreSQL runs
+     * single-user and its autovacuum never runs: every `interval_ms` the due tables (autovacuum's
+     * thresholds) are vacuumed or analyzed one at a time while the worker pool runs. Ignored on a
+     * PostgreSQL server, whose autovacuum owns its tables.
+     */
+    maintenance: z
+      .object({
+        enabled: z.boolean().default(true),
+        interval_ms: z.number().int().min(10).max(86_400_000).default(60_000),
+      })
+      .strict()
+      .prefault({}),
     /** Process managers (seeds 002 and 004). */
     processes: z
       .object({

@@ -6,19 +6,24 @@ export interface Loop {
 }
 
 /**
- * A background loop: runs `pass`, then waits `intervalMs` (at once again when the pass says there
- * is more to do), until stopped. A pass that throws is handed to `onError` and the loop carries on:
- * the engine's sweeps are idempotent and retried on the next pass.
+ * A background loop: runs `pass` (first waiting `intervalMs` when `firstAfterInterval`), then waits
+ * `intervalMs` (at once again when the pass says there is more to do), until stopped. A pass that
+ * throws is handed to `onError` and the loop carries on: the engine's sweeps are idempotent and
+ * retried on the next pass.
  */
 export function startLoop(opts: {
   intervalMs: number;
+  /** Waits one interval before the first pass: for work that is never due the moment a process starts. */
+  firstAfterInterval?: boolean;
   /** Returns true when it left work behind and should run again without waiting. */
   pass: () => Promise<boolean | void>;
   onError: (err: unknown) => void;
 }): Loop {
   let running = true;
   const stopSignal = new AbortController();
+  const pause = () => sleep(opts.intervalMs, undefined, { signal: stopSignal.signal }).catch(() => undefined);
   const loop = async () => {
+    if (opts.firstAfterInterval) await pause();
     while (running) {
       let more = false;
       try {
@@ -26,8 +31,7 @@ export function startLoop(opts: {
       } catch (err) {
         opts.onError(err);
       }
-      if (!more || !running)
-        await sleep(opts.intervalMs, undefined, { signal: stopSignal.signal }).catch(() => undefined);
+      if (!more || !running) await pause();
     }
   };
   const looping = loop();
