@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { actualSchema } from './schema/actual-schema.ts';
-import { diffSchemas } from './schema/database-schema.ts';
+import { diffSchemas, type SchemaShape } from './schema/database-schema.ts';
+import { deparsePredicates } from './schema/deparse-predicates.ts';
 import { expectedSchema, expectedSchemaFromText } from './schema/expected-schema.ts';
 import { openTestDatabase, testDbKind } from './support/test-database.ts';
 
@@ -11,15 +12,17 @@ const schemaPath = fileURLToPath(new URL('../../../prisma/schema.prisma', import
 
 describe(`schema drift (${testDbKind()})`, () => {
   let db: Database;
+  let expected: SchemaShape;
   beforeAll(async () => {
     db = await openTestDatabase();
+    expected = await deparsePredicates(db.driver, expectedSchema(schemaPath));
   });
   afterAll(async () => {
     await db.close();
   });
 
-  it('a freshly migrated database matches schema.prisma: tables, columns, types, nullability, defaults, indexes', async () => {
-    const expected = expectedSchema(schemaPath);
+  it('a freshly migrated database matches schema.prisma: tables, columns, types, nullability, defaults, indexes and their predicates', async () => {
+    expect(Object.values(expected.indexes).filter((i) => i.predicate !== null).length).toBeGreaterThanOrEqual(28);
     expect(Object.keys(expected.tables).length).toBeGreaterThanOrEqual(18);
     expect(diffSchemas(expected, await actualSchema(db.driver))).toEqual([]);
   });
@@ -29,7 +32,8 @@ describe(`schema drift (${testDbKind()})`, () => {
       '  business_key           String?\n',
       '  business_key           String?\n  priority Int @default(0)\n',
     );
-    expect(diffSchemas(expectedSchemaFromText(text), await actualSchema(db.driver))).toEqual([
+    const withField = await deparsePredicates(db.driver, expectedSchemaFromText(text));
+    expect(diffSchemas(withField, await actualSchema(db.driver))).toEqual([
       'column flow_runs.priority: missing in database',
     ]);
   });
@@ -42,7 +46,7 @@ describe(`schema drift (${testDbKind()})`, () => {
         alter table "sagaflow"."action_runs" alter column "attempts" set default 1;
         drop index "sagaflow"."action_runs_reclaim_stale_at_idx";
         create index "stray_idx" on "sagaflow"."jobs"("kind");`);
-        const diff = diffSchemas(expectedSchema(schemaPath), await actualSchema(tx));
+        const diff = diffSchemas(expected, await actualSchema(tx));
         expect(diff).toEqual(
           expect.arrayContaining([
             'column action_runs.claimed_by: nullable is false in database, true in schema',
@@ -52,6 +56,30 @@ describe(`schema drift (${testDbKind()})`, () => {
           ]),
         );
         expect(diff).toHaveLength(4);
+        throw new Rollback();
+      })
+      .catch((e: unknown) => {
+        if (!(e instanceof Rollback)) throw e;
+      });
+  });
+
+  it('reports a partial index the migrations built whole, or with another predicate', async () => {
+    await db.driver
+      .transaction(async (tx) => {
+        await tx.exec(`
+        drop index "sagaflow"."flow_runs_business_key_idx";
+        create index "flow_runs_business_key_idx" on "sagaflow"."flow_runs"("business_key");
+        drop index "sagaflow"."action_runs_reclaim_stale_at_idx";
+        create index "action_runs_reclaim_stale_at_idx" on "sagaflow"."action_runs"("reclaim_stale_at")
+          where status = 'Running';`);
+        const diff = diffSchemas(expected, await actualSchema(tx));
+        expect(diff).toHaveLength(2);
+        expect(diff[0]).toMatch(
+          /^index flow_runs_business_key_idx: .*"predicate":null.* in database, .*"predicate":"\(business_key IS NOT NULL\)"/,
+        );
+        expect(diff[1]).toMatch(
+          /^index action_runs_reclaim_stale_at_idx: .*"predicate":"\(status = 'Running'::text\)".* in database, .*"predicate":"\(reclaim_stale_at IS NOT NULL\)"/,
+        );
         throw new Rollback();
       })
       .catch((e: unknown) => {

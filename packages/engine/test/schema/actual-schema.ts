@@ -23,8 +23,10 @@ export async function actualSchema(sql: SqlSession): Promise<SchemaShape> {
     unique: boolean;
     primary: boolean;
     columns: string[];
+    predicate: string | null;
   }>(`
     select i.relname as name, t.relname as table, ix.indisunique as unique, ix.indisprimary as primary,
+           pg_get_expr(ix.indpred, ix.indrelid) as predicate,
            array(select a.attname::text from unnest(ix.indkey) with ordinality k(attnum, ord)
                    join pg_attribute a on a.attrelid = t.oid and a.attnum = k.attnum order by k.ord) as columns
       from pg_index ix
@@ -42,7 +44,13 @@ export async function actualSchema(sql: SqlSession): Promise<SchemaShape> {
     };
   }
   for (const i of indexes)
-    shape.indexes[i.name] = { table: i.table, columns: i.columns, unique: i.unique, primary: i.primary };
+    shape.indexes[i.name] = {
+      table: i.table,
+      columns: i.columns,
+      unique: i.unique,
+      primary: i.primary,
+      predicate: i.predicate,
+    };
   return shape;
 }
 

@@ -9,6 +9,8 @@ export interface IndexShape {
   columns: string[];
   unique: boolean;
   primary: boolean;
+  /** A partial index's predicate as PostgreSQL deparses it (pg_get_expr); null for a whole-table index. */
+  predicate: string | null;
 }
 export interface SchemaShape {
   tables: Record<string, Record<string, ColumnShape>>;

@@ -87,12 +87,45 @@ export function expectedSchemaFromText(text: string): SchemaShape {
     }
     shape.tables[table] = cols;
   }
+  const predicates = indexPredicates(text);
   for (const idx of dmmf.datamodel.indexes) {
     const table = tableOf.get(idx.model) ?? idx.model;
     const columns = idx.fields.map((f) => f.name);
-    const suffix = idx.type === 'id' ? 'pkey' : idx.type === 'unique' ? 'key' : 'idx';
-    const name = idx.dbName ?? (idx.type === 'id' ? `${table}_pkey` : `${table}_${columns.join('_')}_${suffix}`);
-    shape.indexes[name] = { table, columns, unique: idx.type !== 'normal', primary: idx.type === 'id' };
+    const name = idx.dbName ?? defaultIndexName(table, columns, idx.type);
+    shape.indexes[name] = {
+      table,
+      columns,
+      unique: idx.type !== 'normal',
+      primary: idx.type === 'id',
+      predicate: predicates.get(name) ?? null,
+    };
   }
   return shape;
+}
+
+function defaultIndexName(table: string, columns: string[], type: DmmfIndex['type']): string {
+  if (type === 'id') return `${table}_pkey`;
+  return `${table}_${columns.join('_')}_${type === 'unique' ? 'key' : 'idx'}`;
+}
+
+/**
+ * Each partial index's `where: raw("...")` text by index name, read from the schema text: Prisma's
+ * DMMF leaves the predicate out, and without it a migration that builds a partial index whole (or
+ * the reverse) would pass the drift check. The text is as written; `deparsePredicates` brings it to
+ * PostgreSQL's own spelling before comparing.
+ */
+function indexPredicates(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const model of text.matchAll(/^model \w+ \{\n([\s\S]*?)^\}/gm)) {
+    const body = model[1] ?? '';
+    const table = /@@map\("([^"]+)"\)/.exec(body)?.[1];
+    for (const line of body.matchAll(/^\s*@@(index|unique)\(\[([^\]]*)\](.*)\)\s*$/gm)) {
+      const where = /where: raw\("([^"]*)"\)/.exec(line[3] ?? '')?.[1];
+      if (!table || where === undefined) continue;
+      const columns = (line[2] ?? '').split(',').map((c) => c.trim());
+      const map = /map: "([^"]+)"/.exec(line[3] ?? '')?.[1];
+      out.set(map ?? defaultIndexName(table, columns, line[1] === 'unique' ? 'unique' : 'normal'), where);
+    }
+  }
+  return out;
 }
