@@ -1,9 +1,9 @@
 /**
- * What migration 0027's partial indexes save PostgreSQL per flow (ADR 0052): on a throwaway
+ * What migration 0024's partial indexes save PostgreSQL per flow (ADR 0052): on a throwaway
  * PostgreSQL 15 (test-postgres's settings), the writes a 3-step top-level run makes to flow_runs and
  * action_runs on the hot path (the run inserted Running; per step an insert Running and an update to
  * Completed; the run's finish) for `flows` runs in one server-side loop, so no round trip or client
- * blurs them. Rounds alternate the ten indexes as 0027 builds them (partial) and as before (the same
+ * blurs them. Rounds alternate the ten indexes as 0024 builds them (partial) and as before (the same
  * columns on the whole table), each round on emptied tables. Per flow: the backend's own CPU time
  * (user + system, from /proc, so time spent waiting for a core on a loaded machine is not counted)
  * and the WAL it wrote. A measurement, not a test.
@@ -20,7 +20,7 @@ const rounds = Number(process.argv[2] ?? 8);
 const flows = Number(process.argv[3] ?? 3000);
 
 const migration = readFileSync(
-  new URL('../../prisma/migrations/0027_partial_indexes_on_mostly_null_columns/migration.sql', import.meta.url),
+  new URL('../../prisma/migrations/0024_partial_indexes_on_mostly_null_columns/migration.sql', import.meta.url),
   'utf8',
 );
 const partial = [...migration.matchAll(/^CREATE (?:UNIQUE )?INDEX "(\w+)"[^;]*;/gm)].map((m) => ({

@@ -13,7 +13,7 @@ const flow = defineFlow({
   },
 });
 
-/** The indexes migration 0027 made partial on a column the hot path leaves NULL (ADR 0052). */
+/** The indexes migration 0024 made partial on a column the hot path leaves NULL (ADR 0052). */
 const mostlyNull = [
   'flow_runs_parent_run_id_parent_sequence_idx',
   'flow_runs_stuck_reason_updated_at_idx',

@@ -14,7 +14,7 @@ function indexesIn(plan: unknown): string[] {
 }
 
 /**
- * ADR 0052: the reads of the columns migration 0027 indexed partially (`WHERE col IS NOT NULL`)
+ * ADR 0052: the reads of the columns migration 0024 indexed partially (`WHERE col IS NOT NULL`)
  * still read those indexes, because each compares the column with a strict operator the planner
  * proves implies the predicate: a run's children (the child step, a cancellation's open children,
  * the run page), retention's oldest finished runs and their children, the oldest finish /metrics
