@@ -68,15 +68,29 @@ export function isStalePlan(err: unknown): boolean {
 export function pgliteSession(target: PGlite | PgliteTransaction): SqlSession {
   return {
     exec: async (sql) => {
+      await nextTurn();
       await target.exec(sql);
     },
-    query: async <T>(sql: string, params: readonly unknown[] = []) => (await target.query<T>(sql, [...params])).rows,
+    query: async <T>(sql: string, params: readonly unknown[] = []) => {
+      await nextTurn();
+      return (await target.query<T>(sql, [...params])).rows;
+    },
     raw: async ({ text, values }: RawStatement): Promise<RawResult> => {
+      await nextTurn();
       const result = await target.query(text, values.map(rawParameter), { parsers: pgliteRawParsers });
       return { rows: result.rows, rowCount: result.affectedRows ?? 0 };
     },
   };
 }
+
+/**
+ * The event loop's next turn. PGlite runs a statement inside this process without any I/O, so a
+ * replay's statements, one after the other, are a chain of promises that never lets the event loop
+ * turn: while the engine is busy without a pause, no timer runs (the pool's heartbeat and poll, the
+ * monitor, the maintenance loop, the host's own) and no socket is read. Each engine statement on
+ * PGlite first waits for the next turn (a few microseconds), so that work gives way at every statement.
+ */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Runs `fn` between BEGIN and COMMIT on ONE pooled connection, rolled back if anything throws.
