@@ -14,11 +14,16 @@ export interface TableActivity {
 }
 
 /**
- * Reads the activity counters of every table in the engine's `sagaflow` schema, in one statement.
+ * Reads the activity counters of every table in the engine's `sagaflow` schema, in one statement,
+ * after the process's own counters were flushed to them.
  * `pg_relation_size` is read beside the counters because they start from zero when the database
  * was not shut down cleanly, while a table's pages stay: a never-analyzed table is still found.
  */
 export async function readTableActivity(session: SqlSession): Promise<TableActivity[]> {
+  // A backend sends its counters to the statistics at most once a second: up to a second of the
+  // process's own writes is not in them yet, and in PGlite's single session they are all its own.
+  // Forced, the flush happens once this statement is done, before the read below.
+  await session.query('select pg_stat_force_next_flush()');
   const rows = await session.query<{
     table: string;
     dead_tuples: string;
