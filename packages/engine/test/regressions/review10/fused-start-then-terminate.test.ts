@@ -9,7 +9,7 @@ import { gate } from '../harness.ts';
 /**
  * ADR 0048: the start writes step 1 already claimed, and the pool's replay runs its action without
  * a claim of its own, so nothing between the start's commit and the action reads the run again. A
- * terminate or a cancel committed in that gap (the caller has its run id) must still meet the
+ * terminate, the run timeout or a cancel committed in that gap (the caller has its run id) must still meet the
  * outcome's fence: nothing of the run commits after its terminal event, and each step's history is
  * written once, in order. And the run must move on: the replay the cancellation woke parks on step 1
  * as running elsewhere, so the replay that records step 1's outcome is the only one left to wake it
@@ -60,9 +60,9 @@ describe(`a fused start whose run is ended while its first step runs (${testDbKi
     return engine;
   };
   /** Starts the flow handed to the pool and waits until step 1's action, claimed by the start, is running. */
-  const startHeld = async (engine: TestEngine['engine'], mark: string) => {
+  const startHeld = async (engine: TestEngine['engine'], mark: string, opts: { runTimeoutSeconds?: number } = {}) => {
     held.set(mark, gate());
-    const { runId } = await engine.startFlow(twoSteps, { mark });
+    const { runId } = await engine.startFlow(twoSteps, { mark }, opts);
     const fused = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
     // Written by the start, claimed at attempt 1: the case under test, not a claim of the replay's.
     expect([fused.status, fused.attempts, fused.started_at?.getTime()]).toEqual([
@@ -96,6 +96,25 @@ describe(`a fused start whose run is ended while its first step runs (${testDbKi
     expect(steps.map((s) => [s.sequence, s.output])).toEqual([[1, null]]);
     const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect([run.status, run.output]).toEqual(['Terminated', null]);
+  });
+
+  it('the run timeout: the backstop ends the run while step 1 runs, and its outcome meets the fence', async () => {
+    const engine = await withPool();
+    const runId = await startHeld(engine, 'timeout', { runTimeoutSeconds: 60 });
+    const fate = new Promise<string>((resolve) => {
+      engine.events.on('action.outcome_rejected', (e) => (e.runId === runId ? resolve('rejected') : undefined));
+      engine.events.on('action.completed', (e) => (e.runId === runId ? resolve('completed') : undefined));
+    });
+    // The start wrote the backstop's wake with the run (ADR 0011); past it, the pool closes the run.
+    t!.clock.advance(61_000);
+    await waitFor(`run ${runId} to time out`, async () => {
+      const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+      return r.status === 'TimedOut' ? r : undefined;
+    });
+    held.get('timeout')!.open();
+    expect(await fate).toBe('rejected');
+    const events = await history(runId);
+    expect(events).toEqual(['run.started', 'run.running', 'action.started#1', 'run.timedout']);
   });
 
   it('a cancel whose replay parked on step 1: step 1 completes once, the cancel is delivered at step 2, and the run ends cancelled', async () => {
