@@ -1,9 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import { defineAction, defineFlow } from '../../../src/index.ts';
-import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
-import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { waitFor } from '../../support/wait-for.ts';
+import { testDbKind } from '../../support/test-database.ts';
+import { finished, useEngineWithPool } from './use-engine-with-pool.ts';
 
 /**
  * ADR 0048's begun replay runs the flow's code on the input as the caller gave it (keys put in
@@ -29,34 +27,16 @@ const bySign = defineFlow({
 });
 
 describe(`the begun replay of a start sees the numbers its run stores (${testDbKind()})`, () => {
-  let db: Database;
-  let t: TestEngine | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterEach(async () => {
-    await t?.close();
-    t = null;
-  });
-  afterAll(async () => {
-    await db.close();
-  });
+  const pool = useEngineWithPool();
 
   it('a -0 in the input: the start writes the step every later replay asks for, and the run completes', async () => {
-    t = await createTestEngine({ db, flows: [bySign], actions: [minusZero, zero] });
-    t.engine.startWorkers();
-    const engine = t.engine;
-    await waitFor('the pool to make its first claim', async () =>
-      (engine.workerCounters()?.claims ?? 0) > 0 ? true : undefined,
-    );
+    const { engine } = await pool.start({ flows: [bySign], actions: [minusZero, zero] });
+    const db = pool.db();
     const handOffs = engine.workerCounters()!.handOffs;
     const { runId } = await engine.startFlow(bySign, { n: -0 });
     // The start was handed to this pool, so its first step went with it (ADR 0048).
     expect(engine.workerCounters()!.handOffs - handOffs).toBe(1);
-    const run = await waitFor(`run ${runId} to finish or get stuck`, async () => {
-      const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
-      return r.finished_at || r.stuck_reason ? r : undefined;
-    });
+    const run = await finished(db, runId, true);
     expect([run.status, run.stuck_reason, run.output]).toEqual(['Completed', null, 'review10-zero']);
     const steps = await db.prisma.actionRun.findMany({ where: { run_id: runId } });
     expect(steps.map((s) => [s.sequence, s.name, s.status, s.attempts])).toEqual([

@@ -1,9 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import { defineAction, defineFlow } from '../../../src/index.ts';
-import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
-import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { waitFor } from '../../support/wait-for.ts';
+import { testDbKind } from '../../support/test-database.ts';
+import { finished, useEngineWithPool } from './use-engine-with-pool.ts';
 
 /**
  * Migration 0024 made the reject-duplicate index partial (`WHERE business_key IS NOT NULL`): an empty
@@ -24,26 +22,11 @@ const keyed = defineFlow({
 });
 
 describe(`a blank business key on a start handed to its own pool (${testDbKind()})`, () => {
-  let db: Database;
-  let t: TestEngine | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterEach(async () => {
-    await t?.close();
-    t = null;
-  });
-  afterAll(async () => {
-    await db.close();
-  });
+  const pool = useEngineWithPool();
 
   it('is refused naming businessKey before the flow code runs, and writes nothing; keyless starts never conflict', async () => {
-    t = await createTestEngine({ db, flows: [keyed], actions: [step] });
-    t.engine.startWorkers();
-    const engine = t.engine;
-    await waitFor('the pool to make its first claim', async () =>
-      (engine.workerCounters()?.claims ?? 0) > 0 ? true : undefined,
-    );
+    const { engine } = await pool.start({ flows: [keyed], actions: [step] });
+    const db = pool.db();
     for (const key of ['', '   ', '\t\n']) {
       await expect(
         engine.startFlow(keyed, { mark: `blank:${JSON.stringify(key)}` }, { businessKey: key }),
@@ -57,11 +40,7 @@ describe(`a blank business key on a start handed to its own pool (${testDbKind()
     expect(await db.prisma.flowRun.count({ where: { flow_name: keyed.name } })).toBe(0);
 
     const [a, b] = await Promise.all([engine.startFlow(keyed, { mark: 'a' }), engine.startFlow(keyed, { mark: 'b' })]);
-    for (const { runId } of [a, b])
-      await waitFor(`run ${runId} to complete`, async () => {
-        const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
-        return r.status === 'Completed' ? r : undefined;
-      });
+    for (const { runId } of [a, b]) expect((await finished(db, runId)).status).toBe('Completed');
     const runs = await db.prisma.flowRun.findMany({ where: { flow_name: keyed.name } });
     expect(runs.map((r) => r.business_key)).toEqual([null, null]);
   });

@@ -1,10 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import { defineAction, defineFlow } from '../../../src/index.ts';
-import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
-import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
+import type { TestEngine } from '../../../src/testing/create-test-engine.ts';
+import { testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { gate } from '../harness.ts';
+import { finished, useEngineWithPool } from './use-engine-with-pool.ts';
 
 /**
  * ADR 0048: the start writes step 1 already claimed, and the pool's replay runs its action without
@@ -37,30 +37,12 @@ const twoSteps = defineFlow({
 });
 
 describe(`a fused start whose run is ended while its first step runs (${testDbKind()})`, () => {
-  let db: Database;
-  let t: TestEngine | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterEach(async () => {
-    await t?.close();
-    t = null;
-  });
-  afterAll(async () => {
-    await db.close();
-  });
+  const pool = useEngineWithPool();
+  const withPool = () => pool.start({ flows: [twoSteps], actions: [holdOne, two] });
 
-  const withPool = async () => {
-    t = await createTestEngine({ db, flows: [twoSteps], actions: [holdOne, two] });
-    t.engine.startWorkers();
-    const engine = t.engine;
-    await waitFor('the pool to make its first claim', async () =>
-      (engine.workerCounters()?.claims ?? 0) > 0 ? true : undefined,
-    );
-    return engine;
-  };
   /** Starts the flow handed to the pool and waits until step 1's action, claimed by the start, is running. */
-  const startHeld = async (engine: TestEngine['engine'], mark: string, opts: { runTimeoutSeconds?: number } = {}) => {
+  const startHeld = async ({ engine }: TestEngine, mark: string, opts: { runTimeoutSeconds?: number } = {}) => {
+    const db = pool.db();
     held.set(mark, gate());
     const { runId } = await engine.startFlow(twoSteps, { mark }, opts);
     const fused = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
@@ -74,13 +56,15 @@ describe(`a fused start whose run is ended while its first step runs (${testDbKi
     return runId;
   };
   const history = async (runId: string) =>
-    (await db.prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } })).map((e) =>
+    (await pool.db().prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } })).map((e) =>
       e.sequence === null ? e.type : `${e.type}#${e.sequence}`,
     );
 
   it('a terminate: step 1 finishes into the fence, no outcome nor event after run.terminated, step 2 never claimed', async () => {
-    const engine = await withPool();
-    const runId = await startHeld(engine, 'terminate');
+    const t = await withPool();
+    const { engine } = t;
+    const db = pool.db();
+    const runId = await startHeld(t, 'terminate');
     const fate = new Promise<string>((resolve) => {
       engine.events.on('action.outcome_rejected', (e) => (e.runId === runId ? resolve('rejected') : undefined));
       engine.events.on('action.completed', (e) => (e.runId === runId ? resolve('completed') : undefined));
@@ -99,14 +83,16 @@ describe(`a fused start whose run is ended while its first step runs (${testDbKi
   });
 
   it('the run timeout: the backstop ends the run while step 1 runs, and its outcome meets the fence', async () => {
-    const engine = await withPool();
-    const runId = await startHeld(engine, 'timeout', { runTimeoutSeconds: 60 });
+    const t = await withPool();
+    const { engine } = t;
+    const db = pool.db();
+    const runId = await startHeld(t, 'timeout', { runTimeoutSeconds: 60 });
     const fate = new Promise<string>((resolve) => {
       engine.events.on('action.outcome_rejected', (e) => (e.runId === runId ? resolve('rejected') : undefined));
       engine.events.on('action.completed', (e) => (e.runId === runId ? resolve('completed') : undefined));
     });
     // The start wrote the backstop's wake with the run (ADR 0011); past it, the pool closes the run.
-    t!.clock.advance(61_000);
+    t.clock.advance(61_000);
     await waitFor(`run ${runId} to time out`, async () => {
       const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
       return r.status === 'TimedOut' ? r : undefined;
@@ -118,8 +104,10 @@ describe(`a fused start whose run is ended while its first step runs (${testDbKi
   });
 
   it('a cancel whose replay parked on step 1: step 1 completes once, the cancel is delivered at step 2, and the run ends cancelled', async () => {
-    const engine = await withPool();
-    const runId = await startHeld(engine, 'cancel');
+    const t = await withPool();
+    const { engine } = t;
+    const db = pool.db();
+    const runId = await startHeld(t, 'cancel');
     expect(await engine.cancel(runId, { reason: 'review10' })).toEqual({ requested: true });
     // The cancellation's wake replays the run while step 1 runs here, and parks on it as running.
     await waitFor('the replay the cancel woke to park on step 1', async () => {
@@ -127,10 +115,7 @@ describe(`a fused start whose run is ended while its first step runs (${testDbKi
       return r.waiting_for?.startsWith('step 1 (review10-held-one) is running on another worker') ? true : undefined;
     });
     held.get('cancel')!.open();
-    const run = await waitFor(`run ${runId} to finish`, async () => {
-      const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
-      return r.finished_at ? r : undefined;
-    });
+    const run = await finished(db, runId);
     expect(run.status).toBe('Cancelled');
     // The replay the start handed step 1 to had read no cancel; step 2's claim met it (ADR 0006: delivered once).
     expect(await history(runId)).toEqual([

@@ -1,10 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import { defineAction, defineFlow } from '../../../src/index.ts';
-import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
-import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { waitFor } from '../../support/wait-for.ts';
+import { testDbKind } from '../../support/test-database.ts';
 import { gate } from '../harness.ts';
+import { finished, useEngineWithPool } from './use-engine-with-pool.ts';
 
 /**
  * ADR 0048's stopped-pool path: a start reserves a slot, its pool stops before the start writes, and
@@ -42,36 +40,22 @@ const gated = defineFlow({
 });
 
 describe(`a fused start whose pool stopped before it wrote (${testDbKind()})`, () => {
-  let db: Database;
-  let t: TestEngine | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterEach(async () => {
-    await t?.close();
-    t = null;
-  });
-  afterAll(async () => {
-    await db.close();
-  });
+  const pool = useEngineWithPool();
 
   it('runs step 1 once, on the next pool, at attempt 2; the stopped pool never runs it', async () => {
-    t = await createTestEngine({ db, flows: [gated], actions: [once], config: { worker: { lease_seconds: 3600 } } });
-    const engine = t.engine;
-    engine.startWorkers();
-    await waitFor('the pool to make its first claim', async () =>
-      (engine.workerCounters()?.claims ?? 0) > 0 ? true : undefined,
-    );
+    const { engine } = await pool.start({
+      flows: [gated],
+      actions: [once],
+      config: { worker: { lease_seconds: 3600 } },
+    });
+    const db = pool.db();
     const started = engine.startFlow(gated, 7);
     await inCheck.promise;
     expect((await engine.stopWorkers(2_000)).drained).toBe(true);
     engine.startWorkers();
     checkGate.open();
     const { runId } = await started;
-    const run = await waitFor(`run ${runId} to finish`, async () => {
-      const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
-      return r.finished_at ? r : undefined;
-    });
+    const run = await finished(db, runId);
     expect([run.status, run.output]).toEqual(['Completed', 'ran']);
     expect(ran).toBe(1);
     const steps = await db.prisma.actionRun.findMany({ where: { run_id: runId } });
