@@ -11,10 +11,12 @@ function jsonbKeyOrder(a: string, b: string): number {
  * of a run not written yet works from its input as the caller gave it, the replay after the start
  * from the input the start's statement read back; code that names or orders its first step by an
  * object's keys must see them in the same order in both, or the second would find a step recorded
- * that its code does not ask for. Keys whose value is undefined are left out, as in the stored JSON.
+ * that its code does not ask for. Keys whose value is undefined are left out, as in the stored JSON,
+ * and a -0 is 0, as JSON writes it: code that tells them apart must choose alike in both.
  */
 export function inJsonbOrder(value: Json): Json {
   if (Array.isArray(value)) return value.map(inJsonbOrder);
+  if (Object.is(value, -0)) return 0;
   if (value === null || typeof value !== 'object') return value;
   const ordered: Record<string, Json> = {};
   for (const key of Object.keys(value).sort(jsonbKeyOrder)) {

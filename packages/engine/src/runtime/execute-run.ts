@@ -1,5 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import type { JobAck } from '../store/delete-job.ts';
+import { enqueueJob } from '../store/enqueue-job.ts';
 import { listActionRuns } from '../store/list-action-runs.ts';
 import { listCompensationRuns } from '../store/list-compensation-runs.ts';
 import type { HandedOverRun } from '../store/insert-started-run.ts';
@@ -170,9 +171,16 @@ async function park(deps: RuntimeDeps, session: ReplaySession, p: Park): Promise
     expectedVersion: p.stuckReason ? null : session.runVersion,
     now: deps.clock.now(),
   };
-  // The park carries whatever this replay still has buffered (a completed step's outcome).
+  // The park carries whatever this replay still has buffered (a completed step's outcome). When it
+  // does not land, a newer replay wrote the run meanwhile, and may have parked on that very step as
+  // running here (a cancellation's wake, say): the outcome recorded now gets a wake of its own, or
+  // nothing would replay the run again (ADR 0010's outcome stands; the run must move on from it).
+  const carries = session.pendingOutcomes.length > 0;
   await session
-    .tx((tx) => parkRun(tx, args))
+    .tx(async (tx) => {
+      if (!(await parkRun(tx, args)) && carries)
+        await enqueueJob(tx, { kind: 'wake-run', runId: session.runId, availableAt: args.now });
+    })
     .catch((err: unknown) => {
       if (!(err instanceof ReplayConflict)) throw err;
     });
