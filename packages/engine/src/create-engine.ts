@@ -318,8 +318,10 @@ export function createEngine(options: EngineOptions): Engine {
     async stopWorkers(drainMs) {
       const p = pool;
       pool = null;
-      await maintenance.stop();
-      return p ? p.stop(drainMs) : { drained: true };
+      // The pool stops claiming and refuses hand-offs before anything here awaits: a start that
+      // reserved a slot then finds the pool stopped, not one that still runs what it adopts.
+      const [stopped] = await Promise.all([p ? p.stop(drainMs) : { drained: true }, maintenance.stop()]);
+      return stopped;
     },
   };
 }
