@@ -62,7 +62,8 @@ describe('the hot path writes no entry in the indexes of columns it leaves NULL 
     await t.db.driver.exec(`
       create extension if not exists pageinspect;
       alter table "sagaflow"."flow_runs" set (autovacuum_enabled = false);
-      alter table "sagaflow"."action_runs" set (autovacuum_enabled = false);`);
+      alter table "sagaflow"."action_runs" set (autovacuum_enabled = false);
+      alter table "sagaflow"."flow_events" set (autovacuum_enabled = false);`);
     t.engine.startWorkers();
   });
   afterAll(async () => {
@@ -79,6 +80,16 @@ describe('the hot path writes no entry in the indexes of columns it leaves NULL 
     // A whole-table index has one entry per write of the row (no write of these rows is HOT).
     expect(await entries('flow_runs_created_at_id_idx')).toBeGreaterThanOrEqual(10);
     expect(await entries('action_runs_status_updated_at_idx')).toBeGreaterThanOrEqual(30);
+    // ADR 0054: an event writes one entry, in the (run_id, id) key, and none in the stuck events' index.
+    const [events] = await t.db.driver.query<{ n: number }>(`select count(*)::int as n from "sagaflow"."flow_events"`);
+    expect(events?.n).toBe(45);
+    const eventIndexes = await t.db.driver.query<{ name: string }>(
+      `select c.relname as name from pg_index i join pg_class c on c.oid = i.indexrelid
+        where i.indrelid = '"sagaflow"."flow_events"'::regclass`,
+    );
+    const perIndex = await Promise.all(eventIndexes.map(async (i) => entries(i.name)));
+    expect(perIndex.reduce((a, b) => a + b, 0)).toBe(45);
+    expect(await entries('flow_events_pkey')).toBe(45);
   });
 
   it('a run started with a business key has its entries in both business-key indexes', async () => {

@@ -23,7 +23,8 @@ export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickRes
   if (!result.kicked || result.eventId === undefined) return result;
   // Read the kick back: a transaction aborted inside (a failing statement whose error was
   // swallowed) reports success but rolls back on COMMIT, refill, job and history row with it.
-  const landed = await deps.prisma.flowEvent.count({ where: { id: result.eventId } });
+  // Named by its run as well: flow_events' key is (run_id, id), so the id alone would scan (ADR 0054).
+  const landed = await deps.prisma.flowEvent.count({ where: { run_id: runId, id: result.eventId } });
   if (landed === 0) {
     const after = await deps.prisma.flowRun.findUniqueOrThrow({
       where: { id: runId },
