@@ -2,18 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { Prisma } from '../src/generated/prisma/client.ts';
 import { lastStuckEvent } from '../src/store/record-stuck-change.ts';
+import { indexesIn } from './support/indexes-in-plan.ts';
 import { openTestDatabase } from './support/test-database.ts';
 
 const runs = 20_000;
 const eventsPerRun = 9;
 const runId = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
-
-/** Every index a plan reads, from EXPLAIN's JSON. */
-function indexesIn(plan: unknown): string[] {
-  if (Array.isArray(plan)) return plan.flatMap(indexesIn);
-  if (plan === null || typeof plan !== 'object') return [];
-  return Object.entries(plan).flatMap(([k, v]) => (k === 'Index Name' && typeof v === 'string' ? [v] : indexesIn(v)));
-}
 
 /**
  * Each scan of flow_events in EXPLAIN's JSON plan: its node type and the index it reads (a bitmap

@@ -2,16 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { Prisma } from '../src/generated/prisma/client.ts';
 import { prunableRunsWhere } from '../src/store/retention/prunable-sql.ts';
+import { indexesIn } from './support/indexes-in-plan.ts';
 import { openTestDatabase } from './support/test-database.ts';
 
 const runs = 40_000;
-
-/** Every index a plan reads, from EXPLAIN's JSON. */
-function indexesIn(plan: unknown): string[] {
-  if (Array.isArray(plan)) return plan.flatMap(indexesIn);
-  if (plan === null || typeof plan !== 'object') return [];
-  return Object.entries(plan).flatMap(([k, v]) => (k === 'Index Name' && typeof v === 'string' ? [v] : indexesIn(v)));
-}
 
 /**
  * ADR 0052: the reads of the columns migration 0024 indexed partially (`WHERE col IS NOT NULL`)
