@@ -50,7 +50,7 @@ describe(`a lone item's statement writes what the batch's writes (${testDbKind()
       db.prisma.flowEvent.findMany({ where, orderBy: { id: 'asc' } }),
       db.prisma.job.findMany({ where, orderBy: { id: 'asc' } }),
     ]);
-    const order = (rows: { id: string }[]) => runIds.map((id) => rows.find((r) => r.id === id));
+    const order = <R extends { id: string }>(rows: R[]) => runIds.map((id) => rows.find((r) => r.id === id));
     const byRun = (r: { run_id: string }) => runIds.indexOf(r.run_id);
     return { runs: order(runs), steps: steps.sort((x, y) => byRun(x) - byRun(y)), events, jobs };
   };
