@@ -159,7 +159,7 @@ export class RawQuery extends pg.Query {
     this.shape = shapeOf(this.name, message.fields);
     if (this.name === undefined || this.connection === undefined) return;
     let shapes = describedOn.get(this.connection);
-    if (shapes === undefined) describedOn.set(this.connection, (shapes = new Map()));
+    if (shapes === undefined) describedOn.set(this.connection, (shapes = new Map<string, RowShape>()));
     shapes.set(this.name, this.shape);
   }
 
