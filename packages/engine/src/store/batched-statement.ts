@@ -29,7 +29,7 @@ export const inputShapeFor = (items: readonly unknown[]): InputShape => (items.l
  * columns and the shape, never on the number of items. In both shapes the first parameter is an array
  * (of one value for `scalars`): the statements' bodies find their runs with `= any($1::uuid[])`.
  */
-export function inputCte<T>(columns: readonly InputColumn<T>[], shape: InputShape): string {
+function inputCte<T>(columns: readonly InputColumn<T>[], shape: InputShape): string {
   if (shape === 'arrays') {
     const arrays = columns.map((c, n) => `$${n + 1}::${c.type}[]`).join(', ');
     return `select * from unnest(${arrays}) with ordinality as i(${columns.map((c) => c.name).join(', ')}, k)`;
@@ -41,6 +41,7 @@ export function inputCte<T>(columns: readonly InputColumn<T>[], shape: InputShap
 /** The parameters of {@link inputCte} for `items` in `shape` (`scalars`: exactly one item). */
 export function inputValues<T>(columns: readonly InputColumn<T>[], items: readonly T[], shape: InputShape): unknown[] {
   if (shape === 'arrays') return columns.map((c) => items.map(c.of));
+  if (items.length !== 1) throw new Error(`a statement of scalars carries one item, not ${items.length}`);
   const [item] = items as [T];
   return columns.map((c, n) => (n === 0 ? [c.of(item)] : c.of(item)));
 }
