@@ -32,7 +32,8 @@ const variant = (n: number): { opts: StartFlowOptions; lease: boolean } => ({
 function recordStarts(db: Database): { db: Database; starts: unknown[][][] } {
   const starts: unknown[][][] = [];
   const statement = (s: RawStatement, limits?: Parameters<Database['driver']['statement']>[1]) => {
-    if (s.text.trim().startsWith(startsText)) starts.push(s.values.map((v) => (Array.isArray(v) ? v : [v])));
+    if (s.text.trim().startsWith(startsText))
+      starts.push(s.values.map((v): unknown[] => (Array.isArray(v) ? (v as unknown[]) : [v])));
     return db.driver.statement(s, limits);
   };
   return { db: { ...db, driver: { ...db.driver, statement } }, starts };
