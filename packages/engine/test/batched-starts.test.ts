@@ -25,11 +25,15 @@ const variant = (n: number): { opts: StartFlowOptions; lease: boolean } => ({
   lease: n % 4 < 2,
 });
 
-/** The database with every start statement's items recorded: the values of each, in order. */
+/**
+ * The database with every start statement's items recorded: the values of each, in order, a column
+ * per value (a lone start's scalars, ADR 0053, recorded as the batch's arrays of one).
+ */
 function recordStarts(db: Database): { db: Database; starts: unknown[][][] } {
   const starts: unknown[][][] = [];
   const statement = (s: RawStatement, limits?: Parameters<Database['driver']['statement']>[1]) => {
-    if (s.text.trim().startsWith(startsText)) starts.push(s.values as unknown[][]);
+    if (s.text.trim().startsWith(startsText))
+      starts.push(s.values.map((v): unknown[] => (Array.isArray(v) ? (v as unknown[]) : [v])));
     return db.driver.statement(s, limits);
   };
   return { db: { ...db, driver: { ...db.driver, statement } }, starts };

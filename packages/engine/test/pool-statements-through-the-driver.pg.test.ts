@@ -77,8 +77,8 @@ describe('the start and the worker pool send their statements through the driver
     now: t.clock.now(),
     lease: null,
   });
-  /** The starts' statement (ADR 0047), which a start through the engine sends. */
-  const startText = insertStartedRunsStatement([]).text;
+  /** The starts' statement for one start (ADR 0047, 0053), which a start through the engine sends. */
+  const startText = () => insertStartedRunsStatement([startOf(0)]).text;
   beforeAll(async () => {
     db = await openTestDatabase({ poolSize: 1 });
     starter = await createDatabase({ kind: 'postgres', url: (db as { url?: string }).url! });
@@ -120,7 +120,7 @@ describe('the start and the worker pool send their statements through the driver
       expect({ what, names }).toEqual({ what, names: [expect.stringMatching(/^sf_/)] });
     };
     const args = { workerId, leaseSeconds: 1, limit: 1, now: new Date(), id: 1n };
-    expectPrepared('the start', startText);
+    expectPrepared('the start', startText());
     await expectNamed('the claim', (d) => claimJobs(d, args));
     await expectNamed('the acknowledgement', (d) => deleteJob(d, args));
     await expectNamed('the heartbeat', (d) => beatWorker(d, args));
@@ -155,7 +155,8 @@ describe('the start and the worker pool send their statements through the driver
   });
   it('a start prepared before a column was added to flow_runs is prepared afresh and succeeds', async () => {
     await t.engine.stopWorkers();
-    const nameOfStart = async () => (await preparedOn(db)).filter((p) => p.statement === startText).map((p) => p.name);
+    const nameOfStart = async () =>
+      (await preparedOn(db)).filter((p) => p.statement === startText()).map((p) => p.name);
     await t.engine.startFlow(oneStep, 1);
     const [before] = await nameOfStart();
     // A migration applied while this process runs: the start returns `flow_runs` whole.

@@ -69,4 +69,46 @@ describe('raw statements read through a kept row shape', () => {
       client.release();
     }
   });
+
+  /** How many RowDescriptions `client` receives while `work` runs. */
+  const descriptions = async (client: pg.PoolClient, work: () => Promise<unknown>) => {
+    const connection = (client as unknown as { connection: NodeJS.EventEmitter }).connection;
+    let count = 0;
+    const count1 = () => (count += 1);
+    connection.on('rowDescription', count1);
+    try {
+      await work();
+    } finally {
+      connection.off('rowDescription', count1);
+    }
+    return count;
+  };
+
+  it('a statement a connection has described is sent there without a Describe, and gives the same rows (ADR 0053)', async () => {
+    const probe = `select $1::int8 + 1 as next, 'x' as tag from generate_series(1, $2::int) /* describe-once */`;
+    const [one, two] = [await db.pool!.connect(), await db.pool!.connect()];
+    try {
+      const runs: unknown[] = [];
+      const send = (client: pg.PoolClient, n: bigint) => async () =>
+        runs.push((await rawOn(client, { text: probe, values: [n, 2] })).rows);
+      expect(await descriptions(one, send(one, 1n))).toBe(1);
+      expect(await descriptions(one, send(one, 2n))).toBe(0);
+      expect(await descriptions(one, send(one, 3n))).toBe(0);
+      // Another connection describes it once itself.
+      expect(await descriptions(two, send(two, 4n))).toBe(1);
+      expect(await descriptions(two, send(two, 5n))).toBe(0);
+      expect(runs).toEqual([1n, 2n, 3n, 4n, 5n].map((n) => [1, 2].map(() => ({ next: n + 1n, tag: 'x' }))));
+      // A value node-postgres cannot map fails that statement alone; the connection serves the next.
+      const unmappable = {
+        toPostgres: () => {
+          throw new Error('not mappable');
+        },
+      };
+      await expect(rawOn(one, { text: probe, values: [unmappable, 1] })).rejects.toThrow(/not mappable/);
+      expect((await rawOn(one, { text: probe, values: [6n, 1] })).rows).toEqual([{ next: 7n, tag: 'x' }]);
+    } finally {
+      one.release();
+      two.release();
+    }
+  });
 });

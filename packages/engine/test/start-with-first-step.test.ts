@@ -193,8 +193,8 @@ describe(`a start handed to its own pool writes its first step in the same state
     const { engine } = await withPool();
     const { runId } = await engine.startFlow(twoAtOnce, null);
     const [start] = fused(counted.sent);
-    // The statement's step columns: one step, sequence 1, the action asked for first.
-    expect(start?.values.slice(11, 14)).toEqual([[1], ['action'], ['first-step-one']]);
+    // The statement's step columns (a lone start's, as scalars: ADR 0053): sequence 1, the action asked for first.
+    expect(start?.values.slice(11, 14)).toEqual([1, 'action', 'first-step-one']);
     expect((await finished(runId)).status).toBe('Completed');
     expect((await history(runId)).slice(0, 3)).toEqual(['run.started', 'run.running', 'action.started#1']);
     expect((await steps(runId)).map(([seq, name, status, attempts]) => [seq, name, status, attempts])).toEqual([

@@ -57,6 +57,33 @@ function shapeOf(name: string | undefined, columns: Column[]): RowShape {
   return shape;
 }
 
+/** node-postgres's connection, the part that executes a statement already parsed on it (untyped in @types/pg). */
+interface PgConnection {
+  bind(config: {
+    portal: string;
+    statement: string;
+    values: unknown[];
+    binary: boolean | undefined;
+    valueMapper: (value: unknown) => unknown;
+  }): void;
+  execute(config: { portal: string; rows: undefined }): void;
+  sync(): void;
+}
+
+/** node-postgres's own mapping of a parameter to its text, the one its `prepare` binds with (untyped in @types/pg). */
+const prepareValue = (pg as unknown as { utils: { prepareValue: (value: unknown) => unknown } }).utils.prepareValue;
+
+/**
+ * The row shape each connection described for each statement name (ADR 0053). A statement prepared
+ * on a connection returns the same columns there for as long as it lives: the server refuses to run
+ * it once its result would change shape ("cached plan must not change result type", after which it
+ * is renamed). So from its second run on a connection it is sent without a Describe: the server then
+ * sends no RowDescription, and neither pg nor this query reads one (per statement, a message of
+ * ~30 bytes per column parsed field by field). Kept per connection, never per process: another
+ * database, even of another schema version, describes its own columns on its own connections.
+ */
+const describedOn = new WeakMap<PgConnection, Map<string, RowShape>>();
+
 /**
  * One raw statement (ADR 0039) as node-postgres's own query, but reading its rows through the row
  * shape of its prepared name (see {@link shapes}); a row comes out as node-postgres builds it (every
@@ -68,11 +95,16 @@ function shapeOf(name: string | undefined, columns: Column[]): RowShape {
 export class RawQuery extends pg.Query {
   /** node-postgres's own field (a named statement is prepared once per connection under it); untyped in @types/pg. */
   declare name: string | undefined;
+  /** node-postgres's own fields and method, untyped in @types/pg: the parameters, and how a failure is reported. */
+  declare values: unknown[];
+  declare handleError: (err: Error, connection: PgConnection) => void;
   readonly result: Promise<RawResult>;
   private shape: RowShape | undefined;
   /** The rows read so far (not `rows`: node-postgres's query keeps its page size under that name). */
   private received!: unknown[];
   private parseError: unknown;
+  /** The connection it was sent on, whose described shapes a RowDescription adds to. */
+  private connection: PgConnection | undefined;
 
   constructor(name: string | undefined, text: string, values: unknown[]) {
     let settle: (err: Error | undefined, result: { rowCount: number | null } | undefined) => void = () => undefined;
@@ -94,9 +126,41 @@ export class RawQuery extends pg.Query {
     });
   }
 
+  /**
+   * Called by the client to send it: as node-postgres does (parse unless parsed on this connection,
+   * bind, describe, execute, sync), but without the describe once this connection has described it
+   * ({@link describedOn}).
+   */
+  prepare(connection: PgConnection): void {
+    const described = this.name === undefined ? undefined : describedOn.get(connection)?.get(this.name);
+    if (described === undefined) {
+      this.connection = connection;
+      (pg.Query.prototype as unknown as { prepare: (c: PgConnection) => void }).prepare.call(this, connection);
+      return;
+    }
+    this.shape = described;
+    const name = this.name!;
+    try {
+      connection.bind({ portal: '', statement: name, values: this.values, binary: false, valueMapper: prepareValue });
+    } catch (err) {
+      // Nothing was sent: the sync alone ends the exchange (its ReadyForQuery frees the client for the
+      // next statement). Unlike node-postgres's path, the statement is not closed: it was prepared
+      // before this run, and stays prepared for the next.
+      connection.sync();
+      this.handleError(err as Error, connection);
+      return;
+    }
+    connection.execute({ portal: '', rows: undefined });
+    connection.sync();
+  }
+
   /** Called by the client with the statement's RowDescription (in place of node-postgres's `addFields`). */
   handleRowDescription(message: { fields: Column[] }): void {
     this.shape = shapeOf(this.name, message.fields);
+    if (this.name === undefined || this.connection === undefined) return;
+    let shapes = describedOn.get(this.connection);
+    if (shapes === undefined) describedOn.set(this.connection, (shapes = new Map<string, RowShape>()));
+    shapes.set(this.name, this.shape);
   }
 
   /** Called by the client with each DataRow: its values as texts (null for SQL NULL). */
@@ -105,6 +169,10 @@ export class RawQuery extends pg.Query {
     if (this.parseError !== undefined) return;
     if (shape === undefined) {
       this.parseError = new Error('the server sent a row before describing its columns');
+      return;
+    }
+    if (message.fields.length !== shape.names.length) {
+      this.parseError = new Error(`a row of ${message.fields.length} columns for a shape of ${shape.names.length}`);
       return;
     }
     // The copy of the empty row already holds every NULL: only values are written (with no two

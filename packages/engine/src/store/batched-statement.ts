@@ -13,17 +13,48 @@ export interface InputColumn<T> {
 }
 
 /**
- * The `input` CTE's body: the columns unnested side by side, the first `columns.length` parameters,
- * and `k`, each item's place (from 1). Its text depends only on the columns, never on the number of items.
+ * How a set-based statement's `input` carries its items (ADR 0053): `arrays`, one array per column,
+ * unnested, for any number of items; `scalars`, one parameter per column, for exactly one item. The
+ * lone item is every statement at c=1 and many at c=8, and as arrays it cost pg an array literal per
+ * column (each element escaped) and the server a parse of each and an unnest.
  */
-export function unnestInput<T>(columns: readonly InputColumn<T>[]): string {
-  const arrays = columns.map((c, n) => `$${n + 1}::${c.type}[]`).join(', ');
-  return `select * from unnest(${arrays}) with ordinality as i(${columns.map((c) => c.name).join(', ')}, k)`;
+export type InputShape = 'arrays' | 'scalars';
+
+/** The shape a statement for `items` is sent in: scalars for a lone item, arrays otherwise. */
+export const inputShapeFor = (items: readonly unknown[]): InputShape => (items.length === 1 ? 'scalars' : 'arrays');
+
+/**
+ * The `input` CTE's body: the columns side by side, the first `columns.length` parameters, and `k`,
+ * each item's place (from 1, a bigint as `with ordinality` gives). Its text depends only on the
+ * columns and the shape, never on the number of items. In both shapes the first parameter is an array
+ * (of one value for `scalars`): the statements' bodies find their runs with `= any($1::uuid[])`.
+ */
+function inputCte<T>(columns: readonly InputColumn<T>[], shape: InputShape): string {
+  if (shape === 'arrays') {
+    const arrays = columns.map((c, n) => `$${n + 1}::${c.type}[]`).join(', ');
+    return `select * from unnest(${arrays}) with ordinality as i(${columns.map((c) => c.name).join(', ')}, k)`;
+  }
+  const scalars = columns.map((c, n) => (n === 0 ? `($1::${c.type}[])[1]` : `$${n + 1}::${c.type}`) + ` as ${c.name}`);
+  return `select ${scalars.join(', ')}, 1::bigint as k`;
 }
 
-/** The parameters of {@link unnestInput} for `items`: one array per column. */
-export function inputValues<T>(columns: readonly InputColumn<T>[], items: readonly T[]): unknown[][] {
-  return columns.map((c) => items.map(c.of));
+/** The parameters of {@link inputCte} for `items` in `shape` (`scalars`: exactly one item). */
+export function inputValues<T>(columns: readonly InputColumn<T>[], items: readonly T[], shape: InputShape): unknown[] {
+  if (shape === 'arrays') return columns.map((c) => items.map(c.of));
+  if (items.length !== 1) throw new Error(`a statement of scalars carries one item, not ${items.length}`);
+  const [item] = items as [T];
+  return columns.map((c, n) => (n === 0 ? [c.of(item)] : c.of(item)));
+}
+
+/**
+ * A set-based statement's two texts, one per {@link InputShape}, built by `body` around its `input`
+ * CTE: one body for both, so what the lone item's statement writes cannot drift from the batch's.
+ */
+export function setBasedTexts<T>(
+  columns: readonly InputColumn<T>[],
+  body: (input: string) => string,
+): Record<InputShape, string> {
+  return { arrays: body(inputCte(columns, 'arrays')), scalars: body(inputCte(columns, 'scalars')) };
 }
 
 const statusOf = { completed: 'Completed', failed: 'Failed', errored: 'Errored' } as const;

@@ -2,12 +2,14 @@ import type { Json } from '../definitions/define-action.ts';
 import type { RawResult, RawStatement } from '../db/raw-db.ts';
 import {
   fencedOutcomes,
+  inputShapeFor,
   inputValues,
+  setBasedTexts,
   openStatusesText,
   outcomeColumns,
   outcomeEventRows,
-  unnestInput,
   type InputColumn,
+  type InputShape,
 } from './batched-statement.ts';
 import type { JobAck } from './delete-job.ts';
 import type { FinalRunStatus } from './finish-run.ts';
@@ -49,9 +51,11 @@ const columns: InputColumn<TopRunFinish>[] = [
  * episode's `run.unstuck`, the terminal event, in that order, and the job's acknowledgement. Run rows
  * are locked in id order. Runs must be distinct.
  */
-const text = `/* sagaflow: top-level run finishes */
+const texts = setBasedTexts(
+  columns,
+  (input) => `/* sagaflow: top-level run finishes */
     with input as (
-      ${unnestInput(columns)}
+      ${input}
     ), seen as (
       select r.id, r.xmin::text as version from "sagaflow"."flow_runs" r where r.id = any($1::uuid[])
     ), run as (
@@ -91,11 +95,18 @@ const text = `/* sagaflow: top-level run finishes */
       delete from "sagaflow"."jobs" j using input i
        where j.id = i.ack_id and j.locked_by = i.ack_worker and i.run_id in (select id from fin)
     )
-    select i.k, f.status from input i left join fin f on f.id = i.run_id order by i.k`;
+    select i.k, f.status from input i left join fin f on f.id = i.run_id order by i.k`,
+);
 
-/** The statement for `items` (distinct runs): its text is always the same, its values are the items' columns. */
-export function finishTopRunsStatement(items: readonly TopRunFinish[]): RawStatement {
-  return { text, values: inputValues(columns, items) };
+/**
+ * The statement for `items` (distinct runs): one text per `shape` (a lone item's columns as scalars
+ * unless told otherwise, ADR 0053), its values the items' columns.
+ */
+export function finishTopRunsStatement(
+  items: readonly TopRunFinish[],
+  shape: InputShape = inputShapeFor(items),
+): RawStatement {
+  return { text: texts[shape], values: inputValues(columns, items, shape) };
 }
 
 /** Each item's status written, or null where its statement wrote nothing, in the items' order. */

@@ -1,5 +1,5 @@
 import type { RawResult, RawStatement } from '../db/raw-db.ts';
-import { inputValues, unnestInput, type InputColumn } from './batched-statement.ts';
+import { inputShapeFor, inputValues, setBasedTexts, type InputColumn, type InputShape } from './batched-statement.ts';
 import type { DbFlowRun } from './find-run.ts';
 import { insertedStart, startedLease, type InsertedStart, type StartedRun } from './insert-started-run.ts';
 import type { NewStep } from './insert-step.ts';
@@ -64,9 +64,11 @@ const columns: InputColumn<StartWithFirstStep>[] = [
  * starts' order then `run.started`, `run.running`, `action.started`, so their ids keep today's order.
  * One statement: a duplicate business key anywhere fails all of it, and nothing is written.
  */
-const text = `/* sagaflow: start with first step */
+const texts = setBasedTexts(
+  columns,
+  (input) => `/* sagaflow: start with first step */
     with input as (
-      ${unnestInput(columns)}
+      ${input}
     ), run as (
       insert into "sagaflow"."flow_runs"
         (id, flow_name, flow_version, input, business_key, tags, expires_at, run_timeout_at, created_at, updated_at,
@@ -117,11 +119,18 @@ const text = `/* sagaflow: start with first step */
     select i.k, c.*, r.input as run_input, w.id as job_id
       from input i join run r on r.id = i.id join claimed c on c.run_id = r.id
       left join wakes w on w.run_id = r.id and w.locked_by is not null
-     order by i.k`;
+     order by i.k`,
+);
 
-/** The statement for `items`: its text is always the same, its values are the items' columns. */
-export function insertStartedRunsWithStepStatement(items: readonly StartWithFirstStep[]): RawStatement {
-  return { text, values: inputValues(columns, items) };
+/**
+ * The statement for `items`: one text per `shape` (a lone item's columns as scalars unless told
+ * otherwise, ADR 0053), its values the items' columns.
+ */
+export function insertStartedRunsWithStepStatement(
+  items: readonly StartWithFirstStep[],
+  shape: InputShape = inputShapeFor(items),
+): RawStatement {
+  return { text: texts[shape], values: inputValues(columns, items, shape) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { RawResult, RawStatement } from '../db/raw-db.ts';
-import { inputValues, unnestInput, type InputColumn } from './batched-statement.ts';
+import { inputShapeFor, inputValues, setBasedTexts, type InputColumn, type InputShape } from './batched-statement.ts';
 import type { DbFlowRun } from './find-run.ts';
 import { insertedStart, startedLease, type InsertedStart, type StartedRun } from './insert-started-run.ts';
 
@@ -28,9 +28,11 @@ const columns: InputColumn<StartedRun>[] = [
  * active) and the wakes (per run the first wake, then the run-timeout backstop) are inserted in the
  * items' order. One statement: a duplicate business key anywhere fails all of it, and nothing is written.
  */
-const text = `/* sagaflow: starts */
+const texts = setBasedTexts(
+  columns,
+  (input) => `/* sagaflow: starts */
     with input as (
-      ${unnestInput(columns)}
+      ${input}
     ), fresh as materialized (
       select gen_random_uuid() as id, i.* from input i
     ), run as (
@@ -71,11 +73,18 @@ const text = `/* sagaflow: starts */
     select f.k, r.*, w.id as job_id
       from fresh f join run r on r.id = f.id
       left join wakes w on w.run_id = r.id and w.locked_by is not null
-     order by f.k`;
+     order by f.k`,
+);
 
-/** The statement for `starts`: its text is always the same, its values are the starts' columns. */
-export function insertStartedRunsStatement(starts: readonly StartedRun[]): RawStatement {
-  return { text, values: inputValues(columns, starts) };
+/**
+ * The statement for `starts`: one text per `shape` (a lone start's columns as scalars unless told
+ * otherwise, ADR 0053), its values the starts' columns.
+ */
+export function insertStartedRunsStatement(
+  starts: readonly StartedRun[],
+  shape: InputShape = inputShapeFor(starts),
+): RawStatement {
+  return { text: texts[shape], values: inputValues(columns, starts, shape) };
 }
 
 /** What each of `starts` wrote, in their order, from the statement's rows (one per start, ordered by `k`). */

@@ -7,11 +7,13 @@ import type { StepTable } from './step-table.ts';
 import {
   fencedOutcomes,
   openStatusesText,
+  inputShapeFor,
   inputValues,
+  setBasedTexts,
   outcomeColumns,
   outcomeEventRows,
-  unnestInput,
   type InputColumn,
+  type InputShape,
 } from './batched-statement.ts';
 
 /** The previous step's outcome a transition records, under the fence of recordStepOutcome. */
@@ -79,9 +81,11 @@ const columns: InputColumn<StepTransition>[] = [
  * transition per run). The leading comment names it where only the text's head is shown
  * (pg_stat_activity keeps 1 kB).
  */
-const text = `/* sagaflow: step transitions */
+const texts = setBasedTexts(
+  columns,
+  (input) => `/* sagaflow: step transitions */
     with input as (
-      ${unnestInput(columns)}
+      ${input}
     ), run as (
       select r.id from "sagaflow"."flow_runs" r
        where r.id = any($1::uuid[]) and r.status in (${openStatusesText})
@@ -112,12 +116,19 @@ const text = `/* sagaflow: step transitions */
     select i.k, exists (select 1 from run where run.id = i.run_id) as run_open,
            exists (select 1 from upd where upd.run_id = i.run_id) as recorded, c.*
       from input i left join claimed c on c.run_id = i.run_id
-     order by i.k`;
+     order by i.k`,
+);
 
-/** The statement for `items` (distinct runs): its text is always the same, its values are the items' columns. */
-export function stepTransitionsStatement(items: readonly StepTransition[]): RawStatement {
+/**
+ * The statement for `items` (distinct runs): one text per `shape` (a lone item's columns as scalars
+ * unless told otherwise, ADR 0053), its values the items' columns.
+ */
+export function stepTransitionsStatement(
+  items: readonly StepTransition[],
+  shape: InputShape = inputShapeFor(items),
+): RawStatement {
   const cancellationKnown = items.filter((i) => i.cancellationKnown).map((i) => i.step.runId);
-  return { text, values: [...inputValues(columns, items), cancellationKnown] };
+  return { text: texts[shape], values: [...inputValues(columns, items, shape), cancellationKnown] };
 }
 
 /** Each item's result, in the items' order, from the statement's rows (one per item, ordered by `k`). */
