@@ -29,7 +29,11 @@ async function main(): Promise<void> {
   const db = await createDatabase({ kind: 'pglite', dataDir });
   const bench = createBenchFlow();
   try {
-    await migrate(db);
+    await migrate(db).catch(async (error: unknown) => {
+      await db.close();
+      throw error;
+    });
+    // Closing the peer stops the engine and closes `db`.
     const peer = driveEngine(bench, db, createBenchEngine(db, concurrency, bench));
     try {
       progress(`warm-up: PGlite ${dataDir ? 'data directory' : 'memory'}, c=${concurrency}, 3 s`);
@@ -62,7 +66,6 @@ async function main(): Promise<void> {
       await peer.close();
     }
   } finally {
-    await db.close();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   }
 }
