@@ -94,7 +94,9 @@ async function bindAndExecute(
         values: values.map((value, i) => {
           if (value === null || value === undefined) return null;
           const serialize = pglite.serializers[oids[i] ?? 0];
-          return serialize ? serialize(value) : String(value);
+          if (serialize) return serialize(value);
+          // As PGlite's `query` does, a type without a serializer goes as the value's own text.
+          return typeof value === 'object' ? JSON.stringify(value) : `${value as string | number | bigint | boolean}`;
         }),
       }),
       protocol.serialize.describe({ type: 'P' }),
@@ -104,7 +106,7 @@ async function bindAndExecute(
     { syncToFs },
   );
   const [result] = parse.parseResults(messages, prepared.parsers);
-  return { rows: (result?.rows ?? []) as RawResult['rows'], rowCount: result?.affectedRows ?? 0 };
+  return { rows: result?.rows ?? [], rowCount: result?.affectedRows ?? 0 };
 }
 
 function concat(parts: readonly Uint8Array[]): Uint8Array {
