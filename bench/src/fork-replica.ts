@@ -1,6 +1,4 @@
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { dirname } from 'node:path';
+import { forkBenchChild } from './fork-bench-child.ts';
 
 /** A worker process forked by {@link forkReplica}, once it has said it is ready. */
 export interface Replica {
@@ -11,21 +9,13 @@ export interface Replica {
   stop(): Promise<{ errors: number }>;
 }
 
-const workerPath = fileURLToPath(new URL('./replica-worker.ts', import.meta.url));
-// The bench runs its TypeScript sources through tsx, resolved from the bench package.
-const execArgv = ['--conditions=@sagaflow/source', '--import', 'tsx'];
-
 /**
  * Forks replica-worker.ts (an engine with `concurrency` workers on `url`) and resolves when it is
  * ready to claim jobs. Its stdout and stderr go to this process's stderr, so the report on stdout
  * stays clean. Fails if it exits before it is ready or is not ready within `readyTimeoutMs`.
  */
 export async function forkReplica(url: string, concurrency: number, readyTimeoutMs = 120_000): Promise<Replica> {
-  const child = fork(workerPath, [url, String(concurrency)], {
-    cwd: dirname(dirname(workerPath)),
-    execArgv,
-    stdio: ['ignore', 2, 2, 'ipc'],
-  });
+  const child = forkBenchChild(new URL('./replica-worker.ts', import.meta.url), [url, String(concurrency)]);
   let stopping = false;
   let failure: string | null = null;
   let errors: number | null = null;

@@ -19,6 +19,7 @@ function pglite(store: PglitePhaseResult['store'], concurrency: number, flowsPer
   const settings = 'fsync=off, synchronous_commit=on';
   return {
     store,
+    pid: 4242,
     concurrency,
     settings,
     ...loop(flowsPerSecond),

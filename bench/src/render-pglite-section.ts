@@ -86,8 +86,9 @@ export function renderPgliteSection(results: readonly PglitePhaseResult[], modes
     table,
     '',
     "PGlite rows: one engine on a fresh, migrated PGlite per phase (in memory; or on a new data directory under the OS temp directory, on this machine's disk), " +
+      "each phase in a fresh Node process of its own (bench/src/pglite-phase-child.ts), as the comparison's phases are, so nothing another system ran in the bench's process (DBOS's AsyncLocalStorage hooks) weighs on its promises; " +
       'a worker pool of `c`, the same closed loop and windows as the PostgreSQL phases; the embedded server’s fsync and synchronous_commit are read back ' +
-      'and shown in the row. PGlite runs inside the Node process, so its CPU / flow is process.cpuUsage() ÷ flows, engine and database together; the ' +
+      'and shown in the row. PGlite runs inside that Node process, so its CPU / flow is process.cpuUsage() ÷ flows, engine and database together; the ' +
       'PostgreSQL rows show Node + PostgreSQL. PostgreSQL rows are the Sagaflow medians of the comparison above. The floor ' +
       'row runs first on the same fresh database, the same closed loop and windows, with a "flow" that is three transactions ' +
       'each inserting a step row and updating it to Completed with its output: the least any engine would pay PGlite for ' +

@@ -42,11 +42,11 @@ export function renderReplicaSection(results: readonly ReplicaResult[], server: 
     '',
     ...cpuVerdict(results),
     'Each row: a fresh clone of the migrated template; `n` child processes (bench/src/replica-worker.ts), each an engine with ' +
-      'startWorkers() on its own connection pool; a starter in the bench process (an engine that never starts workers) keeps ' +
+      'startWorkers() on its own connection pool; a starter in a process of its own (bench/src/replica-starter.ts: an engine that never starts workers, and the observer counting finished runs) keeps ' +
       'the backlog of started-but-unfinished runs full. The window opens once every worker slot has had about one run ' +
       'finished after all processes were ready, and the warm-up time passed; flows/s = runs whose engine-recorded ' +
       'finished_at falls in the window ÷ the window, which spans the CPU readings at its edges (seconds on a busy machine) so flows and CPU cover the same time. "Fewest open runs" below the worker slots means the starter, not the ' +
-      'workers, was short. CPU: utime+stime from /proc of the worker processes, the bench process, the postmaster and its ' +
+      'workers, was short. CPU: utime+stime from /proc of the worker processes, the starter and bench processes (the "starter" column), the postmaster and its ' +
       'children, and the whole machine (/proc/stat), over the window; "other" is what none of those used. Errors: what the ' +
       "worker processes' engines logged at error level over the whole phase (counted in each process, reported on exit); " +
       'each is a job that failed (on a starved machine, mostly Prisma giving up on starting a transaction) and whose run ' +

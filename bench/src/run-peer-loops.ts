@@ -1,7 +1,5 @@
-import { fork } from 'node:child_process';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { WorkerPoolCounters } from '@sagaflow/engine';
+import { exitOf, forkBenchChild } from './fork-bench-child.ts';
 import type { PeerSystem } from './peer-system.ts';
 import type { ClosedLoopResult } from './run-closed-loop.ts';
 
@@ -28,10 +26,6 @@ export interface PeerLoops {
   readonly poolCounters: WorkerPoolCounters | null;
 }
 
-const childPath = fileURLToPath(new URL('./peer-phase-child.ts', import.meta.url));
-// The bench runs its TypeScript sources through tsx, resolved from the bench package.
-const execArgv = ['--conditions=@sagaflow/source', '--import', 'tsx'];
-
 /**
  * Runs a phase's warm-up and measured loop in a process of its own (peer-phase-child.ts), so each
  * system is measured alone, as its clients run it: a system loaded in the harness's process leaves
@@ -42,11 +36,7 @@ const execArgv = ['--conditions=@sagaflow/source', '--import', 'tsx'];
  * the child exits before it sent its loop; its output goes to this process's stderr.
  */
 export async function runPeerLoops(spec: PeerLoopsSpec, edge: () => Promise<void>): Promise<PeerLoops> {
-  const child = fork(childPath, [JSON.stringify(spec)], {
-    cwd: dirname(dirname(childPath)),
-    execArgv,
-    stdio: ['ignore', 2, 2, 'ipc'],
-  });
+  const child = forkBenchChild(new URL('./peer-phase-child.ts', import.meta.url), [JSON.stringify(spec)]);
   let warmup: ClosedLoopResult | undefined;
   let measured: Extract<PeerLoopsMessage, { kind: 'measured' }> | undefined;
   let failed: Error | undefined;
@@ -69,9 +59,7 @@ export async function runPeerLoops(spec: PeerLoopsSpec, edge: () => Promise<void
         .then(() => void child.send('close'));
     }
   });
-  const exit = await new Promise<string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(signal ?? `code ${code}`)),
-  );
+  const exit = await exitOf(child);
   await edges;
   if (failed !== undefined) throw failed;
   if (warmup === undefined || measured === undefined || exit !== 'code 0')

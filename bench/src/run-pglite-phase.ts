@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { createDatabase, migrate, type Database } from '@sagaflow/engine';
 import { createBenchFlow } from './bench-flow.ts';
 import { createBenchEngine } from './open-bench-engine.ts';
+import { exitOf, forkBenchChild } from './fork-bench-child.ts';
 import { progress } from './progress.ts';
 import { closedLoopFigures, runClosedLoop, type ClosedLoopFigures } from './run-closed-loop.ts';
 import { driveEngine } from './sagaflow-peer.ts';
@@ -26,6 +27,8 @@ export interface PgliteLoopFigures extends ClosedLoopFigures {
 /** One store at one concurrency: the comparison's figures, for the engine on PGlite, and its floor. */
 export interface PglitePhaseResult extends PgliteLoopFigures {
   readonly store: PgliteStore;
+  /** The process that ran the phase: a child of the bench's, nobody else's work in it. */
+  readonly pid: number;
   readonly concurrency: number;
   /** fsync and synchronous_commit as the embedded server reports them: how durable its commits are. */
   readonly settings: string;
@@ -33,21 +36,47 @@ export interface PglitePhaseResult extends PgliteLoopFigures {
   readonly floor: PgliteLoopFigures;
 }
 
+/** What pglite-phase-child.ts is told: one store at one concurrency. */
+export interface PglitePhaseSpec extends PglitePlan {
+  readonly store: PgliteStore;
+  readonly concurrency: number;
+}
+
 /**
  * The comparison's 3-step flow on embedded PGlite, the engine's default database: in memory, and on
- * a fresh data directory under the OS temp dir. Each phase gets a new, migrated database (migration
- * is outside the windows), then the same closed loop as the PostgreSQL phases: a warm-up, the
- * measured window, close.
+ * a fresh data directory under the OS temp dir. Each phase runs in a process of its own
+ * (pglite-phase-child.ts), as the comparison's phases do (ADR 0049): PGlite runs inside the process
+ * that queries it, so every statement of it would otherwise pay for what the bench's process already
+ * ran (DBOS's AsyncLocalStorage hooks on every promise). Fails if a child exits before it sent its result.
  */
 export async function runPglitePhases(plan: PglitePlan): Promise<PglitePhaseResult[]> {
   const results: PglitePhaseResult[] = [];
   for (const store of ['memory', 'data-dir'] as const) {
-    for (const concurrency of plan.concurrencies) results.push(await runPglitePhase(store, concurrency, plan));
+    for (const concurrency of plan.concurrencies)
+      results.push(await runPglitePhaseInChild({ ...plan, store, concurrency }));
   }
   return results;
 }
 
-async function runPglitePhase(store: PgliteStore, concurrency: number, plan: PglitePlan): Promise<PglitePhaseResult> {
+/** One phase in a child of its own, which sends back its result and exits. */
+export async function runPglitePhaseInChild(spec: PglitePhaseSpec): Promise<PglitePhaseResult> {
+  const child = forkBenchChild(new URL('./pglite-phase-child.ts', import.meta.url), [JSON.stringify(spec)]);
+  let result: PglitePhaseResult | undefined;
+  child.on('message', (message: PglitePhaseResult) => void (result = message));
+  const exit = await exitOf(child);
+  if (result === undefined || exit !== 'code 0')
+    throw new Error(
+      `the PGlite ${spec.store} c=${spec.concurrency} phase's process ${child.pid} exited (${exit}) before it sent its result`,
+    );
+  return result;
+}
+
+/**
+ * One phase in this process: a new, migrated database (migration is outside the windows), then the
+ * same closed loop as the PostgreSQL phases, first for the hand-written floor, then for the engine:
+ * a warm-up, the measured window, close.
+ */
+export async function runPglitePhase({ store, concurrency, ...plan }: PglitePhaseSpec): Promise<PglitePhaseResult> {
   const dataDir = store === 'data-dir' ? await mkdtemp(join(tmpdir(), 'sagaflow-bench-pglite-')) : undefined;
   try {
     progress(`PGlite ${store} c=${concurrency}: migrating a fresh database${dataDir ? ` in ${dataDir}` : ''}`);
@@ -78,7 +107,7 @@ async function runPglitePhase(store: PgliteStore, concurrency: number, plan: Pgl
     } finally {
       await peer.close();
     }
-    const result: PglitePhaseResult = { store, concurrency, settings, ...engine, floor };
+    const result: PglitePhaseResult = { store, pid: process.pid, concurrency, settings, ...engine, floor };
     progress(
       `PGlite ${store} c=${concurrency}: ${result.flowsPerSecond.toFixed(0)} flows/s, p50 ${result.latencyP50Ms.toFixed(1)} ms ` +
         `(${result.flows} flows in ${(result.windowMs / 1000).toFixed(1)} s; ${settings}); hand-written floor ` +

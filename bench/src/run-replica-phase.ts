@@ -1,11 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDatabase as openDatabase } from '@sagaflow/engine';
 import { createDatabase } from '@sagaflow/test-postgres';
-import { createBenchFlow } from './bench-flow.ts';
 import { forkReplica, type Replica } from './fork-replica.ts';
+import { forkReplicaStarter, type ReplicaStarter } from './fork-replica-starter.ts';
 import { asObserver } from './observer-role.ts';
-import { createBenchEngine } from './open-bench-engine.ts';
 import { progress } from './progress.ts';
 import { readCpuTimes, readProcessCpuMs } from './read-cpu-times.ts';
 import { RunObserver } from './run-observer.ts';
@@ -21,7 +19,7 @@ export interface ReplicaPlan {
   readonly concurrencyPerProcess: number;
   /** Started-but-unfinished runs the starter keeps. */
   readonly backlog: number;
-  /** Concurrent startFlow loops in the starter. */
+  /** Concurrent startFlow loops in the starter process. */
   readonly starters: number;
   readonly warmupMs: number;
   readonly measureMs: number;
@@ -31,7 +29,7 @@ export interface ReplicaPlan {
 export interface ReplicaCores {
   /** The worker processes together. */
   readonly workers: number | null;
-  /** This process: the starter's engine and the bench's polling. */
+  /** The starter process (its engine and the observer's polling) and this process, which waits on it. */
   readonly starter: number;
   readonly postgres: number | null;
   /** The whole machine, everything included. */
@@ -72,44 +70,27 @@ export async function runScaleOut(
 
 /**
  * `processes` worker processes (replica-worker.ts, each an engine with its own pool) on one fresh
- * clone of the migrated template, while a starter in this process keeps `backlog` runs started and
- * unfinished. After every worker is ready and a warm-up, flows/s is the runs whose engine-recorded
- * finished_at falls in the measured window ÷ the window; CPU comes from /proc over the same window.
+ * clone of the migrated template, while a starter process (replica-starter.ts, forked first) keeps
+ * `backlog` runs started and unfinished. Every process of the phase is a fresh one, as the
+ * comparison's phases are (ADR 0049, 0055): nothing DBOS left in the bench's process runs in them.
+ * After every worker is ready and a warm-up, flows/s is the runs whose engine-recorded finished_at
+ * falls in the measured window ÷ the window; CPU comes from /proc over the same window.
  */
 export async function runReplicaPhase(plan: ReplicaPlan): Promise<ReplicaResult> {
   const { processes, concurrencyPerProcess, backlog } = plan;
   const url = await createDatabase(plan.adminUrl, `replicas_p${processes}`, { template: plan.template });
   const observer = await RunObserver.open(asObserver(url));
-  const bench = createBenchFlow();
-  const starterDb = await openDatabase({ kind: 'postgres', url, poolSize: plan.starters + 1 });
-  // Starts runs only: its workers never start, so every step runs in the worker processes.
-  const starterEngine = createBenchEngine(starterDb, 1, bench);
-  const load = { started: 0, finished: 0, minOpen: backlog, measuring: false, done: false };
+  const load = { started: 0, finished: 0, minOpen: backlog, measuring: false };
   const replicas: Replica[] = [];
+  let starter: ReplicaStarter | undefined;
   let stopped: PromiseSettledResult<{ errors: number }>[];
   let window: { from: number; to: number; startupMs: number; cores: ReplicaCores };
   try {
-    const starter = async () => {
-      while (!load.done) {
-        if (load.started - load.finished >= backlog) {
-          await sleep(2);
-          continue;
-        }
-        load.started += 1;
-        await starterEngine.startFlow(bench.flow, { n: load.started });
-      }
-    };
-    const poller = async () => {
-      while (!load.done) {
-        const { finished, notCompleted } = await observer.countFinished();
-        if (notCompleted > 0) throw new Error(`scale-out: ${notCompleted} run(s) did not complete`);
-        load.finished = finished;
-        if (load.measuring) load.minOpen = Math.min(load.minOpen, load.started - finished);
-        await sleep(20);
-      }
-    };
-    const feeding = Promise.all([poller(), ...Array.from({ length: plan.starters }, starter)]);
-    feeding.catch(() => undefined);
+    starter = forkReplicaStarter({ url, backlog, starters: plan.starters }, ({ started, finished }) => {
+      [load.started, load.finished] = [started, finished];
+      if (load.measuring) load.minOpen = Math.min(load.minOpen, started - finished);
+    });
+    const feeding = starter.running;
 
     progress(`scale-out ${processes} process(es): forking, ${concurrencyPerProcess} workers each`);
     const forkedAt = performance.now();
@@ -127,21 +108,19 @@ export async function runReplicaPhase(plan: ReplicaPlan): Promise<ReplicaResult>
     // Scanning /proc takes seconds on a busy machine, and the CPU it reads spans the scans: the
     // window is that whole span, so flows and CPU cover the same time.
     const from = Date.now();
-    const cpuBefore = await readAllCpu(plan.dataDir, replicas);
+    const cpuBefore = await readAllCpu(plan.dataDir, starter.pid, replicas);
     load.measuring = true;
     await Promise.race([sleep(plan.measureMs), feeding]);
     load.measuring = false;
-    const cpuAfter = await readAllCpu(plan.dataDir, replicas);
+    const cpuAfter = await readAllCpu(plan.dataDir, starter.pid, replicas);
     const to = Date.now();
-    load.done = true;
-    await feeding;
+    await starter.stop();
     const failed = replicas.map((r) => r.failure()).find((f) => f !== null);
     if (failed) throw new Error(`scale-out ${processes}: ${failed} during the window`);
     window = { from, to, startupMs, cores: coresOver(cpuBefore, cpuAfter, to - from) };
   } finally {
-    load.done = true;
+    await starter?.stop().catch(() => undefined);
     stopped = await Promise.allSettled(replicas.map((r) => r.stop()));
-    await starterDb.close();
   }
   const notStopped = stopped.find((s) => s.status === 'rejected');
   if (notStopped) throw notStopped.reason;
@@ -190,13 +169,15 @@ interface AllCpu {
   readonly workersMs: number | null;
 }
 
-async function readAllCpu(dataDir: string, replicas: readonly Replica[]): Promise<AllCpu> {
-  const [own, workers] = await Promise.all([
+async function readAllCpu(dataDir: string, starterPid: number, replicas: readonly Replica[]): Promise<AllCpu> {
+  const [own, starter, workers] = await Promise.all([
     readCpuTimes(dataDir),
+    readProcessCpuMs(starterPid),
     Promise.all(replicas.map((r) => readProcessCpuMs(r.pid))),
   ]);
   const workersMs = workers.includes(null) ? null : workers.reduce<number>((sum, ms) => sum + (ms ?? 0), 0);
-  return { starterMs: own.nodeMs, postgresMs: own.postgresMs, machineMs: own.machineMs, workersMs };
+  // An unreadable starter counts as this process alone: the column then says less than it spent.
+  return { starterMs: own.nodeMs + (starter ?? 0), postgresMs: own.postgresMs, machineMs: own.machineMs, workersMs };
 }
 
 function coresOver(before: AllCpu, after: AllCpu, wallMs: number): ReplicaCores {

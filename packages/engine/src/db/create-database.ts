@@ -5,7 +5,14 @@ import pg from 'pg';
 import { EngineError } from '../errors/engine-error.ts';
 import { PrismaClient } from '../generated/prisma/client.ts';
 import type { Database, SqlDriver, Subscription } from './database.ts';
-import { inPgliteTransaction, inPgStatement, inPgTransaction, pgliteSession, pgSession } from './run-in-transaction.ts';
+import {
+  inPgliteTransaction,
+  inPgStatement,
+  inPgTransaction,
+  pgliteSession,
+  pgSession,
+  type PgliteRaw,
+} from './run-in-transaction.ts';
 import { lockDataDir, type DataDirLock, type DataDirLockOptions } from './lock-data-dir.ts';
 
 export type DatabaseOptions =
@@ -43,9 +50,10 @@ async function openPglite(dataDir: string | undefined, lockOptions: DataDirLockO
   }
   // Loaded here, not at the top: PGlite's module alone is ~45 MB of resident memory, which a host on
   // PostgreSQL never needs (ADR 0036: the control plane's RSS).
-  const [{ PGlite }, { PrismaPGlite }] = await Promise.all([
+  const [{ PGlite }, { PrismaPGlite }, { rawOnPglite }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('pglite-prisma-adapter'),
+    import('./pglite-prepared.ts'),
   ]);
   let pglite: PGlite;
   try {
@@ -59,11 +67,13 @@ async function openPglite(dataDir: string | undefined, lockOptions: DataDirLockO
       { cause },
     );
   }
+  const raw: PgliteRaw = (target, statement) => rawOnPglite(pglite, target, statement);
+  const session = pgliteSession(pglite, raw);
   const driver: SqlDriver = {
-    ...pgliteSession(pglite),
-    transaction: (fn, limits) => inPgliteTransaction(pglite, fn, limits),
+    ...session,
+    transaction: (fn, limits) => inPgliteTransaction(pglite, raw, fn, limits),
     // One session, queued behind the transaction in flight: there is no pool to wait for.
-    statement: (statement) => pgliteSession(pglite).raw(statement),
+    statement: (statement) => session.raw(statement),
   };
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
   return {

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { SqlSession, TransactionLimits } from './database.ts';
 import type { RawResult, RawStatement } from './raw-db.ts';
 import { RawQuery } from './raw-query.ts';
-import { pgliteRawParsers, rawParameter } from './raw-values.ts';
+import { rawParameter } from './raw-values.ts';
 import { namedStatement, renameStatement } from './statement-names.ts';
 
 /** What a statement meets once its transaction's time limit passed (Prisma's words, so logs read alike). */
@@ -64,8 +64,14 @@ export function isStalePlan(err: unknown): boolean {
   );
 }
 
-/** A session over PGlite or one of its transactions (it prepares nothing by name: one in-process backend, no round trip to save). */
-export function pgliteSession(target: PGlite | PgliteTransaction): SqlSession {
+/** How a PGlite session sends a raw statement on its target (the instance, or a transaction of it). */
+export type PgliteRaw = (target: PGlite | PgliteTransaction, statement: RawStatement) => Promise<RawResult>;
+
+/**
+ * A session over PGlite or one of its transactions; raw statements go through `raw` (pglite-prepared.ts:
+ * prepared by name once per instance, ADR 0055).
+ */
+export function pgliteSession(target: PGlite | PgliteTransaction, raw: PgliteRaw): SqlSession {
   return {
     exec: async (sql) => {
       await nextTurn();
@@ -75,10 +81,9 @@ export function pgliteSession(target: PGlite | PgliteTransaction): SqlSession {
       await nextTurn();
       return (await target.query<T>(sql, [...params])).rows;
     },
-    raw: async ({ text, values }: RawStatement): Promise<RawResult> => {
+    raw: async (statement: RawStatement): Promise<RawResult> => {
       await nextTurn();
-      const result = await target.query(text, values.map(rawParameter), { parsers: pgliteRawParsers });
-      return { rows: result.rows, rowCount: result.affectedRows ?? 0 };
+      return raw(target, statement);
     },
   };
 }
@@ -232,6 +237,7 @@ async function connectWithin(pool: pg.Pool, waitMs: number | undefined): Promise
  */
 export async function inPgliteTransaction<T>(
   pglite: PGlite,
+  raw: PgliteRaw,
   fn: (tx: SqlSession) => Promise<T>,
   limits: TransactionLimits = {},
 ): Promise<T> {
@@ -245,7 +251,7 @@ export async function inPgliteTransaction<T>(
     const live = () => {
       if (performance.now() >= expiresAt) throw new TransactionExpired(limits.timeoutMs ?? 0);
     };
-    const session = pgliteSession(tx);
+    const session = pgliteSession(tx, raw);
     const result = await fn({
       exec: async (sql) => (live(), session.exec(sql)),
       query: async <R>(sql: string, params?: readonly unknown[]) => (live(), session.query<R>(sql, params)),
