@@ -16,6 +16,7 @@ import {
 } from './read-server-round-trip-stats.ts';
 import { renderRoundTrips, type RoundTripReport } from './render-round-trips.ts';
 import { runClosedLoop } from './run-closed-loop.ts';
+import { sampleWaitEvents } from './sample-wait-events.ts';
 import { driveEngine } from './sagaflow-peer.ts';
 import { startBenchCluster } from './start-bench-cluster.ts';
 import { summariseRoundTrips, type RunTrace } from './summarise-round-trips.ts';
@@ -24,7 +25,7 @@ import { createTracedBenchFlow } from './traced-bench-flow.ts';
 import { withDurableServer } from './with-durable-server.ts';
 
 /**
- * `pnpm --filter @sagaflow/bench run bench:round-trips [concurrency] [seconds] [--json file]`: where a
+ * `pnpm --filter @sagaflow/bench run bench:round-trips [concurrency] [seconds] [--json file] [--set name=value]`: where a
  * flow's wall time goes on the bench's headline setting (issue 11): the closed loop of the 3-step
  * no-op flow at `concurrency` (8) on a throwaway PostgreSQL 15 restarted with durable commits, warmed
  * up, analyzed as autovacuum would have (ADR 0051), warmed up again, then measured for `seconds` (10).
@@ -32,21 +33,26 @@ import { withDurableServer } from './with-durable-server.ts';
  * ({@link traceRoundTrips}), and each action call from inside the flow: per flow and per statement
  * kind, the time queued behind the in-flight statement of its kind, the engine's code before the send,
  * the wait for a pooled connection, the wire and server (split with pg_stat_statements and pg_stat_wal
- * into execution, planning, WAL flush and the rest), the engine turning the answer into the next
+ * into execution, planning, WAL flush and the rest, and the backends' wait events sampled every
+ * {@link waitSampleEveryMs} ms), the engine turning the answer into the next
  * action call, and the runs each statement carried; beside them, CPU of Node and PostgreSQL and how
- * busy Node's event loop was.
+ * busy Node's event loop was. `--set name=value` (repeatable) sets a server setting for the run, to
+ * try one (`--set commit_delay=500`) against the same figures.
  */
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     args: process.argv.slice(2).filter((a) => a !== '--'),
-    options: { json: { type: 'string' } },
+    options: { json: { type: 'string' }, set: { type: 'string', multiple: true, default: [] } },
   });
   const concurrency = Number(positionals[0] ?? 8);
   const seconds = Number(positionals[1] ?? 10);
-  const { cluster } = await startBenchCluster();
+  const { cluster, statements } = await startBenchCluster();
   try {
-    await trackServerRoundTrips(cluster.adminUrl);
+    // The server's side of each round trip is read from it: without it, the split would be a guess.
+    if (!statements.enabled)
+      throw new Error(`pg_stat_statements is needed and could not be loaded: ${statements.reason}`);
+    await trackServerRoundTrips(cluster.adminUrl, values.set);
     await prepareTemplateDatabase(cluster.adminUrl, 'round_trips_template');
     const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('round_trips'), {
       template: 'round_trips_template',
@@ -61,6 +67,9 @@ async function main(): Promise<void> {
   }
 }
 
+/** How often the server's backends are sampled for what they wait on (one short query each time). */
+const waitSampleEveryMs = 2;
+
 async function measure(
   url: string,
   adminUrl: string,
@@ -68,6 +77,7 @@ async function measure(
   concurrency: number,
   seconds: number,
 ): Promise<RoundTripReport> {
+  const name = new URL(url).pathname.slice(1);
   const actions = new Map<number, { inAt: number; outAt: number }[]>();
   const bench = createTracedBenchFlow((n, step, inAt, outAt) => {
     const calls = actions.get(n) ?? [];
@@ -104,13 +114,15 @@ async function measure(
     const delay = monitorEventLoopDelay({ resolution: 1 });
     const cpuBefore = await readCpuTimes(dataDir);
     const loopBefore = performance.eventLoopUtilization();
+    const sampler = await sampleWaitEvents(adminUrl, name, waitSampleEveryMs);
     delay.enable();
     progress(`measuring: c=${concurrency}, ${seconds} s`);
     const loop = await runClosedLoop(concurrency, seconds * 1_000, (n) => peer.runOne(n));
     delay.disable();
+    const waits = await sampler.stop();
     const eventLoop = performance.eventLoopUtilization(loopBefore);
     const cpuAfter = await readCpuTimes(dataDir);
-    const server = await readServerRoundTripStats(adminUrl, new URL(url).pathname.slice(1));
+    const server = await readServerRoundTripStats(adminUrl, name);
     const runs: RunTrace[] = [...runOf].flatMap(([runId, n]) => {
       const finishedAt = finished.get(runId);
       const startCalledAt = starts.get(n);
@@ -132,6 +144,7 @@ async function measure(
       transactionsPerFlow: tracer.transactions / Math.max(1, loop.flows),
       summary: summariseRoundTrips(runs, tracer.statements),
       server,
+      waits,
     };
   } finally {
     unsubscribe();

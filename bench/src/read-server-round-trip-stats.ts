@@ -6,6 +6,8 @@ export interface ServerStatementCost {
   readonly calls: number;
   readonly execMs: number;
   readonly planMs: number;
+  /** Plans made per call: 1 when every call is planned afresh (custom plans), near 0 once a generic plan is kept. */
+  readonly plansPerCall: number;
 }
 
 /** The server's WAL writes and flushes over the window (pg_stat_wal, with track_wal_io_timing on). */
@@ -32,12 +34,19 @@ const comments: [string, StatementKind][] = [
 
 /**
  * Turns on what {@link readServerRoundTripStats} reads: the time of each WAL write and flush, and the
- * planning time of each statement. ALTER SYSTEM, so they outlive the durable restart (ADR 0025).
+ * planning time of each statement; and applies the caller's `name=value` settings. ALTER SYSTEM, so
+ * they outlive the durable restart (ADR 0025).
  */
-export async function trackServerRoundTrips(adminUrl: string): Promise<void> {
+export async function trackServerRoundTrips(adminUrl: string, settings: readonly string[] = []): Promise<void> {
   await withPgClient(adminUrl, async (c) => {
     await c.query('alter system set track_wal_io_timing = on');
     await c.query('alter system set pg_stat_statements.track_planning = on');
+    for (const setting of settings) {
+      const [name, value] = setting.split(/=(.*)/s);
+      if (!name || value === undefined || !/^[a-z_.]+$/.test(name))
+        throw new Error(`--set takes name=value (a server setting), not ${JSON.stringify(setting)}`);
+      await c.query(`alter system set ${name} = ${c.escapeLiteral(value)}`);
+    }
     await c.query('select pg_reload_conf()');
   });
 }
@@ -55,14 +64,21 @@ export async function readServerRoundTripStats(adminUrl: string, name: string): 
   return withPgClient(adminUrl, async (c) => {
     const statements: Partial<Record<StatementKind, ServerStatementCost>> = {};
     for (const [pattern, kind] of comments) {
-      const { rows } = await c.query<{ calls: string; exec: number; plan: number }>(
-        `select sum(s.calls)::text as calls, sum(s.total_exec_time) as exec, sum(s.total_plan_time) as plan
+      const { rows } = await c.query<{ calls: string; plans: string; exec: number; plan: number }>(
+        `select sum(s.calls)::text as calls, sum(s.plans)::text as plans, sum(s.total_exec_time) as exec,
+                sum(s.total_plan_time) as plan
            from pg_stat_statements s join pg_database d on d.oid = s.dbid
           where d.datname = $1 and ltrim(s.query) like $2`,
         [name, pattern],
       );
       const calls = Number(rows[0]?.calls ?? 0);
-      if (calls > 0) statements[kind] = { calls, execMs: rows[0]!.exec / calls, planMs: rows[0]!.plan / calls };
+      if (calls > 0)
+        statements[kind] = {
+          calls,
+          execMs: rows[0]!.exec / calls,
+          planMs: rows[0]!.plan / calls,
+          plansPerCall: Number(rows[0]!.plans) / calls,
+        };
     }
     const { rows } = await c.query<Record<keyof WalFlushes, string>>(
       `select wal_records::text as records, wal_write::text as writes, wal_sync::text as syncs,

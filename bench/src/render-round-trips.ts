@@ -1,6 +1,7 @@
 import { fixed, markdownTable } from './markdown-table.ts';
 import type { CoresBusy } from './read-cpu-times.ts';
 import type { ServerRoundTripStats } from './read-server-round-trip-stats.ts';
+import type { WaitEventSamples } from './sample-wait-events.ts';
 import type { RoundTripSummary, Segments } from './summarise-round-trips.ts';
 
 /** What `bench:round-trips` measured in one window. */
@@ -16,6 +17,7 @@ export interface RoundTripReport {
   readonly transactionsPerFlow: number;
   readonly summary: RoundTripSummary;
   readonly server: ServerRoundTripStats;
+  readonly waits: WaitEventSamples;
 }
 
 const segmentLabels: [keyof Segments, string][] = [
@@ -67,7 +69,14 @@ export function renderRoundTrips(r: RoundTripReport): string {
     ]),
   );
   const wire = markdownTable(
-    ['statement', 'wire + server mean (p50 / p99)', 'server exec', 'server plan', 'WAL write + flush', 'rest'],
+    [
+      'statement',
+      'wire + server mean (p50 / p99)',
+      'server exec',
+      'server plan (plans / call)',
+      'WAL write + flush',
+      'rest',
+    ],
     s.kinds.map((k) => {
       const cost = r.server.statements[k.kind];
       const rest = cost ? k.segments.wireMs - cost.execMs - cost.planMs - flushMs : Number.NaN;
@@ -75,7 +84,7 @@ export function renderRoundTrips(r: RoundTripReport): string {
         k.kind,
         `${fixed(k.segments.wireMs, 3)} (${fixed(k.wireP50Ms, 2)} / ${fixed(k.wireP99Ms, 2)})`,
         fixed(cost?.execMs, 3),
-        fixed(cost?.planMs, 3),
+        `${fixed(cost?.planMs, 3)} (${fixed(cost?.plansPerCall, 2)})`,
         fixed(flushMs, 3),
         fixed(rest, 3),
       ];
@@ -87,5 +96,13 @@ export function renderRoundTrips(r: RoundTripReport): string {
     `(+ ${fixed(wal.syncs > 0 ? wal.writeMs / wal.syncs : Number.NaN, 3)} ms of write), ${fixed(wal.records / Math.max(1, s.flows), 1)} records per flow. ` +
     `"rest" = the client's wire + server time less execution, planning and one write + flush: the network and ` +
     `protocol, a commit waiting for a flush already under way, lock waits, and an answer waiting for Node's event loop.`;
-  return [headline, '', perFlow, '', perKind, '', wire, '', walLine].join('\n');
+  const w = r.waits;
+  const waitLine =
+    `Server backends sampled ${w.samples} times: ${fixed(w.active / Math.max(1, w.samples), 2)} active on average; of their samples, ` +
+    Object.entries(w.byEvent)
+      .sort((a, b) => b[1] - a[1])
+      .map(([event, n]) => `${event} ${fixed((100 * n) / Math.max(1, w.active), 1)} %`)
+      .join(', ') +
+    ` ("CPU": running or waiting for a core, which the server cannot tell apart).`;
+  return [headline, '', perFlow, '', perKind, '', wire, '', walLine, '', waitLine].join('\n');
 }
