@@ -70,7 +70,9 @@ async function bindAndExecute(
   values: readonly unknown[],
   syncToFs: boolean,
 ): Promise<RawResult> {
-  if (pglite.closed) throw new Error('PGlite is closed');
+  // Checked under the locks: close() takes and releases them before it tears the backend down, so a
+  // statement queued behind it gets them while it closes (closed only once it is done).
+  if (!pglite.ready) throw new Error(pglite.closed ? 'PGlite is closed' : 'PGlite is closing');
   const { name } = named;
   const prepared = preparedFor(pglite);
   let types = prepared.statements.get(name);
