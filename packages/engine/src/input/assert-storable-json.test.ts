@@ -31,6 +31,32 @@ describe('assertStorableJson', () => {
     }
   });
 
+  it('counts the bytes of every kind of character as compact JSON writes it, in keys and in values', () => {
+    // Each character JSON escapes (quote, backslash, the short and the \u forms of control
+    // characters), the printable edges of ASCII, DEL, and 2-, 3- and 4-byte UTF-8.
+    const texts = [
+      '',
+      ' ',
+      '~',
+      '"',
+      '\\',
+      '\b\f\n\r\t',
+      '\u0001',
+      '\u001f',
+      '\u007f',
+      'é',
+      '€',
+      '😀',
+      'a"b\\c\u0002d',
+    ];
+    for (const t of texts) {
+      for (const v of [t, { [t]: t }, [t, { k: t }]]) {
+        expect(refusal(v)).toBeNull();
+        expect(assertStorableJson(v, 'input', rules)).toBe(Buffer.byteLength(JSON.stringify(v)));
+      }
+    }
+  });
+
   it.each([
     ['a BigInt', { a: 1n }, 'input.a', /BigInt/],
     ['NaN', [0, Number.NaN], 'input[1]', /NaN/],
