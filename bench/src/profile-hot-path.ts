@@ -7,6 +7,7 @@ import { openBenchEngine } from './open-bench-engine.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
 import { progress } from './progress.ts';
 import { runClosedLoop } from './run-closed-loop.ts';
+import { splitCpuByThread } from './split-cpu-by-thread.ts';
 import { withDurableServer } from './with-durable-server.ts';
 import { driveEngine } from './sagaflow-peer.ts';
 
@@ -26,12 +27,19 @@ import { driveEngine } from './sagaflow-peer.ts';
  * `--after-dbos` first runs DBOS's bench flow for 3 s in this process and shuts it down, as the
  * bench's phases did before each got a process of its own: what DBOS leaves behind (its
  * AsyncLocalStorage hooks on every promise) then shows in Sagaflow's figures (ADR 0049).
+ * `--warmup=<seconds>` (3) sets the warm-up: `--cpu-only` splits the CPU between the main thread
+ * and the others (V8 compiling the hot path and its GC helpers), which a longer warm-up lowers
+ * (ADR 0058).
  */
 async function main(): Promise<void> {
   const concurrency = Number(process.argv[2] ?? 8);
   const seconds = Number(process.argv[3] ?? 10);
   const flags = new Set(process.argv.slice(4));
   const cpuOnly = flags.has('--cpu-only');
+  const warmupFlag = [...flags].find((f) => f.startsWith('--warmup='));
+  const warmupMs = warmupFlag === undefined ? 3_000 : Number(warmupFlag.slice('--warmup='.length)) * 1_000;
+  if (!Number.isFinite(warmupMs) || warmupMs < 0)
+    throw new Error(`bench:profile: ${warmupFlag} is not a number of seconds`);
   const cluster = await startCluster({ log: (line) => progress(`test-postgres: ${line}`) });
   try {
     await prepareTemplateDatabase(cluster.adminUrl, 'profile_template');
@@ -40,7 +48,7 @@ async function main(): Promise<void> {
     });
     const run = async () => {
       if (flags.has('--after-dbos')) await runDbosFirst(cluster.adminUrl, concurrency);
-      await measure(url, concurrency, seconds, cpuOnly);
+      await measure(url, concurrency, seconds, cpuOnly, warmupMs);
     };
     if (flags.has('--durable')) await withDurableServer(cluster, run);
     else await run();
@@ -49,13 +57,19 @@ async function main(): Promise<void> {
   }
 }
 
-async function measure(url: string, concurrency: number, seconds: number, cpuOnly: boolean): Promise<void> {
+async function measure(
+  url: string,
+  concurrency: number,
+  seconds: number,
+  cpuOnly: boolean,
+  warmupMs: number,
+): Promise<void> {
   const bench = createBenchFlow();
   const { db, engine } = await openBenchEngine(url, concurrency, bench);
   const peer = driveEngine(bench, db, engine);
   try {
-    progress(`warm-up: c=${concurrency}, 3 s`);
-    await runClosedLoop(concurrency, 3_000, (n) => peer.runOne(n));
+    progress(`warm-up: c=${concurrency}, ${warmupMs / 1_000} s`);
+    await runClosedLoop(concurrency, warmupMs, (n) => peer.runOne(n));
     if (cpuOnly) {
       await measureCpu(concurrency, seconds, (n) => peer.runOne(n));
       return;
@@ -101,14 +115,21 @@ async function runDbosFirst(adminUrl: string, concurrency: number): Promise<void
 /** The measured window without the profiler: Node CPU per flow, and how much of it is the kernel's. */
 async function measureCpu(concurrency: number, seconds: number, runOne: (n: number) => Promise<void>) {
   progress(`measuring CPU: c=${concurrency}, ${seconds} s, no profiler`);
+  const threadsBefore = splitCpuByThread();
   const cpuBefore = process.cpuUsage();
   const loop = await runClosedLoop(concurrency, seconds * 1_000, (n) => runOne(1_000_000 + n));
   const cpu = process.cpuUsage(cpuBefore);
+  const threadsAfter = splitCpuByThread();
   const perFlow = (us: number) => (us / 1_000 / loop.flows).toFixed(3);
+  const byThread =
+    threadsBefore && threadsAfter
+      ? `; main thread ${perFlow((threadsAfter.mainMs - threadsBefore.mainMs) * 1_000)}, other threads ` +
+        `${perFlow((threadsAfter.otherMs - threadsBefore.otherMs) * 1_000)} (10 ms ticks)`
+      : '';
   console.log(
     `c=${concurrency}: ${loop.flows} flows in ${(loop.windowMs / 1_000).toFixed(1)} s = ` +
       `${((loop.flows * 1_000) / loop.windowMs).toFixed(1)} flows/s; Node CPU ${perFlow(cpu.user + cpu.system)} ms/flow ` +
-      `(user ${perFlow(cpu.user)}, system ${perFlow(cpu.system)})`,
+      `(user ${perFlow(cpu.user)}, system ${perFlow(cpu.system)}${byThread})`,
   );
 }
 
