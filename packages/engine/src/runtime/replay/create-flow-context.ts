@@ -26,56 +26,60 @@ interface BuilderState {
 
 const builderState = new WeakMap<object, BuilderState>();
 
-/** Builds the `ctx` a flow's code runs against for one replay. */
+/** Turns a step's result into what the flow sees: a value, a FlowError, or a stop. */
+function settle<T>(session: ReplaySession, seq: number, name: string, r: ActionStepResult | WaitResult): Promise<T> {
+  switch (r.kind) {
+    case 'completed':
+      return Promise.resolve(r.output as T);
+    case 'errored':
+      return Promise.reject(
+        new FlowError('action_failed', `step ${seq} (${name}) failed: ${recordedMessage(r.error)}`, r.error, seq),
+      );
+    case 'cancelled':
+      return Promise.reject(cancelledError(session, seq));
+    case 'blocked':
+      return never<T>();
+    case 'pending':
+      session.stop({ waitingFor: r.waitingFor, stuckReason: r.stuckReason ?? null });
+      return never<T>();
+    case 'waiting':
+      session.stop({ waitingFor: r.waitingFor, stuckReason: null });
+      return never<T>();
+  }
+}
+
+function register(session: ReplaySession, state: BuilderState, seq: number, output: Json): void {
+  if (!state.compensation) return;
+  session.compensations.push({
+    actionSequence: seq,
+    name: state.compensation.action.name,
+    input: state.compensation.input(output),
+    reclaimAfterSeconds: resolveCompReclaim(session, state.compensationReclaim),
+  });
+}
+
+function resolveCompReclaim(session: ReplaySession, o: ReclaimOverride): number | null {
+  return resolveReclaimSeconds(o, session.deps.config.reclaim.compensations);
+}
+
+function specOf(s: BuilderState): Omit<ActionStepSpec, 'parallelBlock'> {
+  return { action: s.action, input: s.input, retry: s.retry, reclaim: s.reclaim, expiresInSeconds: s.expiresInSeconds };
+}
+
+function claimBuilder(b: object): BuilderState {
+  const state = builderState.get(b);
+  if (!state) throw new TypeError('ctx.parallel() takes steps made by ctx.action()');
+  if (state.started) throw new TypeError(`step ${state.action.name} was already run; a step builder runs once`);
+  state.started = true;
+  return state;
+}
+
+/**
+ * Builds the `ctx` a flow's code runs against for one replay. Its helpers live at module level, not
+ * as closures made per replay (twice per run that its start probed, ADR 0058).
+ */
 export function createFlowContext(session: ReplaySession): FlowContext {
   const { deps } = session;
-
-  /** Turns a step's result into what the flow sees: a value, a FlowError, or a stop. */
-  const settle = <T>(seq: number, name: string, r: ActionStepResult | WaitResult): Promise<T> => {
-    switch (r.kind) {
-      case 'completed':
-        return Promise.resolve(r.output as T);
-      case 'errored':
-        return Promise.reject(
-          new FlowError('action_failed', `step ${seq} (${name}) failed: ${recordedMessage(r.error)}`, r.error, seq),
-        );
-      case 'cancelled':
-        return Promise.reject(cancelledError(session, seq));
-      case 'blocked':
-        return never<T>();
-      case 'pending':
-        session.stop({ waitingFor: r.waitingFor, stuckReason: r.stuckReason ?? null });
-        return never<T>();
-      case 'waiting':
-        session.stop({ waitingFor: r.waitingFor, stuckReason: null });
-        return never<T>();
-    }
-  };
-
-  const register = (state: BuilderState, seq: number, output: Json) => {
-    if (!state.compensation) return;
-    session.compensations.push({
-      actionSequence: seq,
-      name: state.compensation.action.name,
-      input: state.compensation.input(output),
-      reclaimAfterSeconds: resolveCompReclaim(state.compensationReclaim),
-    });
-  };
-  const resolveCompReclaim = (o: ReclaimOverride) => resolveReclaimSeconds(o, deps.config.reclaim.compensations);
-  const specOf = (s: BuilderState): Omit<ActionStepSpec, 'parallelBlock'> => ({
-    action: s.action,
-    input: s.input,
-    retry: s.retry,
-    reclaim: s.reclaim,
-    expiresInSeconds: s.expiresInSeconds,
-  });
-  const claimBuilder = (b: object): BuilderState => {
-    const state = builderState.get(b);
-    if (!state) throw new TypeError('ctx.parallel() takes steps made by ctx.action()');
-    if (state.started) throw new TypeError(`step ${state.action.name} was already run; a step builder runs once`);
-    state.started = true;
-    return state;
-  };
 
   const ctx: FlowContext = {
     runId: session.runId,
@@ -103,8 +107,8 @@ export function createFlowContext(session: ReplaySession): FlowContext {
         const seq = session.nextSequence();
         promise = internal(session, () => runActionStep(session, seq, { ...specOf(state), parallelBlock: null })).then(
           (r) => {
-            if (r.kind === 'completed') register(state, seq, r.output);
-            return settle<O>(seq, action.name, r);
+            if (r.kind === 'completed') register(session, state, seq, r.output);
+            return settle<O>(session, seq, action.name, r);
           },
         );
         return promise;
@@ -168,11 +172,11 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       // rollback after a failed block undoes exactly the branches that went through.
       results.forEach((r, i) => {
         const state = states[i];
-        if (state && r.kind === 'completed') register(state, base + i + 1, r.output);
+        if (state && r.kind === 'completed') register(session, state, base + i + 1, r.output);
       });
       const outputs: Json[] = [];
       for (const [i, r] of results.entries())
-        outputs.push(await settle<Json>(base + i + 1, states[i]?.action.name ?? '', r));
+        outputs.push(await settle<Json>(session, base + i + 1, states[i]?.action.name ?? '', r));
       return outputs as never;
     },
 
@@ -181,7 +185,7 @@ export function createFlowContext(session: ReplaySession): FlowContext {
         actionSequence: session.sequence,
         name: compensation.name,
         input,
-        reclaimAfterSeconds: resolveCompReclaim({}),
+        reclaimAfterSeconds: resolveCompReclaim(session, {}),
       });
     },
     async compensate(options = {}) {
@@ -224,13 +228,13 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       const r = await internal(session, () =>
         runWaitStep(session, seq, { kind: 'signal', name, seconds: options.timeoutSeconds }),
       );
-      return settle<T | null>(seq, `signal ${name}`, r);
+      return settle<T | null>(session, seq, `signal ${name}`, r);
     },
     async sleep(seconds) {
       if (session.park) return never();
       const seq = session.nextSequence();
       const r = await internal(session, () => runWaitStep(session, seq, { kind: 'timer', name: 'sleep', seconds }));
-      await settle<Json>(seq, 'sleep', r);
+      await settle<Json>(session, seq, 'sleep', r);
     },
     async child<I extends Json, O extends Json>(
       flow: FlowDefinition<I, O>,
@@ -260,7 +264,7 @@ export function createFlowContext(session: ReplaySession): FlowContext {
           ),
         );
       }
-      return settle<O>(seq, flow.name, r);
+      return settle<O>(session, seq, flow.name, r);
     },
 
     now() {
