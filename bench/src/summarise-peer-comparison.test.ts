@@ -33,6 +33,8 @@ function poolCounters(claims: number, handOffs: number): WorkerPoolCounters {
     emptyClaims: 0,
     jobsClaimed: claims,
     jobsGivenBack: 0,
+    looks: 0,
+    looksFindingWork: 0,
     handOffs,
     handOffsRefused: { stopped: 0, full: 0, queued: claims, stale: 0 },
     notifications: { own: claims, others: 1 },
