@@ -18,6 +18,8 @@ function phase(
     statementsPerFlow: 30,
     commitsPerFlow: 10,
     writeTransactionsPerFlow: 5,
+    clusterWriteTransactionsPerFlow: 5,
+    attributedTransactions: { benchAnalyze: 0, autoanalyze: 0 },
     nodeCpuMsPerFlow: 1,
     postgresCpuMsPerFlow: 2,
     otherCores: 0,
