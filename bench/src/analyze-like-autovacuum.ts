@@ -1,8 +1,5 @@
 import { withPgClient } from './with-pg-client.ts';
 
-/** Transaction ids {@link analyzeLikeAutovacuum} takes: one, whatever the number of tables (ADR 0060). */
-export const analyzeTransactions = 1;
-
 /**
  * Gives the database at `url` (as the role that owns its tables) the planner statistics autovacuum
  * would have given it by now: an ANALYZE of every table, in one transaction (one commit, one
@@ -11,8 +8,7 @@ export const analyzeTransactions = 1;
  * autovacuum's first nap (1 min): without this, every statement a system prepares is planned for
  * empty tables and keeps that plan for the whole phase, a state a deployment leaves within its first
  * minute (ADR 0051). Its three statements and one commit count in the phase's per-flow figures, a
- * few thousandths per flow; its one transaction id is left out of the system's writing transactions
- * ({@link analyzeTransactions}, ADR 0060).
+ * few thousandths per flow.
  */
 export async function analyzeLikeAutovacuum(url: string): Promise<void> {
   await withPgClient(url, async (c) => {

@@ -11,8 +11,8 @@ import { spread, type Spread } from './summarise-peer-comparison.ts';
  * `pnpm --filter @sagaflow/bench run bench:xacts [rounds] [concurrency] [--measure-ms N]`: where a
  * Sagaflow phase's writing transactions go, counted exactly as `npm run bench` counts them
  * ({@link runPeerPhase}: the cluster's transaction-id delta over warm-up and measured flows, ÷ flows)
- * and taken apart: the bench's own ANALYZE, autovacuum's analyzes, and the system's figure that is
- * left; beside them the worker pool's counters that say which starts went through the job table
+ * and taken apart: the ANALYZEs (the bench's own and autovacuum's, as the transactions that wrote
+ * `pg_statistic` in any database) and the system's figure that is left; beside them the worker pool's counters that say which starts went through the job table
  * (each costs three writing transactions more than one handed to the pool, ADR 0060). On a
  * throwaway cluster with test-postgres's settings (fsync off: a count does not depend on it), the
  * full bench's windows (1 s warm-up, ANALYZE, 1 s, then the measured loop).
@@ -58,8 +58,7 @@ async function main(): Promise<void> {
       String(flowsOf(p)),
       String(Math.round(p.clusterWriteTransactionsPerFlow * flowsOf(p))),
       fixed(p.clusterWriteTransactionsPerFlow, 3),
-      String(p.attributedTransactions.benchAnalyze),
-      String(p.attributedTransactions.autoanalyze),
+      String(p.attributedTransactions.analyzes),
       fixed(p.writeTransactionsPerFlow, 3),
       String(Math.round((p.writeTransactionsPerFlow - 4) * flowsOf(p))),
       String(c?.handOffsRefused.stale ?? '–'),
@@ -79,8 +78,7 @@ async function main(): Promise<void> {
         'flows',
         'xids (cluster)',
         'per flow (cluster)',
-        'bench ANALYZE',
-        'autoanalyze',
+        "ANALYZEs (bench's + autovacuum's)",
         'Sagaflow writing tx / flow',
         'Sagaflow xids beyond 4 a flow',
         'refused: no claim for 2 polls',

@@ -1,12 +1,11 @@
 import type { WorkerPoolCounters } from '@sagaflow/engine';
 import { createDatabase } from '@sagaflow/test-postgres';
-import { analyzeTransactions } from './analyze-like-autovacuum.ts';
 import { observerRole } from './observer-role.ts';
 import type { PeerSystem } from './peer-system.ts';
 import { progress } from './progress.ts';
-import { readAutoanalyzeCount } from './read-autoanalyze-count.ts';
 import { readCpuTimes, type CpuTimes } from './read-cpu-times.ts';
 import { readDatabaseCounters, waitForNoSessions } from './read-database-counters.ts';
+import { readStatisticsWriters } from './read-statistics-writers.ts';
 import { readStatementStats, type StatementGroup } from './read-statement-stats.ts';
 import { closedLoopFigures, type ClosedLoopFigures } from './run-closed-loop.ts';
 import { runPeerLoops } from './run-peer-loops.ts';
@@ -48,10 +47,10 @@ export interface PeerPhaseResult extends ClosedLoopFigures {
   /** Transaction ids assigned cluster-wide over the phase ÷ every flow run, nothing left out. */
   readonly clusterWriteTransactionsPerFlow: number;
   /**
-   * Transaction ids of the phase that are not the system's: the bench's own ANALYZE after the
-   * warm-up (one transaction, ADR 0051), and autovacuum's analyzes in any database (one each).
+   * Transaction ids of the phase that are not the system's: the ANALYZEs that wrote planner
+   * statistics in any database, the bench's own after the warm-up (ADR 0051) and autovacuum's.
    */
-  readonly attributedTransactions: { readonly benchAnalyze: number; readonly autoanalyze: number };
+  readonly attributedTransactions: { readonly analyzes: number };
   /** process.cpuUsage() over the measured window ÷ its flows. */
   readonly nodeCpuMsPerFlow: number;
   /** The postmaster's and its children's CPU (/proc) over the measured window ÷ its flows. */
@@ -75,7 +74,6 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
   const { adminUrl, mode, round, concurrency } = plan;
   const database = `${system.name}_${mode}_r${round}_c${concurrency}`.toLowerCase().replaceAll('-', '_');
   const url = await createDatabase(adminUrl, database, { template: plan.template });
-  const analyzedBefore = await readAutoanalyzeCount(adminUrl);
   const before = await readDatabaseCounters(adminUrl, database);
   // Scanning /proc takes a while on a busy machine: the child reads its own time right at the loop's
   // edges so the scans are not charged to the flows, and the machine's share is divided by the
@@ -100,10 +98,8 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
   const cpu = { serverBefore: first.times, serverAfter: last.times, nodeMs, spanMs: last.end - first.at };
   await waitForNoSessions(adminUrl, database);
   const after = await readDatabaseCounters(adminUrl, database);
-  const attributedTransactions = {
-    benchAnalyze: analyzeTransactions,
-    autoanalyze: (await readAutoanalyzeCount(adminUrl)) - analyzedBefore,
-  };
+  // What wrote planner statistics meanwhile was an ANALYZE, the bench's or autovacuum's: not the system's.
+  const attributedTransactions = { analyzes: await readStatisticsWriters(adminUrl, before.nextXid, after.nextXid) };
   const statements = plan.statementsEnabled ? await readStatementStats(adminUrl, database, observerRole) : null;
 
   const allFlows = warmup.flows + loop.flows;
@@ -125,9 +121,7 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
     ...closedLoopFigures(warmup, loop),
     statementsPerFlow: statements === null ? null : statements.reduce((sum, g) => sum + g.calls, 0) / allFlows,
     commitsPerFlow: (after.xactCommit - before.xactCommit) / allFlows,
-    writeTransactionsPerFlow:
-      (after.nextXid - before.nextXid - attributedTransactions.benchAnalyze - attributedTransactions.autoanalyze) /
-      allFlows,
+    writeTransactionsPerFlow: (after.nextXid - before.nextXid - attributedTransactions.analyzes) / allFlows,
     clusterWriteTransactionsPerFlow: (after.nextXid - before.nextXid) / allFlows,
     attributedTransactions,
     nodeCpuMsPerFlow: cpu.nodeMs / loop.flows,

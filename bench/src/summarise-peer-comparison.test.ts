@@ -19,7 +19,7 @@ function phase(
     commitsPerFlow: 10,
     writeTransactionsPerFlow: 5,
     clusterWriteTransactionsPerFlow: 5,
-    attributedTransactions: { benchAnalyze: 0, autoanalyze: 0 },
+    attributedTransactions: { analyzes: 0 },
     nodeCpuMsPerFlow: 1,
     postgresCpuMsPerFlow: 2,
     otherCores: 0,
