@@ -60,7 +60,8 @@ async function main(): Promise<void> {
       fixed(p.clusterWriteTransactionsPerFlow, 3),
       String(p.attributedTransactions.analyzes),
       fixed(p.writeTransactionsPerFlow, 3),
-      String(Math.round((p.writeTransactionsPerFlow - 4) * flowsOf(p))),
+      // A flow handed to its own pool alone (c = 1) writes 4; batches share theirs (ADR 0045).
+      concurrency === 1 ? String(Math.round((p.writeTransactionsPerFlow - 4) * flowsOf(p))) : '–',
       String(c?.handOffsRefused.stale ?? '–'),
       String(c?.handOffsRefused.queued ?? '–'),
       String(c?.jobsClaimed ?? '–'),
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
         'per flow (cluster)',
         "ANALYZEs (bench's + autovacuum's)",
         'Sagaflow writing tx / flow',
-        'Sagaflow xids beyond 4 a flow',
+        'Sagaflow xids beyond 4 a flow (c = 1)',
         'refused: no claim for 2 polls',
         'refused: a wake was queued',
         'jobs claimed',
