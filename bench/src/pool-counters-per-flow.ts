@@ -18,5 +18,7 @@ export function labelPoolCounters(c: WorkerPoolCounters): [label: string, count:
     ['job claims that leased nothing', c.emptyClaims],
     ['jobs claimed', c.jobsClaimed],
     ['jobs given back', c.jobsGivenBack],
+    ['looks at the queue with every slot taken', c.looks],
+    ['looks that found a due job', c.looksFindingWork],
   ];
 }

@@ -22,7 +22,10 @@ const method = [
     "completion known to the client. Statements: pg_stat_statements calls in the phase's database (BEGIN, COMMIT " +
     'and other utility statements included). Commits: pg_stat_database.xact_commit Δ, read with nobody connected ' +
     '(backends flush these counters on exit); read-only transactions count. Writing transactions: transaction ids ' +
-    'assigned cluster-wide. These three cover warm-up and measured flows and divide by both. Node CPU: ' +
+    "assigned cluster-wide over the phase, less the ANALYZEs of the phase (the bench's own after the warm-up " +
+    "and autovacuum's in any database of the cluster: the transactions whose id is the xmin of a pg_statistic " +
+    'row written meanwhile, which no system writes); the raw cluster-wide figure and what was left out are in the ' +
+    'JSON (ADR 0060). These three cover warm-up and measured flows and divide by both. Node CPU: ' +
     'process.cpuUsage() over the measured window (the harness included); PostgreSQL CPU: utime+stime of the ' +
     'postmaster and its children from /proc over the same window; both ÷ measured flows.',
 ];

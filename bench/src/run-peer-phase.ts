@@ -5,6 +5,7 @@ import type { PeerSystem } from './peer-system.ts';
 import { progress } from './progress.ts';
 import { readCpuTimes, type CpuTimes } from './read-cpu-times.ts';
 import { readDatabaseCounters, waitForNoSessions } from './read-database-counters.ts';
+import { readStatisticsWriters } from './read-statistics-writers.ts';
 import { readStatementStats, type StatementGroup } from './read-statement-stats.ts';
 import { closedLoopFigures, type ClosedLoopFigures } from './run-closed-loop.ts';
 import { runPeerLoops } from './run-peer-loops.ts';
@@ -38,8 +39,18 @@ export interface PeerPhaseResult extends ClosedLoopFigures {
   readonly statementsPerFlow: number | null;
   /** pg_stat_database.xact_commit of the phase's database ÷ every flow run in it. */
   readonly commitsPerFlow: number;
-  /** Transaction ids assigned (transactions that wrote or locked rows), cluster-wide ÷ every flow run. */
+  /**
+   * The system's writing transactions ÷ every flow run: transaction ids assigned cluster-wide over the
+   * phase, less those the bench can attribute to others ({@link PeerPhaseResult.attributedTransactions}).
+   */
   readonly writeTransactionsPerFlow: number;
+  /** Transaction ids assigned cluster-wide over the phase ÷ every flow run, nothing left out. */
+  readonly clusterWriteTransactionsPerFlow: number;
+  /**
+   * Transaction ids of the phase that are not the system's: the ANALYZEs that wrote planner
+   * statistics in any database, the bench's own after the warm-up (ADR 0051) and autovacuum's.
+   */
+  readonly attributedTransactions: { readonly analyzes: number };
   /** process.cpuUsage() over the measured window ÷ its flows. */
   readonly nodeCpuMsPerFlow: number;
   /** The postmaster's and its children's CPU (/proc) over the measured window ÷ its flows. */
@@ -87,6 +98,8 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
   const cpu = { serverBefore: first.times, serverAfter: last.times, nodeMs, spanMs: last.end - first.at };
   await waitForNoSessions(adminUrl, database);
   const after = await readDatabaseCounters(adminUrl, database);
+  // What wrote planner statistics meanwhile was an ANALYZE, the bench's or autovacuum's: not the system's.
+  const attributedTransactions = { analyzes: await readStatisticsWriters(adminUrl, before.nextXid, after.nextXid) };
   const statements = plan.statementsEnabled ? await readStatementStats(adminUrl, database, observerRole) : null;
 
   const allFlows = warmup.flows + loop.flows;
@@ -108,7 +121,9 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
     ...closedLoopFigures(warmup, loop),
     statementsPerFlow: statements === null ? null : statements.reduce((sum, g) => sum + g.calls, 0) / allFlows,
     commitsPerFlow: (after.xactCommit - before.xactCommit) / allFlows,
-    writeTransactionsPerFlow: (after.nextXid - before.nextXid) / allFlows,
+    writeTransactionsPerFlow: (after.nextXid - before.nextXid - attributedTransactions.analyzes) / allFlows,
+    clusterWriteTransactionsPerFlow: (after.nextXid - before.nextXid) / allFlows,
+    attributedTransactions,
     nodeCpuMsPerFlow: cpu.nodeMs / loop.flows,
     postgresCpuMsPerFlow: postgresMs === null ? null : postgresMs / loop.flows,
     otherCores,

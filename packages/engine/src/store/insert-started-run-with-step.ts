@@ -4,6 +4,7 @@ import type { DbFlowRun } from './find-run.ts';
 import { insertedStart, startedLease, type InsertedStart, type StartedRun } from './insert-started-run.ts';
 import type { NewStep } from './insert-step.ts';
 import type { DbActionRun } from './list-action-runs.ts';
+import { startWakes } from './start-wakes.ts';
 import type { StepEvent } from './step-event.ts';
 
 /**
@@ -103,19 +104,7 @@ const texts = setBasedTexts(
                i.started_data::jsonb || jsonb_build_object('attempt', c.attempts)
           from claimed c join input i on i.id = c.run_id
       ) e order by e.k, e.ord
-    ), wakes as (
-      insert into "sagaflow"."jobs" (kind, run_id, available_at, locked_by, locked_until, deliveries)
-      select 'wake-run', w.run_id, w.available_at, w.locked_by, w.locked_until, w.deliveries from (
-        select i.k, 1 as ord, r.id as run_id, i.now as available_at, i.locked_by, i.locked_until, 1 as deliveries
-          from run r join input i on i.id = r.id
-        union all
-        select i.k, 2, r.id, i.run_timeout_at, null, null, 0
-          from run r join input i on i.id = r.id
-         where i.run_timeout_at is not null
-      ) w
-       order by w.k, w.ord
-      returning id, run_id, locked_by
-    )
+    ), ${startWakes({ from: 'input', alias: 'i' }, ' 1')}
     select i.k, c.*, r.input as run_input, w.id as job_id
       from input i join run r on r.id = i.id join claimed c on c.run_id = r.id
       left join wakes w on w.run_id = r.id and w.locked_by is not null

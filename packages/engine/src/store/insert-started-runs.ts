@@ -2,6 +2,7 @@ import type { RawResult, RawStatement } from '../db/raw-db.ts';
 import { inputShapeFor, inputValues, setBasedTexts, type InputColumn, type InputShape } from './batched-statement.ts';
 import type { DbFlowRun } from './find-run.ts';
 import { insertedStart, startedLease, type InsertedStart, type StartedRun } from './insert-started-run.ts';
+import { startWakes } from './start-wakes.ts';
 
 const columns: InputColumn<StartedRun>[] = [
   { name: 'flow_name', type: 'text', of: (r) => r.flowName },
@@ -17,6 +18,9 @@ const columns: InputColumn<StartedRun>[] = [
   { name: 'locked_by', type: 'text', of: (r) => startedLease(r).lockedBy },
   { name: 'locked_until', type: 'timestamptz', of: (r) => startedLease(r).lockedUntil },
 ];
+
+/** A first wake leased to the start's worker is delivered already (1); one left for any worker's poll is not (0). */
+const firstDeliveries = '\n               case when f.locked_by is null then 0 else 1 end';
 
 /**
  * Several starts in ONE autocommitted statement (ADR 0047): for each run exactly what a lone start's
@@ -56,20 +60,7 @@ const texts = setBasedTexts(
                (2, 'run.running', '{}'::jsonb)) e(ord, type, data)
        where e.ord = 1 or f.active
        order by f.k, e.ord
-    ), wakes as (
-      insert into "sagaflow"."jobs" (kind, run_id, available_at, locked_by, locked_until, deliveries)
-      select 'wake-run', w.run_id, w.available_at, w.locked_by, w.locked_until, w.deliveries from (
-        select f.k, 1 as ord, r.id as run_id, f.now as available_at, f.locked_by, f.locked_until,
-               case when f.locked_by is null then 0 else 1 end as deliveries
-          from run r join fresh f on f.id = r.id
-        union all
-        select f.k, 2, r.id, f.run_timeout_at, null, null, 0
-          from run r join fresh f on f.id = r.id
-         where f.run_timeout_at is not null
-      ) w
-       order by w.k, w.ord
-      returning id, run_id, locked_by
-    )
+    ), ${startWakes({ from: 'fresh', alias: 'f' }, firstDeliveries)}
     select f.k, r.*, w.id as job_id
       from fresh f join run r on r.id = f.id
       left join wakes w on w.run_id = r.id and w.locked_by is not null

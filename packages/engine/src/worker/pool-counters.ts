@@ -13,6 +13,13 @@ export interface WorkerPoolCounters {
   jobsClaimed: number;
   /** Claimed jobs that did not fit and went back to the queue. */
   jobsGivenBack: number;
+  /**
+   * Reads of the queue (no lease) when a claim was owed but every slot was taken: each one that
+   * found nothing due lets starts keep skipping the queue (ADR 0060).
+   */
+  looks: number;
+  /** Those reads that found a due job: starts are refused (`queued`) until the loop has claimed. */
+  looksFindingWork: number;
   /** Starts in this process whose run the pool took at once (`reserve()` kept a slot). */
   handOffs: number;
   /** Starts `reserve()` refused, by why. */
@@ -23,7 +30,7 @@ export interface WorkerPoolCounters {
     full: number;
     /** A wake was waiting for the loop (queued work goes first). */
     queued: number;
-    /** The loop had not read the job table for two poll intervals. */
+    /** The loop had not read the job table (a claim or a look) for two poll intervals. */
     stale: number;
   };
   /**
@@ -41,6 +48,8 @@ export function newPoolCounters(): WorkerPoolCounters {
     emptyClaims: 0,
     jobsClaimed: 0,
     jobsGivenBack: 0,
+    looks: 0,
+    looksFindingWork: 0,
     handOffs: 0,
     handOffsRefused: { stopped: 0, full: 0, queued: 0, stale: 0 },
     notifications: { own: 0, others: 0 },

@@ -5,6 +5,7 @@ import { SimulatedCrash, type RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { claimJobs, type DbJob } from '../store/claim-jobs.ts';
 import { beatWorker } from '../store/beat-worker.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
+import { findDueJob } from '../store/find-due-job.ts';
 import { releaseJobs } from '../store/release-jobs.ts';
 import { stopWorker } from '../store/stop-worker.ts';
 import { autocommitDb } from '../db/autocommit-db.ts';
@@ -58,12 +59,17 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
   let running = true;
   let wake: (() => void) | null = null;
   let nudged = false;
+  /** Nudges so far: a look at the queue clears `nudged` only if none came while it was in flight. */
+  let nudges = 0;
+  /** `nudges` when the loop last looked at the queue: a nudge already looked for needs no second look. */
+  let lookedAtNudge = -1;
   /** Slots kept by starts that have not handed their job over yet. */
   let reserved = 0;
-  /** When the loop last asked the job table for work (monotonic ms). */
+  /** When the loop last asked the job table for work, by a claim or a look (monotonic ms). */
   let lastClaimAt = performance.now();
   const nudge = () => {
     nudged = true;
+    nudges += 1;
     wake?.();
   };
   // The pool's own statements (claim, acknowledgement, release, heartbeat) go through the driver,
@@ -178,6 +184,36 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
    */
   let mayHoldMore = true;
 
+  /**
+   * A claim is owed, or a nudge waits, but every slot is taken (a closed loop of starts handed to
+   * this pool keeps it so): read whether the queue holds a due job instead. Nothing due: the table
+   * was looked at and the nudge is answered (unless another came meanwhile), so starts keep skipping
+   * the queue. Something due: starts are refused until a slot frees and the loop claims it (queued
+   * work goes first). Before this, a pool kept full past two poll intervals refused the next start
+   * so as to claim, and a nudge that came while a claim was in flight (the start's own, for the job
+   * that claim took) refused the next one: each such start paid three more writing transactions,
+   * for a queue that was empty (ADR 0060).
+   */
+  const lookAtQueue = async () => {
+    const at = performance.now();
+    const seen = nudges;
+    lookedAtNudge = seen;
+    try {
+      counters.looks += 1;
+      const due = await findDueJob(db, { now: deps.clock.now() });
+      lastClaimAt = at;
+      if (due) {
+        counters.looksFindingWork += 1;
+        nudged = true;
+      } else {
+        mayHoldMore = false;
+        if (nudges === seen) nudged = false;
+      }
+    } catch (err) {
+      deps.logger.warn({ err }, 'reading the job queue failed; starts go through it until a claim succeeds');
+    }
+  };
+
   const loop = async () => {
     while (running) {
       // Outcomes held through a database outage go out before new work is claimed.
@@ -204,7 +240,8 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
         } catch (err) {
           deps.logger.warn({ err }, 'claiming jobs failed; retrying after the poll interval');
         }
-      }
+      } else if (free <= 0 && ((nudged && nudges !== lookedAtNudge) || performance.now() - lastClaimAt >= pollMs))
+        await lookAtQueue();
       // A start may have reserved a slot while the claim was in flight: run what fits, give the rest back.
       const room = Math.max(0, concurrency - busy());
       for (const job of jobs.slice(0, room)) run(job);
