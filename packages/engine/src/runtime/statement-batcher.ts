@@ -70,9 +70,10 @@ export class StatementBatcher<I, R> {
       const picked = this.pick();
       if (picked.length === 0) return;
       if (!byRule && picked.length < Math.max(secondFrom!, ...[...this.out].map((s) => s.size))) return;
+      // Out of the queue before the send starts, so a submit made while sending cannot pick them again.
       const taken = new Set(picked);
-      this.send(picked);
       this.queue.splice(0, this.queue.length, ...this.queue.filter((w) => !taken.has(w)));
+      this.send(picked);
     }
   }
 
