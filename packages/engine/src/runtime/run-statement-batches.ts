@@ -16,13 +16,21 @@ import { StatementBatcher } from './statement-batcher.ts';
  * batches best (the bench's closed loop at c = 8 and 32 did better with one than with two always
  * allowed, within a wide spread between runs on this machine); each statement out longer than
  * {@link slowStatementMs} lets one more go, so a batch held on a run's row lock does not hold up every
- * other run of the process.
+ * other run of the process. A transitions or finishes statement also lets a second go when enough
+ * runs wait behind it ({@link secondStatementFrom}, ADR 0059).
  */
 export const statementsInFlight = 4;
 /** How long a statement is out before another of its kind may go beside it. */
 export const slowStatementMs = 25;
 /** The most runs one statement carries. */
 export const runsPerStatement = 64;
+/**
+ * A second transitions (or finishes) statement goes beside the one out, before it is slow, once at
+ * least this many runs wait that it does not carry, and no fewer than it carries (ADR 0059): runs
+ * enough to fill a statement as well as the one out go now instead of waiting for its return; fewer
+ * wait, to ride in a fuller one. A lone run (c = 1) never meets it: nothing waits behind it.
+ */
+export const secondStatementFrom = 2;
 
 interface Batchers {
   transitions: StatementBatcher<StepTransition, TransitionResult>;
@@ -34,7 +42,12 @@ const byDriver = new WeakMap<SqlDriver, Batchers>();
 function batchersOf(deps: FusableDeps): Batchers {
   let batchers = byDriver.get(deps.driver);
   if (!batchers) {
-    const limits = { maxInFlight: statementsInFlight, slowMs: slowStatementMs, maxBatch: runsPerStatement };
+    const limits = {
+      maxInFlight: statementsInFlight,
+      slowMs: slowStatementMs,
+      maxBatch: runsPerStatement,
+      secondFrom: secondStatementFrom,
+    };
     batchers = {
       transitions: new StatementBatcher({
         send: async (items) => stepTransitionResults(await sendRunStatement(deps, stepTransitionsStatement(items))),

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { StatementBatcher } from './statement-batcher.ts';
 
 /** A batcher whose statements stay out until the test lets each go, recording what each carried. */
-function heldBatcher(options: { maxInFlight: number; slowMs: number }) {
+function heldBatcher(options: { maxInFlight: number; slowMs: number; secondFrom?: number }) {
   const sent: string[][] = [];
   const pending: (() => void)[] = [];
   const batcher = new StatementBatcher<string, string>({
@@ -16,7 +16,14 @@ function heldBatcher(options: { maxInFlight: number; slowMs: number }) {
     ...options,
   });
   const releaseNext = () => pending.shift()!();
-  return { batcher, sent, releaseNext, pending };
+  /** Lets the statement that carried `item` return. */
+  const release = (item: string) =>
+    pending.splice(
+      sent.findIndex((s) => s.includes(item)),
+      1,
+      () => {},
+    )[0]!();
+  return { batcher, sent, releaseNext, release, pending };
 }
 
 const until = async (done: () => boolean) => {
@@ -71,6 +78,56 @@ describe('StatementBatcher (ADR 0045)', () => {
     await until(() => sent.length === 3);
     expect(sent[2]).toEqual(['c:1']);
     while (pending.length > 0) pending.shift()!();
+  });
+
+  it('sends a second statement before any is slow only when the queue would fill it as well as the fullest out, and never a third', async () => {
+    const { batcher, sent, release, pending } = heldBatcher({ maxInFlight: 4, slowMs: 60_000, secondFrom: 2 });
+    void batcher.submit('a:1');
+    void batcher.submit('b:1');
+    // One waiting is fewer than secondFrom: it waits for a's return.
+    expect(sent).toEqual([['a:1']]);
+    void batcher.submit('c:1');
+    // Two waiting, at least as many as a's statement carries: they go now, beside it.
+    expect(sent).toEqual([['a:1'], ['b:1', 'c:1']]);
+    for (const item of ['d:1', 'e:1', 'f:1']) void batcher.submit(item);
+    // Two out, none slow: a third never goes, however long the queue.
+    expect(sent).toHaveLength(2);
+    release('a:1');
+    await until(() => sent.length === 3);
+    expect(sent[2]).toEqual(['d:1', 'e:1', 'f:1']);
+    release('b:1');
+    await new Promise((r) => setTimeout(r, 5));
+    // Out: one statement of three. Two waiting would fill a second less well: they wait.
+    void batcher.submit('g:1');
+    void batcher.submit('h:1');
+    await new Promise((r) => setTimeout(r, 5));
+    expect(sent).toHaveLength(3);
+    void batcher.submit('i:1');
+    expect(sent[3]).toEqual(['g:1', 'h:1', 'i:1']);
+    while (pending.length > 0) pending.shift()!();
+  });
+
+  it("never sends a run's next item while a statement carrying that run is out, beside a slow one or a second", async () => {
+    for (const options of [
+      { maxInFlight: 2, slowMs: 5 },
+      { maxInFlight: 4, slowMs: 60_000, secondFrom: 1 },
+    ]) {
+      const { batcher, sent, release, pending } = heldBatcher(options);
+      const first = batcher.submit('a:1');
+      const next = batcher.submit('a:2');
+      await new Promise((r) => setTimeout(r, 30));
+      // a:1 is slow (or a second may go at once), yet a:2 waits: a run is in one statement at a time.
+      expect(sent).toEqual([['a:1']]);
+      void batcher.submit('b:1');
+      await until(() => sent.length === 2);
+      expect(sent[1]).toEqual(['b:1']);
+      release('a:1');
+      expect(await first).toBe('done a:1');
+      await until(() => sent.length === 3);
+      expect(sent[2]).toEqual(['a:2']);
+      while (pending.length > 0) pending.shift()!();
+      expect(await next).toBe('done a:2');
+    }
   });
 
   it("resends a batch's items alone only when the server refused it; a lost answer is each item's error", async () => {

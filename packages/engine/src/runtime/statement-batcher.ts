@@ -19,6 +19,13 @@ export interface StatementBatcherOptions<I, R> {
   slowMs: number;
   /** The most items one statement carries. */
   maxBatch: number;
+  /**
+   * When set, one more statement may go beside those out before any is slow, once the items that could
+   * go in it are at least this many and at least as many as the fullest statement out carries (ADR
+   * 0059): a queue that would fill a statement as well as the one in flight goes now instead of
+   * waiting for its return; a smaller one waits, to ride in a fuller one. Unset: never.
+   */
+  secondFrom?: number;
 }
 
 /**
@@ -31,11 +38,13 @@ export interface StatementBatcherOptions<I, R> {
  * meets exactly the fate it would have met unbatched: a batch is never the reason an item fails. A
  * batch whose answer was lost (a broken connection) may have committed: sent again, an item would be
  * written twice (a start) or told it lost what it had won (a business key, an outcome's fence), so
- * each of its items gets that error, as a lone item would.
+ * each of its items gets that error, as a lone item would. An item whose key is in a statement out
+ * waits for that statement's return, whatever the rule: a run is never in two statements at once.
  */
 export class StatementBatcher<I, R> {
   private readonly queue: Waiting<I, R>[] = [];
-  private inFlight = 0;
+  /** The keys and item counts of the statements out. */
+  private readonly out = new Set<{ keys: string[]; size: number }>();
   /** Statements in flight for longer than `slowMs`. */
   private slow = 0;
 
@@ -49,41 +58,56 @@ export class StatementBatcher<I, R> {
   }
 
   private pump(): void {
-    while (this.queue.length > 0 && this.inFlight < Math.min(this.options.maxInFlight, 1 + this.slow)) {
-      const batch = this.take();
-      this.inFlight++;
-      let slow = false;
-      const timer = setTimeout(() => {
-        slow = true;
-        this.slow++;
-        this.pump();
-      }, this.options.slowMs);
-      timer.unref();
-      void (batch.length === 1 ? this.sendAlone(batch[0]!) : this.flush(batch)).finally(() => {
-        clearTimeout(timer);
-        if (slow) this.slow--;
-        this.inFlight--;
-        this.pump();
-      });
+    const { maxInFlight, secondFrom } = this.options;
+    while (this.queue.length > 0 && this.out.size < maxInFlight) {
+      // A lone item with nothing out (every statement at c = 1) goes as it is: no key set, no queue rebuild.
+      if (this.out.size === 0 && this.queue.length === 1) {
+        this.send([this.queue.pop()!]);
+        continue;
+      }
+      const byRule = this.out.size < 1 + this.slow;
+      if (!byRule && (secondFrom === undefined || this.out.size >= 2 + this.slow)) return;
+      const picked = this.pick();
+      if (picked.length === 0) return;
+      if (!byRule && picked.length < Math.max(secondFrom!, ...[...this.out].map((s) => s.size))) return;
+      // Out of the queue before the send starts, so a submit made while sending cannot pick them again.
+      const taken = new Set(picked);
+      this.queue.splice(0, this.queue.length, ...this.queue.filter((w) => !taken.has(w)));
+      this.send(picked);
     }
   }
 
-  /** The oldest waiting items, at most `maxBatch`, no two with one key; the others keep their places. */
-  private take(): Waiting<I, R>[] {
-    // A lone item (every statement at c = 1) goes as it is: no key to compare, no queue to rebuild.
-    if (this.queue.length === 1) return [this.queue.pop()!];
+  /** The oldest waiting items, at most `maxBatch`, no two with one key and none with a key out. */
+  private pick(): Waiting<I, R>[] {
     const batch: Waiting<I, R>[] = [];
     const keys = new Set<string>();
-    const left: Waiting<I, R>[] = [];
+    for (const s of this.out) for (const key of s.keys) keys.add(key);
     for (const waiting of this.queue) {
+      if (batch.length === this.options.maxBatch) break;
       const key = this.options.key(waiting.item);
-      if (batch.length < this.options.maxBatch && !keys.has(key)) {
-        keys.add(key);
-        batch.push(waiting);
-      } else left.push(waiting);
+      if (keys.has(key)) continue;
+      keys.add(key);
+      batch.push(waiting);
     }
-    this.queue.splice(0, this.queue.length, ...left);
     return batch;
+  }
+
+  private send(batch: Waiting<I, R>[]): void {
+    const statement = { keys: batch.map((w) => this.options.key(w.item)), size: batch.length };
+    this.out.add(statement);
+    let slow = false;
+    const timer = setTimeout(() => {
+      slow = true;
+      this.slow++;
+      this.pump();
+    }, this.options.slowMs);
+    timer.unref();
+    void (batch.length === 1 ? this.sendAlone(batch[0]!) : this.flush(batch)).finally(() => {
+      clearTimeout(timer);
+      if (slow) this.slow--;
+      this.out.delete(statement);
+      this.pump();
+    });
   }
 
   /** Several items as one statement (a lone item goes straight to {@link sendAlone}). */
