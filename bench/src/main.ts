@@ -40,7 +40,7 @@ const startedAt = new Date();
 const plan = {
   rounds: options.rounds,
   concurrencies: [1, 8, 32],
-  warmupMs: options.quick ? 300 : 1_000,
+  warmupMs: options.quick ? 300 : 3_000,
   measureMs: { durable: options.quick ? 1_500 : 5_000, 'fsync-off': options.quick ? 1_000 : 3_000 },
   ceilingClients: [1, 4, 16],
   ceilingSeconds: options.quick ? 2 : 5,
