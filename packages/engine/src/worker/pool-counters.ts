@@ -14,8 +14,8 @@ export interface WorkerPoolCounters {
   /** Claimed jobs that did not fit and went back to the queue. */
   jobsGivenBack: number;
   /**
-   * Reads of the queue (no lease) when a claim was owed but every slot was taken: each one that
-   * found nothing due lets starts keep skipping the queue (ADR 0060).
+   * Reads of the queue (no lease) when a claim was owed but every slot was taken, counted once
+   * answered (ADR 0061): each one that found nothing due lets starts keep skipping the queue (ADR 0060).
    */
   looks: number;
   /** Those reads that found a due job: starts are refused (`queued`) until the loop has claimed. */

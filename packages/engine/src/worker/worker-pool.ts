@@ -199,8 +199,9 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     const seen = nudges;
     lookedAtNudge = seen;
     try {
-      counters.looks += 1;
       const due = await findDueJob(db, { now: deps.clock.now() });
+      // Counted once answered: a read that failed read nothing (the warning below says so).
+      counters.looks += 1;
       lastClaimAt = at;
       if (due) {
         counters.looksFindingWork += 1;
