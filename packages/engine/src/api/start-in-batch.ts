@@ -1,7 +1,7 @@
 import type { SqlDriver } from '../db/database.ts';
 import type { RawResult, RawStatement } from '../db/raw-db.ts';
 import { isStalePlan } from '../db/run-in-transaction.ts';
-import { runsPerStatement, slowStatementMs, statementsInFlight } from '../runtime/run-statement-batches.ts';
+import { runStatementLimits } from '../runtime/run-statement-batches.ts';
 import { StatementBatcher } from '../runtime/statement-batcher.ts';
 import type { InsertedStart, StartedRun } from '../store/insert-started-run.ts';
 import {
@@ -48,7 +48,11 @@ async function sendStarts<S>(driver: SqlDriver, kind: StartStatement<S>, starts:
   }
 }
 
-/** One start statement's batcher: the starts waiting at one moment, no two of one business key. */
+/**
+ * One start statement's batcher: the starts waiting at one moment, no two of one business key, under
+ * the transitions' limits (ADR 0063): a second statement goes beside the one out, before it is slow,
+ * once the starts waiting would fill it as well (ADR 0059), instead of all of them waiting for its return.
+ */
 function startBatcher<S>(driver: SqlDriver, kind: StartStatement<S>) {
   return new StatementBatcher<QueuedStart<S>, InsertedStart>({
     send: (items) =>
@@ -58,9 +62,7 @@ function startBatcher<S>(driver: SqlDriver, kind: StartStatement<S>) {
         items.map((i) => i.start),
       ),
     key: (item) => item.key,
-    maxInFlight: statementsInFlight,
-    slowMs: slowStatementMs,
-    maxBatch: runsPerStatement,
+    ...runStatementLimits,
   });
 }
 

@@ -16,8 +16,8 @@ import { StatementBatcher } from './statement-batcher.ts';
  * batches best (the bench's closed loop at c = 8 and 32 did better with one than with two always
  * allowed, within a wide spread between runs on this machine); each statement out longer than
  * {@link slowStatementMs} lets one more go, so a batch held on a run's row lock does not hold up every
- * other run of the process. A transitions or finishes statement also lets a second go when enough
- * runs wait behind it ({@link secondStatementFrom}, ADR 0059).
+ * other run of the process. A statement of any kind (transitions, finishes, and starts since ADR 0063)
+ * also lets a second go when enough runs wait behind it ({@link secondStatementFrom}, ADR 0059).
  */
 export const statementsInFlight = 4;
 /** How long a statement is out before another of its kind may go beside it. */
@@ -32,6 +32,18 @@ export const runsPerStatement = 64;
  */
 export const secondStatementFrom = 2;
 
+/**
+ * The limits every statement batcher of the hot path sends under: transitions, finishes and, since
+ * ADR 0063, starts (`api/start-in-batch.ts`) too, so a start waits behind its kind's statement no
+ * longer than a transition does.
+ */
+export const runStatementLimits = {
+  maxInFlight: statementsInFlight,
+  slowMs: slowStatementMs,
+  maxBatch: runsPerStatement,
+  secondFrom: secondStatementFrom,
+} as const;
+
 interface Batchers {
   transitions: StatementBatcher<StepTransition, TransitionResult>;
   finishes: StatementBatcher<TopRunFinish, FinalRunStatus | null>;
@@ -42,22 +54,16 @@ const byDriver = new WeakMap<SqlDriver, Batchers>();
 function batchersOf(deps: FusableDeps): Batchers {
   let batchers = byDriver.get(deps.driver);
   if (!batchers) {
-    const limits = {
-      maxInFlight: statementsInFlight,
-      slowMs: slowStatementMs,
-      maxBatch: runsPerStatement,
-      secondFrom: secondStatementFrom,
-    };
     batchers = {
       transitions: new StatementBatcher({
         send: async (items) => stepTransitionResults(await sendRunStatement(deps, stepTransitionsStatement(items))),
         key: (item) => item.step.runId,
-        ...limits,
+        ...runStatementLimits,
       }),
       finishes: new StatementBatcher({
         send: async (items) => finishTopRunResults(await sendRunStatement(deps, finishTopRunsStatement(items))),
         key: (item) => item.runId,
-        ...limits,
+        ...runStatementLimits,
       }),
     };
     byDriver.set(deps.driver, batchers);

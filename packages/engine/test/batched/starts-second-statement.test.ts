@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInBatch } from '../../src/api/start-in-batch.ts';
+import type { Database, SqlDriver } from '../../src/db/database.ts';
+import type { RawStatement } from '../../src/db/raw-db.ts';
+import type { StartedRun } from '../../src/store/insert-started-run.ts';
+import { openTestDatabase, testDbKind } from '../support/test-database.ts';
+
+/**
+ * ADR 0063: the starts' batcher sends under the transitions' limits (ADR 0059). Starts that would
+ * fill a statement as well as the one out go beside it at once, instead of waiting for its return or
+ * for it to turn slow; one start waiting alone still waits, to ride in a fuller statement.
+ */
+const startsText = '/* sagaflow: starts */';
+
+const started = (n: number, businessKey: string | null = null): StartedRun => ({
+  flowName: 'second-start',
+  flowVersion: 1,
+  input: { n },
+  businessKey,
+  tags: [],
+  expiresAt: null,
+  runTimeoutAt: null,
+  now: new Date(),
+  lease: null,
+});
+
+/** The driver with each start statement's number of starts noted as it is sent (before any answer). */
+function noteStarts(db: Database): { driver: SqlDriver; sizes: number[] } {
+  const sizes: number[] = [];
+  const statement = (s: RawStatement, limits?: Parameters<SqlDriver['statement']>[1]) => {
+    if (s.text.trim().startsWith(startsText)) sizes.push((s.values[0] as unknown[]).length);
+    return db.driver.statement(s, limits);
+  };
+  return { driver: { ...db.driver, statement }, sizes };
+}
+
+describe(`starts go beside the start statement out once they would fill one as well (${testDbKind()})`, () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDatabase();
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  it('two starts behind a lone one go at once as a second statement; a single one behind it waits', async () => {
+    // Each submit sends synchronously when its rule lets it: what is noted right after the calls,
+    // before anything can return, is what went beside the first statement while it was out.
+    const { driver, sizes } = noteStarts(db);
+    const first = [startInBatch(driver, started(1)), startInBatch(driver, started(2))];
+    expect(sizes, 'one start behind one out waits for its return').toEqual([1]);
+    const more = [startInBatch(driver, started(3))];
+    expect(sizes, 'two behind one out fill a statement as well: they go now').toEqual([1, 2]);
+
+    const all = await Promise.all([...first, ...more]);
+    expect(new Set(all.map((s) => s.runId)).size).toBe(3);
+    const counted = await db.prisma.$queryRaw<{ count: bigint }[]>`
+      select count(*) from "sagaflow"."flow_runs" where flow_name = 'second-start'`;
+    expect(counted[0]?.count).toBe(3n);
+  });
+
+  it('two starts of one business key never share the second statement: the twin waits for its own', async () => {
+    const { driver, sizes } = noteStarts(db);
+    const results = [
+      startInBatch(driver, started(10, 'k')),
+      startInBatch(driver, started(11, 'k')),
+      startInBatch(driver, started(12)),
+    ];
+    // The twin of the start out may not go; the one start left is fewer than the second rule asks.
+    expect(sizes).toEqual([1]);
+    const settled = await Promise.allSettled(results);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+  });
+});
