@@ -148,7 +148,7 @@ const buckets: [string, (url: string, fn: string) => boolean][] = [
     (u) => /\/pg(-protocol|-pool|-types)?[@/]/.test(u) || /node_modules\/\.pnpm\/pg/.test(u),
   ],
   ['pino', (u) => u.includes('pino')],
-  ['engine code (packages/engine/src)', (u) => u.includes('/packages/engine/src/')],
+  ['engine code (packages/engine, built or not)', (u) => /\/packages\/engine\/(src|dist)\//.test(u)],
   ['bench harness', (u) => u.includes('/bench/src/')],
   ['tsx / esbuild / source maps', (u) => /tsx|esbuild|source-map/.test(u)],
   ['garbage collector', (_u, f) => f === '(garbage collector)'],
