@@ -110,6 +110,8 @@ const processEnvAllowed = [
   'tooling/test-postgres/src/get-test-cluster.ts',
   // Node build/launch scripts (plain .mjs) are process entries too.
   'scripts/**',
+  // The bench's launcher (node bench/run-built.mjs), a process entry like them.
+  'bench/run-built.mjs',
   // The console's server entry (node apps/web/serve.mjs).
   'apps/web/serve.mjs',
 ];

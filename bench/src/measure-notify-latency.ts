@@ -21,6 +21,7 @@ import { pino } from 'pino';
 import { latencyFlowName, type FirstStep } from './notify-latency-flow.ts';
 import { percentile } from './percentile.ts';
 import { progress } from './progress.ts';
+import { benchExecArgv } from './bench-exec-argv.mjs';
 
 const { values } = parseArgs({
   options: { runs: { type: 'string', default: '40' }, poll: { type: 'string', default: '500' } },
@@ -40,7 +41,7 @@ const flow = defineFlow({
 async function forkWorker(url: string, notify: boolean, onStep: (s: FirstStep) => void): Promise<ChildProcess> {
   const child = fork(workerPath, [url, notify ? 'on' : 'off', String(pollMs)], {
     cwd: dirname(dirname(workerPath)),
-    execArgv: ['--conditions=@sagaflow/source', '--import', 'tsx'],
+    execArgv: benchExecArgv,
     stdio: ['ignore', 2, 2, 'ipc'],
   });
   await new Promise<void>((resolve, reject) => {

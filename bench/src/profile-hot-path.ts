@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createDatabase, startCluster, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { createBenchFlow } from './bench-flow.ts';
+import { countAsyncWork } from './count-async-work.ts';
 import { dbosPeer } from './dbos-peer.ts';
 import { openBenchEngine } from './open-bench-engine.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
     });
     const run = async () => {
       if (flags.has('--after-dbos')) await runDbosFirst(cluster.adminUrl, concurrency);
-      await measure(url, concurrency, seconds, cpuOnly, warmupMs);
+      await measure(url, concurrency, seconds, cpuOnly, warmupMs, flags.has('--count-async'));
     };
     if (flags.has('--durable')) await withDurableServer(cluster, run);
     else await run();
@@ -63,6 +64,7 @@ async function measure(
   seconds: number,
   cpuOnly: boolean,
   warmupMs: number,
+  countTurns = false,
 ): Promise<void> {
   const bench = createBenchFlow();
   const { db, engine } = await openBenchEngine(url, concurrency, bench);
@@ -72,6 +74,10 @@ async function measure(
     await runClosedLoop(concurrency, warmupMs, (n) => peer.runOne(n));
     if (cpuOnly) {
       await measureCpu(concurrency, seconds, (n) => peer.runOne(n));
+      return;
+    }
+    if (countTurns) {
+      await measureAsyncWork(concurrency, seconds, (n) => peer.runOne(n));
       return;
     }
     const session = new Session();
@@ -133,6 +139,20 @@ async function measureCpu(concurrency: number, seconds: number, runOne: (n: numb
   );
 }
 
+/** The measured window with async_hooks on: what a flow schedules (timers, immediates, ticks, promises), per flow. */
+async function measureAsyncWork(concurrency: number, seconds: number, runOne: (n: number) => Promise<void>) {
+  progress(`counting async work: c=${concurrency}, ${seconds} s`);
+  const stop = countAsyncWork();
+  const loop = await runClosedLoop(concurrency, seconds * 1_000, (n) => runOne(1_000_000 + n));
+  const { byType, timersBySite } = stop();
+  const perFlow = (n: number) => (n / loop.flows).toFixed(2);
+  console.log(`c=${concurrency}: ${loop.flows} flows; async resources per flow by type:`);
+  for (const [type, n] of [...byType].sort((a, b) => b[1] - a[1])) console.log(`  ${type.padEnd(24)} ${perFlow(n)}`);
+  console.log('timers and immediates per flow, by where they were armed:');
+  for (const [site, n] of [...timersBySite].sort((a, b) => b[1] - a[1]).slice(0, 25))
+    console.log(`  ${perFlow(n).padStart(6)}  ${site}`);
+}
+
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string };
@@ -148,7 +168,7 @@ const buckets: [string, (url: string, fn: string) => boolean][] = [
     (u) => /\/pg(-protocol|-pool|-types)?[@/]/.test(u) || /node_modules\/\.pnpm\/pg/.test(u),
   ],
   ['pino', (u) => u.includes('pino')],
-  ['engine code (packages/engine/src)', (u) => u.includes('/packages/engine/src/')],
+  ['engine code (packages/engine, built or not)', (u) => /\/packages\/engine\/(src|dist)\//.test(u)],
   ['bench harness', (u) => u.includes('/bench/src/')],
   ['tsx / esbuild / source maps', (u) => /tsx|esbuild|source-map/.test(u)],
   ['garbage collector', (_u, f) => f === '(garbage collector)'],

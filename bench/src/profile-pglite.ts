@@ -80,7 +80,7 @@ const parts: [string, (url: string, fn: string) => boolean][] = [
   ['PGlite WebAssembly (PostgreSQL itself)', (u) => u.startsWith('wasm://')],
   ['PGlite JavaScript (@electric-sql/pglite)', (u) => u.includes('@electric-sql')],
   ['Prisma (client runtime, adapter, generated client)', (u) => /@prisma|prisma-adapter|\/generated\/prisma\//.test(u)],
-  ['engine code (packages/engine/src)', (u) => u.includes('/packages/engine/src/')],
+  ['engine code (packages/engine, built or not)', (u) => /\/packages\/engine\/(src|dist)\//.test(u)],
   ['bench harness', (u) => u.includes('/bench/src/')],
   ['garbage collector', (_u, f) => f === '(garbage collector)'],
   ['program (V8 and native, unattributed)', (_u, f) => f === '(program)'],

@@ -17,7 +17,8 @@ const method = [
     '`c` clients each run one flow at a time: Sagaflow `startFlow()` then its `run.finished` event (a worker pool of ' +
     '`c`); DBOS a call of the registered workflow, which returns once the result is checkpointed. Both pools hold ' +
     '`c + 4` connections. Systems alternate within each round (Sagaflow, DBOS at c=1, then c=8, then c=32); the ' +
-    'ratio is taken within a round, then its median and min–max over rounds.',
+    'ratio is taken within a round, then its median and min–max over rounds. Both systems run as a host runs them: ' +
+    "Sagaflow from its build (`packages/engine/dist`, tsc's JavaScript), DBOS from its published JavaScript.",
   'flows/s: measured flows ÷ the window from the first start to the last finish. p50/p99: per flow, start call → ' +
     "completion known to the client. Statements: pg_stat_statements calls in the phase's database (BEGIN, COMMIT " +
     'and other utility statements included). Commits: pg_stat_database.xact_commit Δ, read with nobody connected ' +

@@ -67,6 +67,12 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
   let reserved = 0;
   /** When the loop last asked the job table for work, by a claim or a look (monotonic ms). */
   let lastClaimAt = performance.now();
+  /**
+   * A LISTEN took hold: whatever was queued while nobody listened announced itself to no one, so the
+   * loop owes the job table a claim (or, full, a look) begun after it. Unlike a nudge it refuses no
+   * start: it says work may wait, not that it does, as a job that comes due by time does (ADR 0064).
+   */
+  let owed = false;
   const nudge = () => {
     nudged = true;
     nudges += 1;
@@ -162,7 +168,8 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
           onListening: () => {
             own.forget();
             counters.notifications.others += 1;
-            nudge();
+            owed = true;
+            wake?.();
           },
         })
       : null;
@@ -198,6 +205,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     const at = performance.now();
     const seen = nudges;
     lookedAtNudge = seen;
+    owed = false;
     try {
       const due = await findDueJob(db, { now: deps.clock.now() });
       // Counted once answered: a read that failed read nothing (the warning below says so).
@@ -221,10 +229,11 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       if (deps.heldOutcomes.size > 0) await deps.heldOutcomes.retry();
       const free = concurrency - busy();
       const wouldBeTold = listener?.listening() === true && !mayHoldMore && !nudged;
-      const skip = free > 0 && wouldBeTold && performance.now() - lastClaimAt < pollMs;
+      const skip = free > 0 && wouldBeTold && !owed && performance.now() - lastClaimAt < pollMs;
       let jobs: DbJob[] = [];
       if (free > 0 && !skip) {
         nudged = false;
+        owed = false;
         lastClaimAt = performance.now();
         mayHoldMore = true;
         try {
@@ -241,14 +250,17 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
         } catch (err) {
           deps.logger.warn({ err }, 'claiming jobs failed; retrying after the poll interval');
         }
-      } else if (free <= 0 && ((nudged && nudges !== lookedAtNudge) || performance.now() - lastClaimAt >= pollMs))
+      } else if (
+        free <= 0 &&
+        ((nudged && nudges !== lookedAtNudge) || owed || performance.now() - lastClaimAt >= pollMs)
+      )
         await lookAtQueue();
       // A start may have reserved a slot while the claim was in flight: run what fits, give the rest back.
       const room = Math.max(0, concurrency - busy());
       for (const job of jobs.slice(0, room)) run(job);
       giveBack(jobs.slice(room));
       if (jobs.length === 0 || busy() >= concurrency) {
-        if (nudged && busy() < concurrency) continue;
+        if ((nudged || owed) && busy() < concurrency) continue;
         // A stop that came while the claim was in flight found no sleep to end: do not start one.
         if (!running) break;
         // A claim skipped now is owed one poll interval after the last one.
