@@ -19,6 +19,9 @@ const engineIntegration = ['packages/engine/test/**/*.test.ts'];
  */
 export default defineConfig({
   test: {
+    // Vitest's default for `run` is one worker per core less one: one on these 2-core machines, and the
+    // suite's files mostly wait on PostgreSQL, PGlite, spawned processes and timers (ADR 0065).
+    maxWorkers: 2,
     projects: [
       {
         ...workspaceSources,
@@ -48,6 +51,7 @@ export default defineConfig({
           include: engineIntegration,
           exclude: ['**/*.pg.test.ts'],
           env: { SAGAFLOW_TEST_DB: 'pglite' },
+          globalSetup: ['packages/engine/test/support/global-setup-pglite.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

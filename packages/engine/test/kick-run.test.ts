@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAction, defineFlow } from '../src/index.ts';
 import { openTestEngine } from './support/open-test-engine.ts';
 import { testDbKind } from './support/test-database.ts';
+import { waitFor } from './support/wait-for.ts';
 
 let sabotage = true;
 let sabotageKick = false;
@@ -68,6 +69,11 @@ describe(`kick (${testDbKind()})`, () => {
     sabotage = true;
     const { runId } = await t.engine.startFlow(flow, null);
     await t.drive(runId, { skipTime: false, until: (d) => d.run.stuckReason !== null });
+    // The worker records the run stuck, then acknowledges its job in a statement of its own: until that
+    // lands, the run still has its start job, which would be counted below as one the kick sent.
+    await waitFor('the stuck run to have no job', async () =>
+      (await t.db.prisma.job.count({ where: { run_id: runId } })) === 0 ? true : undefined,
+    );
     await t.db.prisma.flowRun.update({ where: { id: runId }, data: { repair_count: 3 } });
     sabotage = false;
     sabotageKick = true;

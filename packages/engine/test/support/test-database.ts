@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import { createDatabase } from '../../src/db/create-database.ts';
 import type { Database } from '../../src/db/database.ts';
 import { migrate } from '../../src/db/migrate.ts';
+import { openPgliteCopy, type PgliteTemplates } from './pglite-templates.ts';
 
 export type TestDbKind = 'pglite' | 'postgres';
 
@@ -13,7 +14,8 @@ export function testDbKind(): TestDbKind {
 
 /**
  * A fresh, migrated database for one test file: a clone of the migrated template on the real
- * PostgreSQL server, or an in-memory PGlite (they take seconds to start: share one per file).
+ * PostgreSQL server, or a copy of the migrated PGlite template data directory (a new PGlite takes
+ * seconds to start even so: share one per file).
  */
 export async function openTestDatabase(
   opts: { migrated?: boolean; poolSize?: number } = {},
@@ -29,6 +31,9 @@ export async function openTestDatabase(
     const db = await createDatabase({ kind: 'postgres', url, poolSize: opts.poolSize ?? 10 });
     return Object.assign(db, { url });
   }
+  // The engine-pglite project makes template data directories once (ADR 0065); elsewhere, initdb here.
+  const templates = inject('pgliteTemplates') as PgliteTemplates | undefined;
+  if (templates) return openPgliteCopy(templates, migrated);
   const db = await createDatabase({ kind: 'pglite' });
   if (migrated) await migrate(db);
   return db;
