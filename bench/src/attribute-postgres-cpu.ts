@@ -1,6 +1,7 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type pg from 'pg';
 import { createDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { analyzeLikeAutovacuum } from './analyze-like-autovacuum.ts';
 import { createBenchFlow } from './bench-flow.ts';
@@ -41,28 +42,26 @@ async function main(): Promise<void> {
       'explain-log': { type: 'string', default: 'pgcpu-explain.log' },
     },
   });
-  const concurrency = Number(positionals[0] ?? 8);
-  const seconds = Number(positionals[1] ?? 8);
+  const [concurrency, seconds] = [Number(positionals[0] ?? 8), Number(positionals[1] ?? 8)];
   const { cluster } = await startBenchCluster();
   try {
+    const explain = values['explain-sample'];
+    // auto_explain (with ANALYZE, BUFFERS and trigger times) for a sample of the statements, nested ones
+    // (a foreign key's check) included; loaded in each new session, so in every pool connection.
+    const explainSettings = [
+      `session_preload_libraries = 'auto_explain'`,
+      'auto_explain.log_min_duration = 0',
+      'auto_explain.log_analyze = on',
+      'auto_explain.log_buffers = on',
+      'auto_explain.log_triggers = on',
+      'auto_explain.log_nested_statements = on',
+      `auto_explain.sample_rate = ${Number(explain)}`,
+    ];
     await withPgClient(cluster.adminUrl, async (c) => {
-      await c.query('alter system set pg_stat_statements.track_planning = on');
-      await c.query('alter system set track_wal_io_timing = on');
-      if (values['explain-sample'] !== undefined) {
-        await c.query(`load 'auto_explain'`);
-        // auto_explain with ANALYZE, BUFFERS and trigger times for a sample of the statements, nested
-        // ones (a foreign key's check) included; loaded in each new session, so in every pool connection.
-        for (const setting of [
-          `session_preload_libraries = 'auto_explain'`,
-          'auto_explain.log_min_duration = 0',
-          'auto_explain.log_analyze = on',
-          'auto_explain.log_buffers = on',
-          'auto_explain.log_triggers = on',
-          'auto_explain.log_nested_statements = on',
-          `auto_explain.sample_rate = ${Number(values['explain-sample'])}`,
-        ])
-          await c.query(`alter system set ${setting}`);
-      }
+      if (explain !== undefined) await c.query(`load 'auto_explain'`);
+      const settings = ['pg_stat_statements.track_planning = on', 'track_wal_io_timing = on'];
+      for (const setting of [...settings, ...(explain === undefined ? [] : explainSettings)])
+        await c.query(`alter system set ${setting}`);
       await c.query('select pg_reload_conf()');
     });
     await prepareTemplateDatabase(cluster.adminUrl, 'pgcpu_template');
@@ -145,7 +144,7 @@ async function measure(url: string, adminUrl: string, dataDir: string, concurren
   }
 }
 
-async function readStatements(c: import('pg').Client, name: string) {
+async function readStatements(c: pg.Client, name: string) {
   const result = await c.query<Record<string, string>>(
     `select left(regexp_replace(s.query, '\\s+', ' ', 'g'), 48) as query, s.calls, s.plans,
             s.total_plan_time, s.total_exec_time, s.shared_blks_hit + s.shared_blks_read as buffers, s.wal_records,
@@ -167,7 +166,7 @@ async function readStatements(c: import('pg').Client, name: string) {
   }));
 }
 
-async function readTableWrites(c: import('pg').Client) {
+async function readTableWrites(c: pg.Client) {
   const result = await c.query<Record<string, string>>(
     `select s.relname as table, (select count(*) from pg_index i where i.indrelid = s.relid) as indexes,
             s.n_tup_ins as ins, s.n_tup_upd as upd, s.n_tup_hot_upd as hot, s.n_tup_del as del,
@@ -208,7 +207,9 @@ function render(r: Report): string {
       `${f(Number(r.wal.wal_sync), 2)} syncs (${f(Number(r.wal.wal_sync_time))} ms)`,
     '',
     markdownTable(
-      ['statement', 'calls / flow', 'plans / call', 'plan ms / flow', 'exec ms / flow', 'exec ms / call', 'buffers / flow', 'WAL rec / flow', 'WAL bytes / flow'],
+      'statement|calls / flow|plans / call|plan ms / flow|exec ms / flow|exec ms / call|buffers / flow|WAL rec / flow|WAL bytes / flow'.split(
+        '|',
+      ),
       r.statements
         .filter((s) => s.calls / r.flows >= 0.005)
         .map((s) => [
@@ -240,11 +241,7 @@ function render(r: Report): string {
         .map((t) => [
           t.table,
           String(t.indexes),
-          f(t.ins, 2),
-          f(t.upd, 2),
-          f(t.hot, 2),
-          f(t.del, 2),
-          f(t.seq, 2),
+          ...[t.ins, t.upd, t.hot, t.del, t.seq].map((n) => f(n, 2)),
           f(t.seqRead, 1),
           f(t.idx, 2),
         ]),

@@ -90,7 +90,9 @@ function readStat(pid: number): { ppid: number; childTicks: number } | null {
 
 function readSchedstat(pid: number): { runNs: number; queuedNs: number } | null {
   try {
-    const [run, queued] = readFileSync(join('/proc', String(pid), 'schedstat'), 'utf8').trim().split(' ');
+    const [run, queued] = readFileSync(join('/proc', String(pid), 'schedstat'), 'utf8')
+      .trim()
+      .split(' ');
     return { runNs: Number(run), queuedNs: Number(queued) };
   } catch {
     return null;
