@@ -120,8 +120,8 @@ export const outcomeTablesFor = (outcomes: readonly (TransitionOutcome | undefin
  * of `input`, with its `now` and `run_id`) under exactly recordStepOutcome's fence and SET list, in
  * its table, only in a run the statement's `run` CTE locked. `upd` returns id, run_id and attempts of
  * each outcome recorded. For `actions` the statement names no compensation_runs at all: an UPDATE arm
- * that matches nothing still opens and locks its table and each of its indexes on every execution
- * (ADR 0062), so it is only in the text of a statement that carries a compensation's outcome.
+ * that matches nothing still locks its table, sets up its plan nodes and scans the table on every
+ * execution (ADR 0062), so it is only in the text of a statement that carries a compensation's outcome.
  */
 export const fencedOutcomes = (tables: OutcomeTables): string =>
   tables === 'actions'

@@ -12,8 +12,8 @@ import { activeRun as writeActiveRun } from '../support/active-run.ts';
 import { openTestDatabase } from '../support/test-database.ts';
 
 /**
- * ADR 0062: an UPDATE arm opens and locks its table and every index of it on each execution, even
- * when it matches nothing. The hot path's transitions and finishes carry action steps' outcomes only,
+ * ADR 0062: an UPDATE arm locks its table, sets up its plan nodes and scans the table on each
+ * execution, even when it matches nothing. The hot path's transitions and finishes carry action steps' outcomes only,
  * so their statements leave compensation_runs out; a statement carrying a compensation's outcome
  * still records it under the same fence. Read from pg_locks inside the statement's transaction on
  * the real server: what the statement locked is what it opened.
