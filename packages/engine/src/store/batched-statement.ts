@@ -106,16 +106,43 @@ const fencedUpdate = (table: 'action_runs' | 'compensation_runs') => `
       returning s.id, s.run_id, s.attempts`;
 
 /**
- * The CTEs `upd_a`, `upd_c` and `upd` of a set-based statement: each item's outcome (the
- * {@link outcomeColumns} of `input`, with its `now` and `run_id`) under exactly recordStepOutcome's
- * fence and SET list, in its table, only in a run the statement's `run` CTE locked. `upd` returns
- * id, run_id and attempts of each outcome recorded.
+ * The step tables a set-based statement's outcomes may be in (ADR 0062): `actions` when none of its
+ * items records a compensation's outcome, the hot path's case; `steps` otherwise.
  */
-export const fencedOutcomes = `, upd_a as (${fencedUpdate('action_runs')}
+export type OutcomeTables = 'actions' | 'steps';
+
+/** The {@link OutcomeTables} a statement carrying `outcomes` (one per item, or none) needs. */
+export const outcomeTablesFor = (outcomes: readonly (TransitionOutcome | undefined)[]): OutcomeTables =>
+  outcomes.some((o) => o?.table === 'compensation_runs') ? 'steps' : 'actions';
+
+/**
+ * The CTEs ending in `upd` of a set-based statement: each item's outcome (the {@link outcomeColumns}
+ * of `input`, with its `now` and `run_id`) under exactly recordStepOutcome's fence and SET list, in
+ * its table, only in a run the statement's `run` CTE locked. `upd` returns id, run_id and attempts of
+ * each outcome recorded. For `actions` the statement names no compensation_runs at all: an UPDATE arm
+ * that matches nothing still locks its table, sets up its plan nodes and scans the table on every
+ * execution (ADR 0062), so it is only in the text of a statement that carries a compensation's outcome.
+ */
+export const fencedOutcomes = (tables: OutcomeTables): string =>
+  tables === 'actions'
+    ? `, upd as (${fencedUpdate('action_runs')}
+    )`
+    : `, upd_a as (${fencedUpdate('action_runs')}
     ), upd_c as (${fencedUpdate('compensation_runs')}
     ), upd as (
       select * from upd_a union all select * from upd_c
     )`;
+
+/** A set-based statement's texts per {@link OutcomeTables}, then per {@link InputShape}, from one body. */
+export function setBasedOutcomeTexts<T>(
+  columns: readonly InputColumn<T>[],
+  body: (input: string, outcomes: string) => string,
+): Record<OutcomeTables, Record<InputShape, string>> {
+  return {
+    actions: setBasedTexts(columns, (input) => body(input, fencedOutcomes('actions'))),
+    steps: setBasedTexts(columns, (input) => body(input, fencedOutcomes('steps'))),
+  };
+}
 
 /** The rows (k, ord, run_id, type, sequence, row_id, data) of each recorded outcome's event, for an ordered insert. */
 export const outcomeEventRows = (ord: number) => `

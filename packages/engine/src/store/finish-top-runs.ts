@@ -1,10 +1,10 @@
 import type { Json } from '../definitions/define-action.ts';
 import type { RawResult, RawStatement } from '../db/raw-db.ts';
 import {
-  fencedOutcomes,
   inputShapeFor,
   inputValues,
-  setBasedTexts,
+  setBasedOutcomeTexts,
+  outcomeTablesFor,
   openStatusesText,
   outcomeColumns,
   outcomeEventRows,
@@ -51,9 +51,9 @@ const columns: InputColumn<TopRunFinish>[] = [
  * episode's `run.unstuck`, the terminal event, in that order, and the job's acknowledgement. Run rows
  * are locked in id order. Runs must be distinct.
  */
-const texts = setBasedTexts(
+const texts = setBasedOutcomeTexts(
   columns,
-  (input) => `/* sagaflow: top-level run finishes */
+  (input, outcomes) => `/* sagaflow: top-level run finishes */
     with input as (
       ${input}
     ), seen as (
@@ -64,7 +64,7 @@ const texts = setBasedTexts(
          and r.xmin::text = (select version from seen where seen.id = r.id)
        order by r.id
          for update
-    )${fencedOutcomes}, fin as (
+    )${outcomes}, fin as (
       update "sagaflow"."flow_runs" f
          set status = case when f.expired_at is not null and i.status not in ('Terminated', 'TimedOut')
                            then 'Expired' else i.status end,
@@ -106,7 +106,10 @@ export function finishTopRunsStatement(
   items: readonly TopRunFinish[],
   shape: InputShape = inputShapeFor(items),
 ): RawStatement {
-  return { text: texts[shape], values: inputValues(columns, items, shape) };
+  return {
+    text: texts[outcomeTablesFor(items.map((i) => i.outcome))][shape],
+    values: inputValues(columns, items, shape),
+  };
 }
 
 /** Each item's status written, or null where its statement wrote nothing, in the items' order. */

@@ -5,11 +5,11 @@ import type { StepEvent } from './step-event.ts';
 import type { StepOutcome } from './record-step-outcome.ts';
 import type { StepTable } from './step-table.ts';
 import {
-  fencedOutcomes,
   openStatusesText,
   inputShapeFor,
   inputValues,
-  setBasedTexts,
+  setBasedOutcomeTexts,
+  outcomeTablesFor,
   outcomeColumns,
   outcomeEventRows,
   type InputColumn,
@@ -81,9 +81,9 @@ const columns: InputColumn<StepTransition>[] = [
  * transition per run). The leading comment names it where only the text's head is shown
  * (pg_stat_activity keeps 1 kB).
  */
-const texts = setBasedTexts(
+const texts = setBasedOutcomeTexts(
   columns,
-  (input) => `/* sagaflow: step transitions */
+  (input, outcomes) => `/* sagaflow: step transitions */
     with input as (
       ${input}
     ), run as (
@@ -92,7 +92,7 @@ const texts = setBasedTexts(
          and (r.cancel_requested_at is null or r.id = any($${columns.length + 1}::uuid[]))
        order by r.id
          for no key update
-    )${fencedOutcomes}, claimed as (
+    )${outcomes}, claimed as (
       insert into "sagaflow"."action_runs"
         (run_id, sequence, kind, name, input, status, attempts, max_attempts, parallel_block,
          reclaim_stale_after_seconds, expires_at, claimed_by, started_at, updated_at, reclaim_stale_at)
@@ -128,7 +128,10 @@ export function stepTransitionsStatement(
   shape: InputShape = inputShapeFor(items),
 ): RawStatement {
   const cancellationKnown = items.filter((i) => i.cancellationKnown).map((i) => i.step.runId);
-  return { text: texts[shape], values: [...inputValues(columns, items, shape), cancellationKnown] };
+  return {
+    text: texts[outcomeTablesFor(items.map((i) => i.outcome))][shape],
+    values: [...inputValues(columns, items, shape), cancellationKnown],
+  };
 }
 
 /** Each item's result, in the items' order, from the statement's rows (one per item, ordered by `k`). */
