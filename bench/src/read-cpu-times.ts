@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Linux reports process CPU time in clock ticks; USER_HZ is 100 on every mainstream build. */
-const msPerTick = 10;
+export const msPerTick = 10;
 
 /** CPU time used so far, in milliseconds: this Node process, the PostgreSQL server, the whole machine. */
 export interface CpuTimes {
@@ -39,19 +39,38 @@ async function readMachineBusyMs(): Promise<number | null> {
 
 async function readPostgresCpuMs(dataDir: string): Promise<number | null> {
   try {
-    const postmaster = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
     let ticks = 0;
-    for (const entry of await readdir('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      const stat = readProcStat(Number(entry));
-      if (stat === null) continue;
-      if (stat.pid !== postmaster && stat.ppid !== postmaster) continue;
-      ticks += stat.ticks;
-    }
+    for (const stat of await readClusterProcStats(dataDir)) ticks += stat.ticks;
     return ticks * msPerTick;
   } catch {
     return null;
   }
+}
+
+/** What /proc/<pid>/stat says of a process: its parent, and its own and its reaped children's CPU ticks. */
+export interface ProcStat {
+  readonly pid: number;
+  readonly ppid: number;
+  /** utime + stime, in clock ticks. */
+  readonly ticks: number;
+  /** cutime + cstime: children that exited and were reaped, in clock ticks. */
+  readonly childTicks: number;
+}
+
+/**
+ * The postmaster of the cluster whose postmaster.pid is in `dataDir` and its children (backends, WAL
+ * writer, autovacuum...), as /proc shows them now. Throws when postmaster.pid cannot be read.
+ */
+export async function readClusterProcStats(dataDir: string): Promise<(ProcStat & { postmaster: boolean })[]> {
+  const postmaster = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  const found: (ProcStat & { postmaster: boolean })[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = readProcStat(Number(entry));
+    if (stat === null || (stat.pid !== postmaster && stat.ppid !== postmaster)) continue;
+    found.push({ ...stat, postmaster: stat.pid === postmaster });
+  }
+  return found;
 }
 
 /** CPU time (utime + stime) used so far by process `pid` alone, in milliseconds; null once it is gone. */
@@ -65,16 +84,21 @@ export async function readProcessCpuMs(pid: number): Promise<number | null> {
  * waits for a libuv pool thread to be scheduled, which on a loaded machine made one scan of a few
  * hundred processes take seconds and stretched the windows that CPU is read at the edges of.
  */
-function readProcStat(pid: number): { pid: number; ppid: number; ticks: number } | null {
+function readProcStat(pid: number): ProcStat | null {
   let stat;
   try {
     stat = readFileSync(join('/proc', String(pid), 'stat'), 'utf8');
   } catch {
     return null;
   }
-  // Fields after the parenthesised command name: state ppid ... utime(14th) stime(15th).
+  // Fields after the parenthesised command name: state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17).
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { pid, ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+  return {
+    pid,
+    ppid: Number(fields[1]),
+    ticks: Number(fields[11]) + Number(fields[12]),
+    childTicks: Number(fields[13]) + Number(fields[14]),
+  };
 }
 
 /** CPU used between two readings, as cores busy on average over `wallMs`; `other` is the rest of the machine. */

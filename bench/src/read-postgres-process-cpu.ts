@@ -1,9 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { msPerTick, readClusterProcStats } from './read-cpu-times.ts';
 import { withPgClient } from './with-pg-client.ts';
-
-const msPerTick = 10;
 
 /** One process of the cluster at one moment: what it is, and the CPU it has used so far. */
 export interface PostgresProcess {
@@ -29,7 +27,6 @@ export interface PostgresCpuSnapshot {
  * postmaster's `exitedChildrenMs` (the kernel adds a reaped child's CPU to its parent's cutime).
  */
 export async function readPostgresCpu(dataDir: string, adminUrl: string): Promise<PostgresCpuSnapshot> {
-  const postmaster = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
   const kinds = await withPgClient(adminUrl, async (c) => {
     const result = await c.query<{ pid: number; kind: string }>(
       `select pid, case when backend_type = 'client backend' then 'client backend@' || coalesce(datname, '?')
@@ -40,16 +37,12 @@ export async function readPostgresCpu(dataDir: string, adminUrl: string): Promis
   });
   const processes: PostgresProcess[] = [];
   let exitedChildrenMs = 0;
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    const stat = readStat(pid);
-    if (stat === null || (pid !== postmaster && stat.ppid !== postmaster)) continue;
-    const sched = readSchedstat(pid);
+  for (const stat of await readClusterProcStats(dataDir)) {
+    const sched = readSchedstat(stat.pid);
     if (sched === null) continue;
-    if (pid === postmaster) exitedChildrenMs = stat.childTicks * msPerTick;
-    const kind = pid === postmaster ? 'postmaster' : (kinds.get(pid) ?? 'unlisted');
-    processes.push({ pid, kind, runNs: sched.runNs, queuedNs: sched.queuedNs });
+    if (stat.postmaster) exitedChildrenMs = stat.childTicks * msPerTick;
+    const kind = stat.postmaster ? 'postmaster' : (kinds.get(stat.pid) ?? 'unlisted');
+    processes.push({ pid: stat.pid, kind, runNs: sched.runNs, queuedNs: sched.queuedNs });
   }
   return { processes, exitedChildrenMs };
 }
@@ -75,17 +68,6 @@ export function cpuByKind(
     processes: 0,
   });
   return [...byKind].map(([kind, r]) => ({ kind, ...r })).sort((a, b) => b.cpuMs - a.cpuMs);
-}
-
-function readStat(pid: number): { ppid: number; childTicks: number } | null {
-  try {
-    const stat = readFileSync(join('/proc', String(pid), 'stat'), 'utf8');
-    // After the parenthesised name: state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(fields[1]), childTicks: Number(fields[13]) + Number(fields[14]) };
-  } catch {
-    return null;
-  }
 }
 
 function readSchedstat(pid: number): { runNs: number; queuedNs: number } | null {
