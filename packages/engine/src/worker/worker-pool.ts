@@ -260,7 +260,9 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       for (const job of jobs.slice(0, room)) run(job);
       giveBack(jobs.slice(room));
       if (jobs.length === 0 || busy() >= concurrency) {
-        if ((nudged || owed) && busy() < concurrency) continue;
+        // A look owed is sent now even with every slot taken: a LISTEN that took hold while this claim
+        // was out woke no nap, and the claim may have filled the pool (the next pass looks, ADR 0069).
+        if (owed || (nudged && busy() < concurrency)) continue;
         // A stop that came while the claim was in flight found no sleep to end: do not start one.
         if (!running) break;
         // A claim skipped now is owed one poll interval after the last one.
