@@ -4,6 +4,7 @@ import { createEngine, defineAction, defineFlow, type Database, type Engine } fr
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { gate } from '../harness.ts';
+import { losableListen } from './support/lose-listen.ts';
 
 const release = gate();
 const entered = new Set<number>();
@@ -30,19 +31,10 @@ describe('a full pool whose LISTEN is lost and retaken (postgres)', () => {
   let db: Database;
   let pool: Engine;
   let other: Engine;
-  let listens = 0;
-  let hold: ReturnType<typeof gate> | null = null;
+  let listener: ReturnType<typeof losableListen>;
   beforeAll(async () => {
     db = await openTestDatabase();
-    const listen = db.listen!.bind(db);
-    const held: Database = {
-      ...db,
-      listen: async (channel, onNotify) => {
-        listens += 1;
-        if (hold) await hold.promise;
-        return listen(channel, onNotify);
-      },
-    };
+    listener = losableListen(db);
     const make = (d: Database) =>
       createEngine({
         db: d,
@@ -51,11 +43,11 @@ describe('a full pool whose LISTEN is lost and retaken (postgres)', () => {
         logger: pino({ level: 'silent' }),
         config: { worker: { concurrency: 1, poll_interval_ms: 60_000 } },
       });
-    pool = make(held);
+    pool = make(listener.database);
     other = make(db);
   });
   afterAll(async () => {
-    hold?.open();
+    listener.retake();
     release.open();
     await pool.stopWorkers();
     await db.close();
@@ -68,18 +60,10 @@ describe('a full pool whose LISTEN is lost and retaken (postgres)', () => {
     const { runId: holding } = await pool.startFlow(flow, 0);
     await waitFor('the only slot to be taken', async () => (entered.has(0) ? true : undefined));
 
-    hold = gate();
-    const before = listens;
-    const killed = await db.driver.query<{ ok: boolean }>(
-      `select pg_terminate_backend(pid) as ok from pg_stat_activity
-        where datname = current_database() and application_name = 'sagaflow-listener'`,
-    );
-    expect(killed.map((k) => k.ok)).toEqual([true]);
-    await waitFor('the listener to listen again', async () => (listens > before ? true : undefined));
+    await listener.lose();
     const { runId: queued } = await other.startFlow(flow, 1);
     const found = counters().looksFindingWork;
-    hold.open();
-    hold = null;
+    listener.retake();
     await waitFor('the owed look to find the queued job', async () =>
       counters().looksFindingWork > found ? true : undefined,
     );

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, defineAction, defineFlow, type Database, type Engine } from '../../../src/index.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
-import { gate } from '../harness.ts';
+import { losableListen } from './support/lose-listen.ts';
 
 const ran = new Map<number, number>();
 const step = defineAction({
@@ -27,20 +27,10 @@ describe('a pool whose LISTEN is lost and retaken repeatedly (postgres)', () => 
   let db: Database;
   let pool: Engine;
   let other: Engine;
-  let listens = 0;
-  let hold: ReturnType<typeof gate> | null = null;
+  let listener: ReturnType<typeof losableListen>;
   beforeAll(async () => {
     db = await openTestDatabase();
-    const listen = db.listen!.bind(db);
-    // The same database; each LISTEN after the first waits while the test holds it back.
-    const held: Database = {
-      ...db,
-      listen: async (channel, onNotify) => {
-        listens += 1;
-        if (hold) await hold.promise;
-        return listen(channel, onNotify);
-      },
-    };
+    listener = losableListen(db);
     const make = (d: Database) =>
       createEngine({
         db: d,
@@ -49,26 +39,16 @@ describe('a pool whose LISTEN is lost and retaken repeatedly (postgres)', () => 
         logger: pino({ level: 'silent' }),
         config: { worker: { concurrency: 2, poll_interval_ms: 60_000 } },
       });
-    pool = make(held);
+    pool = make(listener.database);
     // Another process's engine with no pool: its starts go through the job table and its NOTIFY.
     other = make(db);
   });
   afterAll(async () => {
-    hold?.open();
+    listener.retake();
     await pool.stopWorkers();
     await db.close();
   });
 
-  /** Ends the pool's LISTEN connection on the server, and waits until the listener asks for another. */
-  const loseListen = async () => {
-    const before = listens;
-    const killed = await db.driver.query<{ ok: boolean }>(
-      `select pg_terminate_backend(pid) as ok from pg_stat_activity
-        where datname = current_database() and application_name = 'sagaflow-listener'`,
-    );
-    expect(killed.map((k) => k.ok)).toEqual([true]);
-    await waitFor('the listener to listen again', async () => (listens > before ? true : undefined));
-  };
   const completed = (runId: string) =>
     waitFor(`run ${runId} completes`, async () =>
       (await pool.getRun(runId))?.run.status === 'Completed' ? true : undefined,
@@ -80,13 +60,11 @@ describe('a pool whose LISTEN is lost and retaken repeatedly (postgres)', () => 
     await waitFor("the pool's first claim", async () => (counters().emptyClaims > 0 ? true : undefined));
 
     for (let i = 1; i <= 5; i++) {
-      hold = gate();
-      await loseListen();
+      await listener.lose();
       // Nobody listens: this job's NOTIFY is lost.
       const { runId } = await other.startFlow(flow, i);
       expect(await db.prisma.job.count({ where: { run_id: runId } })).toBe(1);
-      hold.open();
-      hold = null;
+      listener.retake();
       // A start handed to the pool while the owed claim is out or just answered.
       const handed = await pool.startFlow(flow, 100 + i);
       await completed(runId);
@@ -99,11 +77,9 @@ describe('a pool whose LISTEN is lost and retaken repeatedly (postgres)', () => 
   });
 
   it('stopped the moment its LISTEN takes hold, leaves the owed job in the queue for the next pool', async () => {
-    hold = gate();
-    await loseListen();
+    await listener.lose();
     const { runId } = await other.startFlow(flow, 50);
-    hold.open();
-    hold = null;
+    listener.retake();
     const stopped = await pool.stopWorkers();
     expect(stopped.drained).toBe(true);
     // Either the owed claim took and ran it before the stop, or it waits, unleased, in the queue.

@@ -4,6 +4,7 @@ import { createEngine, defineAction, defineFlow, type Database, type Engine } fr
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { gate } from '../harness.ts';
+import { losableListen } from './support/lose-listen.ts';
 
 const stepGate = gate();
 const ran = new Map<number, number>();
@@ -31,21 +32,15 @@ describe('a look owed while a claim is out that fills the pool (postgres)', () =
   let db: Database;
   let pool: Engine;
   let other: Engine;
-  let listens = 0;
-  let listenHold: ReturnType<typeof gate> | null = null;
+  let listener: ReturnType<typeof losableListen>;
   let holdClaims = false;
   const heldClaims: (() => void)[] = [];
   beforeAll(async () => {
     db = await openTestDatabase();
-    const listen = db.listen!.bind(db);
+    listener = losableListen(db);
     const statement = db.driver.statement.bind(db.driver);
     const held: Database = {
-      ...db,
-      listen: async (channel, onNotify) => {
-        listens += 1;
-        if (listenHold) await listenHold.promise;
-        return listen(channel, onNotify);
-      },
+      ...listener.database,
       driver: {
         ...db.driver,
         statement: async (s, limits) => {
@@ -70,7 +65,7 @@ describe('a look owed while a claim is out that fills the pool (postgres)', () =
     other = make(db);
   });
   afterAll(async () => {
-    listenHold?.open();
+    listener.retake();
     holdClaims = false;
     for (const open of heldClaims) open();
     stepGate.open();
@@ -84,13 +79,7 @@ describe('a look owed while a claim is out that fills the pool (postgres)', () =
     await waitFor("the pool's first claim", async () => (counters().emptyClaims > 0 ? true : undefined));
 
     // The LISTEN is lost and held back: two runs queued now announce themselves to no one.
-    listenHold = gate();
-    const before = listens;
-    await db.driver.query(
-      `select pg_terminate_backend(pid) from pg_stat_activity
-        where datname = current_database() and application_name = 'sagaflow-listener'`,
-    );
-    await waitFor('the listener to listen again', async () => (listens > before ? true : undefined));
+    await listener.lose();
     const { runId: first } = await other.startFlow(flow, 1);
     const { runId: second } = await other.startFlow(flow, 2);
 
@@ -102,8 +91,7 @@ describe('a look owed while a claim is out that fills the pool (postgres)', () =
 
     // The LISTEN takes hold while that claim is out: a look is owed.
     const heard = counters().notifications.others;
-    listenHold.open();
-    listenHold = null;
+    listener.retake();
     await waitFor('the LISTEN to take hold', async () => (counters().notifications.others > heard ? true : undefined));
 
     // The claim returns with run 1's job and fills the pool; the look owed must go now, not at the poll.
