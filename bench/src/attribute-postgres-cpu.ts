@@ -18,7 +18,7 @@ import { withDurableServer } from './with-durable-server.ts';
 import { withPgClient } from './with-pg-client.ts';
 
 /**
- * `pnpm --filter @sagaflow/bench run bench:pgcpu [concurrency] [seconds] [--fsync-off] [--json]`: where
+ * `pnpm --filter @sagaflow/bench run bench:pgcpu [concurrency] [seconds] [--fsync-off] [--json] [--without-run-fks]`: where
  * the PostgreSQL CPU of a flow goes (issue 11, ADR 0062). The bench's closed loop of the 3-step no-op
  * flow, durable commits unless `--fsync-off`, warmed up, analyzed, warmed up again, then measured:
  * - CPU per flow of every process of the cluster by kind (the engine's backends, WAL writer,
@@ -30,6 +30,7 @@ import { withPgClient } from './with-pg-client.ts';
  * - every WAL record of the window by relation and kind (pg_walinspect): a B-tree INSERT_LEAF is an
  *   index entry written, a Heap HOT_UPDATE a heap-only update;
  * - per statement: calls, plans, plan and execution time per call and per flow.
+ * `--without-run-fks` measures a schema without the foreign keys to flow_runs (ADR 0068), as an A/B arm.
  */
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
     options: {
       'fsync-off': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
+      'without-run-fks': { type: 'boolean', default: false },
       'explain-sample': { type: 'string' },
       'explain-log': { type: 'string', default: 'pgcpu-explain.log' },
     },
@@ -64,7 +66,9 @@ async function main(): Promise<void> {
         await c.query(`alter system set ${setting}`);
       await c.query('select pg_reload_conf()');
     });
-    await prepareTemplateDatabase(cluster.adminUrl, 'pgcpu_template');
+    await prepareTemplateDatabase(cluster.adminUrl, 'pgcpu_template', {
+      withoutRunForeignKeys: values['without-run-fks'],
+    });
     const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('pgcpu'), { template: 'pgcpu_template' });
     await withPgClient(url, (c) => c.query('create extension if not exists pg_walinspect'));
     const run = () => measure(url, cluster.adminUrl, cluster.dataDir, concurrency, seconds);

@@ -25,7 +25,7 @@ import { createTracedBenchFlow } from './traced-bench-flow.ts';
 import { withDurableServer } from './with-durable-server.ts';
 
 /**
- * `pnpm --filter @sagaflow/bench run bench:round-trips [concurrency] [seconds] [--json file] [--set name=value]`: where a
+ * `pnpm --filter @sagaflow/bench run bench:round-trips [concurrency] [seconds] [--json file] [--set name=value] [--without-run-fks]`: where a
  * flow's wall time goes on the bench's headline setting (issue 11): the closed loop of the 3-step
  * no-op flow at `concurrency` (8) on a throwaway PostgreSQL 15 restarted with durable commits, warmed
  * up, analyzed as autovacuum would have (ADR 0051), warmed up again, then measured for `seconds` (10).
@@ -37,13 +37,18 @@ import { withDurableServer } from './with-durable-server.ts';
  * {@link waitSampleEveryMs} ms), the engine turning the answer into the next
  * action call, and the runs each statement carried; beside them, CPU of Node and PostgreSQL and how
  * busy Node's event loop was. `--set name=value` (repeatable) sets a server setting for the run, to
- * try one (`--set commit_delay=500`) against the same figures.
+ * try one (`--set commit_delay=500`) against the same figures. `--without-run-fks` measures a schema without
+ * the foreign keys to flow_runs (ADR 0068), as an A/B arm.
  */
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     args: process.argv.slice(2).filter((a) => a !== '--'),
-    options: { json: { type: 'string' }, set: { type: 'string', multiple: true, default: [] } },
+    options: {
+      json: { type: 'string' },
+      set: { type: 'string', multiple: true, default: [] },
+      'without-run-fks': { type: 'boolean', default: false },
+    },
   });
   const concurrency = Number(positionals[0] ?? 8);
   const seconds = Number(positionals[1] ?? 10);
@@ -53,7 +58,9 @@ async function main(): Promise<void> {
     if (!statements.enabled)
       throw new Error(`pg_stat_statements is needed and could not be loaded: ${statements.reason}`);
     await trackServerRoundTrips(cluster.adminUrl, values.set);
-    await prepareTemplateDatabase(cluster.adminUrl, 'round_trips_template');
+    await prepareTemplateDatabase(cluster.adminUrl, 'round_trips_template', {
+      withoutRunForeignKeys: values['without-run-fks'],
+    });
     const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('round_trips'), {
       template: 'round_trips_template',
     });

@@ -70,7 +70,8 @@ export function cpuByKind(
   return [...byKind].map(([kind, r]) => ({ kind, ...r })).sort((a, b) => b.cpuMs - a.cpuMs);
 }
 
-function readSchedstat(pid: number): { runNs: number; queuedNs: number } | null {
+/** A process's time on a CPU and queued for one so far, in ns (/proc/<pid>/schedstat); null once it is gone. */
+export function readSchedstat(pid: number): { runNs: number; queuedNs: number } | null {
   try {
     const [run, queued] = readFileSync(join('/proc', String(pid), 'schedstat'), 'utf8')
       .trim()
