@@ -24,6 +24,7 @@ describe(`schema drift (${testDbKind()})`, () => {
   it('a freshly migrated database matches schema.prisma: tables, columns, types, nullability, defaults, indexes and their predicates', async () => {
     expect(Object.values(expected.indexes).filter((i) => i.predicate !== null).length).toBeGreaterThanOrEqual(28);
     expect(Object.keys(expected.tables).length).toBeGreaterThanOrEqual(18);
+    expect(Object.keys(expected.foreignKeys).length).toBeGreaterThanOrEqual(9);
     expect(diffSchemas(expected, await actualSchema(db.driver))).toEqual([]);
   });
 
@@ -79,6 +80,34 @@ describe(`schema drift (${testDbKind()})`, () => {
         );
         expect(diff[1]).toMatch(
           /^index action_runs_reclaim_stale_at_idx: .*"predicate":"\(status = 'Running'::text\)".* in database, .*"predicate":"\(reclaim_stale_at IS NOT NULL\)"/,
+        );
+        throw new Rollback();
+      })
+      .catch((e: unknown) => {
+        if (!(e instanceof Rollback)) throw e;
+      });
+  });
+
+  it('reports a migration that dropped a foreign key, changed one’s action or added one the schema does not declare', async () => {
+    await db.driver
+      .transaction(async (tx) => {
+        await tx.exec(`
+        alter table "sagaflow"."flow_events" drop constraint "flow_events_run_id_fkey";
+        alter table "sagaflow"."sessions" drop constraint "sessions_operator_id_fkey";
+        alter table "sagaflow"."sessions" add constraint "sessions_operator_id_fkey" foreign key ("operator_id")
+          references "sagaflow"."operators"("id") on delete restrict on update cascade;
+        alter table "sagaflow"."jobs" add constraint "jobs_run_id_fkey" foreign key ("run_id")
+          references "sagaflow"."flow_runs"("id") not valid;`);
+        const diff = diffSchemas(expected, await actualSchema(tx));
+        expect(diff).toHaveLength(3);
+        expect(diff).toEqual(
+          expect.arrayContaining([
+            'foreign key flow_events_run_id_fkey: missing in database',
+            'foreign key jobs_run_id_fkey: in database, not in schema',
+          ]),
+        );
+        expect(diff.find((d) => d.startsWith('foreign key sessions_operator_id_fkey:'))).toMatch(
+          /"onDelete":"Restrict".* in database, .*"onDelete":"Cascade".* in schema$/,
         );
         throw new Rollback();
       })

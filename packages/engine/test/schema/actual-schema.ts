@@ -34,7 +34,37 @@ export async function actualSchema(sql: SqlSession): Promise<SchemaShape> {
       join pg_class t on t.oid = ix.indrelid
       join pg_namespace n on n.oid = t.relnamespace
      where n.nspname = 'sagaflow' and t.relname <> '_prisma_migrations'`);
-  const shape: SchemaShape = { tables: {}, indexes: {} };
+  const foreignKeys = await sql.query<{
+    name: string;
+    table: string;
+    columns: string[];
+    references: string;
+    referenced_columns: string[];
+    on_delete: string;
+    on_update: string;
+  }>(`
+    select c.conname as name, t.relname as table, r.relname as references,
+           c.confdeltype as on_delete, c.confupdtype as on_update,
+           array(select a.attname::text from unnest(c.conkey) with ordinality k(attnum, ord)
+                   join pg_attribute a on a.attrelid = c.conrelid and a.attnum = k.attnum order by k.ord) as columns,
+           array(select a.attname::text from unnest(c.confkey) with ordinality k(attnum, ord)
+                   join pg_attribute a on a.attrelid = c.confrelid and a.attnum = k.attnum order by k.ord)
+             as referenced_columns
+      from pg_constraint c
+      join pg_class t on t.oid = c.conrelid
+      join pg_class r on r.oid = c.confrelid
+      join pg_namespace n on n.oid = t.relnamespace
+     where c.contype = 'f' and n.nspname = 'sagaflow'`);
+  const shape: SchemaShape = { tables: {}, indexes: {}, foreignKeys: {} };
+  for (const k of foreignKeys)
+    shape.foreignKeys[k.name] = {
+      table: k.table,
+      columns: k.columns,
+      references: k.references,
+      referencedColumns: k.referenced_columns,
+      onDelete: referentialAction[k.on_delete] ?? `unknown:${k.on_delete}`,
+      onUpdate: referentialAction[k.on_update] ?? `unknown:${k.on_update}`,
+    };
   for (const c of columns) {
     const table = (shape.tables[c.table_name] ??= {});
     table[c.column_name] = {
@@ -53,6 +83,15 @@ export async function actualSchema(sql: SqlSession): Promise<SchemaShape> {
     };
   return shape;
 }
+
+/** pg_constraint's one-letter referential actions, by Prisma's names for them. */
+const referentialAction: Record<string, string> = {
+  a: 'NoAction',
+  r: 'Restrict',
+  c: 'Cascade',
+  n: 'SetNull',
+  d: 'SetDefault',
+};
 
 /** format_type spells types the long way; bring them to the short names the expectation uses. */
 function normaliseType(t: string): string {

@@ -12,9 +12,19 @@ export interface IndexShape {
   /** A partial index's predicate as PostgreSQL deparses it (pg_get_expr); null for a whole-table index. */
   predicate: string | null;
 }
+/** A foreign key: its columns, what they reference, and its referential actions (Prisma's names). */
+export interface ForeignKeyShape {
+  table: string;
+  columns: string[];
+  references: string;
+  referencedColumns: string[];
+  onDelete: string;
+  onUpdate: string;
+}
 export interface SchemaShape {
   tables: Record<string, Record<string, ColumnShape>>;
   indexes: Record<string, IndexShape>;
+  foreignKeys: Record<string, ForeignKeyShape>;
 }
 
 /** Every difference between what the schema file says and what the database has, one line each. */
@@ -49,5 +59,13 @@ export function diffSchemas(expected: SchemaShape, actual: SchemaShape): string[
   }
   for (const name of Object.keys(actual.indexes))
     if (!expected.indexes[name]) out.push(`index ${name}: in database, not in schema`);
+  for (const [name, fk] of Object.entries(expected.foreignKeys)) {
+    const got = actual.foreignKeys[name];
+    if (!got) out.push(`foreign key ${name}: missing in database`);
+    else if (JSON.stringify(got) !== JSON.stringify(fk))
+      out.push(`foreign key ${name}: ${JSON.stringify(got)} in database, ${JSON.stringify(fk)} in schema`);
+  }
+  for (const name of Object.keys(actual.foreignKeys))
+    if (!expected.foreignKeys[name]) out.push(`foreign key ${name}: in database, not in schema`);
   return out;
 }

@@ -12,6 +12,11 @@ interface DmmfField {
   nativeType: [string, string[]] | null;
   default?: unknown;
   dbName?: string | null;
+  relationFromFields?: string[];
+  relationToFields?: string[];
+  relationOnDelete?: string;
+  relationOnUpdate?: string;
+  relationName?: string;
 }
 interface DmmfModel {
   name: string;
@@ -72,7 +77,7 @@ export function expectedSchemaFromText(text: string): SchemaShape {
   const dmmf = JSON.parse(get_dmmf(JSON.stringify({ prismaSchema: [['schema.prisma', text]] }))) as {
     datamodel: { models: DmmfModel[]; indexes: DmmfIndex[] };
   };
-  const shape: SchemaShape = { tables: {}, indexes: {} };
+  const shape: SchemaShape = { tables: {}, indexes: {}, foreignKeys: {} };
   const tableOf = new Map<string, string>();
   for (const m of dmmf.datamodel.models) {
     const table = m.dbName ?? m.name;
@@ -86,6 +91,23 @@ export function expectedSchemaFromText(text: string): SchemaShape {
       };
     }
     shape.tables[table] = cols;
+  }
+  for (const m of dmmf.datamodel.models) {
+    const table = tableOf.get(m.name)!;
+    for (const f of m.fields) {
+      const from = f.relationFromFields ?? [];
+      if (f.kind !== 'object' || from.length === 0) continue;
+      // Prisma's defaults for a relation that names no action: Restrict on delete when it is required
+      // (SetNull when optional), Cascade on update.
+      shape.foreignKeys[`${table}_${from.join('_')}_fkey`] = {
+        table,
+        columns: from,
+        references: tableOf.get(f.type) ?? f.type,
+        referencedColumns: f.relationToFields ?? [],
+        onDelete: f.relationOnDelete ?? (f.isRequired ? 'Restrict' : 'SetNull'),
+        onUpdate: f.relationOnUpdate ?? 'Cascade',
+      };
+    }
   }
   const predicates = indexPredicates(text);
   for (const idx of dmmf.datamodel.indexes) {
