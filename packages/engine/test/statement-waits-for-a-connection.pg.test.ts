@@ -10,9 +10,9 @@ const backendOf = async (db: Database, waitMs?: number) =>
 
 /**
  * An autocommitted statement checks out its own pooled connection (ADR 0043), waiting at most
- * `waitMs` (worker.transaction_wait_ms) for it, and gives it back whatever happens; ADR 0067 sends
- * it with callbacks instead of async layers. The pool here has ONE connection, so every statement
- * waits for it while the test holds it.
+ * `waitMs` (worker.transaction_wait_ms) for it, and gives it back whatever happens: what any change
+ * to how it checks out and sends must keep (ADR 0067 measured one). The pool here has ONE
+ * connection, so every statement waits for it while the test holds it.
  */
 describe('an autocommitted statement and its pooled connection', () => {
   let db: Database;

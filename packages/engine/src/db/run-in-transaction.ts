@@ -4,7 +4,7 @@ import type { SqlSession, TransactionLimits } from './database.ts';
 import type { RawResult, RawStatement } from './raw-db.ts';
 import { RawQuery } from './raw-query.ts';
 import { rawParameter } from './raw-values.ts';
-import { namedStatement, renameStatement, type NamedStatement } from './statement-names.ts';
+import { namedStatement, renameStatement } from './statement-names.ts';
 
 /** What a statement meets once its transaction's time limit passed (Prisma's words, so logs read alike). */
 export class TransactionExpired extends Error {
@@ -36,37 +36,23 @@ export function pgSession(send: PgSend, raw: PgRaw): SqlSession {
  * One raw statement on one client (never on the pool: the pool would not release a client for a
  * query that brings its own callback), prepared by name when its text has one. The name's own copy
  * of the text goes out, so node-postgres's check that a name keeps its text compares two references,
- * not two texts. Not an async function: the statement's own promise is handed back as it is, with
- * one handler more for a named statement (no await layers per statement, ADR 0067).
+ * not two texts.
  */
-export function rawOn(client: Pick<pg.ClientBase, 'query'>, statement: RawStatement): Promise<RawResult> {
-  let named: NamedStatement | undefined;
-  let query: RawQuery;
+export async function rawOn(client: Pick<pg.ClientBase, 'query'>, statement: RawStatement): Promise<RawResult> {
+  const named = namedStatement(statement.text);
+  const query = new RawQuery(named?.name, named?.text ?? statement.text, statement.values.map(rawParameter));
   try {
-    named = namedStatement(statement.text);
-    query = new RawQuery(named?.name, named?.text ?? statement.text, statement.values.map(rawParameter));
     client.query(query);
+    return await query.result;
   } catch (err) {
-    return Promise.reject(asError(err));
+    // Prepared before its result changed shape (a migration added a column): renamed, it is
+    // planned afresh, so the run's work is worth trying again (the pool retries a replay).
+    if (named !== undefined && isStalePlan(err)) {
+      renameStatement(named);
+      Object.assign(err as Error, { retryable: true });
+    }
+    throw err;
   }
-  if (named === undefined) return query.result;
-  const sent = named;
-  return query.result.catch((err: unknown) => {
-    throw staleMarked(sent, err);
-  });
-}
-
-/**
- * A statement prepared before its result changed shape (a migration added a column) is renamed, so
- * that it is planned afresh, and its error is marked worth trying again (the pool retries a replay).
- * Any other error is returned as it is.
- */
-function staleMarked(named: NamedStatement, err: unknown): unknown {
-  if (isStalePlan(err)) {
-    renameStatement(named);
-    Object.assign(err as Error, { retryable: true });
-  }
-  return err;
 }
 
 /** PostgreSQL's refusal of a prepared statement whose result columns changed since it was prepared. */
@@ -190,84 +176,55 @@ export async function inPgTransaction<T>(
  * Sends one autocommitted statement on ONE pooled connection, waiting at most `waitMs` for it (past
  * it the pool's own words are thrown and nothing was sent). A connection on which the statement
  * failed is released with the error, so the pool destroys it, as {@link inPgTransaction} does.
- * Callbacks, not awaits, from the checkout to the answer: one promise of its own per statement
- * beside the query's, where async layers made six more (ADR 0067).
  */
-export function inPgStatement(
+export async function inPgStatement(
   pool: pg.Pool,
   statement: RawStatement,
   limits: Pick<TransactionLimits, 'waitMs'> = {},
 ): Promise<RawResult> {
-  return new Promise<RawResult>((resolve, reject) => {
-    checkOut(pool, limits.waitMs, (err, client) => {
-      if (client === undefined) {
-        reject(asError(err));
-        return;
-      }
-      let failed: Error | undefined;
-      // A checked-out client has no pool listener: a server ending the session must not crash the process.
-      const onError = (e: Error) => void (failed ??= e);
-      client.on('error', onError);
-      const release = () => {
-        client.release(failed);
-        if (!failed) client.removeListener('error', onError);
-      };
-      rawOn(client, statement).then(
-        (result) => {
-          release();
-          resolve(result);
-        },
-        (e: unknown) => {
-          const error = asError(e);
-          failed ??= error;
-          release();
-          reject(error);
-        },
-      );
-    });
-  });
+  const client = await connectWithin(pool, limits.waitMs);
+  let failed: Error | undefined;
+  // A checked-out client has no pool listener: a server ending the session must not crash the process.
+  const onError = (err: Error) => void (failed ??= err);
+  client.on('error', onError);
+  try {
+    return await rawOn(client, statement);
+  } catch (err) {
+    failed ??= err as Error;
+    throw err;
+  } finally {
+    client.release(failed);
+    if (!failed) client.removeListener('error', onError);
+  }
 }
 
 /**
- * Checks out a pooled connection, giving up after `waitMs` with the pool's own words; a connection
- * that arrives after that is released unused. When idle connections cover every waiter, ours
- * included, the pool hands one over on its next tick: there is nothing to wait for, so no timer is
- * armed (one per statement otherwise, ADR 0049). An idle connection dropped in that tick leaves the
- * pool's own 5 s limit. `done` is called once: with the client, or with the error and no client.
+ * `pool.connect()` given up after `waitMs`; a connection that arrives after that is released unused.
+ * When idle connections cover every waiter, ours included, the pool hands one over on its next tick:
+ * there is nothing to wait for, so no timer is armed and no race is run (one of each per statement
+ * otherwise, ADR 0049). An idle connection dropped in that tick leaves the pool's own 5 s limit.
  */
-function checkOut(
-  pool: pg.Pool,
-  waitMs: number | undefined,
-  done: (err: Error | undefined, client?: pg.PoolClient) => void,
-): void {
-  let settled = false;
-  let timer: NodeJS.Timeout | undefined = undefined;
-  pool.connect((err: Error | undefined, client: pg.PoolClient | undefined) => {
-    if (settled) {
-      client?.release();
-      return;
-    }
-    settled = true;
-    clearTimeout(timer);
-    done(err, err ? undefined : client);
+async function connectWithin(pool: pg.Pool, waitMs: number | undefined): Promise<pg.PoolClient> {
+  const connecting = pool.connect();
+  if (waitMs === undefined || (pool.idleCount > 0 && pool.idleCount >= pool.waitingCount)) return connecting;
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`timeout exceeded when trying to connect: no pooled connection within ${waitMs} ms`)),
+      waitMs,
+    );
   });
-  if (settled || waitMs === undefined || (pool.idleCount > 0 && pool.idleCount >= pool.waitingCount)) return;
-  timer = setTimeout(() => {
-    settled = true;
-    done(new Error(`timeout exceeded when trying to connect: no pooled connection within ${waitMs} ms`));
-  }, waitMs);
-}
-
-/** What a rejection carries: the error thrown, or one saying what was thrown instead of an error. */
-function asError(err: unknown): Error {
-  return err instanceof Error ? err : new Error(`the pool or the driver failed without an error: ${String(err)}`);
-}
-
-/** {@link checkOut} as a promise, for a transaction's checkout. */
-function connectWithin(pool: pg.Pool, waitMs: number | undefined): Promise<pg.PoolClient> {
-  return new Promise((resolve, reject) =>
-    checkOut(pool, waitMs, (err, client) => (client === undefined ? reject(asError(err)) : resolve(client))),
-  );
+  try {
+    return await Promise.race([connecting, gaveUp]);
+  } catch (err) {
+    connecting.then(
+      (late) => late.release(),
+      () => undefined,
+    );
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
