@@ -4,7 +4,10 @@ import { createHook } from 'node:async_hooks';
 export interface AsyncWork {
   /** Async resources created, by async_hooks type (PROMISE, Timeout, Immediate, TickObject, TCPWRAP…). */
   readonly byType: Map<string, number>;
-  /** Timers and immediates by the first frame of the bench's or the engine's code, or a dependency's, that armed them. */
+  /**
+   * Timers, immediates and promises by the first frame of the bench's or the engine's code, or a
+   * dependency's, that made them ("(node internals)" for a promise of Node's streams alone).
+   */
   readonly timersBySite: Map<string, number>;
 }
 
@@ -27,7 +30,8 @@ function armingSite(): string {
 /**
  * Counts the asynchronous work the process creates until the returned function is called: a
  * figure load does not move (CPU time per flow does, on a shared machine), for judging a change to
- * the event-loop turns of a flow (ADR 0064). Costly while on (a stack per timer, promise hooks): for
+ * the event-loop turns of a flow (ADR 0064) or to its promises (ADR 0067). Costly while on (a stack
+ * per timer and per promise): for
  * a counting window, never for a timed one.
  */
 export function countAsyncWork(): () => AsyncWork {
@@ -36,7 +40,7 @@ export function countAsyncWork(): () => AsyncWork {
   const hook = createHook({
     init(_id, type) {
       byType.set(type, (byType.get(type) ?? 0) + 1);
-      if (type === 'Timeout' || type === 'Immediate') {
+      if (type === 'Timeout' || type === 'Immediate' || type === 'PROMISE') {
         const site = `${type} ${armingSite()}`;
         timersBySite.set(site, (timersBySite.get(site) ?? 0) + 1);
       }

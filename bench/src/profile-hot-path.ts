@@ -148,8 +148,8 @@ async function measureAsyncWork(concurrency: number, seconds: number, runOne: (n
   const perFlow = (n: number) => (n / loop.flows).toFixed(2);
   console.log(`c=${concurrency}: ${loop.flows} flows; async resources per flow by type:`);
   for (const [type, n] of [...byType].sort((a, b) => b[1] - a[1])) console.log(`  ${type.padEnd(24)} ${perFlow(n)}`);
-  console.log('timers and immediates per flow, by where they were armed:');
-  for (const [site, n] of [...timersBySite].sort((a, b) => b[1] - a[1]).slice(0, 25))
+  console.log('timers, immediates and promises per flow, by where they were made (the first 60):');
+  for (const [site, n] of [...timersBySite].sort((a, b) => b[1] - a[1]).slice(0, 60))
     console.log(`  ${perFlow(n).padStart(6)}  ${site}`);
 }
 
