@@ -13,6 +13,7 @@ import {
   pgSession,
   type PgliteRaw,
 } from './run-in-transaction.ts';
+import { inPgRound } from './raw-round.ts';
 import { lockDataDir, type DataDirLock, type DataDirLockOptions } from './lock-data-dir.ts';
 
 export type DatabaseOptions =
@@ -152,6 +153,7 @@ async function openPostgres(url: string, poolSize = 10): Promise<Database> {
     ),
     transaction: (fn, limits) => inPgTransaction(pool, fn, limits),
     statement: (statement, limits) => inPgStatement(pool, statement, limits),
+    statements: (statements, limits) => inPgRound(pool, statements, limits),
   };
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
