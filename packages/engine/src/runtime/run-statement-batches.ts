@@ -161,7 +161,7 @@ export function submitToRound<T, R>(
   deps?: FusableDeps,
 ): Promise<R> {
   return roundsOf(driver).submit({
-    kind: kind as RoundKind<unknown, unknown>,
+    kind,
     item,
     key,
     deps,

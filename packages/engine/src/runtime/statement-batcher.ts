@@ -103,7 +103,11 @@ export class StatementBatcher<I, R> {
       if (perKind !== undefined) {
         const kind = kindOf!(waiting.item);
         const picked = perKind.get(kind) ?? 0;
-        if (picked === maxBatch) continue;
+        if (picked === maxBatch) {
+          // Its key stays blocked: a later item of that key must not overtake it into this round.
+          keys.add(key);
+          continue;
+        }
         perKind.set(kind, picked + 1);
       }
       keys.add(key);
