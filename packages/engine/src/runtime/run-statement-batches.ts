@@ -84,6 +84,8 @@ class RoundNotSent extends Error {
  */
 async function sendRound(driver: SqlDriver, items: RoundItem[]): Promise<unknown[]> {
   const first = items[0]!;
+  // A lone item (every statement at c = 1) goes as its kind's own statement, with nothing built for a round.
+  if (items.length === 1) return first.kind.alone([first.item], driver, first.deps);
   const byKind = new Map<RoundKind<unknown, unknown>, RoundItem[]>();
   for (const item of items) {
     const same = byKind.get(item.kind);
