@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
-import { defineFlow } from '../../src/index.ts';
+import { createDatabase, defineFlow } from '../../src/index.ts';
 import type { FusableDeps } from '../../src/runtime/replay/fused-outcome.ts';
 import { finishInBatch, transitionInBatch } from '../../src/runtime/run-statement-batches.ts';
 import { stepTransitionResults, stepTransitionsStatement } from '../../src/store/step-transitions.ts';
@@ -9,7 +9,8 @@ import type { StepTransition, TransitionOutcome } from '../../src/store/step-tra
 import { activeRun } from '../support/active-run.ts';
 import { countStatements, type SentStatement } from '../support/count-statements.ts';
 import { bareEngine } from '../regressions/harness.ts';
-import { useProxiedDatabase } from '../regressions/review9/cut-after-commit-proxy.ts';
+import { startCutAfterCommitProxy, type CutAfterCommitProxy } from '../regressions/review9/cut-after-commit-proxy.ts';
+import { openTestDatabase } from '../support/test-database.ts';
 
 /**
  * ADR 0066: transitions and finishes waiting at one moment go in ONE round, one transaction in one
@@ -32,7 +33,27 @@ const sentKinds = (sent: SentStatement[]) =>
   sent.map((s) => [s.text.includes('step transitions') ? 'transitions' : 'finishes', s.round ?? null]);
 
 describe('rounds of several kinds (PostgreSQL)', () => {
-  const { direct, proxy, proxied } = useProxiedDatabase(4);
+  // The engine's handle goes through a proxy that can cut a round's answer after its commit, and sends rounds.
+  let handles: { direct: Database & { url?: string }; proxy: CutAfterCommitProxy; proxied: Database } | undefined;
+  beforeAll(async () => {
+    const directDb = await openTestDatabase();
+    const proxyServer = await startCutAfterCommitProxy(directDb.url!);
+    const proxiedDb = await createDatabase({
+      kind: 'postgres',
+      url: proxyServer.url,
+      poolSize: 4,
+      statementRounds: true,
+    });
+    handles = { direct: directDb, proxy: proxyServer, proxied: proxiedDb };
+  });
+  afterAll(async () => {
+    await handles?.proxied.close();
+    await handles?.proxy.close();
+    await handles?.direct.close();
+  });
+  const direct = () => handles!.direct;
+  const proxy = () => handles!.proxy;
+  const proxied = () => handles!.proxied;
 
   const history = async (runId: string) =>
     (await direct().prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } })).map((e) =>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import type { Database } from '../../src/index.ts';
+import { createDatabase, type Database } from '../../src/index.ts';
 import { roundOn } from '../../src/db/raw-round.ts';
 import { rawOn } from '../../src/db/run-in-transaction.ts';
 import { refusedByServer } from '../../src/db/refused-by-server.ts';
@@ -12,9 +12,9 @@ import { openTestDatabase } from '../support/test-database.ts';
  * none of them; each statement keeps its own prepared name on the connection.
  */
 describe('a round of statements on PostgreSQL', () => {
-  let db: Database;
+  let db: Database & { url?: string };
   beforeAll(async () => {
-    db = await openTestDatabase({ poolSize: 2 });
+    db = await openTestDatabase({ poolSize: 2, statementRounds: true });
     await db.driver.exec(`create table if not exists round_probe (id int primary key, note text)`);
   });
   afterAll(async () => {
@@ -28,6 +28,22 @@ describe('a round of statements on PostgreSQL', () => {
   });
   const countRows = async () =>
     Number((await db.driver.query<{ n: string }>(`select count(*) as n from round_probe`))[0]!.n);
+
+  it('is off unless the database handle asks for it: the hot path then sends each kind apart', async () => {
+    const plain = await openTestDatabase({ poolSize: 1 });
+    try {
+      expect('statements' in plain.driver).toBe(false);
+    } finally {
+      await plain.close();
+    }
+    const refused: unknown = await createDatabase({
+      kind: 'postgres',
+      url: db.url!,
+      statementRounds: 'yes' as unknown as boolean,
+    }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ code: 'config_invalid' });
+    expect(String((refused as Error).message)).toContain('statementRounds');
+  });
 
   it('runs every statement in one transaction and answers each one its own rows', async () => {
     await db.driver.exec(`truncate round_probe`);
