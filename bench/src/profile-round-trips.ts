@@ -25,7 +25,7 @@ import { createTracedBenchFlow } from './traced-bench-flow.ts';
 import { withDurableServer } from './with-durable-server.ts';
 
 /**
- * `pnpm --filter @sagaflow/bench run bench:round-trips [concurrency] [seconds] [--json file] [--set name=value] [--rounds]`: where a
+ * `pnpm --filter @sagaflow/bench run bench:round-trips [concurrency] [seconds] [--json file] [--set name=value] [--per-kind]`: where a
  * flow's wall time goes on the bench's headline setting (issue 11): the closed loop of the 3-step
  * no-op flow at `concurrency` (8) on a throwaway PostgreSQL 15 restarted with durable commits, warmed
  * up, analyzed as autovacuum would have (ADR 0051), warmed up again, then measured for `seconds` (10).
@@ -37,8 +37,8 @@ import { withDurableServer } from './with-durable-server.ts';
  * {@link waitSampleEveryMs} ms), the engine turning the answer into the next
  * action call, and the runs each statement carried; beside them, CPU of Node and PostgreSQL and how
  * busy Node's event loop was. `--set name=value` (repeatable) sets a server setting for the run, to
- * try one (`--set commit_delay=500`) against the same figures. `--rounds` opens the engine's handle
- * with `statementRounds` (ADR 0066): kinds waiting together go as one transaction in one round trip.
+ * try one (`--set commit_delay=500`) against the same figures. `--per-kind` opens the engine's handle
+ * with `statementRounds: false`: each kind's statements apart, as before ADR 0066's rounds.
  */
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     options: {
       json: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
-      rounds: { type: 'boolean', default: false },
+      'per-kind': { type: 'boolean', default: false },
     },
   });
   const concurrency = Number(positionals[0] ?? 8);
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
       template: 'round_trips_template',
     });
     const report = await withDurableServer(cluster, () =>
-      measure(url, cluster.adminUrl, cluster.dataDir, concurrency, seconds, values.rounds),
+      measure(url, cluster.adminUrl, cluster.dataDir, concurrency, seconds, !values['per-kind']),
     );
     console.log(renderRoundTrips(report));
     if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);

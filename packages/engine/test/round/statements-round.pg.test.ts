@@ -29,8 +29,9 @@ describe('a round of statements on PostgreSQL', () => {
   const countRows = async () =>
     Number((await db.driver.query<{ n: string }>(`select count(*) as n from round_probe`))[0]!.n);
 
-  it('is off unless the database handle asks for it: the hot path then sends each kind apart', async () => {
-    const plain = await openTestDatabase({ poolSize: 1 });
+  it('is on unless the database handle turns it off: the hot path then sends each kind apart', async () => {
+    expect(typeof db.driver.statements).toBe('function');
+    const plain = await openTestDatabase({ poolSize: 1, statementRounds: false });
     try {
       expect('statements' in plain.driver).toBe(false);
     } finally {
