@@ -25,7 +25,7 @@ import { createTracedBenchFlow } from './traced-bench-flow.ts';
 import { withDurableServer } from './with-durable-server.ts';
 
 /**
- * `pnpm --filter @sagaflow/bench run bench:round-trips [concurrency] [seconds] [--json file] [--set name=value] [--without-run-fks]`: where a
+ * `pnpm --filter @sagaflow/bench run bench:round-trips [concurrency] [seconds] [--json file] [--set name=value] [--without-run-fks] [--per-kind]`: where a
  * flow's wall time goes on the bench's headline setting (issue 11): the closed loop of the 3-step
  * no-op flow at `concurrency` (8) on a throwaway PostgreSQL 15 restarted with durable commits, warmed
  * up, analyzed as autovacuum would have (ADR 0051), warmed up again, then measured for `seconds` (10).
@@ -38,7 +38,8 @@ import { withDurableServer } from './with-durable-server.ts';
  * action call, and the runs each statement carried; beside them, CPU of Node and PostgreSQL and how
  * busy Node's event loop was. `--set name=value` (repeatable) sets a server setting for the run, to
  * try one (`--set commit_delay=500`) against the same figures. `--without-run-fks` measures a schema without
- * the foreign keys to flow_runs (ADR 0068), as an A/B arm.
+ * the foreign keys to flow_runs (ADR 0068), as an A/B arm. `--per-kind` opens the engine's handle
+ * with `statementRounds: false`: each kind's statements apart, as before ADR 0066's rounds.
  */
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
       json: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
       'without-run-fks': { type: 'boolean', default: false },
+      'per-kind': { type: 'boolean', default: false },
     },
   });
   const concurrency = Number(positionals[0] ?? 8);
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
       template: 'round_trips_template',
     });
     const report = await withDurableServer(cluster, () =>
-      measure(url, cluster.adminUrl, cluster.dataDir, concurrency, seconds),
+      measure(url, cluster.adminUrl, cluster.dataDir, concurrency, seconds, !values['per-kind']),
     );
     console.log(renderRoundTrips(report));
     if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
@@ -83,6 +85,7 @@ async function measure(
   dataDir: string,
   concurrency: number,
   seconds: number,
+  statementRounds: boolean,
 ): Promise<RoundTripReport> {
   const name = new URL(url).pathname.slice(1);
   const actions = new Map<number, { inAt: number; outAt: number }[]>();
@@ -92,7 +95,9 @@ async function measure(
     actions.set(n, calls);
   });
   // The bench's pool size for `concurrency` workers (open-bench-engine.ts), on a handle traced before the engine sees it.
-  const tracer = traceRoundTrips(await openEngineDatabase({ kind: 'postgres', url, poolSize: concurrency + 4 }));
+  const tracer = traceRoundTrips(
+    await openEngineDatabase({ kind: 'postgres', url, poolSize: concurrency + 4, statementRounds }),
+  );
   const engine = createBenchEngine(tracer.db, concurrency, bench);
   const starts = new Map<number, number>();
   const runOf = new Map<string, number>();

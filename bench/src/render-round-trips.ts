@@ -40,7 +40,8 @@ export function renderRoundTrips(r: RoundTripReport): string {
     `p50 ${fixed(r.latencyP50Ms, 1)} ms, p99 ${fixed(r.latencyP99Ms, 1)} ms; ` +
     `cores busy: Node ${fixed(r.cores.node, 2)}, PostgreSQL ${fixed(r.cores.postgres, 2)}, rest of the machine ${fixed(r.cores.other, 2)}; ` +
     `Node's event loop busy ${fixed(100 * r.eventLoop.utilisation, 0)} % of the window, timer delay p50 ${fixed(r.eventLoop.delayP50Ms, 2)} / p99 ${fixed(r.eventLoop.delayP99Ms, 2)} ms; ` +
-    `${s.flows} flows traced (${s.irregular} of another shape left out), ${fixed(s.otherPerFlow, 3)} other statements and ${fixed(r.transactionsPerFlow, 3)} transactions per flow.`;
+    `${s.flows} flows traced (${s.irregular} of another shape left out), ${fixed(s.otherPerFlow, 3)} other statements and ${fixed(r.transactionsPerFlow, 3)} transactions per flow; ` +
+    `hot round trips (commits) per flow ${fixed(s.hotRoundTripsPerFlow, 3)}.`;
   const perFlow = markdownTable(
     ['where a flow’s wall time goes', 'ms / flow', 'share'],
     [

@@ -14,6 +14,8 @@ export interface StatementTrace {
   connectedAt: number | null;
   /** When its answer was back; null if it failed. */
   doneAt: number | null;
+  /** The round it went in with statements of other kinds, one transaction and one round trip (ADR 0066). */
+  readonly round?: number;
 }
 
 /** One flow as the bench saw it: its start called, each action's body, its `run.finished` event. */
@@ -67,6 +69,11 @@ export interface RoundTripSummary {
   readonly kinds: KindSummary[];
   /** Statements of kind `other` per regular flow (the pool's job claims, heartbeats...). */
   readonly otherPerFlow: number;
+  /**
+   * Round trips (so commits) of the hot statements per regular flow: a round of several kinds (ADR
+   * 0066) counts once, every other hot statement once.
+   */
+  readonly hotRoundTripsPerFlow: number;
 }
 
 const segmentNames = [
@@ -131,10 +138,23 @@ export function summariseRoundTrips(
     perFlow: meanSegments(perFlow),
     kinds: hotKinds.map((kind) => summariseKind(kind, statements, perKind.get(kind)!, flows)),
     otherPerFlow: statements.filter((s) => s.kind === 'other').length / Math.max(1, flows),
+    hotRoundTripsPerFlow: hotRoundTrips(statements) / Math.max(1, flows),
   };
 }
 
 type Hot = (typeof hotKinds)[number];
+
+/** The hot statements' round trips: each round once, each statement sent alone once. */
+function hotRoundTrips(statements: readonly StatementTrace[]): number {
+  const rounds = new Set<number>();
+  let alone = 0;
+  for (const s of statements) {
+    if (s.kind === 'other') continue;
+    if (s.round === undefined) alone += 1;
+    else rounds.add(s.round);
+  }
+  return alone + rounds.size;
+}
 type Answered = StatementTrace & { connectedAt: number; doneAt: number };
 type Interval = readonly [number, number];
 

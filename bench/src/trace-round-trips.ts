@@ -34,15 +34,20 @@ export interface RoundTripTracer {
 export function traceRoundTrips(db: Database): RoundTripTracer {
   const pool = db.pool;
   if (pool === undefined) throw new Error('round trips are traced on PostgreSQL only (PGlite has no pool or wire)');
-  let sending: StatementTrace | null = null;
+  /** The statements being sent at this moment: one, or a round's (ADR 0066), which share one connection. */
+  let sending: StatementTrace[] | null = null;
+  let rounds = 0;
   const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
   (pool as { connect: unknown }).connect = (...args: unknown[]) => {
-    const trace = sending;
+    const traces = sending;
     const connecting = connect(...args);
     // Registered before the driver's own await, so this runs first when the connection comes.
-    if (trace !== null && connecting instanceof Promise)
+    if (traces !== null && connecting instanceof Promise)
       connecting.then(
-        () => (trace.connectedAt = performance.now()),
+        () => {
+          const at = performance.now();
+          for (const trace of traces) trace.connectedAt = at;
+        },
         () => undefined,
       );
     return connecting;
@@ -59,17 +64,21 @@ export function traceRoundTrips(db: Database): RoundTripTracer {
 
   function tracedDriver(): Driver {
     const { driver } = db;
-    const send = <R>(statement: Statement, go: () => Promise<R>): Promise<R> => {
-      const kind = kindOf(statement.text);
-      const trace: StatementTrace = {
-        kind,
-        runIds: runIdsOf(kind, statement),
-        sentAt: performance.now(),
-        connectedAt: null,
-        doneAt: null,
-      };
-      tracer.statements.push(trace);
-      sending = trace;
+    const send = <R>(statements: readonly Statement[], go: () => Promise<R>): Promise<R> => {
+      const round = statements.length > 1 ? ++rounds : undefined;
+      const traces = statements.map((statement): StatementTrace => {
+        const kind = kindOf(statement.text);
+        return {
+          kind,
+          runIds: runIdsOf(kind, statement),
+          sentAt: performance.now(),
+          connectedAt: null,
+          doneAt: null,
+          ...(round === undefined ? {} : { round }),
+        };
+      });
+      tracer.statements.push(...traces);
+      sending = traces;
       let answer: Promise<R>;
       try {
         answer = go();
@@ -77,14 +86,21 @@ export function traceRoundTrips(db: Database): RoundTripTracer {
         sending = null;
       }
       return answer.then((result) => {
-        trace.doneAt = performance.now();
+        const at = performance.now();
+        for (const trace of traces) trace.doneAt = at;
         return result;
       });
     };
     return {
       ...driver,
-      statement: (statement, limits) => send(statement, () => driver.statement(statement, limits)),
-      raw: (statement) => send(statement, () => driver.raw(statement)),
+      statement: (statement, limits) => send([statement], () => driver.statement(statement, limits)),
+      ...(driver.statements === undefined
+        ? {}
+        : {
+            statements: (statements: readonly Statement[], limits?: Parameters<Driver['statement']>[1]) =>
+              send(statements, () => driver.statements!(statements, limits)),
+          }),
+      raw: (statement) => send([statement], () => driver.raw(statement)),
       transaction: (fn, limits) => {
         tracer.transactions += 1;
         return driver.transaction(fn, limits);

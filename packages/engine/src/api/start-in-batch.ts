@@ -1,7 +1,7 @@
 import type { SqlDriver } from '../db/database.ts';
 import type { RawResult, RawStatement } from '../db/raw-db.ts';
 import { isStalePlan } from '../db/run-in-transaction.ts';
-import { runStatementLimits } from '../runtime/run-statement-batches.ts';
+import { runStatementLimits, sendsRounds, submitToRound, type RoundKind } from '../runtime/run-statement-batches.ts';
 import { StatementBatcher } from '../runtime/statement-batcher.ts';
 import type { InsertedStart, StartedRun } from '../store/insert-started-run.ts';
 import {
@@ -48,18 +48,35 @@ async function sendStarts<S>(driver: SqlDriver, kind: StartStatement<S>, starts:
   }
 }
 
+/** A kind of start statement as a round carries it (ADR 0066): sent alone, it goes as {@link sendStarts} sends it. */
+function startKind<S>(name: string, kind: StartStatement<S>): RoundKind<S, InsertedStart> {
+  return {
+    order: name === 'starts' ? 0 : 1,
+    name,
+    statement: kind.statement,
+    results: kind.results,
+    alone: (starts, driver) => sendStarts(driver, kind, starts),
+  };
+}
+
+const plainStarts = startKind('starts', { statement: insertStartedRunsStatement, results: insertedStartResults });
+const startsWithStep = startKind('starts with first step', {
+  statement: insertStartedRunsWithStepStatement,
+  results: startedWithStepResults,
+});
+
 /**
  * One start statement's batcher: the starts waiting at one moment, no two of one business key, under
  * the transitions' limits (ADR 0063): a second statement goes beside the one out, before it is slow,
  * once the starts waiting would fill it as well (ADR 0059), instead of all of them waiting for its return.
  */
-function startBatcher<S>(driver: SqlDriver, kind: StartStatement<S>) {
+function startBatcher<S>(driver: SqlDriver, kind: RoundKind<S, InsertedStart>) {
   return new StatementBatcher<QueuedStart<S>, InsertedStart>({
     send: (items) =>
-      sendStarts(
-        driver,
-        kind,
+      kind.alone(
         items.map((i) => i.start),
+        driver,
+        undefined,
       ),
     key: (item) => item.key,
     ...runStatementLimits,
@@ -69,13 +86,7 @@ function startBatcher<S>(driver: SqlDriver, kind: StartStatement<S>) {
 function batchersOf(driver: SqlDriver): Batchers {
   let batchers = byDriver.get(driver);
   if (!batchers) {
-    batchers = {
-      starts: startBatcher(driver, { statement: insertStartedRunsStatement, results: insertedStartResults }),
-      withFirstStep: startBatcher(driver, {
-        statement: insertStartedRunsWithStepStatement,
-        results: startedWithStepResults,
-      }),
-    };
+    batchers = { starts: startBatcher(driver, plainStarts), withFirstStep: startBatcher(driver, startsWithStep) };
     byDriver.set(driver, batchers);
   }
   return batchers;
@@ -92,7 +103,9 @@ const keyOf = (run: StartedRun) => (run.businessKey === null ? `#${++unkeyed}` :
  * so every caller meets exactly the fate, and the error, of a lone start.
  */
 export function startInBatch(driver: SqlDriver, run: StartedRun): Promise<InsertedStart> {
-  return batchersOf(driver).starts.submit({ start: run, key: keyOf(run) });
+  const key = keyOf(run);
+  if (sendsRounds(driver)) return submitToRound(driver, plainStarts, run, `start\n${key}`);
+  return batchersOf(driver).starts.submit({ start: run, key });
 }
 
 /**
@@ -102,5 +115,7 @@ export function startInBatch(driver: SqlDriver, run: StartedRun): Promise<Insert
  * the server refused.
  */
 export function startWithStepInBatch(driver: SqlDriver, start: StartWithFirstStep): Promise<InsertedStart> {
-  return batchersOf(driver).withFirstStep.submit({ start, key: keyOf(start.run) });
+  const key = keyOf(start.run);
+  if (sendsRounds(driver)) return submitToRound(driver, startsWithStep, start, `start\n${key}`);
+  return batchersOf(driver).withFirstStep.submit({ start, key });
 }

@@ -30,6 +30,15 @@ export interface SqlDriver extends SqlSession {
    * run's fused step transition or finish (ADR 0042) waits for a connection as its transaction did.
    */
   statement(statement: RawStatement, limits?: Pick<TransactionLimits, 'waitMs'>): Promise<RawResult>;
+  /**
+   * Several statements as ONE transaction, each as {@link statement} would send it alone, answering
+   * each one's result in order (ADR 0066): all written, or none. On PostgreSQL one round trip on one
+   * pooled connection (waiting for it as {@link statement} does): each statement bound and executed
+   * under its own prepared name, then one Sync, so the server commits them together. A refusal (an
+   * error with a SQLSTATE, the session alive) wrote nothing; any other failure may follow the commit.
+   * Absent where a driver does not send rounds (PGlite, see ADR 0066): callers then send each alone.
+   */
+  statements?(statements: readonly RawStatement[], limits?: Pick<TransactionLimits, 'waitMs'>): Promise<RawResult[]>;
 }
 
 /** A LISTEN held on a connection of its own; see {@link Database.listen}. */

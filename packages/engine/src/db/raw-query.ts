@@ -3,13 +3,13 @@ import type { RawResult } from './raw-db.ts';
 import { rawTextParser } from './raw-values.ts';
 
 /** A column as the server describes it (pg-protocol's RowDescription field, the part read here). */
-interface Column {
+export interface Column {
   name: string;
   dataTypeID: number;
 }
 
 /** How one statement's rows are read: its columns as described, their parsers, and a row with every column null. */
-interface RowShape {
+export interface RowShape {
   columns: readonly Column[];
   /** Each column's name, in order (read per value without going through its column). */
   names: string[];
@@ -37,7 +37,7 @@ function sameColumns(a: readonly Column[], b: readonly Column[]): boolean {
   return true;
 }
 
-function shapeOf(name: string | undefined, columns: Column[]): RowShape {
+export function shapeOf(name: string | undefined, columns: Column[]): RowShape {
   const known = name === undefined ? undefined : shapes.get(name);
   if (known !== undefined && sameColumns(known.columns, columns)) return known;
   // Built as node-postgres builds it (a prototype-less object spread into a plain one): an object
@@ -58,7 +58,7 @@ function shapeOf(name: string | undefined, columns: Column[]): RowShape {
 }
 
 /** node-postgres's connection, the part that executes a statement already parsed on it (untyped in @types/pg). */
-interface PgConnection {
+export interface PgConnection {
   bind(config: {
     portal: string;
     statement: string;
@@ -71,7 +71,8 @@ interface PgConnection {
 }
 
 /** node-postgres's own mapping of a parameter to its text, the one its `prepare` binds with (untyped in @types/pg). */
-const prepareValue = (pg as unknown as { utils: { prepareValue: (value: unknown) => unknown } }).utils.prepareValue;
+export const prepareValue = (pg as unknown as { utils: { prepareValue: (value: unknown) => unknown } }).utils
+  .prepareValue;
 
 /**
  * The row shape each connection described for each statement name (ADR 0053). A statement prepared
@@ -82,7 +83,7 @@ const prepareValue = (pg as unknown as { utils: { prepareValue: (value: unknown)
  * ~30 bytes per column parsed field by field). Kept per connection, never per process: another
  * database, even of another schema version, describes its own columns on its own connections.
  */
-const describedOn = new WeakMap<PgConnection, Map<string, RowShape>>();
+export const describedOn = new WeakMap<PgConnection, Map<string, RowShape>>();
 
 /**
  * One raw statement (ADR 0039) as node-postgres's own query, but reading its rows through the row

@@ -204,7 +204,7 @@ export async function inPgStatement(
  * there is nothing to wait for, so no timer is armed and no race is run (one of each per statement
  * otherwise, ADR 0049). An idle connection dropped in that tick leaves the pool's own 5 s limit.
  */
-async function connectWithin(pool: pg.Pool, waitMs: number | undefined): Promise<pg.PoolClient> {
+export async function connectWithin(pool: pg.Pool, waitMs: number | undefined): Promise<pg.PoolClient> {
   const connecting = pool.connect();
   if (waitMs === undefined || (pool.idleCount > 0 && pool.idleCount >= pool.waitingCount)) return connecting;
   let timer: NodeJS.Timeout | undefined;

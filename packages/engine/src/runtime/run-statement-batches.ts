@@ -1,4 +1,5 @@
 import type { SqlDriver } from '../db/database.ts';
+import type { RawResult, RawStatement } from '../db/raw-db.ts';
 import type { FinalRunStatus } from '../store/finish-run.ts';
 import { finishTopRunResults, finishTopRunsStatement, type TopRunFinish } from '../store/finish-top-runs.ts';
 import {
@@ -7,7 +8,7 @@ import {
   type StepTransition,
   type TransitionResult,
 } from '../store/step-transitions.ts';
-import { sendRunStatement } from './in-run-transaction.ts';
+import { isNoConnectionInTime, sendRunStatement } from './in-run-transaction.ts';
 import type { FusableDeps } from './replay/fused-outcome.ts';
 import { StatementBatcher } from './statement-batcher.ts';
 
@@ -44,6 +45,155 @@ export const runStatementLimits = {
   secondFrom: secondStatementFrom,
 } as const;
 
+/**
+ * A kind of hot statement as a round carries it (ADR 0066): its set-based text for some items, what
+ * each item wrote, and how its items go as a statement of their own, under the kind's own rules
+ * (the wait for a connection, a stale plan's resend): a lone item, an item resent alone after a
+ * refused round, and a kind's items when a round could not be sent at all.
+ */
+export interface RoundKind<T, R> {
+  /** Its place in a round: statements go in this order (starts, then transitions, then finishes). */
+  readonly order: number;
+  readonly name: string;
+  statement(items: T[]): RawStatement;
+  results(items: T[], result: RawResult): R[];
+  alone(items: T[], driver: SqlDriver, deps: FusableDeps | undefined): Promise<R[]>;
+}
+
+/** An item of a round: its kind, its key (a run id, or a start's business key, across kinds), and a run's deps. */
+interface RoundItem {
+  kind: RoundKind<unknown, unknown>;
+  item: unknown;
+  key: string;
+  deps: FusableDeps | undefined;
+}
+
+/** The round failed before anything was sent (no connection in time): each kind then goes alone. */
+class RoundNotSent extends Error {
+  override readonly name = 'RoundNotSent';
+}
+
+/**
+ * The items of one round, sent (ADR 0066). Of one kind (a lone item, every round at c = 1, and each
+ * item resent alone after a refused round): that kind's own statement, exactly as its batcher sent
+ * it before rounds. Of several: each kind's set-based statement, in kind order, as ONE transaction
+ * in one round trip (`driver.statements`), waiting for a connection as a run statement does
+ * (`worker.transaction_wait_ms`), or only the pool's own wait when a start is in it (a start holds
+ * no lease and must not outwait its caller, ADR 0043); without a connection in time, nothing was
+ * sent and each kind goes as its own statement under its own rules.
+ */
+async function sendRound(driver: SqlDriver, items: RoundItem[]): Promise<unknown[]> {
+  const first = items[0]!;
+  // A lone item (every statement at c = 1) goes as its kind's own statement, with nothing built for a round.
+  if (items.length === 1) return first.kind.alone([first.item], driver, first.deps);
+  const byKind = new Map<RoundKind<unknown, unknown>, RoundItem[]>();
+  for (const item of items) {
+    const same = byKind.get(item.kind);
+    if (same === undefined) byKind.set(item.kind, [item]);
+    else same.push(item);
+  }
+  if (byKind.size === 1)
+    return first.kind.alone(
+      items.map((i) => i.item),
+      driver,
+      first.deps,
+    );
+  const kinds = [...byKind.keys()].sort((a, b) => a.order - b.order);
+  const parts = kinds.map((kind) => byKind.get(kind)!);
+  const runDeps = items.find((i) => i.deps !== undefined)?.deps;
+  const waitMs = items.some((i) => i.deps === undefined) ? undefined : runDeps?.config.worker.transaction_wait_ms;
+  let answers: RawResult[];
+  try {
+    answers = await driver.statements!(
+      parts.map((part, k) => kinds[k]!.statement(part.map((i) => i.item))),
+      waitMs === undefined ? undefined : { waitMs },
+    );
+  } catch (err) {
+    if (isNoConnectionInTime(err)) throw new RoundNotSent('no pooled connection for a round in time', { cause: err });
+    throw err;
+  }
+  const results = new Map<RoundItem, unknown>();
+  parts.forEach((part, k) => {
+    const written = kinds[k]!.results(
+      part.map((i) => i.item),
+      answers[k]!,
+    );
+    part.forEach((item, n) => results.set(item, written[n]));
+  });
+  return items.map((item) => results.get(item));
+}
+
+const roundsByDriver = new WeakMap<SqlDriver, StatementBatcher<RoundItem, unknown>>();
+
+/**
+ * One batcher per driver for every kind of hot statement (ADR 0066): the kinds wait behind one round
+ * out instead of one statement per kind; a round carries each kind's items up to `maxBatch`, never
+ * two items of one key (a run is never in two statements at once, whatever their kinds), and is
+ * refused, resent item by item and lost as one statement was (ADR 0045).
+ */
+function roundsOf(driver: SqlDriver): StatementBatcher<RoundItem, unknown> {
+  let rounds = roundsByDriver.get(driver);
+  if (rounds === undefined) {
+    rounds = new StatementBatcher<RoundItem, unknown>({
+      send: (items) => sendRound(driver, items),
+      key: (item) => item.key,
+      kindOf: (item) => item.kind.name,
+      notSent: (err) => err instanceof RoundNotSent,
+      ...runStatementLimits,
+    });
+    roundsByDriver.set(driver, rounds);
+  }
+  return rounds;
+}
+
+/**
+ * Whether a driver's hot statements go in rounds (ADR 0066): where it sends several statements as
+ * one transaction in one round trip (PostgreSQL). Elsewhere (PGlite) each kind keeps its batcher.
+ */
+export function sendsRounds(driver: SqlDriver): boolean {
+  return driver.statements !== undefined;
+}
+
+/** An item in the driver's next round; see {@link roundsOf}. */
+export function submitToRound<T, R>(
+  driver: SqlDriver,
+  kind: RoundKind<T, R>,
+  item: T,
+  key: string,
+  deps?: FusableDeps,
+): Promise<R> {
+  return roundsOf(driver).submit({
+    kind,
+    item,
+    key,
+    deps,
+  }) as Promise<R>;
+}
+
+/** The run's deps a transition or a finish goes with (set on every such item). */
+const runDepsOf = (deps: FusableDeps | undefined): FusableDeps => {
+  if (deps === undefined) throw new Error('a run statement was submitted without its run deps: an engine bug');
+  return deps;
+};
+
+const transitionKind: RoundKind<StepTransition, TransitionResult> = {
+  order: 2,
+  name: 'transitions',
+  statement: (items) => stepTransitionsStatement(items),
+  results: (_items, result) => stepTransitionResults(result),
+  alone: async (items, _driver, deps) =>
+    stepTransitionResults(await sendRunStatement(runDepsOf(deps), stepTransitionsStatement(items))),
+};
+
+const finishKind: RoundKind<TopRunFinish, FinalRunStatus | null> = {
+  order: 3,
+  name: 'finishes',
+  statement: (items) => finishTopRunsStatement(items),
+  results: (_items, result) => finishTopRunResults(result),
+  alone: async (items, _driver, deps) =>
+    finishTopRunResults(await sendRunStatement(runDepsOf(deps), finishTopRunsStatement(items))),
+};
+
 interface Batchers {
   transitions: StatementBatcher<StepTransition, TransitionResult>;
   finishes: StatementBatcher<TopRunFinish, FinalRunStatus | null>;
@@ -56,12 +206,12 @@ function batchersOf(deps: FusableDeps): Batchers {
   if (!batchers) {
     batchers = {
       transitions: new StatementBatcher({
-        send: async (items) => stepTransitionResults(await sendRunStatement(deps, stepTransitionsStatement(items))),
+        send: (items) => transitionKind.alone(items, deps.driver, deps),
         key: (item) => item.step.runId,
         ...runStatementLimits,
       }),
       finishes: new StatementBatcher({
-        send: async (items) => finishTopRunResults(await sendRunStatement(deps, finishTopRunsStatement(items))),
+        send: (items) => finishKind.alone(items, deps.driver, deps),
         key: (item) => item.runId,
         ...runStatementLimits,
       }),
@@ -73,14 +223,19 @@ function batchersOf(deps: FusableDeps): Batchers {
 
 /**
  * A new step's transition (ADR 0042) in one statement with the transitions of the other runs this
- * process has waiting at that moment (ADR 0045). The statement waits for a pooled connection as a run
- * transaction does (`worker.transaction_wait_ms`, then again while none comes, for up to the lease).
+ * process has waiting at that moment (ADR 0045), and, where the driver sends rounds, in one
+ * transaction with the other kinds' statements waiting then (ADR 0066). The statement waits for a
+ * pooled connection as a run transaction does (`worker.transaction_wait_ms`, then again while none
+ * comes, for up to the lease).
  */
 export function transitionInBatch(deps: FusableDeps, item: StepTransition): Promise<TransitionResult> {
+  if (sendsRounds(deps.driver))
+    return submitToRound(deps.driver, transitionKind, item, `run\n${item.step.runId}`, deps);
   return batchersOf(deps).transitions.submit(item);
 }
 
 /** A top-level run's finish (ADR 0042), batched likewise with other runs' finishes: the status written, or null. */
 export function finishInBatch(deps: FusableDeps, item: TopRunFinish): Promise<FinalRunStatus | null> {
+  if (sendsRounds(deps.driver)) return submitToRound(deps.driver, finishKind, item, `run\n${item.runId}`, deps);
   return batchersOf(deps).finishes.submit(item);
 }

@@ -26,6 +26,17 @@ export interface StatementBatcherOptions<I, R> {
    * waiting for its return; a smaller one waits, to ride in a fuller one. Unset: never.
    */
   secondFrom?: number;
+  /**
+   * The kind of an item, where one statement out carries several kinds side by side (a round, ADR
+   * 0066): `maxBatch` then bounds each kind's items in it, not the round's. Unset: one kind.
+   */
+  kindOf?: (item: I) => string;
+  /**
+   * Whether a failure of `send` says that nothing was sent at all (no connection in time for a
+   * round, ADR 0066): each kind's items then go as a batch of their own, side by side in this slot,
+   * each under its kind's own rules. Only asked of a batch holding several kinds.
+   */
+  notSent?: (err: unknown) => boolean;
 }
 
 /**
@@ -79,13 +90,26 @@ export class StatementBatcher<I, R> {
 
   /** The oldest waiting items, at most `maxBatch`, no two with one key and none with a key out. */
   private pick(): Waiting<I, R>[] {
+    const { kindOf, maxBatch } = this.options;
     const batch: Waiting<I, R>[] = [];
     const keys = new Set<string>();
+    /** Items picked per kind, where kinds share a statement: each kind's part is bounded on its own. */
+    const perKind = kindOf === undefined ? undefined : new Map<string, number>();
     for (const s of this.out) for (const key of s.keys) keys.add(key);
     for (const waiting of this.queue) {
-      if (batch.length === this.options.maxBatch) break;
+      if (perKind === undefined && batch.length === maxBatch) break;
       const key = this.options.key(waiting.item);
       if (keys.has(key)) continue;
+      if (perKind !== undefined) {
+        const kind = kindOf!(waiting.item);
+        const picked = perKind.get(kind) ?? 0;
+        if (picked === maxBatch) {
+          // Its key stays blocked: a later item of that key must not overtake it into this round.
+          keys.add(key);
+          continue;
+        }
+        perKind.set(kind, picked + 1);
+      }
       keys.add(key);
       batch.push(waiting);
     }
@@ -116,6 +140,21 @@ export class StatementBatcher<I, R> {
     try {
       results = await this.options.send(batch.map((w) => w.item));
     } catch (err) {
+      const { kindOf, notSent } = this.options;
+      if (kindOf !== undefined && notSent?.(err) === true) {
+        const kinds = new Map<string, Waiting<I, R>[]>();
+        for (const waiting of batch) {
+          const kind = kindOf(waiting.item);
+          const same = kinds.get(kind);
+          if (same === undefined) kinds.set(kind, [waiting]);
+          else same.push(waiting);
+        }
+        if (kinds.size > 1) {
+          // Nothing went out: each kind's items go as their own statement, under their own rules.
+          await Promise.all([...kinds.values()].map((g) => (g.length === 1 ? this.sendAlone(g[0]!) : this.flush(g))));
+          return;
+        }
+      }
       if (!refusedByServer(err)) {
         for (const waiting of batch) waiting.reject(err);
         return;

@@ -7,6 +7,8 @@ export interface SentStatement {
   inTransaction: boolean;
   /** Its parameters (a batched statement's first is the array of its runs, ADR 0045). */
   values: unknown[];
+  /** The round it went in, when it went in one with others (`driver.statements`, ADR 0066): rounds numbered from 1. */
+  round?: number;
 }
 
 /**
@@ -16,6 +18,7 @@ export interface SentStatement {
  */
 export function countStatements(db: Database): { db: Database; sent: SentStatement[] } {
   const sent: SentStatement[] = [];
+  let rounds = 0;
   const counted = (session: SqlSession, inTransaction: boolean): SqlSession => ({
     ...session,
     raw: (statement) => {
@@ -25,10 +28,24 @@ export function countStatements(db: Database): { db: Database; sent: SentStateme
   });
   const driver = {
     ...counted(db.driver, false),
+    statements: undefined,
     statement: (statement: RawStatement, limits?: Parameters<Database['driver']['statement']>[1]) => {
       sent.push({ text: statement.text.trim(), inTransaction: false, values: statement.values });
       return db.driver.statement(statement, limits);
     },
+    ...(db.driver.statements === undefined
+      ? {}
+      : {
+          statements: (
+            statements: readonly RawStatement[],
+            limits?: Parameters<Database['driver']['statement']>[1],
+          ) => {
+            const round = ++rounds;
+            for (const statement of statements)
+              sent.push({ text: statement.text.trim(), inTransaction: false, values: statement.values, round });
+            return db.driver.statements!(statements, limits);
+          },
+        }),
     transaction: <T>(fn: (tx: SqlSession) => Promise<T>, limits?: Parameters<Database['driver']['transaction']>[1]) =>
       db.driver.transaction(async (tx) => {
         sent.push({ text: 'BEGIN', inTransaction: true, values: [] });

@@ -18,7 +18,7 @@ export function testDbKind(): TestDbKind {
  * seconds to start even so: share one per file).
  */
 export async function openTestDatabase(
-  opts: { migrated?: boolean; poolSize?: number } = {},
+  opts: { migrated?: boolean; poolSize?: number; statementRounds?: boolean } = {},
 ): Promise<Database & { url?: string }> {
   const migrated = opts.migrated ?? true;
   if (testDbKind() === 'postgres') {
@@ -28,7 +28,12 @@ export async function openTestDatabase(
       uniqueDatabaseName('t'),
       migrated ? { template: inject('pgTemplate') } : {},
     );
-    const db = await createDatabase({ kind: 'postgres', url, poolSize: opts.poolSize ?? 10 });
+    const db = await createDatabase({
+      kind: 'postgres',
+      url,
+      poolSize: opts.poolSize ?? 10,
+      ...(opts.statementRounds === undefined ? {} : { statementRounds: opts.statementRounds }),
+    });
     return Object.assign(db, { url });
   }
   // The engine-pglite project makes template data directories once (ADR 0065); elsewhere, initdb here.

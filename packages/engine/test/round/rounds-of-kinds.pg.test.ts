@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.ts';
+import { createDatabase, defineFlow } from '../../src/index.ts';
+import type { FusableDeps } from '../../src/runtime/replay/fused-outcome.ts';
+import { finishInBatch, transitionInBatch } from '../../src/runtime/run-statement-batches.ts';
+import { stepTransitionResults, stepTransitionsStatement } from '../../src/store/step-transitions.ts';
+import type { TopRunFinish } from '../../src/store/finish-top-runs.ts';
+import type { StepTransition, TransitionOutcome } from '../../src/store/step-transitions.ts';
+import { activeRun } from '../support/active-run.ts';
+import { countStatements, type SentStatement } from '../support/count-statements.ts';
+import { bareEngine } from '../regressions/harness.ts';
+import { startCutAfterCommitProxy, type CutAfterCommitProxy } from '../regressions/review9/cut-after-commit-proxy.ts';
+import { openTestDatabase } from '../support/test-database.ts';
+
+/**
+ * ADR 0066: transitions and finishes waiting at one moment go in ONE round, one transaction in one
+ * round trip. Each item below is submitted the way the replay submits it; the first of a moment goes
+ * alone at once, and the two that arrive while it is out (a transition and a finish) go together.
+ */
+const worker = 'round-test-worker';
+const flow = defineFlow({ name: 'round-kinds', version: 1, run: async () => null });
+
+const transition = (runId: string, sequence: number, name = `step-${sequence}`): StepTransition => ({
+  step: { runId, sequence, kind: 'action', name, input: { n: sequence }, reclaimAfterSeconds: 30 },
+  workerId: worker,
+  now: new Date(),
+  cancellationKnown: false,
+  started: { type: 'action.started', sequence, data: {} },
+});
+
+/** What went out, in order: each hot statement's kind and its round (null: sent alone). */
+const sentKinds = (sent: SentStatement[]) =>
+  sent.map((s) => [s.text.includes('step transitions') ? 'transitions' : 'finishes', s.round ?? null]);
+
+describe('rounds of several kinds (PostgreSQL)', () => {
+  // The engine's handle goes through a proxy that can cut a round's answer after its commit, and sends rounds.
+  let handles: { direct: Database & { url?: string }; proxy: CutAfterCommitProxy; proxied: Database } | undefined;
+  beforeAll(async () => {
+    const directDb = await openTestDatabase();
+    const proxyServer = await startCutAfterCommitProxy(directDb.url!);
+    const proxiedDb = await createDatabase({
+      kind: 'postgres',
+      url: proxyServer.url,
+      poolSize: 4,
+      statementRounds: true,
+    });
+    handles = { direct: directDb, proxy: proxyServer, proxied: proxiedDb };
+  });
+  afterAll(async () => {
+    await handles?.proxied.close();
+    await handles?.proxy.close();
+    await handles?.direct.close();
+  });
+  const direct = () => handles!.direct;
+  const proxy = () => handles!.proxy;
+  const proxied = () => handles!.proxied;
+
+  const history = async (runId: string) =>
+    (await direct().prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } })).map((e) =>
+      e.sequence === null ? e.type : `${e.type}#${e.sequence}`,
+    );
+
+  /** A run whose step 1 is claimed by `worker`, its completion and its job: ready to finish. */
+  const readyToFinish = async (db: Database, name: string, output: TopRunFinish['output']): Promise<TopRunFinish> => {
+    const runId = await activeRun(direct(), name, worker);
+    stepTransitionResults(await db.driver.statement(stepTransitionsStatement([transition(runId, 1)])));
+    const row = await direct().prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
+    const job = await direct().prisma.job.findFirstOrThrow({ where: { run_id: runId } });
+    const outcome: TransitionOutcome = {
+      table: 'action_runs',
+      id: row.id,
+      attempts: 1,
+      outcome: { kind: 'completed', output: { done: 1 } },
+      event: { type: 'action.completed', sequence: 1, data: {} },
+    };
+    return {
+      runId,
+      status: 'Completed',
+      output,
+      data: {},
+      now: new Date(),
+      outcome,
+      ack: { id: job.id, workerId: worker },
+    };
+  };
+
+  const engineOn = (db: Database) => bareEngine(db, { flows: [flow], actions: [] }).runtime as FusableDeps;
+
+  it('a transition and a finish waiting together commit in one transaction, in one round trip', async () => {
+    const counted = countStatements(proxied());
+    const deps = engineOn(counted.db);
+    const [lone, a] = await Promise.all([
+      activeRun(direct(), 'round-lone', worker),
+      activeRun(direct(), 'round-a', worker),
+    ]);
+    const b = await readyToFinish(counted.db, 'round-b', { b: true });
+    counted.sent.length = 0;
+    const [first, moved, finished] = await Promise.all([
+      transitionInBatch(deps, transition(lone, 1)),
+      transitionInBatch(deps, transition(a, 1)),
+      finishInBatch(deps, b),
+    ]);
+    expect(first).toMatchObject({ runOpen: true, row: { sequence: 1, status: 'Running' } });
+    expect(moved).toMatchObject({ runOpen: true, row: { sequence: 1, status: 'Running' } });
+    expect(finished).toBe('Completed');
+    // The lone one went by itself; a's transition and b's finish in one round.
+    expect(sentKinds(counted.sent)).toEqual([
+      ['transitions', null],
+      ['transitions', 1],
+      ['finishes', 1],
+    ]);
+    // One transaction: a's action.started and b's run.completed were written under one xid.
+    const xids = await direct().prisma.$queryRaw<{ run_id: string; type: string; xid: string }[]>`
+      select run_id::text, type, xmin::text as xid from "sagaflow"."flow_events"
+      where (run_id = ${a}::uuid and type = 'action.started') or (run_id = ${b.runId}::uuid and type = 'run.completed')`;
+    expect(xids).toHaveLength(2);
+    expect(new Set(xids.map((x) => x.xid)).size).toBe(1);
+  });
+
+  it('a round whose finish the server refuses writes nothing, and each item then meets its own fate alone', async () => {
+    const counted = countStatements(proxied());
+    const deps = engineOn(counted.db);
+    const [lone, a] = await Promise.all([
+      activeRun(direct(), 'refused-lone', worker),
+      activeRun(direct(), 'refused-a', worker),
+    ]);
+    // jsonb cannot hold a NUL: the finish, the round's second statement, is refused after the
+    // transition (its first) has run in the same transaction.
+    const bad = await readyToFinish(counted.db, 'refused-b', { text: 'nul\u0000here' });
+    counted.sent.length = 0;
+    const [first, moved, finished] = await Promise.allSettled([
+      transitionInBatch(deps, transition(lone, 1)),
+      transitionInBatch(deps, transition(a, 1)),
+      finishInBatch(deps, bad),
+    ]);
+    expect(first.status).toBe('fulfilled');
+    // Sent again alone, a's transition claims step 1 afresh: the round's own write of it was rolled back
+    // (had it stayed, the resend would have found step 1 taken and claimed nothing).
+    expect(moved).toMatchObject({ status: 'fulfilled', value: { runOpen: true, row: { sequence: 1, attempts: 1 } } });
+    expect(finished).toMatchObject({ status: 'rejected', reason: { code: '22P05' } });
+    expect(sentKinds(counted.sent)).toEqual([
+      ['transitions', null],
+      ['transitions', 1],
+      ['finishes', 1],
+      ['transitions', null],
+      ['finishes', null],
+    ]);
+    expect(await history(a)).toEqual(['run.started', 'run.running', 'action.started#1']);
+    expect(await history(bad.runId)).toEqual(['run.started', 'run.running', 'action.started#1']);
+    expect(await direct().prisma.actionRun.count({ where: { run_id: a } })).toBe(1);
+    expect((await direct().prisma.flowRun.findUniqueOrThrow({ where: { id: bad.runId } })).status).toBe('Running');
+  });
+
+  it("a round whose answer is lost after its commit gives every item the connection's error and writes nothing twice", async () => {
+    const deps = engineOn(proxied());
+    const [lone, a] = await Promise.all([
+      activeRun(direct(), 'lost-lone', worker),
+      activeRun(direct(), 'lost-a', worker),
+    ]);
+    const b = await readyToFinish(proxied(), 'lost-b', { mark: 'round-cut-mark' });
+    const cut = proxy().cutAfter((sent) => sent.includes('round-cut-mark') && sent.includes('step transitions'));
+    const [first, moved, finished] = await Promise.allSettled([
+      transitionInBatch(deps, transition(lone, 1)),
+      transitionInBatch(deps, transition(a, 1, 'lost-a-step')),
+      finishInBatch(deps, b),
+    ]);
+    const sent = await cut;
+    expect(sent, 'the cut round carried the transition and the finish').toContain('lost-a-step');
+    expect(first.status).toBe('fulfilled');
+    expect(moved.status).toBe('rejected');
+    expect(finished.status).toBe('rejected');
+    expect((moved as PromiseRejectedResult).reason).toBe((finished as PromiseRejectedResult).reason);
+    // The round committed once; neither item was sent again.
+    expect(await history(a)).toEqual(['run.started', 'run.running', 'action.started#1']);
+    expect(await history(b.runId)).toEqual([
+      'run.started',
+      'run.running',
+      'action.started#1',
+      'action.completed#1',
+      'run.completed',
+    ]);
+    expect(await direct().prisma.actionRun.count({ where: { run_id: a } })).toBe(1);
+  });
+});
