@@ -1,3 +1,4 @@
+import { renderPeerTargets } from './judge-peer-targets.ts';
 import { fixed, markdownTable } from './markdown-table.ts';
 import type { Ceiling } from './run-pgbench-ceiling.ts';
 import type { ModeSummary, Spread, SystemSummary } from './summarise-peer-comparison.ts';
@@ -184,6 +185,7 @@ export function renderPeerMode(report: PeerModeReport, options: { brief?: boolea
     'R = steps/s ÷ the 4-client tps (3 steps per flow); per system and concurrency in the detail table.',
     '',
     renderRatios(report),
+    ...(report.summary.mode === 'durable' ? ['', renderPeerTargets(report.summary, report.ceilings)] : []),
     ...detail,
   ].join('\n');
 }

@@ -1,33 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkerPoolCounters } from '@sagaflow/engine';
+import { peerPhase as phase } from './peer-phase-fixture.ts';
 import type { PeerPhaseResult } from './run-peer-phase.ts';
 import { median, spread, summariseMode } from './summarise-peer-comparison.ts';
-
-function phase(
-  overrides: Partial<PeerPhaseResult> & Pick<PeerPhaseResult, 'system' | 'round' | 'concurrency'>,
-): PeerPhaseResult {
-  return {
-    mode: 'durable',
-    database: 'x',
-    warmupFlows: 10,
-    flows: 100,
-    windowMs: 1000,
-    flowsPerSecond: 100,
-    latencyP50Ms: 10,
-    latencyP99Ms: 20,
-    statementsPerFlow: 30,
-    commitsPerFlow: 10,
-    writeTransactionsPerFlow: 5,
-    clusterWriteTransactionsPerFlow: 5,
-    attributedTransactions: { analyzes: 0 },
-    nodeCpuMsPerFlow: 1,
-    postgresCpuMsPerFlow: 2,
-    otherCores: 0,
-    statements: null,
-    poolCounters: null,
-    ...overrides,
-  };
-}
 
 function poolCounters(claims: number, handOffs: number): WorkerPoolCounters {
   return {

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { judgePeerTargets, rBoundAtOneClient, renderPeerTargets } from './judge-peer-targets.ts';
+import { peerPhase } from './peer-phase-fixture.ts';
+import type { Ceiling } from './run-pgbench-ceiling.ts';
+import { summariseMode } from './summarise-peer-comparison.ts';
+
+const ceilings: Ceiling[] = [
+  { clients: 1, tps: 2000, transactions: 10_000, command: 'pgbench -c 1' },
+  { clients: 4, tps: 5000, transactions: 25_000, command: 'pgbench -c 4' },
+];
+
+/** Three rounds at c = 1 and 8: DBOS steady, Sagaflow's figures as given. */
+function summary(ours: { c1: number; c8: number; nodeCpu: number; statements: number }) {
+  const phases = [1, 2, 3].flatMap((round) => [
+    peerPhase({ system: 'DBOS', round, concurrency: 1, flowsPerSecond: 100, latencyP50Ms: 10, latencyP99Ms: 20 }),
+    peerPhase({ system: 'DBOS', round, concurrency: 8, flowsPerSecond: 200, nodeCpuMsPerFlow: 3 }),
+    peerPhase({
+      system: 'Sagaflow',
+      round,
+      concurrency: 1,
+      flowsPerSecond: ours.c1,
+      latencyP50Ms: 4,
+      latencyP99Ms: 45,
+      commitsPerFlow: 4,
+      statementsPerFlow: ours.statements,
+      nodeCpuMsPerFlow: ours.nodeCpu,
+    }),
+    peerPhase({
+      system: 'Sagaflow',
+      round,
+      concurrency: 8,
+      flowsPerSecond: ours.c8,
+      statementsPerFlow: 2,
+      writeTransactionsPerFlow: 2,
+      nodeCpuMsPerFlow: ours.nodeCpu,
+      postgresCpuMsPerFlow: 1,
+    }),
+  ]);
+  return summariseMode(phases, 'durable', 5000);
+}
+
+const verdict = (s: ReturnType<typeof summary>, target: string) => judgePeerTargets(s).find((v) => v.target === target);
+
+describe('judgePeerTargets', () => {
+  it('says a target is missed and by what factor, and met where the figure reaches it', () => {
+    const s = summary({ c1: 250, c8: 450, nodeCpu: 1.5, statements: 9 });
+    expect(verdict(s, 'flows/s ≥ 1× DBOS at c=1')).toMatchObject({ met: true, measured: '2.50', shortBy: '' });
+    // 450 ÷ 200 = 2.25: it needs 3 ÷ 2.25 = 1.33× more.
+    expect(verdict(s, 'flows/s ≥ 3× DBOS at c=8')).toMatchObject({
+      met: false,
+      measured: '2.25',
+      shortBy: 'needs 1.33×',
+    });
+    expect(verdict(s, "p50 ≤ DBOS's at c=1 (ratio)")).toMatchObject({ met: true, measured: '0.40' });
+    // 45 ÷ 20 = 2.25 > 2.
+    expect(verdict(s, "p99 ≤ 2× DBOS's at c=1 (ratio)")).toMatchObject({ met: false, shortBy: 'must fall 1.13×' });
+    expect(verdict(s, 'statements / flow ≤ 8 at c=1')).toMatchObject({ met: false, measured: '9.0' });
+    expect(verdict(s, 'statements / flow ≤ 8 at c=8')).toMatchObject({ met: true });
+    // 2 writing transactions at c=8; at c=1 the fixture's 5.
+    expect(verdict(s, 'writing tx / flow ≤ 4 at c=1')).toMatchObject({ met: false, measured: '5.00' });
+    // 1.5 ÷ 1 at c=1 (DBOS's default 1 ms) is far above 1/3; 1.5 ÷ 3 at c=8 = 0.5 is above it too.
+    expect(verdict(s, "Node CPU / flow ≤ 1/3 of DBOS's at c=8 (ratio)")).toMatchObject({
+      met: false,
+      measured: '0.50',
+      shortBy: 'must fall 1.50×',
+    });
+    expect(verdict(s, "PostgreSQL CPU / flow ≤ DBOS's at c=8 (ratio)")).toMatchObject({ met: true, measured: '0.50' });
+    // R = 450 × 3 ÷ 5000 = 0.27 at c=8.
+    expect(verdict(s, 'R ≥ 0.30 at c=8')).toMatchObject({ met: false, measured: '0.270', shortBy: 'needs 1.11×' });
+  });
+
+  it('turns a missed target into a met one when the figure moves past it', () => {
+    const s = summary({ c1: 250, c8: 700, nodeCpu: 0.9, statements: 4 });
+    expect(verdict(s, 'flows/s ≥ 3× DBOS at c=8')).toMatchObject({ met: true, measured: '3.50' });
+    expect(verdict(s, "Node CPU / flow ≤ 1/3 of DBOS's at c=8 (ratio)")).toMatchObject({ met: true });
+    expect(verdict(s, 'R ≥ 0.30 at c=8')).toMatchObject({ met: true, measured: '0.420' });
+  });
+
+  it('leaves a target unjudged when the run has no figure for it', () => {
+    const s = summariseMode([peerPhase({ system: 'Sagaflow', round: 1, concurrency: 1 })], 'durable', null);
+    expect(verdict(s, 'flows/s ≥ 1× DBOS at c=1')).toMatchObject({ met: null, measured: '–' });
+    expect(verdict(s, 'R ≥ 0.30 at c=1')).toMatchObject({ met: null });
+  });
+});
+
+describe('rBoundAtOneClient', () => {
+  it('is the R one client reaches if each sequential commit cost one 1-client pgbench transaction', () => {
+    // 2000 tps ÷ 4 commits = 500 flows/s; × 3 steps ÷ 5000 = 0.30.
+    expect(rBoundAtOneClient(summary({ c1: 250, c8: 450, nodeCpu: 1, statements: 4 }), ceilings)).toBeCloseTo(0.3, 6);
+    expect(rBoundAtOneClient(summary({ c1: 250, c8: 450, nodeCpu: 1, statements: 4 }), [])).toBeNull();
+  });
+
+  it('is printed under the targets table', () => {
+    const text = renderPeerTargets(summary({ c1: 250, c8: 450, nodeCpu: 1, statements: 4 }), ceilings);
+    expect(text).toContain('| flows/s ≥ 3× DBOS at c=8 | 2.25 | no | needs 1.33× |');
+    // This run's c=1: 250 × 3 ÷ 5000 = 0.15, half the ceiling.
+    expect(text).toContain(
+      'c=1 would reach R = 0.300: the ceiling for R at c=1 on this server, of which this run reached 50 %.',
+    );
+  });
+});

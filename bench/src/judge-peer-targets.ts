@@ -1,0 +1,130 @@
+import { stepsPerFlow } from './bench-flow.ts';
+import { fixed, markdownTable } from './markdown-table.ts';
+import type { Ceiling } from './run-pgbench-ceiling.ts';
+import type { ModeSummary, Spread, SystemSummary } from './summarise-peer-comparison.ts';
+
+/** One of issue 11's targets as this run measured it. */
+export interface TargetVerdict {
+  readonly target: string;
+  /** The figure the target is judged on, as printed. */
+  readonly measured: string;
+  /** null when the run could not read the figure (a phase missing, pg_stat_statements absent). */
+  readonly met: boolean | null;
+  /** How far from the target, as printed: empty when met or unknown. */
+  readonly shortBy: string;
+}
+
+type Bound = 'atLeast' | 'atMost';
+
+/**
+ * Judges `value` against `limit`: met, or the factor the figure must move by (×) to reach it. A ratio
+ * target reads best as a factor ("needs 1.33× more"), so that is how a shortfall is said.
+ */
+function judge(target: string, value: number | null | undefined, bound: Bound, limit: number, digits: number) {
+  if (value === null || value === undefined || !Number.isFinite(value)) {
+    return { target, measured: '–', met: null, shortBy: '' };
+  }
+  // Judged on the figure as printed, so a row never says "4.00 … no" against a limit of 4.
+  const shown = Number(value.toFixed(digits));
+  const met = bound === 'atLeast' ? shown >= limit : shown <= limit;
+  const factor = bound === 'atLeast' ? limit / value : value / limit;
+  const shortBy = met ? '' : `${bound === 'atLeast' ? 'needs' : 'must fall'} ${fixed(factor, 2)}×`;
+  return { target, measured: fixed(value, digits), met, shortBy };
+}
+
+const at = (systems: readonly SystemSummary[], system: SystemSummary['system'], c: number) =>
+  systems.find((s) => s.system === system && s.concurrency === c);
+
+/** Sagaflow's median ÷ DBOS's median of one per-flow figure at concurrency `c`. */
+function ratioOfMedians(summary: ModeSummary, c: number, pick: (s: SystemSummary) => Spread | null) {
+  const ours = at(summary.systems, 'Sagaflow', c);
+  const theirs = at(summary.systems, 'DBOS', c);
+  const a = ours ? pick(ours)?.median : undefined;
+  const b = theirs ? pick(theirs)?.median : undefined;
+  return a === undefined || b === undefined || b === 0 ? null : a / b;
+}
+
+/**
+ * Issue 11's targets against one mode's summary (the durable mode is the one the issue states them
+ * for): flows/s ≥ 3× DBOS at every concurrency above 1 and ≥ 1× at the lowest, p50 at the lowest ≤
+ * DBOS's and p99 ≤ 2× DBOS's (medians of the per-round ratios), ≤ 8 statements and ≤ 4 writing
+ * transactions per flow, Node CPU per flow ≤ 1/3 of DBOS's and PostgreSQL CPU per flow ≤ DBOS's
+ * (ratio of the medians at each concurrency), R ≥ 0.30 at each concurrency.
+ */
+export function judgePeerTargets(summary: ModeSummary): TargetVerdict[] {
+  const cs = summary.concurrencies;
+  const lowest = cs[0];
+  if (lowest === undefined) return [];
+  const ratio = (c: number) => summary.ratios.find((r) => r.concurrency === c);
+  const ours = (c: number) => at(summary.systems, 'Sagaflow', c);
+  return [
+    ...cs.map((c) =>
+      judge(
+        `flows/s ≥ ${c === lowest ? 1 : 3}× DBOS at c=${c}`,
+        ratio(c)?.flowsPerSecond?.median,
+        'atLeast',
+        c === lowest ? 1 : 3,
+        2,
+      ),
+    ),
+    judge(`p50 ≤ DBOS's at c=${lowest} (ratio)`, ratio(lowest)?.latencyP50?.median, 'atMost', 1, 2),
+    judge(`p99 ≤ 2× DBOS's at c=${lowest} (ratio)`, ratio(lowest)?.latencyP99?.median, 'atMost', 2, 2),
+    ...cs.map((c) => judge(`statements / flow ≤ 8 at c=${c}`, ours(c)?.statementsPerFlow?.median, 'atMost', 8, 1)),
+    ...cs.map((c) =>
+      judge(`writing tx / flow ≤ 4 at c=${c}`, ours(c)?.writeTransactionsPerFlow?.median, 'atMost', 4, 2),
+    ),
+    ...cs.map((c) =>
+      judge(
+        `Node CPU / flow ≤ 1/3 of DBOS's at c=${c} (ratio)`,
+        ratioOfMedians(summary, c, (s) => s.nodeCpuMsPerFlow),
+        'atMost',
+        1 / 3,
+        2,
+      ),
+    ),
+    ...cs.map((c) =>
+      judge(
+        `PostgreSQL CPU / flow ≤ DBOS's at c=${c} (ratio)`,
+        ratioOfMedians(summary, c, (s) => s.postgresCpuMsPerFlow),
+        'atMost',
+        1,
+        2,
+      ),
+    ),
+    ...cs.map((c) => judge(`R ≥ 0.30 at c=${c}`, ours(c)?.r?.median, 'atLeast', 0.3, 3)),
+  ];
+}
+
+/**
+ * The most R one client could reach if each of a flow's commits, which it waits for one after
+ * another, cost no more than one pgbench transaction at one client: (1-client tps ÷ commits per flow)
+ * flows/s, × steps per flow ÷ the 4-client tps. Below 0.30 the R target at c=1 cannot be met by
+ * any engine that commits that often per flow on this server, however cheap its statements.
+ */
+export function rBoundAtOneClient(summary: ModeSummary, ceilings: readonly Ceiling[]): number | null {
+  const one = ceilings.find((c) => c.clients === 1)?.tps;
+  const four = ceilings.find((c) => c.clients === 4)?.tps;
+  const commits = at(summary.systems, 'Sagaflow', 1)?.commitsPerFlow?.median;
+  if (!one || !four || !commits) return null;
+  return ((one / commits) * stepsPerFlow) / four;
+}
+
+/** The targets table, then one line on R's bound at one client when the run measured c=1. */
+export function renderPeerTargets(summary: ModeSummary, ceilings: readonly Ceiling[]): string {
+  const verdicts = judgePeerTargets(summary);
+  const table = markdownTable(
+    ["Issue 11's target (this mode)", 'measured (median)', 'met', 'short by'],
+    verdicts.map((v) => [v.target, v.measured, v.met === null ? '–' : v.met ? 'yes' : 'no', v.shortBy]),
+  );
+  const bound = rBoundAtOneClient(summary, ceilings);
+  const commits = at(summary.systems, 'Sagaflow', 1)?.commitsPerFlow?.median;
+  const reached = at(summary.systems, 'Sagaflow', 1)?.r?.median;
+  const note =
+    bound === null
+      ? ''
+      : `\n\nAt c=1 a flow waits for its ${fixed(commits, 2)} commits one after another (ADR 0073: ` +
+        "the start with step 1's claim, each step's outcome with the next claim, the last with the finish). Were each " +
+        `as cheap as one 1-client pgbench transaction, c=1 would reach R = ${fixed(bound, 3)}: the ceiling for R at c=1 on this server` +
+        (reached === undefined ? '.' : `, of which this run reached ${fixed((reached / bound) * 100, 0)} %.`);
+  return `${table}${note}`;
+}
