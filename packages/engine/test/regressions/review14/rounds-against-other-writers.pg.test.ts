@@ -6,6 +6,11 @@ import { defineFlow } from '../../../src/index.ts';
 import { startInBatch } from '../../../src/api/start-in-batch.ts';
 import type { FusableDeps } from '../../../src/runtime/replay/fused-outcome.ts';
 import { finishInBatch, transitionInBatch } from '../../../src/runtime/run-statement-batches.ts';
+import {
+  stepTransitionResults,
+  stepTransitionsStatement,
+  type TransitionResult,
+} from '../../../src/store/step-transitions.ts';
 import { activeRun } from '../../support/active-run.ts';
 import { countStatements } from '../../support/count-statements.ts';
 import { historyOf, readyToFinish, sentKinds, startOf, stepClaim } from '../../support/round-items.ts';
@@ -304,5 +309,42 @@ describe('rounds against other writers (PostgreSQL)', () => {
     ]);
     expect(await direct().prisma.actionRun.count({ where: { run_id: x } })).toBe(0);
     expect((await direct().prisma.flowRun.findUniqueOrThrow({ where: { id: x } })).status).toBe('Terminated');
+  });
+
+  it("a cancelled run's transition in a round meets what it meets alone, and the round's other items commit", async () => {
+    const counted = countStatements(direct());
+    const deps = engineOn(counted.db);
+    const { lone, x, finish } = await roundOfTwo('cancel');
+    const twin = await activeRun(direct(), 'cancel-twin', worker);
+    const engine = bareEngine(direct(), { flows: [flow], actions: [] });
+    for (const runId of [x, twin])
+      expect(await engine.cancel(runId, { reason: 'review14' })).toEqual({ requested: true });
+    // The twin's transition alone: what x's must meet in the round.
+    const alone = stepTransitionResults(
+      await direct().driver.statement(stepTransitionsStatement([stepClaim(worker, twin, 1)])),
+    )[0]!;
+    counted.sent.length = 0;
+    const [first, moved, finished] = await Promise.allSettled([
+      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+      transitionInBatch(deps, stepClaim(worker, x, 1)),
+      finishInBatch(deps, finish),
+    ]);
+    expect(first.status).toBe('fulfilled');
+    expect(finished).toMatchObject({ status: 'fulfilled', value: 'Completed' });
+    expect(sentKinds(counted.sent)).toEqual([
+      ['transitions', null],
+      ['transitions', 1],
+      ['finishes', 1],
+    ]);
+    const inRound = (moved as PromiseFulfilledResult<TransitionResult>).value;
+    const shape = (r: TransitionResult) =>
+      JSON.stringify(r, (k, v: unknown) =>
+        k === 'id' || k.endsWith('_at') || k === 'runId' || k === 'run_id' ? undefined : v,
+      );
+    // A cancel requested before the claim fences it out, as alone: no row, the run not open to it.
+    expect(inRound).toMatchObject({ runOpen: false, row: null });
+    expect(shape(inRound)).toBe(shape(alone));
+    const types = async (runId: string) => (await historyOf(direct(), runId)).filter((t) => !t.startsWith('run.'));
+    expect(await types(x)).toEqual(await types(twin));
   });
 });
