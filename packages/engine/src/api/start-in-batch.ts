@@ -53,6 +53,7 @@ function startKind<S>(name: string, kind: StartStatement<S>): RoundKind<S, Inser
   return {
     order: name === 'starts' ? 0 : 1,
     name,
+    resentUnsent: false,
     statement: kind.statement,
     results: kind.results,
     alone: (starts, driver) => sendStarts(driver, kind, starts),

@@ -55,6 +55,12 @@ export interface RoundKind<T, R> {
   /** Its place in a round: statements go in this order (starts, then transitions, then finishes). */
   readonly order: number;
   readonly name: string;
+  /**
+   * Whether its items go again, as their own statement, after a round that got no connection in
+   * time: a run statement's do (alone they wait again, for up to the lease); a start's do not (the
+   * round waited the pool's own wait for it, all that a lone start waits: it gets that error, ADR 0070).
+   */
+  readonly resentUnsent: boolean;
   statement(items: T[]): RawStatement;
   results(items: T[], result: RawResult): R[];
   alone(items: T[], driver: SqlDriver, deps: FusableDeps | undefined): Promise<R[]>;
@@ -68,10 +74,12 @@ interface RoundItem {
   deps: FusableDeps | undefined;
 }
 
-/** The round failed before anything was sent (no connection in time): each kind then goes alone. */
-class RoundNotSent extends Error {
-  override readonly name = 'RoundNotSent';
-}
+/**
+ * The errors of rounds that failed before anything was sent (no connection in time): the kinds that
+ * go again then go as their own statements ({@link RoundKind.resentUnsent}), the others get the error
+ * as it is, the pool's own words, as a lone item of theirs would.
+ */
+const unsentRounds = new WeakSet<object>();
 
 /**
  * The items of one round, sent (ADR 0066). Of one kind (a lone item, every round at c = 1, and each
@@ -80,7 +88,8 @@ class RoundNotSent extends Error {
  * in one round trip (`driver.statements`), waiting for a connection as a run statement does
  * (`worker.transaction_wait_ms`), or only the pool's own wait when a start is in it (a start holds
  * no lease and must not outwait its caller, ADR 0043); without a connection in time, nothing was
- * sent and each kind goes as its own statement under its own rules.
+ * sent: the transitions and finishes go as their own statements under their own rules, and a start
+ * gets the pool's error, having waited as long as alone (ADR 0070).
  */
 async function sendRound(driver: SqlDriver, items: RoundItem[]): Promise<unknown[]> {
   const first = items[0]!;
@@ -109,7 +118,7 @@ async function sendRound(driver: SqlDriver, items: RoundItem[]): Promise<unknown
       waitMs === undefined ? undefined : { waitMs },
     );
   } catch (err) {
-    if (isNoConnectionInTime(err)) throw new RoundNotSent('no pooled connection for a round in time', { cause: err });
+    if (isNoConnectionInTime(err) && typeof err === 'object' && err !== null) unsentRounds.add(err);
     throw err;
   }
   const results = new Map<RoundItem, unknown>();
@@ -138,7 +147,8 @@ function roundsOf(driver: SqlDriver): StatementBatcher<RoundItem, unknown> {
       send: (items) => sendRound(driver, items),
       key: (item) => item.key,
       kindOf: (item) => item.kind.name,
-      notSent: (err) => err instanceof RoundNotSent,
+      notSent: (err, kindItems) =>
+        typeof err === 'object' && err !== null && unsentRounds.has(err) && kindItems[0]!.kind.resentUnsent,
       ...runStatementLimits,
     });
     roundsByDriver.set(driver, rounds);
@@ -179,6 +189,7 @@ const runDepsOf = (deps: FusableDeps | undefined): FusableDeps => {
 const transitionKind: RoundKind<StepTransition, TransitionResult> = {
   order: 2,
   name: 'transitions',
+  resentUnsent: true,
   statement: (items) => stepTransitionsStatement(items),
   results: (_items, result) => stepTransitionResults(result),
   alone: async (items, _driver, deps) =>
@@ -188,6 +199,7 @@ const transitionKind: RoundKind<StepTransition, TransitionResult> = {
 const finishKind: RoundKind<TopRunFinish, FinalRunStatus | null> = {
   order: 3,
   name: 'finishes',
+  resentUnsent: true,
   statement: (items) => finishTopRunsStatement(items),
   results: (_items, result) => finishTopRunResults(result),
   alone: async (items, _driver, deps) =>

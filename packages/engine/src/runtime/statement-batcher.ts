@@ -33,10 +33,12 @@ export interface StatementBatcherOptions<I, R> {
   kindOf?: (item: I) => string;
   /**
    * Whether a failure of `send` says that nothing was sent at all (no connection in time for a
-   * round, ADR 0066): each kind's items then go as a batch of their own, side by side in this slot,
-   * each under its kind's own rules. Only asked of a batch holding several kinds.
+   * round, ADR 0066) and that `items`, one kind's part of it, go again: each kind it says so of then
+   * goes as a batch of its own, side by side in this slot, under its kind's own rules; the others
+   * get the error (a start that has waited all a lone start waits, ADR 0070). Only asked of a batch
+   * holding several kinds.
    */
-  notSent?: (err: unknown) => boolean;
+  notSent?: (err: unknown, items: I[]) => boolean;
 }
 
 /**
@@ -141,7 +143,7 @@ export class StatementBatcher<I, R> {
       results = await this.options.send(batch.map((w) => w.item));
     } catch (err) {
       const { kindOf, notSent } = this.options;
-      if (kindOf !== undefined && notSent?.(err) === true) {
+      if (kindOf !== undefined && notSent !== undefined) {
         const kinds = new Map<string, Waiting<I, R>[]>();
         for (const waiting of batch) {
           const kind = kindOf(waiting.item);
@@ -149,22 +151,44 @@ export class StatementBatcher<I, R> {
           if (same === undefined) kinds.set(kind, [waiting]);
           else same.push(waiting);
         }
-        if (kinds.size > 1) {
-          // Nothing went out: each kind's items go as their own statement, under their own rules.
-          await Promise.all([...kinds.values()].map((g) => (g.length === 1 ? this.sendAlone(g[0]!) : this.flush(g))));
+        const again = new Map(
+          [...kinds.values()].map((g) => [
+            g,
+            notSent(
+              err,
+              g.map((w) => w.item),
+            ),
+          ]),
+        );
+        if (kinds.size > 1 && [...again.values()].includes(true)) {
+          // Nothing went out: each kind's items go as their own statement, under their own rules,
+          // or get the error where their kind says that a resend would outwait its caller.
+          await Promise.all(
+            [...again].map(([g, resend]) =>
+              !resend ? this.failed(g, err) : g.length === 1 ? this.sendAlone(g[0]!) : this.flush(g),
+            ),
+          );
           return;
         }
       }
-      if (!refusedByServer(err)) {
-        for (const waiting of batch) waiting.reject(err);
-        return;
-      }
-      // One statement: nothing of the batch was written. Each item alone meets its own fate, one
-      // after the other, in this batch's slot: a refused batch never floods the pool.
-      for (const waiting of batch) await this.sendAlone(waiting);
+      await this.failed(batch, err);
       return;
     }
     batch.forEach((w, i) => w.resolve(results[i]!));
+  }
+
+  /**
+   * A batch's statement failed. Refused by the server, it wrote nothing (one statement, or one
+   * round's transaction): each item alone meets its own fate, one after the other, in this batch's
+   * slot, so a refused batch never floods the pool. Otherwise it may have committed, and every item
+   * gets the error.
+   */
+  private async failed(batch: Waiting<I, R>[], err: unknown): Promise<void> {
+    if (!refusedByServer(err)) {
+      for (const waiting of batch) waiting.reject(err);
+      return;
+    }
+    for (const waiting of batch) await this.sendAlone(waiting);
   }
 
   private async sendAlone(waiting: Waiting<I, R>): Promise<void> {

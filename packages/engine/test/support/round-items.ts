@@ -1,0 +1,94 @@
+import type { Database } from '../../src/db/database.ts';
+import type { StartedRun } from '../../src/store/insert-started-run.ts';
+import type { TopRunFinish } from '../../src/store/finish-top-runs.ts';
+import {
+  stepTransitionResults,
+  stepTransitionsStatement,
+  type StepTransition,
+  type TransitionOutcome,
+} from '../../src/store/step-transitions.ts';
+import type { SentStatement } from './count-statements.ts';
+
+/** A claim of step `sequence` of `runId` by `workerId`, as the replay submits a new step's transition (ADR 0042). */
+export const stepClaim = (
+  workerId: string,
+  runId: string,
+  sequence: number,
+  name = `step-${sequence}`,
+): StepTransition => ({
+  step: { runId, sequence, kind: 'action', name, input: { n: sequence }, reclaimAfterSeconds: 30 },
+  workerId,
+  now: new Date(),
+  cancellationKnown: false,
+  started: { type: 'action.started', sequence, data: {} },
+});
+
+/** A start of `flowName` as the API submits it to its batch, leased to `workerId` (a business key makes it unique). */
+export const startOf = (
+  flowName: string,
+  workerId: string,
+  businessKey: string | null,
+  input: unknown = null,
+): StartedRun => ({
+  flowName,
+  flowVersion: 1,
+  input: input as StartedRun['input'],
+  businessKey,
+  tags: [],
+  expiresAt: null,
+  runTimeoutAt: null,
+  now: new Date(),
+  lease: { workerId, leaseSeconds: 60 },
+});
+
+/**
+ * Makes the active run `runId` ready to finish: its step 1 claimed by `workerId` (through `db`'s
+ * driver) and completed in the finish returned, with its job's ack.
+ */
+export async function readyToFinish(
+  db: Database,
+  runId: string,
+  workerId: string,
+  output: TopRunFinish['output'],
+): Promise<TopRunFinish> {
+  stepTransitionResults(await db.driver.statement(stepTransitionsStatement([stepClaim(workerId, runId, 1)])));
+  const row = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
+  const job = await db.prisma.job.findFirstOrThrow({ where: { run_id: runId } });
+  const outcome: TransitionOutcome = {
+    table: 'action_runs',
+    id: row.id,
+    attempts: 1,
+    outcome: { kind: 'completed', output: { done: 1 } },
+    event: { type: 'action.completed', sequence: 1, data: {} },
+  };
+  return {
+    runId,
+    status: 'Completed',
+    output,
+    data: {},
+    now: new Date(),
+    outcome,
+    ack: { id: job.id, workerId },
+  };
+}
+
+/** What went out, in order: each hot statement's kind and its round (null: sent alone). */
+export const sentKinds = (sent: SentStatement[]) => sent.map((s) => [kindOfText(s.text), s.round ?? null]);
+
+/** The hot statement kind a text is, by the comment it opens with. */
+const kindOfText = (text: string) =>
+  text.includes('sagaflow: step transitions')
+    ? 'transitions'
+    : text.includes('sagaflow: top-level run finishes')
+      ? 'finishes'
+      : text.includes('sagaflow: starts')
+        ? 'starts'
+        : text.includes('sagaflow: start with first step')
+          ? 'starts with first step'
+          : text.slice(0, 40);
+
+/** A run's history as `type` or `type#sequence`, oldest first. */
+export async function historyOf(db: Database, runId: string): Promise<string[]> {
+  const events = await db.prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } });
+  return events.map((e) => (e.sequence === null ? e.type : `${e.type}#${e.sequence}`));
+}
