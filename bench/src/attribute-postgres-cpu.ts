@@ -7,7 +7,7 @@ import { analyzeLikeAutovacuum } from './analyze-like-autovacuum.ts';
 import { createBenchFlow } from './bench-flow.ts';
 import { markdownTable } from './markdown-table.ts';
 import { openBenchEngine } from './open-bench-engine.ts';
-import { prepareTemplateDatabase } from './prepare-template-database.ts';
+import { parseStepEventsArm, prepareTemplateDatabase } from './prepare-template-database.ts';
 import { progress } from './progress.ts';
 import { cpuByKind, readPostgresCpu } from './read-postgres-process-cpu.ts';
 import { readWalByRelation } from './read-wal-by-relation.ts';
@@ -18,7 +18,7 @@ import { withDurableServer } from './with-durable-server.ts';
 import { withPgClient } from './with-pg-client.ts';
 
 /**
- * `pnpm --filter @sagaflow/bench run bench:pgcpu [concurrency] [seconds] [--fsync-off] [--json] [--without-run-fks]`: where
+ * `pnpm --filter @sagaflow/bench run bench:pgcpu [concurrency] [seconds] [--fsync-off] [--json] [--without-run-fks] [--step-events written|dropped|passed]`: where
  * the PostgreSQL CPU of a flow goes (issue 11, ADR 0062). The bench's closed loop of the 3-step no-op
  * flow, durable commits unless `--fsync-off`, warmed up, analyzed, warmed up again, then measured:
  * - CPU per flow of every process of the cluster by kind (the engine's backends, WAL writer,
@@ -31,6 +31,8 @@ import { withPgClient } from './with-pg-client.ts';
  *   index entry written, a Heap HOT_UPDATE a heap-only update;
  * - per statement: calls, plans, plan and execution time per call and per flow.
  * `--without-run-fks` measures a schema without the foreign keys to flow_runs (ADR 0068), as an A/B arm.
+ * `--step-events dropped` discards every step's events on insert, `passed` keeps them through the same
+ * trigger (ADR 0072): their difference bounds what storing them costs.
  */
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -40,6 +42,7 @@ async function main(): Promise<void> {
       'fsync-off': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       'without-run-fks': { type: 'boolean', default: false },
+      'step-events': { type: 'string' },
       'explain-sample': { type: 'string' },
       'explain-log': { type: 'string', default: 'pgcpu-explain.log' },
     },
@@ -68,6 +71,7 @@ async function main(): Promise<void> {
     });
     await prepareTemplateDatabase(cluster.adminUrl, 'pgcpu_template', {
       withoutRunForeignKeys: values['without-run-fks'],
+      stepEvents: parseStepEventsArm(values['step-events']),
     });
     const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('pgcpu'), { template: 'pgcpu_template' });
     await withPgClient(url, (c) => c.query('create extension if not exists pg_walinspect'));

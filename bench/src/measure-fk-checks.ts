@@ -1,11 +1,5 @@
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { createDatabase, startCluster } from '@sagaflow/test-postgres';
-import { markdownTable } from './markdown-table.ts';
-import { percentile } from './percentile.ts';
-import { prepareTemplateDatabase } from './prepare-template-database.ts';
-import { progress } from './progress.ts';
-import { readSchedstat } from './read-postgres-process-cpu.ts';
+import { measureBackendArms, parseRounds } from './measure-backend-arms.ts';
 
 /**
  * `pnpm --filter @sagaflow/bench run bench:fk-checks [flows per round] [rounds]`: what the foreign keys
@@ -20,67 +14,15 @@ import { readSchedstat } from './read-postgres-process-cpu.ts';
  */
 async function main(): Promise<void> {
   const { positionals } = parseArgs({ allowPositionals: true, args: process.argv.slice(2).filter((a) => a !== '--') });
-  const [flows, rounds] = [Number(positionals[0] ?? 500), Number(positionals[1] ?? 12)];
-  if (!Number.isInteger(flows) || flows < 1)
-    throw new Error(`flows per round must be a positive integer, got ${positionals[0]}`);
-  if (!Number.isInteger(rounds) || rounds < 1)
-    throw new Error(`rounds must be a positive integer, got ${positionals[1]}`);
-  const cluster = await startCluster({ log: (line) => progress(`test-postgres: ${line}`) });
-  const clients: pg.Client[] = [];
-  try {
-    const arms = [
-      { name: 'with the foreign keys', template: 'fk_kept', withoutRunForeignKeys: false },
-      { name: 'without them', template: 'fk_dropped', withoutRunForeignKeys: true },
-    ];
-    const backends: { client: pg.Client; pid: number; usPerFlow: number[] }[] = [];
-    for (const arm of arms) {
-      await prepareTemplateDatabase(cluster.adminUrl, arm.template, arm);
-      const url = await createDatabase(cluster.adminUrl, `${arm.template}_run`, { template: arm.template });
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      clients.push(client);
-      await client.query('set synchronous_commit = off');
-      const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
-      backends.push({ client, pid, usPerFlow: [] });
-    }
-    progress(`warm-up: ${flows} flows on each, then analyze`);
-    for (const b of backends) {
-      await b.client.query(writeFlows(flows));
-      await b.client.query('analyze');
-    }
-    for (let round = 0; round < rounds; round++) {
-      for (const b of round % 2 === 0 ? backends : [...backends].reverse()) {
-        const before = readSchedstat(b.pid)!.runNs;
-        await b.client.query(writeFlows(flows));
-        b.usPerFlow.push((readSchedstat(b.pid)!.runNs - before) / 1e3 / flows);
-      }
-      progress(`round ${round + 1} of ${rounds}`);
-    }
-    const [kept, dropped] = backends.map((b) => b.usPerFlow) as [number[], number[]];
-    const differences = dropped.map((d, i) => d - kept[i]!);
-    const median = (values: number[]) => percentile(values, 50);
-    console.log(
-      markdownTable(
-        ['one backend, µs of CPU per flow', 'median', 'min', 'max'],
-        [
-          [arms[0]!.name, ...stats(kept)],
-          [arms[1]!.name, ...stats(dropped)],
-          ['difference, pair by pair', ...stats(differences)],
-        ],
-      ),
-    );
-    console.log(
-      `${rounds} rounds of ${flows} flows, order alternated; lower without them in ` +
-        `${differences.filter((d) => d < 0).length} of ${rounds}; median difference ${median(differences).toFixed(0)} µs per flow.`,
-    );
-  } finally {
-    for (const c of clients) await c.end();
-    await cluster.stop();
-  }
-}
-
-function stats(values: number[]): string[] {
-  return [percentile(values, 50), Math.min(...values), Math.max(...values)].map((v) => v.toFixed(0));
+  const { flows, rounds } = parseRounds(positionals);
+  await measureBackendArms(
+    [
+      { name: 'with the foreign keys', template: 'fk_kept', options: {}, writeFlows },
+      { name: 'without them', template: 'fk_dropped', options: { withoutRunForeignKeys: true }, writeFlows },
+    ],
+    flows,
+    rounds,
+  );
 }
 
 /** `flows` 3-step flows' rows, one transaction per hot statement: 3 step rows and 9 events, 12 checks with the foreign keys. */

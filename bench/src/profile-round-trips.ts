@@ -5,7 +5,7 @@ import { createDatabase as openEngineDatabase, type Engine } from '@sagaflow/eng
 import { createDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { analyzeLikeAutovacuum } from './analyze-like-autovacuum.ts';
 import { createBenchEngine } from './open-bench-engine.ts';
-import { prepareTemplateDatabase } from './prepare-template-database.ts';
+import { parseStepEventsArm, prepareTemplateDatabase } from './prepare-template-database.ts';
 import { percentile } from './percentile.ts';
 import { progress } from './progress.ts';
 import { coresBusy, readCpuTimes } from './read-cpu-times.ts';
@@ -25,7 +25,7 @@ import { createTracedBenchFlow } from './traced-bench-flow.ts';
 import { withDurableServer } from './with-durable-server.ts';
 
 /**
- * `pnpm --filter @sagaflow/bench run bench:round-trips [concurrency] [seconds] [--json file] [--set name=value] [--without-run-fks] [--per-kind]`: where a
+ * `pnpm --filter @sagaflow/bench run bench:round-trips [concurrency] [seconds] [--json file] [--set name=value] [--without-run-fks] [--step-events written|dropped|passed] [--per-kind]`: where a
  * flow's wall time goes on the bench's headline setting (issue 11): the closed loop of the 3-step
  * no-op flow at `concurrency` (8) on a throwaway PostgreSQL 15 restarted with durable commits, warmed
  * up, analyzed as autovacuum would have (ADR 0051), warmed up again, then measured for `seconds` (10).
@@ -38,7 +38,8 @@ import { withDurableServer } from './with-durable-server.ts';
  * action call, and the runs each statement carried; beside them, CPU of Node and PostgreSQL and how
  * busy Node's event loop was. `--set name=value` (repeatable) sets a server setting for the run, to
  * try one (`--set commit_delay=500`) against the same figures. `--without-run-fks` measures a schema without
- * the foreign keys to flow_runs (ADR 0068), as an A/B arm. `--per-kind` opens the engine's handle
+ * the foreign keys to flow_runs (ADR 0068), as an A/B arm; `--step-events` an arm that drops every step's
+ * events on insert or keeps them through the same trigger (ADR 0072). `--per-kind` opens the engine's handle
  * with `statementRounds: false`: each kind's statements apart, as before ADR 0066's rounds.
  */
 async function main(): Promise<void> {
@@ -49,6 +50,7 @@ async function main(): Promise<void> {
       json: { type: 'string' },
       set: { type: 'string', multiple: true, default: [] },
       'without-run-fks': { type: 'boolean', default: false },
+      'step-events': { type: 'string' },
       'per-kind': { type: 'boolean', default: false },
     },
   });
@@ -62,6 +64,7 @@ async function main(): Promise<void> {
     await trackServerRoundTrips(cluster.adminUrl, values.set);
     await prepareTemplateDatabase(cluster.adminUrl, 'round_trips_template', {
       withoutRunForeignKeys: values['without-run-fks'],
+      stepEvents: parseStepEventsArm(values['step-events']),
     });
     const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('round_trips'), {
       template: 'round_trips_template',
