@@ -142,15 +142,9 @@ export class StatementBatcher<I, R> {
     try {
       results = await this.options.send(batch.map((w) => w.item));
     } catch (err) {
-      const { kindOf, notSent } = this.options;
-      if (kindOf !== undefined && notSent !== undefined) {
-        const kinds = new Map<string, Waiting<I, R>[]>();
-        for (const waiting of batch) {
-          const kind = kindOf(waiting.item);
-          const same = kinds.get(kind);
-          if (same === undefined) kinds.set(kind, [waiting]);
-          else same.push(waiting);
-        }
+      const { notSent } = this.options;
+      const kinds = this.byKind(batch);
+      if (kinds.size > 1 && notSent !== undefined) {
         const again = new Map(
           [...kinds.values()].map((g) => [
             g,
@@ -160,7 +154,7 @@ export class StatementBatcher<I, R> {
             ),
           ]),
         );
-        if (kinds.size > 1 && [...again.values()].includes(true)) {
+        if ([...again.values()].includes(true)) {
           // Nothing went out: each kind's items go as their own statement, under their own rules,
           // or get the error where their kind says that a resend would outwait its caller.
           await Promise.all(
@@ -177,15 +171,35 @@ export class StatementBatcher<I, R> {
     batch.forEach((w, i) => w.resolve(results[i]!));
   }
 
+  /** The batch's items by kind, in batch order; one group when the batcher has no kinds. */
+  private byKind(batch: Waiting<I, R>[]): Map<string, Waiting<I, R>[]> {
+    const { kindOf } = this.options;
+    const kinds = new Map<string, Waiting<I, R>[]>();
+    for (const waiting of batch) {
+      const kind = kindOf === undefined ? '' : kindOf(waiting.item);
+      const same = kinds.get(kind);
+      if (same === undefined) kinds.set(kind, [waiting]);
+      else same.push(waiting);
+    }
+    return kinds;
+  }
+
   /**
    * A batch's statement failed. Refused by the server, it wrote nothing (one statement, or one
-   * round's transaction): each item alone meets its own fate, one after the other, in this batch's
-   * slot, so a refused batch never floods the pool. Otherwise it may have committed, and every item
-   * gets the error.
+   * round's transaction), and each item meets its own fate, in this batch's slot, one send after the
+   * other, so a refused batch never floods the pool: a round's kinds each go again as their kind's
+   * statement (one kind's refusal, such as a start whose business key is taken, does not send the
+   * other kinds' items one by one), and a refused statement of one kind goes item by item. Otherwise it
+   * may have committed, and every item gets the error.
    */
   private async failed(batch: Waiting<I, R>[], err: unknown): Promise<void> {
     if (!refusedByServer(err)) {
       for (const waiting of batch) waiting.reject(err);
+      return;
+    }
+    const kinds = this.byKind(batch);
+    if (kinds.size > 1) {
+      for (const g of kinds.values()) await (g.length === 1 ? this.sendAlone(g[0]!) : this.flush(g));
       return;
     }
     for (const waiting of batch) await this.sendAlone(waiting);

@@ -9,8 +9,9 @@ import { StatementBatcher } from '../../src/runtime/statement-batcher.ts';
  * (keys shared across kinds, as a run's transition and its finish share its id), rounds returning
  * (written, refused, answer lost, never sent for want of a connection) in any order, and time
  * passing. Checked at every send: no key in two rounds out; at most `maxBatch` items of a kind in a
- * round; an item sent a second time only alone after its round was refused, or with its own kind
- * only after its round was never sent; a key's items in submit order. At the end every item settled
+ * round; an item sent a second time only alone after its statement of one kind was refused, with its
+ * own kind (or alone) after its round of several kinds was refused or never sent; a key's items in
+ * submit order. At the end every item settled
  * exactly once with its round's fate.
  */
 
@@ -18,7 +19,7 @@ type Mode = 'ok' | 'refuse' | 'lose' | 'notSent';
 type Action =
   { kind: 'submit'; item: string } | { kind: 'release'; pick: number; mode: Mode } | { kind: 'wait'; ms: number };
 type Fate = 'ok' | 'refused' | 'lost';
-type State = 'queued' | 'out' | 'resend' | 'split' | 'done';
+type State = 'queued' | 'out' | 'resend' | 'split' | 'regroup' | 'done';
 
 interface Round {
   items: string[];
@@ -72,8 +73,8 @@ async function runModel(actions: Action[], maxBatch: number): Promise<string[]> 
         const kinds = new Set(items.map(kindOf));
         const again = items.filter((i) => state.get(i) !== 'queued');
         if (again.length > 0) {
-          const alone = items.length === 1 && state.get(items[0]!) === 'resend';
-          const ownKind = kinds.size === 1 && items.every((i) => state.get(i) === 'split');
+          const alone = items.length === 1 && ['resend', 'regroup'].includes(state.get(items[0]!)!);
+          const ownKind = kinds.size === 1 && items.every((i) => ['split', 'regroup'].includes(state.get(i)!));
           if (!alone && !ownKind) violations.push(`${items.join(',')} sent again (${again.join(',')})`);
         }
         for (const kind of kinds)
@@ -123,7 +124,7 @@ async function runModel(actions: Action[], maxBatch: number): Promise<string[]> 
       round.resolve(items.map((item) => `done ${item}`));
     } else if (mode === 'refuse') {
       if (items.length === 1) settle('refused');
-      else for (const item of items) state.set(item, 'resend');
+      else for (const item of items) state.set(item, kinds > 1 ? 'regroup' : 'resend');
       round.reject(refusal());
     } else {
       settle('lost');
