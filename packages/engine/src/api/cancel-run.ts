@@ -1,3 +1,4 @@
+import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import { assertSeconds } from '../input/assert-seconds.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
@@ -31,7 +32,9 @@ export async function cancelRun(
   const deadline = new Date(now.getTime() + cleanup * 1000);
   const run = await deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { id: true } });
   if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-  const requested = await deps.prisma.$transaction((tx) => cancelTree(tx, runId, opts.reason, deadline, now));
+  const requested = await retryRolledBack(() =>
+    deps.prisma.$transaction((tx) => cancelTree(tx, runId, opts.reason, deadline, now)),
+  );
   return { requested };
 }
 

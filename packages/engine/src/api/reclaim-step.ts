@@ -1,3 +1,4 @@
+import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
@@ -27,6 +28,11 @@ export async function reclaimStep(
 ): Promise<ReclaimResult> {
   assertUuid(runId, 'runId');
   if (step.stepId !== undefined) assertUuid(step.stepId, 'stepId');
+  return retryRolledBack(() => reclaimInTransaction(deps, runId, step));
+}
+
+/** {@link reclaimStep}'s transaction: run again whole when PostgreSQL rolled it back (a lock cycle). */
+function reclaimInTransaction(deps: RuntimeDeps, runId: string, step: { stepId?: string }): Promise<ReclaimResult> {
   return deps.prisma.$transaction(async (tx): Promise<ReclaimResult> => {
     // Locked until commit (lockOpenRun): a reclaim never lands after the run's terminal event.
     if (!(await lockOpenRun(tx, runId))) {

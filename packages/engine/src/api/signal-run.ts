@@ -1,4 +1,5 @@
 import type { Json } from '../definitions/define-action.ts';
+import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
@@ -32,7 +33,9 @@ export async function signalRun(
   const checked = run ? await checkSignalPayload(deps.registry, { flowName: run.flow_name, name, payload }) : payload;
   if (checked !== payload) assertStorableJson(checked, 'payload', rules);
   const now = deps.clock.now();
-  return deps.prisma.$transaction((tx) => signalInTransaction(tx, { runId, name, payload: checked, now }));
+  return retryRolledBack(() =>
+    deps.prisma.$transaction((tx) => signalInTransaction(tx, { runId, name, payload: checked, now })),
+  );
 }
 
 /** The signal inside the caller's transaction: the open run locked, the signal buffered, a wake sent. */

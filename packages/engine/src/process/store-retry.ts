@@ -48,6 +48,16 @@ export function isTransientStoreError(err: unknown): boolean {
   return transientText.test(message);
 }
 
+/**
+ * Did PostgreSQL roll the whole transaction back to break a lock cycle (40P01) or a serialization
+ * conflict (40001)? Then nothing of it was written and it can run again as it was; unlike a lost
+ * connection, after which it may have committed.
+ */
+export function isRolledBackConflict(err: unknown): boolean {
+  for (const code of codesOf(err)) if (code === '40P01' || code === '40001' || code === 'P2034') return true;
+  return /could not serialize access|deadlock detected/i.test(err instanceof Error ? err.message : '');
+}
+
 /** The wait before attempt `attempt + 1` (attempt counts from 1): doubling from the base, capped. */
 export function storeRetryDelay(policy: StoreRetryPolicy, attempt: number): number {
   return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
@@ -78,41 +79,43 @@ export async function applyRepair(
     approvedBy: (guard ?? opts.approvedAs)?.approver ?? null,
   });
   try {
-    const done = await deps.runtime.prisma.$transaction(
-      async (tx) => {
-        await guard?.claim(tx);
-        const now = deps.runtime.clock.now();
-        const { actual, effects, after } = await decide(tx, deps, cmd, prepared, { id, now });
-        if ('runId' in cmd.target)
-          await appendFlowEvent(tx, {
-            runId: cmd.target.runId,
-            type: 'repair.applied',
-            ...('stepSequence' in cmd.target ? { sequence: cmd.target.stepSequence } : {}),
-            data: {
-              repair: id,
-              command: cmd.kind,
-              ...('compensation' in cmd.target ? { compensation: cmd.target.compensation } : {}),
-              actor: cmd.actor,
-              ...(cmd.via === undefined ? {} : { via: cmd.via }),
-              reason: cmd.reason,
-            },
+    const done = await retryRolledBack(() =>
+      deps.runtime.prisma.$transaction(
+        async (tx) => {
+          await guard?.claim(tx);
+          const now = deps.runtime.clock.now();
+          const { actual, effects, after } = await decide(tx, deps, cmd, prepared, { id, now });
+          if ('runId' in cmd.target)
+            await appendFlowEvent(tx, {
+              runId: cmd.target.runId,
+              type: 'repair.applied',
+              ...('stepSequence' in cmd.target ? { sequence: cmd.target.stepSequence } : {}),
+              data: {
+                repair: id,
+                command: cmd.kind,
+                ...('compensation' in cmd.target ? { compensation: cmd.target.compensation } : {}),
+                actor: cmd.actor,
+                ...(cmd.via === undefined ? {} : { via: cmd.via }),
+                reason: cmd.reason,
+              },
+            });
+          await insertRepairCommand(tx, {
+            ...base,
+            at: now,
+            actual: actual,
+            result: { effects } as unknown as Json,
+            status: 'applied',
           });
-        await insertRepairCommand(tx, {
-          ...base,
-          at: now,
-          actual: actual,
-          result: { effects } as unknown as Json,
-          status: 'applied',
-        });
-        await guard?.record(tx, {
-          status: 'applied',
-          repairId: id,
-          result: { actual, effects } as unknown as Json,
-          at: now,
-        });
-        return { actual, effects, after, at: now };
-      },
-      { maxWait: deps.process.transactionTimeoutMs, timeout: deps.process.transactionTimeoutMs },
+          await guard?.record(tx, {
+            status: 'applied',
+            repairId: id,
+            result: { actual, effects } as unknown as Json,
+            at: now,
+          });
+          return { actual, effects, after, at: now };
+        },
+        { maxWait: deps.process.transactionTimeoutMs, timeout: deps.process.transactionTimeoutMs },
+      ),
     );
     if (done.after)
       await done.after().catch((err: unknown) => log.warn({ err }, 'a repair committed; a listener after it failed'));

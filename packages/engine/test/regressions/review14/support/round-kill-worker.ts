@@ -26,10 +26,13 @@ const engine = createEngine({
   db,
   flows: [flow],
   actions,
-  config: { ...fusedSigkillConfig, worker: { ...fusedSigkillConfig.worker, concurrency: 8 } },
+  // Slots for every hanging run it can start before the kill, so rounds keep going out on a quiet
+  // machine too (with 8, the hanging even runs filled the pool and the rounds stopped).
+  config: { ...fusedSigkillConfig, worker: { ...fusedSigkillConfig.worker, concurrency: 512 } },
   logger: pino({ level: 'silent' }),
 });
 engine.startWorkers();
 process.stdout.write(`ready ${engine.runtime.workerId}\n`);
-for (let burst = 0; burst < 40; burst++)
+// Bursts until the test kills it (at most 1,000 runs).
+for (let burst = 0; burst < 125; burst++)
   await Promise.allSettled(Array.from({ length: 8 }, (_, i) => engine.startFlow(flow, burst * 8 + i)));

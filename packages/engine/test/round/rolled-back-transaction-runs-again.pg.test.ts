@@ -1,0 +1,99 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.ts';
+import { retryRolledBack } from '../../src/db/retry-rolled-back.ts';
+import { openTestDatabase } from '../support/test-database.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+/**
+ * ADR 0074: an operator's transaction (terminate, cancel, signal, kick, reclaim, repair) that
+ * PostgreSQL ends to break a lock cycle — which a statement round holding its earlier statements'
+ * run locks can close (ADR 0066) — runs again instead of failing its caller. A real deadlock through
+ * Prisma's interactive transaction, so the error is recognised in the shape the engine's writers get it.
+ */
+describe('a transaction rolled back by a deadlock runs again (PostgreSQL)', () => {
+  let db: (Database & { url?: string }) | undefined;
+  let side: pg.Client | undefined;
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    await db.driver.exec(
+      'create table public.deadlock_pair (id int primary key, v int not null); insert into public.deadlock_pair values (1, 0), (2, 0)',
+    );
+    side = new pg.Client({ connectionString: db.url! });
+    await side.connect();
+  });
+  afterAll(async () => {
+    await side?.end();
+    await db?.close();
+  });
+
+  const waitingForLock = async (pid: number) =>
+    (
+      await db!.prisma.$queryRaw<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity where pid = ${pid} and wait_event_type = 'Lock'`
+    )[0]!.n === 1;
+
+  it('the victim of a lock cycle is run again once the other side is through, and writes once', async () => {
+    const prisma = db!.prisma;
+    await side!.query('begin');
+    await side!.query('update public.deadlock_pair set v = v + 10 where id = 2');
+    let sideDone: Promise<unknown> | undefined;
+    const attempts: number[] = [];
+
+    const result = await retryRolledBack((attempt) =>
+      prisma.$transaction(
+        async (tx) => {
+          attempts.push(attempt);
+          await tx.$executeRaw`update public.deadlock_pair set v = v + 1 where id = 1`;
+          const pid = (await tx.$queryRaw<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid;
+          if (attempt === 1) {
+            // Row 2 is the side's: this waits for it, first, so this side's deadlock check fires first
+            // and ends this transaction. The side then asks for row 1, which closes the cycle.
+            // Prisma's queries go out when awaited: then() sends it now; its error is kept and thrown below.
+            const mine = tx.$executeRaw`update public.deadlock_pair set v = v + 1 where id = 2`.then(
+              () => null,
+              (err: unknown) => err,
+            );
+            await waitFor('the first attempt waiting for row 2', async () =>
+              (await waitingForLock(pid)) ? true : undefined,
+            );
+            sideDone = side!
+              .query('update public.deadlock_pair set v = v + 10 where id = 1')
+              .then(() => side!.query('commit'));
+            const err = await mine;
+            if (err) throw err as Error;
+          } else {
+            await sideDone;
+            await tx.$executeRaw`update public.deadlock_pair set v = v + 1 where id = 2`;
+          }
+          return 'written';
+        },
+        { timeout: 30_000, maxWait: 30_000 },
+      ),
+    );
+
+    expect(result).toBe('written');
+    expect(attempts).toEqual([1, 2]);
+    // Each side's writes once: 10 + 1 on both rows.
+    const rows = await prisma.$queryRaw<
+      { id: number; v: number }[]
+    >`select id, v from public.deadlock_pair order by id`;
+    expect(rows).toEqual([
+      { id: 1, v: 11 },
+      { id: 2, v: 11 },
+    ]);
+  });
+
+  it('an error that is not a rolled-back conflict reaches the caller at once', async () => {
+    const attempts: number[] = [];
+    await expect(
+      retryRolledBack((attempt) =>
+        db!.prisma.$transaction(async (tx) => {
+          attempts.push(attempt);
+          await tx.$executeRaw`insert into public.deadlock_pair values (1, 0)`;
+        }),
+      ),
+    ).rejects.toThrow(/duplicate key|Unique constraint/i);
+    expect(attempts).toEqual([1]);
+  });
+});
