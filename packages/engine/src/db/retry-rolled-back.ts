@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { isRolledBackConflict } from '../process/store-retry.ts';
+import { isRolledBackConflict, withStoreRetry, type StoreRetryPolicy } from '../process/store-retry.ts';
 
-/** Attempts of an operator's transaction, the first included, before its deadlock reaches the caller. */
-const attempts = 5;
+/** Attempts of an operator's transaction, the first included, and the short waits between them. */
+const rolledBackRetry: StoreRetryPolicy = { maxAttempts: 5, baseDelayMs: 2, maxDelayMs: 20 };
 
 /**
  * Runs `transaction` (one whole database transaction, nothing written outside it) again when
@@ -10,15 +9,9 @@ const attempts = 5;
  * so running it again is safe, and the caller sees the command's own outcome instead of an engine's
  * lock order. A terminate, cancel, signal, kick, reclaim or repair can close a cycle with a statement
  * round of the hot path, which holds its earlier statements' run locks until its commit (ADR 0066,
- * ADR 0074). A short random wait lets the other side finish first. Other errors pass at once.
+ * ADR 0074). A lost connection is not retried (the transaction may have committed); other errors
+ * pass at once.
  */
-export async function retryRolledBack<T>(transaction: (attempt: number) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await transaction(attempt);
-    } catch (err) {
-      if (attempt >= attempts || !isRolledBackConflict(err)) throw err;
-      await sleep(1 + Math.floor(Math.random() * 10 * attempt));
-    }
-  }
+export function retryRolledBack<T>(transaction: (attempt: number) => Promise<T>): Promise<T> {
+  return withStoreRetry(rolledBackRetry, transaction, undefined, isRolledBackConflict);
 }

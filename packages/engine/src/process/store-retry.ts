@@ -63,17 +63,21 @@ export function storeRetryDelay(policy: StoreRetryPolicy, attempt: number): numb
   return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
 }
 
-/** Runs `work`, retrying it on transient database errors per `policy`. Other errors pass through at once. */
+/**
+ * Runs `work`, retrying it per `policy` on the errors `retryable` accepts (transient database errors
+ * unless told otherwise). Other errors pass through at once.
+ */
 export async function withStoreRetry<T>(
   policy: StoreRetryPolicy,
   work: (attempt: number) => Promise<T>,
   wait: (ms: number) => Promise<unknown> = (ms) => sleep(ms),
+  retryable: (err: unknown) => boolean = isTransientStoreError,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work(attempt);
     } catch (err) {
-      if (attempt >= policy.maxAttempts || !isTransientStoreError(err)) throw err;
+      if (attempt >= policy.maxAttempts || !retryable(err)) throw err;
       await wait(storeRetryDelay(policy, attempt));
     }
   }

@@ -21,6 +21,9 @@ describe('a transaction rolled back by a deadlock runs again (PostgreSQL)', () =
     );
     side = new pg.Client({ connectionString: db.url! });
     await side.connect();
+    // The side checks for a deadlock only after 30 s: however loaded the machine, the attempt under
+    // test (1 s, the server's default) is the one that finds the cycle and is ended.
+    await side.query("set deadlock_timeout = '30s'");
   });
   afterAll(async () => {
     await side?.end();
@@ -47,8 +50,8 @@ describe('a transaction rolled back by a deadlock runs again (PostgreSQL)', () =
           await tx.$executeRaw`update public.deadlock_pair set v = v + 1 where id = 1`;
           const pid = (await tx.$queryRaw<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid;
           if (attempt === 1) {
-            // Row 2 is the side's: this waits for it, first, so this side's deadlock check fires first
-            // and ends this transaction. The side then asks for row 1, which closes the cycle.
+            // Row 2 is the side's: this waits for it; the side then asks for row 1, which closes the
+            // cycle, and this attempt's deadlock check (the sooner) ends it.
             // Prisma's queries go out when awaited: then() sends it now; its error is kept and thrown below.
             const mine = tx.$executeRaw`update public.deadlock_pair set v = v + 1 where id = 2`.then(
               () => null,

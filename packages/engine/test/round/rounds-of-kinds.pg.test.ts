@@ -3,11 +3,9 @@ import type { Database } from '../../src/db/database.ts';
 import { createDatabase, defineFlow } from '../../src/index.ts';
 import type { FusableDeps } from '../../src/runtime/replay/fused-outcome.ts';
 import { finishInBatch, transitionInBatch } from '../../src/runtime/run-statement-batches.ts';
-import { stepTransitionResults, stepTransitionsStatement } from '../../src/store/step-transitions.ts';
-import type { TopRunFinish } from '../../src/store/finish-top-runs.ts';
-import type { StepTransition, TransitionOutcome } from '../../src/store/step-transitions.ts';
 import { activeRun } from '../support/active-run.ts';
-import { countStatements, type SentStatement } from '../support/count-statements.ts';
+import { countStatements } from '../support/count-statements.ts';
+import { historyOf, readyToFinish, sentKinds, stepClaim } from '../support/round-items.ts';
 import { bareEngine } from '../regressions/harness.ts';
 import { startCutAfterCommitProxy, type CutAfterCommitProxy } from '../regressions/review9/cut-after-commit-proxy.ts';
 import { openTestDatabase } from '../support/test-database.ts';
@@ -19,18 +17,6 @@ import { openTestDatabase } from '../support/test-database.ts';
  */
 const worker = 'round-test-worker';
 const flow = defineFlow({ name: 'round-kinds', version: 1, run: async () => null });
-
-const transition = (runId: string, sequence: number, name = `step-${sequence}`): StepTransition => ({
-  step: { runId, sequence, kind: 'action', name, input: { n: sequence }, reclaimAfterSeconds: 30 },
-  workerId: worker,
-  now: new Date(),
-  cancellationKnown: false,
-  started: { type: 'action.started', sequence, data: {} },
-});
-
-/** What went out, in order: each hot statement's kind and its round (null: sent alone). */
-const sentKinds = (sent: SentStatement[]) =>
-  sent.map((s) => [s.text.includes('step transitions') ? 'transitions' : 'finishes', s.round ?? null]);
 
 describe('rounds of several kinds (PostgreSQL)', () => {
   // The engine's handle goes through a proxy that can cut a round's answer after its commit, and sends rounds.
@@ -55,35 +41,6 @@ describe('rounds of several kinds (PostgreSQL)', () => {
   const proxy = () => handles!.proxy;
   const proxied = () => handles!.proxied;
 
-  const history = async (runId: string) =>
-    (await direct().prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } })).map((e) =>
-      e.sequence === null ? e.type : `${e.type}#${e.sequence}`,
-    );
-
-  /** A run whose step 1 is claimed by `worker`, its completion and its job: ready to finish. */
-  const readyToFinish = async (db: Database, name: string, output: TopRunFinish['output']): Promise<TopRunFinish> => {
-    const runId = await activeRun(direct(), name, worker);
-    stepTransitionResults(await db.driver.statement(stepTransitionsStatement([transition(runId, 1)])));
-    const row = await direct().prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
-    const job = await direct().prisma.job.findFirstOrThrow({ where: { run_id: runId } });
-    const outcome: TransitionOutcome = {
-      table: 'action_runs',
-      id: row.id,
-      attempts: 1,
-      outcome: { kind: 'completed', output: { done: 1 } },
-      event: { type: 'action.completed', sequence: 1, data: {} },
-    };
-    return {
-      runId,
-      status: 'Completed',
-      output,
-      data: {},
-      now: new Date(),
-      outcome,
-      ack: { id: job.id, workerId: worker },
-    };
-  };
-
   const engineOn = (db: Database) => bareEngine(db, { flows: [flow], actions: [] }).runtime as FusableDeps;
 
   it('a transition and a finish waiting together commit in one transaction, in one round trip', async () => {
@@ -93,11 +50,11 @@ describe('rounds of several kinds (PostgreSQL)', () => {
       activeRun(direct(), 'round-lone', worker),
       activeRun(direct(), 'round-a', worker),
     ]);
-    const b = await readyToFinish(counted.db, 'round-b', { b: true });
+    const b = await readyToFinish(counted.db, await activeRun(direct(), 'round-b', worker), worker, { b: true });
     counted.sent.length = 0;
     const [first, moved, finished] = await Promise.all([
-      transitionInBatch(deps, transition(lone, 1)),
-      transitionInBatch(deps, transition(a, 1)),
+      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+      transitionInBatch(deps, stepClaim(worker, a, 1)),
       finishInBatch(deps, b),
     ]);
     expect(first).toMatchObject({ runOpen: true, row: { sequence: 1, status: 'Running' } });
@@ -126,11 +83,13 @@ describe('rounds of several kinds (PostgreSQL)', () => {
     ]);
     // jsonb cannot hold a NUL: the finish, the round's second statement, is refused after the
     // transition (its first) has run in the same transaction.
-    const bad = await readyToFinish(counted.db, 'refused-b', { text: 'nul\u0000here' });
+    const bad = await readyToFinish(counted.db, await activeRun(direct(), 'refused-b', worker), worker, {
+      text: 'nul\u0000here',
+    });
     counted.sent.length = 0;
     const [first, moved, finished] = await Promise.allSettled([
-      transitionInBatch(deps, transition(lone, 1)),
-      transitionInBatch(deps, transition(a, 1)),
+      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+      transitionInBatch(deps, stepClaim(worker, a, 1)),
       finishInBatch(deps, bad),
     ]);
     expect(first.status).toBe('fulfilled');
@@ -145,8 +104,8 @@ describe('rounds of several kinds (PostgreSQL)', () => {
       ['transitions', null],
       ['finishes', null],
     ]);
-    expect(await history(a)).toEqual(['run.started', 'run.running', 'action.started#1']);
-    expect(await history(bad.runId)).toEqual(['run.started', 'run.running', 'action.started#1']);
+    expect(await historyOf(direct(), a)).toEqual(['run.started', 'run.running', 'action.started#1']);
+    expect(await historyOf(direct(), bad.runId)).toEqual(['run.started', 'run.running', 'action.started#1']);
     expect(await direct().prisma.actionRun.count({ where: { run_id: a } })).toBe(1);
     expect((await direct().prisma.flowRun.findUniqueOrThrow({ where: { id: bad.runId } })).status).toBe('Running');
   });
@@ -157,11 +116,13 @@ describe('rounds of several kinds (PostgreSQL)', () => {
       activeRun(direct(), 'lost-lone', worker),
       activeRun(direct(), 'lost-a', worker),
     ]);
-    const b = await readyToFinish(proxied(), 'lost-b', { mark: 'round-cut-mark' });
+    const b = await readyToFinish(proxied(), await activeRun(direct(), 'lost-b', worker), worker, {
+      mark: 'round-cut-mark',
+    });
     const cut = proxy().cutAfter((sent) => sent.includes('round-cut-mark') && sent.includes('step transitions'));
     const [first, moved, finished] = await Promise.allSettled([
-      transitionInBatch(deps, transition(lone, 1)),
-      transitionInBatch(deps, transition(a, 1, 'lost-a-step')),
+      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+      transitionInBatch(deps, stepClaim(worker, a, 1, 'lost-a-step')),
       finishInBatch(deps, b),
     ]);
     const sent = await cut;
@@ -171,8 +132,8 @@ describe('rounds of several kinds (PostgreSQL)', () => {
     expect(finished.status).toBe('rejected');
     expect((moved as PromiseRejectedResult).reason).toBe((finished as PromiseRejectedResult).reason);
     // The round committed once; neither item was sent again.
-    expect(await history(a)).toEqual(['run.started', 'run.running', 'action.started#1']);
-    expect(await history(b.runId)).toEqual([
+    expect(await historyOf(direct(), a)).toEqual(['run.started', 'run.running', 'action.started#1']);
+    expect(await historyOf(direct(), b.runId)).toEqual([
       'run.started',
       'run.running',
       'action.started#1',

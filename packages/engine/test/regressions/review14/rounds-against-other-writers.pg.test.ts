@@ -68,14 +68,18 @@ describe('rounds against other writers (PostgreSQL)', () => {
     return { lone, x, finish: await readyToFinish(direct(), y, worker, { y: prefix }) };
   };
 
-  it('a deadlock between a round and a writer holding the finished run ends the round, and its items then go alone', async () => {
+  /**
+   * A round of x's transition and y's finish (beside a lone transition) sent while the side writer holds
+   * y, as a terminate or a repair would, with its deadlock check after `deadlockTimeout`: returned once
+   * the round has claimed x (its transitions statement ran) and waits for y in its finishes statement.
+   */
+  const roundWaitingOnHeldRun = async (prefix: string, deadlockTimeout: string) => {
     const counted = countStatements(direct());
     const deps = engineOn(counted.db);
-    const { lone, x, finish } = await roundOfTwo('dl-round');
+    const { lone, x, finish } = await roundOfTwo(prefix);
     const pid = await sidePid();
-    // The writer holds y, as a terminate or a repair would; its own deadlock check comes late.
     await side().query('begin');
-    await side().query(`set local deadlock_timeout = '20s'`);
+    await side().query(`set local deadlock_timeout = '${deadlockTimeout}'`);
     await lockRun(finish.runId);
     counted.sent.length = 0;
     const settled = Promise.allSettled([
@@ -83,8 +87,13 @@ describe('rounds against other writers (PostgreSQL)', () => {
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
-    // The round has claimed x (its transitions statement ran) and waits for y in its finishes statement.
     await waitFor('the round to wait for y', async () => ((await lockWaiters(pid)).length > 0 ? true : undefined));
+    return { counted, x, finish, settled };
+  };
+
+  it('a deadlock between a round and a writer holding the finished run ends the round, and its items then go alone', async () => {
+    // The writer's own deadlock check comes late.
+    const { counted, x, finish, settled } = await roundWaitingOnHeldRun('dl-round', '20s');
     // The writer now asks for x: a cycle. The round's backend checks first (1 s) and is ended with 40P01.
     const writerGotX = lockRun(x);
     await writerGotX;
@@ -113,21 +122,8 @@ describe('rounds against other writers (PostgreSQL)', () => {
   });
 
   it('a deadlock that ends the other writer lets the round commit once, as sent', async () => {
-    const counted = countStatements(direct());
-    const deps = engineOn(counted.db);
-    const { lone, x, finish } = await roundOfTwo('dl-writer');
-    const pid = await sidePid();
-    await side().query('begin');
     // This time the writer's check comes first: the writer is the one ended.
-    await side().query(`set local deadlock_timeout = '50ms'`);
-    await lockRun(finish.runId);
-    counted.sent.length = 0;
-    const settled = Promise.allSettled([
-      transitionInBatch(deps, stepClaim(worker, lone, 1)),
-      transitionInBatch(deps, stepClaim(worker, x, 1)),
-      finishInBatch(deps, finish),
-    ]);
-    await waitFor('the round to wait for y', async () => ((await lockWaiters(pid)).length > 0 ? true : undefined));
+    const { counted, x, finish, settled } = await roundWaitingOnHeldRun('dl-writer', '50ms');
     await expect(lockRun(x)).rejects.toMatchObject({ code: '40P01' });
     await side().query('rollback');
     const [first, moved, finished] = await settled;
