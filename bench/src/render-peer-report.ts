@@ -13,7 +13,8 @@ export interface PeerReport {
 /** How every figure is obtained, printed under the tables so a reader can judge them. */
 const method = [
   "Each phase runs one system at one concurrency on a fresh clone of that system's template database (its schema, " +
-    'nothing else) on the same PostgreSQL server: connect, a closed-loop warm-up, the measured closed loop, close. ' +
+    'nothing else) on the same PostgreSQL server, started right after a CHECKPOINT and dropped once read, so no ' +
+    "checkpoint and no autovacuum of an earlier phase's tables fall in a window (ADR 0075): connect, a closed-loop warm-up, the measured closed loop, close. " +
     '`c` clients each run one flow at a time: Sagaflow `startFlow()` then its `run.finished` event (a worker pool of ' +
     '`c`); DBOS a call of the registered workflow, which returns once the result is checkpointed. Both pools hold ' +
     '`c + 4` connections. Systems alternate within each round (Sagaflow, DBOS at c=1, then c=8, then c=32); the ' +

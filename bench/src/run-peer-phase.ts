@@ -1,5 +1,5 @@
 import type { WorkerPoolCounters } from '@sagaflow/engine';
-import { createDatabase } from '@sagaflow/test-postgres';
+import { createDatabase, dropDatabase } from '@sagaflow/test-postgres';
 import { observerRole } from './observer-role.ts';
 import type { PeerSystem } from './peer-system.ts';
 import { progress } from './progress.ts';
@@ -9,6 +9,7 @@ import { readStatisticsWriters } from './read-statistics-writers.ts';
 import { readStatementStats, type StatementGroup } from './read-statement-stats.ts';
 import { closedLoopFigures, type ClosedLoopFigures } from './run-closed-loop.ts';
 import { runPeerLoops } from './run-peer-loops.ts';
+import { withPgClient } from './with-pg-client.ts';
 
 /** Durable commits (the headline) or the test cluster's fsync-off settings (secondary). */
 export type DurabilityMode = 'durable' | 'fsync-off';
@@ -64,7 +65,8 @@ export interface PeerPhaseResult extends ClosedLoopFigures {
 }
 
 /**
- * Runs `system` on a fresh clone of its template, in a process of its own ({@link runPeerLoops}):
+ * Runs `system` on a fresh clone of its template, in a process of its own ({@link runPeerLoops}),
+ * right after a checkpoint, and drops the clone once it is read (ADR 0075):
  * connect, a closed-loop warm-up (JIT, pools, caches), then the measured closed loop, then close. Counts per flow come from the database's
  * counters read with nobody connected before and after (PostgreSQL 15 flushes a backend's counters
  * lazily, always on exit), so they cover warm-up and measured flows and the connect and close; rates,
@@ -74,6 +76,9 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
   const { adminUrl, mode, round, concurrency } = plan;
   const database = `${system.name}_${mode}_r${round}_c${concurrency}`.toLowerCase().replaceAll('-', '_');
   const url = await createDatabase(adminUrl, database, { template: plan.template });
+  // The clone's pages and whatever the phase before left dirty are written now, and the checkpointer's
+  // clock starts again: no checkpoint falls inside this phase's window (ADR 0075).
+  await withPgClient(adminUrl, (c) => c.query('checkpoint'));
   const before = await readDatabaseCounters(adminUrl, database);
   // Scanning /proc takes a while on a busy machine: the child reads its own time right at the loop's
   // edges so the scans are not charged to the flows, and the machine's share is divided by the
@@ -101,6 +106,8 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
   // What wrote planner statistics meanwhile was an ANALYZE, the bench's or autovacuum's: not the system's.
   const attributedTransactions = { analyzes: await readStatisticsWriters(adminUrl, before.nextXid, after.nextXid) };
   const statements = plan.statementsEnabled ? await readStatementStats(adminUrl, database, observerRole) : null;
+  // Read: gone, so autovacuum never cleans up after this phase inside a later phase's window (ADR 0075).
+  await dropDatabase(adminUrl, database);
 
   const allFlows = warmup.flows + loop.flows;
   const delta = (pick: (t: CpuTimes) => number | null) => {
