@@ -113,7 +113,10 @@ export async function settleAfterLones<T extends unknown[]>(
   lones: Promise<unknown>[],
   round: [...{ [K in keyof T]: Promise<T[K]> }],
 ): Promise<[PromiseSettledResult<unknown[]>, ...{ [K in keyof T]: PromiseSettledResult<T[K]> }]> {
-  const [alone, inRound] = await Promise.all([Promise.allSettled(lones), Promise.allSettled(round)]);
+  const [alone, inRound] = await Promise.all([
+    Promise.allSettled(lones),
+    Promise.allSettled(round as Promise<unknown>[]),
+  ]);
   const failed = alone.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   const values = alone.map((r) => (r as PromiseFulfilledResult<unknown>).value);
   const first: PromiseSettledResult<unknown[]> = failed ?? { status: 'fulfilled', value: values };
