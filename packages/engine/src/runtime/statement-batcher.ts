@@ -16,6 +16,11 @@ export interface StatementBatcherOptions<I, R> {
    * `slowMs` (waiting on a run's lock, say) lets one more go, so one held row never holds up the rest.
    */
   maxInFlight: number;
+  /**
+   * Statements out at once while none is slow: 1 unless set (ADR 0045), 2 for the rounds (ADR 0076),
+   * where one round out at a time left PostgreSQL's work on one backend, one core.
+   */
+  outWhileNoneSlow?: number;
   slowMs: number;
   /** The most items one statement carries. */
   maxBatch: number;
@@ -71,15 +76,15 @@ export class StatementBatcher<I, R> {
   }
 
   private pump(): void {
-    const { maxInFlight, secondFrom } = this.options;
+    const { maxInFlight, secondFrom, outWhileNoneSlow = 1 } = this.options;
     while (this.queue.length > 0 && this.out.size < maxInFlight) {
       // A lone item with nothing out (every statement at c = 1) goes as it is: no key set, no queue rebuild.
       if (this.out.size === 0 && this.queue.length === 1) {
         this.send([this.queue.pop()!]);
         continue;
       }
-      const byRule = this.out.size < 1 + this.slow;
-      if (!byRule && (secondFrom === undefined || this.out.size >= 2 + this.slow)) return;
+      const byRule = this.out.size < outWhileNoneSlow + this.slow;
+      if (!byRule && (secondFrom === undefined || this.out.size >= outWhileNoneSlow + 1 + this.slow)) return;
       const picked = this.pick();
       if (picked.length === 0) return;
       if (!byRule && picked.length < Math.max(secondFrom!, ...[...this.out].map((s) => s.size))) return;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runStatementLimits } from '../../src/runtime/run-statement-batches.ts';
+import { roundLimits } from '../../src/runtime/run-statement-batches.ts';
 import { StatementBatcher } from '../../src/runtime/statement-batcher.ts';
 
 /**
@@ -63,7 +63,7 @@ async function runModel(actions: Action[], maxBatch: number): Promise<string[]> 
   let n = 0;
 
   const batcher = new StatementBatcher<string, string>({
-    ...runStatementLimits,
+    ...roundLimits,
     maxBatch,
     key: keyOf,
     kindOf,

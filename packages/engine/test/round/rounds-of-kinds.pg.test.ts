@@ -5,15 +5,24 @@ import type { FusableDeps } from '../../src/runtime/replay/fused-outcome.ts';
 import { finishInBatch, transitionInBatch } from '../../src/runtime/run-statement-batches.ts';
 import { activeRun } from '../support/active-run.ts';
 import { countStatements } from '../support/count-statements.ts';
-import { historyOf, readyToFinish, sentKinds, stepClaim } from '../support/round-items.ts';
+import {
+  historyOf,
+  lonesBeforeRound,
+  readyToFinish,
+  sentAlone,
+  sentKinds,
+  settleAfterLones,
+  stepClaim,
+} from '../support/round-items.ts';
 import { bareEngine } from '../regressions/harness.ts';
 import { startCutAfterCommitProxy, type CutAfterCommitProxy } from '../regressions/review9/cut-after-commit-proxy.ts';
 import { openTestDatabase } from '../support/test-database.ts';
 
 /**
  * ADR 0066: transitions and finishes waiting at one moment go in ONE round, one transaction in one
- * round trip. Each item below is submitted the way the replay submits it; the first of a moment goes
- * alone at once, and the two that arrive while it is out (a transition and a finish) go together.
+ * round trip. Each item below is submitted the way the replay submits it; the first ones of a moment go
+ * alone at once (two may be out while none is slow, ADR 0076), and the two that arrive while they are
+ * out (a transition and a finish) go together.
  */
 const worker = 'round-test-worker';
 const flow = defineFlow({ name: 'round-kinds', version: 1, run: async () => null });
@@ -42,30 +51,29 @@ describe('rounds of several kinds (PostgreSQL)', () => {
   const proxied = () => handles!.proxied;
 
   const engineOn = (db: Database) => bareEngine(db, { flows: [flow], actions: [] }).runtime as FusableDeps;
+  /** Runs whose step-1 claims go alone, before a round forms. */
+  const lonesFor = (prefix: string) =>
+    Promise.all(Array.from({ length: lonesBeforeRound }, (_, k) => activeRun(direct(), `${prefix}-lone-${k}`, worker)));
+  const loneClaims = (deps: FusableDeps, lones: string[]) =>
+    lones.map((lone) => transitionInBatch(deps, stepClaim(worker, lone, 1)));
 
   it('a transition and a finish waiting together commit in one transaction, in one round trip', async () => {
     const counted = countStatements(proxied());
     const deps = engineOn(counted.db);
-    const [lone, a] = await Promise.all([
-      activeRun(direct(), 'round-lone', worker),
-      activeRun(direct(), 'round-a', worker),
-    ]);
+    const [lones, a] = await Promise.all([lonesFor('round'), activeRun(direct(), 'round-a', worker)]);
     const b = await readyToFinish(counted.db, await activeRun(direct(), 'round-b', worker), worker, { b: true });
     counted.sent.length = 0;
-    const [first, moved, finished] = await Promise.all([
-      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+    const firsts = loneClaims(deps, lones);
+    const [moved, finished] = await Promise.all([
       transitionInBatch(deps, stepClaim(worker, a, 1)),
       finishInBatch(deps, b),
     ]);
-    expect(first).toMatchObject({ runOpen: true, row: { sequence: 1, status: 'Running' } });
+    for (const first of await Promise.all(firsts))
+      expect(first).toMatchObject({ runOpen: true, row: { sequence: 1, status: 'Running' } });
     expect(moved).toMatchObject({ runOpen: true, row: { sequence: 1, status: 'Running' } });
     expect(finished).toBe('Completed');
-    // The lone one went by itself; a's transition and b's finish in one round.
-    expect(sentKinds(counted.sent)).toEqual([
-      ['transitions', null],
-      ['transitions', 1],
-      ['finishes', 1],
-    ]);
+    // The lone ones went by themselves; a's transition and b's finish in one round.
+    expect(sentKinds(counted.sent)).toEqual([...sentAlone(), ['transitions', 1], ['finishes', 1]]);
     // One transaction: a's action.started and b's run.completed were written under one xid.
     const xids = await direct().prisma.$queryRaw<{ run_id: string; type: string; xid: string }[]>`
       select run_id::text, type, xmin::text as xid from "sagaflow"."flow_events"
@@ -77,18 +85,14 @@ describe('rounds of several kinds (PostgreSQL)', () => {
   it('a round whose finish the server refuses writes nothing, and each item then meets its own fate alone', async () => {
     const counted = countStatements(proxied());
     const deps = engineOn(counted.db);
-    const [lone, a] = await Promise.all([
-      activeRun(direct(), 'refused-lone', worker),
-      activeRun(direct(), 'refused-a', worker),
-    ]);
+    const [lones, a] = await Promise.all([lonesFor('refused'), activeRun(direct(), 'refused-a', worker)]);
     // jsonb cannot hold a NUL: the finish, the round's second statement, is refused after the
     // transition (its first) has run in the same transaction.
     const bad = await readyToFinish(counted.db, await activeRun(direct(), 'refused-b', worker), worker, {
       text: 'nul\u0000here',
     });
     counted.sent.length = 0;
-    const [first, moved, finished] = await Promise.allSettled([
-      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, lones), [
       transitionInBatch(deps, stepClaim(worker, a, 1)),
       finishInBatch(deps, bad),
     ]);
@@ -98,7 +102,7 @@ describe('rounds of several kinds (PostgreSQL)', () => {
     expect(moved).toMatchObject({ status: 'fulfilled', value: { runOpen: true, row: { sequence: 1, attempts: 1 } } });
     expect(finished).toMatchObject({ status: 'rejected', reason: { code: '22P05' } });
     expect(sentKinds(counted.sent)).toEqual([
-      ['transitions', null],
+      ...sentAlone(),
       ['transitions', 1],
       ['finishes', 1],
       ['transitions', null],
@@ -112,16 +116,13 @@ describe('rounds of several kinds (PostgreSQL)', () => {
 
   it("a round whose answer is lost after its commit gives every item the connection's error and writes nothing twice", async () => {
     const deps = engineOn(proxied());
-    const [lone, a] = await Promise.all([
-      activeRun(direct(), 'lost-lone', worker),
-      activeRun(direct(), 'lost-a', worker),
-    ]);
+    const [lones, a] = await Promise.all([lonesFor('lost'), activeRun(direct(), 'lost-a', worker)]);
     const b = await readyToFinish(proxied(), await activeRun(direct(), 'lost-b', worker), worker, {
       mark: 'round-cut-mark',
     });
-    const cut = proxy().cutAfter((sent) => sent.includes('round-cut-mark') && sent.includes('step transitions'));
-    const [first, moved, finished] = await Promise.allSettled([
-      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+    // Both items' values in one write: the round (a connection that prepared the texts sends only their names).
+    const cut = proxy().cutAfter((sent) => sent.includes('round-cut-mark') && sent.includes('lost-a-step'));
+    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, lones), [
       transitionInBatch(deps, stepClaim(worker, a, 1, 'lost-a-step')),
       finishInBatch(deps, b),
     ]);

@@ -1,4 +1,5 @@
 import type { Database } from '../../src/db/database.ts';
+import { roundLimits } from '../../src/runtime/run-statement-batches.ts';
 import type { StartedRun } from '../../src/store/insert-started-run.ts';
 import type { TopRunFinish } from '../../src/store/finish-top-runs.ts';
 import {
@@ -91,4 +92,33 @@ const kindOfText = (text: string) =>
 export async function historyOf(db: Database, runId: string): Promise<string[]> {
   const events = await db.prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } });
   return events.map((e) => (e.sequence === null ? e.type : `${e.type}#${e.sequence}`));
+}
+
+/**
+ * Statements that go alone at once while nothing is out (ADR 0076: as many as the rounds may have out
+ * while none is slow); the items submitted after them wait, and go together as one round.
+ */
+export const lonesBeforeRound = roundLimits.outWhileNoneSlow;
+
+/** {@link sentKinds}' rows of the lone statements that go before a round, each of `kind`. */
+export const sentAlone = (kind = 'transitions') =>
+  Array.from({ length: lonesBeforeRound }, (): [string, null] => [kind, null]);
+
+/**
+ * The lone statements' and then a round's items, submitted in that order (the caller builds `lones`
+ * first): one result for every lone one (the first rejection, or all their values), then each round
+ * item's.
+ */
+export async function settleAfterLones<T extends unknown[]>(
+  lones: Promise<unknown>[],
+  round: [...{ [K in keyof T]: Promise<T[K]> }],
+): Promise<[PromiseSettledResult<unknown[]>, ...{ [K in keyof T]: PromiseSettledResult<T[K]> }]> {
+  const [alone, inRound] = await Promise.all([
+    Promise.allSettled(lones),
+    Promise.allSettled(round as Promise<unknown>[]),
+  ]);
+  const failed = alone.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const values = alone.map((r) => (r as PromiseFulfilledResult<unknown>).value);
+  const first: PromiseSettledResult<unknown[]> = failed ?? { status: 'fulfilled', value: values };
+  return [first, ...inRound] as [PromiseSettledResult<unknown[]>, ...{ [K in keyof T]: PromiseSettledResult<T[K]> }];
 }

@@ -13,7 +13,16 @@ import {
 } from '../../../src/store/step-transitions.ts';
 import { activeRun } from '../../support/active-run.ts';
 import { countStatements } from '../../support/count-statements.ts';
-import { historyOf, readyToFinish, sentKinds, startOf, stepClaim } from '../../support/round-items.ts';
+import {
+  historyOf,
+  lonesBeforeRound,
+  readyToFinish,
+  sentAlone,
+  sentKinds,
+  settleAfterLones,
+  startOf,
+  stepClaim,
+} from '../../support/round-items.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine } from '../harness.ts';
@@ -58,32 +67,36 @@ describe('rounds against other writers (PostgreSQL)', () => {
   const lockRun = (runId: string) =>
     side().query(`select id from sagaflow.flow_runs where id = $1 for update`, [runId]);
 
-  /** A lone transition that goes at once, and two runs whose transition and finish then wait together: one round. */
+  /** Lone transitions that go at once, and two runs whose transition and finish then wait together: one round. */
   const roundOfTwo = async (prefix: string) => {
-    const [lone, x, y] = await Promise.all([
-      activeRun(direct(), `${prefix}-lone`, worker),
+    const lones = await Promise.all(
+      Array.from({ length: lonesBeforeRound }, (_, k) => activeRun(direct(), `${prefix}-lone-${k}`, worker)),
+    );
+    const [x, y] = await Promise.all([
       activeRun(direct(), `${prefix}-x`, worker),
       activeRun(direct(), `${prefix}-y`, worker),
     ]);
-    return { lone, x, finish: await readyToFinish(direct(), y, worker, { y: prefix }) };
+    return { lones, x, finish: await readyToFinish(direct(), y, worker, { y: prefix }) };
   };
+  /** Each lone run's claim of step `sequence`, submitted now. */
+  const loneClaims = (deps: FusableDeps, lones: string[], sequence = 1) =>
+    lones.map((lone) => transitionInBatch(deps, stepClaim(worker, lone, sequence)));
 
   /**
-   * A round of x's transition and y's finish (beside a lone transition) sent while the side writer holds
+   * A round of x's transition and y's finish (after the lone transitions) sent while the side writer holds
    * y, as a terminate or a repair would, with its deadlock check after `deadlockTimeout`: returned once
    * the round has claimed x (its transitions statement ran) and waits for y in its finishes statement.
    */
   const roundWaitingOnHeldRun = async (prefix: string, deadlockTimeout: string) => {
     const counted = countStatements(direct());
     const deps = engineOn(counted.db);
-    const { lone, x, finish } = await roundOfTwo(prefix);
+    const { lones, x, finish } = await roundOfTwo(prefix);
     const pid = await sidePid();
     await side().query('begin');
     await side().query(`set local deadlock_timeout = '${deadlockTimeout}'`);
     await lockRun(finish.runId);
     counted.sent.length = 0;
-    const settled = Promise.allSettled([
-      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+    const settled = settleAfterLones(loneClaims(deps, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
@@ -104,7 +117,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     expect(moved).toMatchObject({ status: 'fulfilled', value: { runOpen: true, row: { sequence: 1, attempts: 1 } } });
     expect(finished).toMatchObject({ status: 'fulfilled', value: 'Completed' });
     expect(sentKinds(counted.sent)).toEqual([
-      ['transitions', null],
+      ...sentAlone(),
       ['transitions', 1],
       ['finishes', 1],
       ['transitions', null],
@@ -130,11 +143,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     expect(first.status).toBe('fulfilled');
     expect(moved).toMatchObject({ status: 'fulfilled', value: { runOpen: true, row: { sequence: 1, attempts: 1 } } });
     expect(finished).toMatchObject({ status: 'fulfilled', value: 'Completed' });
-    expect(sentKinds(counted.sent)).toEqual([
-      ['transitions', null],
-      ['transitions', 1],
-      ['finishes', 1],
-    ]);
+    expect(sentKinds(counted.sent)).toEqual([...sentAlone(), ['transitions', 1], ['finishes', 1]]);
     expect(await historyOf(direct(), x)).toEqual(['run.started', 'run.running', 'action.started#1']);
     expect((await historyOf(direct(), finish.runId)).filter((t) => t === 'run.completed')).toHaveLength(1);
   });
@@ -146,9 +155,13 @@ describe('rounds against other writers (PostgreSQL)', () => {
     const countedB = countStatements(other!);
     const depsA = engineOn(countedA.db);
     const depsB = engineOn(countedB.db);
-    const [loneA, loneB, a, b] = await Promise.all([
-      activeRun(direct(), 'cross-lone-a', worker),
-      activeRun(direct(), 'cross-lone-b', worker),
+    const lonesOf = (side: string) =>
+      Promise.all(
+        Array.from({ length: lonesBeforeRound }, (_, k) => activeRun(direct(), `cross-lone-${side}-${k}`, worker)),
+      );
+    const [lonesA, lonesB, a, b] = await Promise.all([
+      lonesOf('a'),
+      lonesOf('b'),
       activeRun(direct(), 'cross-a', worker),
       activeRun(direct(), 'cross-b', worker),
     ]);
@@ -161,14 +174,16 @@ describe('rounds against other writers (PostgreSQL)', () => {
     await lockRun(b);
     countedA.sent.length = 0;
     countedB.sent.length = 0;
-    const settled = Promise.allSettled([
-      transitionInBatch(depsA, stepClaim(worker, loneA, 1)),
-      transitionInBatch(depsA, stepClaim(worker, a, 2)),
-      finishInBatch(depsA, finishB),
-      transitionInBatch(depsB, stepClaim(worker, loneB, 1)),
-      transitionInBatch(depsB, stepClaim(worker, b, 2)),
-      finishInBatch(depsB, finishA),
-    ]);
+    const settled = Promise.all([
+      settleAfterLones(loneClaims(depsA, lonesA), [
+        transitionInBatch(depsA, stepClaim(worker, a, 2)),
+        finishInBatch(depsA, finishB),
+      ]),
+      settleAfterLones(loneClaims(depsB, lonesB), [
+        transitionInBatch(depsB, stepClaim(worker, b, 2)),
+        finishInBatch(depsB, finishA),
+      ]),
+    ]).then((both) => both.flat());
     await waitFor('both rounds to wait on the held runs', async () =>
       (await lockWaiters(pid)).length >= 2 ? true : undefined,
     );
@@ -197,13 +212,12 @@ describe('rounds against other writers (PostgreSQL)', () => {
   it("a round's backend ended while it waits gives every item the session's error, writes nothing, and the pool goes on", async () => {
     const counted = countStatements(direct());
     const deps = engineOn(counted.db);
-    const { lone, x, finish } = await roundOfTwo('kill');
+    const { lones, x, finish } = await roundOfTwo('kill');
     const pid = await sidePid();
     await side().query('begin');
     await lockRun(finish.runId);
     counted.sent.length = 0;
-    const settled = Promise.allSettled([
-      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+    const settled = settleAfterLones(loneClaims(deps, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
@@ -218,17 +232,12 @@ describe('rounds against other writers (PostgreSQL)', () => {
     expect(moved).toMatchObject({ status: 'rejected', reason: { code: '57P01' } });
     expect(finished).toMatchObject({ status: 'rejected', reason: { code: '57P01' } });
     // Neither was sent again: whether a session's end came before or after its commit is not known.
-    expect(sentKinds(counted.sent)).toEqual([
-      ['transitions', null],
-      ['transitions', 1],
-      ['finishes', 1],
-    ]);
+    expect(sentKinds(counted.sent)).toEqual([...sentAlone(), ['transitions', 1], ['finishes', 1]]);
     // The round wrote nothing: x's step is unclaimed, y still runs.
     expect(await direct().prisma.actionRun.count({ where: { run_id: x } })).toBe(0);
     expect((await direct().prisma.flowRun.findUniqueOrThrow({ where: { id: finish.runId } })).status).toBe('Running');
     // The replay sent again (as after a reclaim): each item once, as a fresh round of the same two.
-    const again = await Promise.allSettled([
-      transitionInBatch(deps, stepClaim(worker, lone, 2)),
+    const again = await settleAfterLones(loneClaims(deps, lones, 2), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, { ...finish, now: new Date() }),
     ]);
@@ -241,15 +250,14 @@ describe('rounds against other writers (PostgreSQL)', () => {
   it('a start refused in a round (its business key taken) fails as alone, and the round’s other items are written once', async () => {
     const counted = countStatements(direct());
     const deps = engineOn(counted.db);
-    const { lone, x, finish } = await roundOfTwo('dup');
+    const { lones, x, finish } = await roundOfTwo('dup');
     const taken = await startInBatch(direct().driver, startOf('review14-rounds', worker, 'dup-key'));
     const alone = await startInBatch(direct().driver, startOf('review14-rounds', worker, 'dup-key')).catch(
       (err: unknown) => err,
     );
     expect(alone).toMatchObject({ code: '23505' });
     counted.sent.length = 0;
-    const [first, started, moved, finished] = await Promise.allSettled([
-      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+    const [first, started, moved, finished] = await settleAfterLones(loneClaims(deps, lones), [
       startInBatch(counted.db.driver, startOf('review14-rounds', worker, 'dup-key')),
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
@@ -261,17 +269,18 @@ describe('rounds against other writers (PostgreSQL)', () => {
     });
     expect(moved).toMatchObject({ status: 'fulfilled', value: { runOpen: true, row: { sequence: 1, attempts: 1 } } });
     expect(finished).toMatchObject({ status: 'fulfilled', value: 'Completed' });
-    // The start and x's transition filled a second statement beside the lone one (ADR 0059): one round,
-    // refused, then each alone; y's finish went when the lone one returned.
+    // The start, x's transition and y's finish waited for a lone one's return and went as one round,
+    // refused, then each kind again on its own: here each alone.
     const sent = sentKinds(counted.sent);
-    expect(sent.slice(0, 3)).toEqual([
-      ['transitions', null],
+    expect(sent.slice(0, lonesBeforeRound + 3)).toEqual([
+      ...sentAlone(),
       ['starts', 1],
       ['transitions', 1],
+      ['finishes', 1],
     ]);
     expect(
       sent
-        .slice(3)
+        .slice(lonesBeforeRound + 3)
         .map(([kind, round]) => `${kind} ${round}`)
         .sort(),
     ).toEqual(['finishes null', 'starts null', 'transitions null']);
@@ -286,23 +295,18 @@ describe('rounds against other writers (PostgreSQL)', () => {
   it("a terminated run's transition in a round is fenced out as alone, and the round's other items commit", async () => {
     const counted = countStatements(direct());
     const deps = engineOn(counted.db);
-    const { lone, x, finish } = await roundOfTwo('term');
+    const { lones, x, finish } = await roundOfTwo('term');
     const engine = bareEngine(direct(), { flows: [flow], actions: [] });
     expect(await engine.terminate(x, { reason: 'review14' })).toEqual({ terminated: true });
     counted.sent.length = 0;
-    const [first, moved, finished] = await Promise.allSettled([
-      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
     expect(first.status).toBe('fulfilled');
     expect(moved).toMatchObject({ status: 'fulfilled', value: { runOpen: false } });
     expect(finished).toMatchObject({ status: 'fulfilled', value: 'Completed' });
-    expect(sentKinds(counted.sent)).toEqual([
-      ['transitions', null],
-      ['transitions', 1],
-      ['finishes', 1],
-    ]);
+    expect(sentKinds(counted.sent)).toEqual([...sentAlone(), ['transitions', 1], ['finishes', 1]]);
     expect(await direct().prisma.actionRun.count({ where: { run_id: x } })).toBe(0);
     expect((await direct().prisma.flowRun.findUniqueOrThrow({ where: { id: x } })).status).toBe('Terminated');
   });
@@ -310,7 +314,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
   it("a cancelled run's transition in a round meets what it meets alone, and the round's other items commit", async () => {
     const counted = countStatements(direct());
     const deps = engineOn(counted.db);
-    const { lone, x, finish } = await roundOfTwo('cancel');
+    const { lones, x, finish } = await roundOfTwo('cancel');
     const twin = await activeRun(direct(), 'cancel-twin', worker);
     const engine = bareEngine(direct(), { flows: [flow], actions: [] });
     for (const runId of [x, twin])
@@ -320,18 +324,13 @@ describe('rounds against other writers (PostgreSQL)', () => {
       await direct().driver.statement(stepTransitionsStatement([stepClaim(worker, twin, 1)])),
     )[0]!;
     counted.sent.length = 0;
-    const [first, moved, finished] = await Promise.allSettled([
-      transitionInBatch(deps, stepClaim(worker, lone, 1)),
+    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
     expect(first.status).toBe('fulfilled');
     expect(finished).toMatchObject({ status: 'fulfilled', value: 'Completed' });
-    expect(sentKinds(counted.sent)).toEqual([
-      ['transitions', null],
-      ['transitions', 1],
-      ['finishes', 1],
-    ]);
+    expect(sentKinds(counted.sent)).toEqual([...sentAlone(), ['transitions', 1], ['finishes', 1]]);
     const inRound = (moved as PromiseFulfilledResult<TransitionResult>).value;
     const shape = (r: TransitionResult) =>
       JSON.stringify(r, (k, v: unknown) =>

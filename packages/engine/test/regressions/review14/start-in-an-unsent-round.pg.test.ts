@@ -6,7 +6,7 @@ import { defineFlow } from '../../../src/index.ts';
 import type { FusableDeps } from '../../../src/runtime/replay/fused-outcome.ts';
 import { transitionInBatch } from '../../../src/runtime/run-statement-batches.ts';
 import { activeRun } from '../../support/active-run.ts';
-import { startOf, stepClaim } from '../../support/round-items.ts';
+import { lonesBeforeRound, settleAfterLones, startOf, stepClaim } from '../../support/round-items.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { bareEngine, gate } from '../harness.ts';
 
@@ -32,8 +32,8 @@ describe('a start in a round that got no connection (PostgreSQL)', () => {
 
   it('gets the pool’s error once, as alone, and its round’s transition goes on its own', async () => {
     const direct = db!;
-    const [lone, x] = await Promise.all([
-      activeRun(direct, 'unsent-lone', worker),
+    const [lones, x] = await Promise.all([
+      Promise.all(Array.from({ length: lonesBeforeRound }, (_, k) => activeRun(direct, `unsent-lone-${k}`, worker))),
       activeRun(direct, 'unsent-x', worker),
     ]);
     // The rounds' driver, telling when a round failed.
@@ -57,13 +57,15 @@ describe('a start in a round that got no connection (PostgreSQL)', () => {
     }).runtime as FusableDeps;
     // The pool's one connection, held: nothing the engine sends gets one until it is released.
     const held = await direct.pool!.connect();
-    const items = Promise.allSettled([
-      // Goes alone at once, and waits.
-      transitionInBatch(deps, stepClaim(worker, lone, 1)),
-      // These two fill a second statement beside it (ADR 0059): a round of a start and a transition.
-      startInBatch(watched.driver, startOf('review14-unsent', worker, 'unsent-key')),
-      transitionInBatch(deps, stepClaim(worker, x, 1)),
-    ]);
+    const items = settleAfterLones(
+      // Go alone at once, and wait.
+      lones.map((lone) => transitionInBatch(deps, stepClaim(worker, lone, 1))),
+      // These two wait behind them, and go as one round (a start and a transition) once they are slow.
+      [
+        startInBatch(watched.driver, startOf('review14-unsent', worker, 'unsent-key')),
+        transitionInBatch(deps, stepClaim(worker, x, 1)),
+      ],
+    );
     // The round waited the pool's wait (5 s) for nothing; whatever goes after it queues for the connection.
     await roundFailed.promise;
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));

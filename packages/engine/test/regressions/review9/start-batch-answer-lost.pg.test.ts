@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineFlow } from '../../../src/index.ts';
+import { lonesBeforeRound } from '../../support/round-items.ts';
 import { bareEngine } from '../harness.ts';
 import { useProxiedDatabase } from './cut-after-commit-proxy.ts';
 
@@ -22,22 +23,23 @@ describe('a batch of starts whose answer is lost after the commit (PostgreSQL)',
   it('writes each start once, and gives no start the error of a key its own batch took', async () => {
     const e = bareEngine(proxied(), { flows: [flow], actions: [] });
     const cut = proxy().cutAfter((sent) => sent.includes('cutmark-b'));
-    // The first goes alone at once; the two that arrive while it is out go together, in the cut statement.
+    // The first ones go alone at once (two may be out, ADR 0076); the two that arrive while they are out
+    // go together, in the cut statement.
     const outcomes = await Promise.allSettled([
-      e.startFlow(flow, { mark: 'lone-a' }),
+      ...Array.from({ length: lonesBeforeRound }, (_, k) => e.startFlow(flow, { mark: `lone-${k}` })),
       e.startFlow(flow, { mark: 'cutmark-b' }, { businessKey: 'kb' }),
       e.startFlow(flow, { mark: 'cutmark-c' }),
     ]);
     const sent = await cut;
     expect(sent, 'the cut statement carried both starts (a batch)').toContain('cutmark-c');
-    expect(outcomes[0].status).toBe('fulfilled');
+    expect(outcomes.slice(0, lonesBeforeRound).map((o) => o.status)).toEqual(Array(lonesBeforeRound).fill('fulfilled'));
 
     const fates = [];
     for (const [n, mark] of [
-      [1, 'cutmark-b'],
-      [2, 'cutmark-c'],
+      [lonesBeforeRound, 'cutmark-b'],
+      [lonesBeforeRound + 1, 'cutmark-c'],
     ] as const) {
-      const outcome = outcomes[n];
+      const outcome = outcomes[n]!;
       const runs = await runsMarked(mark);
       fates.push({
         mark,
