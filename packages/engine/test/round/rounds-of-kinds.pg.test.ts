@@ -6,8 +6,9 @@ import { finishInBatch, transitionInBatch } from '../../src/runtime/run-statemen
 import { activeRun } from '../support/active-run.ts';
 import { countStatements } from '../support/count-statements.ts';
 import {
+  activeLones,
   historyOf,
-  lonesBeforeRound,
+  loneClaims,
   readyToFinish,
   sentAlone,
   sentKinds,
@@ -51,19 +52,16 @@ describe('rounds of several kinds (PostgreSQL)', () => {
   const proxied = () => handles!.proxied;
 
   const engineOn = (db: Database) => bareEngine(db, { flows: [flow], actions: [] }).runtime as FusableDeps;
-  /** Runs whose step-1 claims go alone, before a round forms. */
-  const lonesFor = (prefix: string) =>
-    Promise.all(Array.from({ length: lonesBeforeRound }, (_, k) => activeRun(direct(), `${prefix}-lone-${k}`, worker)));
-  const loneClaims = (deps: FusableDeps, lones: string[]) =>
-    lones.map((lone) => transitionInBatch(deps, stepClaim(worker, lone, 1)));
-
   it('a transition and a finish waiting together commit in one transaction, in one round trip', async () => {
     const counted = countStatements(proxied());
     const deps = engineOn(counted.db);
-    const [lones, a] = await Promise.all([lonesFor('round'), activeRun(direct(), 'round-a', worker)]);
+    const [lones, a] = await Promise.all([
+      activeLones(direct(), 'round', worker),
+      activeRun(direct(), 'round-a', worker),
+    ]);
     const b = await readyToFinish(counted.db, await activeRun(direct(), 'round-b', worker), worker, { b: true });
     counted.sent.length = 0;
-    const firsts = loneClaims(deps, lones);
+    const firsts = loneClaims(deps, worker, lones);
     const [moved, finished] = await Promise.all([
       transitionInBatch(deps, stepClaim(worker, a, 1)),
       finishInBatch(deps, b),
@@ -85,14 +83,17 @@ describe('rounds of several kinds (PostgreSQL)', () => {
   it('a round whose finish the server refuses writes nothing, and each item then meets its own fate alone', async () => {
     const counted = countStatements(proxied());
     const deps = engineOn(counted.db);
-    const [lones, a] = await Promise.all([lonesFor('refused'), activeRun(direct(), 'refused-a', worker)]);
+    const [lones, a] = await Promise.all([
+      activeLones(direct(), 'refused', worker),
+      activeRun(direct(), 'refused-a', worker),
+    ]);
     // jsonb cannot hold a NUL: the finish, the round's second statement, is refused after the
     // transition (its first) has run in the same transaction.
     const bad = await readyToFinish(counted.db, await activeRun(direct(), 'refused-b', worker), worker, {
       text: 'nul\u0000here',
     });
     counted.sent.length = 0;
-    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, lones), [
+    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, a, 1)),
       finishInBatch(deps, bad),
     ]);
@@ -116,13 +117,16 @@ describe('rounds of several kinds (PostgreSQL)', () => {
 
   it("a round whose answer is lost after its commit gives every item the connection's error and writes nothing twice", async () => {
     const deps = engineOn(proxied());
-    const [lones, a] = await Promise.all([lonesFor('lost'), activeRun(direct(), 'lost-a', worker)]);
+    const [lones, a] = await Promise.all([
+      activeLones(direct(), 'lost', worker),
+      activeRun(direct(), 'lost-a', worker),
+    ]);
     const b = await readyToFinish(proxied(), await activeRun(direct(), 'lost-b', worker), worker, {
       mark: 'round-cut-mark',
     });
     // Both items' values in one write: the round (a connection that prepared the texts sends only their names).
     const cut = proxy().cutAfter((sent) => sent.includes('round-cut-mark') && sent.includes('lost-a-step'));
-    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, lones), [
+    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, a, 1, 'lost-a-step')),
       finishInBatch(deps, b),
     ]);

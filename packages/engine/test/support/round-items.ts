@@ -1,5 +1,6 @@
 import type { Database } from '../../src/db/database.ts';
-import { roundLimits } from '../../src/runtime/run-statement-batches.ts';
+import type { FusableDeps } from '../../src/runtime/replay/fused-outcome.ts';
+import { roundLimits, transitionInBatch } from '../../src/runtime/run-statement-batches.ts';
 import type { StartedRun } from '../../src/store/insert-started-run.ts';
 import type { TopRunFinish } from '../../src/store/finish-top-runs.ts';
 import {
@@ -8,6 +9,7 @@ import {
   type StepTransition,
   type TransitionOutcome,
 } from '../../src/store/step-transitions.ts';
+import { activeRun } from './active-run.ts';
 import type { SentStatement } from './count-statements.ts';
 
 /** A claim of step `sequence` of `runId` by `workerId`, as the replay submits a new step's transition (ADR 0042). */
@@ -99,6 +101,14 @@ export async function historyOf(db: Database, runId: string): Promise<string[]> 
  * while none is slow); the items submitted after them wait, and go together as one round.
  */
 export const lonesBeforeRound = roundLimits.outWhileNoneSlow;
+
+/** {@link lonesBeforeRound} active runs leased to `workerId`, named `<prefix>-lone-<k>`: their ids. */
+export const activeLones = (db: Database, prefix: string, workerId: string) =>
+  Promise.all(Array.from({ length: lonesBeforeRound }, (_, k) => activeRun(db, `${prefix}-lone-${k}`, workerId)));
+
+/** Each lone run's claim of step `sequence` by `workerId`, submitted now (before a round's items). */
+export const loneClaims = (deps: FusableDeps, workerId: string, lones: string[], sequence = 1) =>
+  lones.map((lone) => transitionInBatch(deps, stepClaim(workerId, lone, sequence)));
 
 /** {@link sentKinds}' rows of the lone statements that go before a round, each of `kind`. */
 export const sentAlone = (kind = 'transitions') =>

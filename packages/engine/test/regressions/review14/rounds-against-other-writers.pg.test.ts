@@ -14,7 +14,9 @@ import {
 import { activeRun } from '../../support/active-run.ts';
 import { countStatements } from '../../support/count-statements.ts';
 import {
+  activeLones,
   historyOf,
+  loneClaims,
   lonesBeforeRound,
   readyToFinish,
   sentAlone,
@@ -69,19 +71,13 @@ describe('rounds against other writers (PostgreSQL)', () => {
 
   /** Lone transitions that go at once, and two runs whose transition and finish then wait together: one round. */
   const roundOfTwo = async (prefix: string) => {
-    const lones = await Promise.all(
-      Array.from({ length: lonesBeforeRound }, (_, k) => activeRun(direct(), `${prefix}-lone-${k}`, worker)),
-    );
+    const lones = await activeLones(direct(), prefix, worker);
     const [x, y] = await Promise.all([
       activeRun(direct(), `${prefix}-x`, worker),
       activeRun(direct(), `${prefix}-y`, worker),
     ]);
     return { lones, x, finish: await readyToFinish(direct(), y, worker, { y: prefix }) };
   };
-  /** Each lone run's claim of step `sequence`, submitted now. */
-  const loneClaims = (deps: FusableDeps, lones: string[], sequence = 1) =>
-    lones.map((lone) => transitionInBatch(deps, stepClaim(worker, lone, sequence)));
-
   /**
    * A round of x's transition and y's finish (after the lone transitions) sent while the side writer holds
    * y, as a terminate or a repair would, with its deadlock check after `deadlockTimeout`: returned once
@@ -96,7 +92,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     await side().query(`set local deadlock_timeout = '${deadlockTimeout}'`);
     await lockRun(finish.runId);
     counted.sent.length = 0;
-    const settled = settleAfterLones(loneClaims(deps, lones), [
+    const settled = settleAfterLones(loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
@@ -155,13 +151,9 @@ describe('rounds against other writers (PostgreSQL)', () => {
     const countedB = countStatements(other!);
     const depsA = engineOn(countedA.db);
     const depsB = engineOn(countedB.db);
-    const lonesOf = (side: string) =>
-      Promise.all(
-        Array.from({ length: lonesBeforeRound }, (_, k) => activeRun(direct(), `cross-lone-${side}-${k}`, worker)),
-      );
     const [lonesA, lonesB, a, b] = await Promise.all([
-      lonesOf('a'),
-      lonesOf('b'),
+      activeLones(direct(), 'cross-a', worker),
+      activeLones(direct(), 'cross-b', worker),
       activeRun(direct(), 'cross-a', worker),
       activeRun(direct(), 'cross-b', worker),
     ]);
@@ -175,11 +167,11 @@ describe('rounds against other writers (PostgreSQL)', () => {
     countedA.sent.length = 0;
     countedB.sent.length = 0;
     const settled = Promise.all([
-      settleAfterLones(loneClaims(depsA, lonesA), [
+      settleAfterLones(loneClaims(depsA, worker, lonesA), [
         transitionInBatch(depsA, stepClaim(worker, a, 2)),
         finishInBatch(depsA, finishB),
       ]),
-      settleAfterLones(loneClaims(depsB, lonesB), [
+      settleAfterLones(loneClaims(depsB, worker, lonesB), [
         transitionInBatch(depsB, stepClaim(worker, b, 2)),
         finishInBatch(depsB, finishA),
       ]),
@@ -217,7 +209,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     await side().query('begin');
     await lockRun(finish.runId);
     counted.sent.length = 0;
-    const settled = settleAfterLones(loneClaims(deps, lones), [
+    const settled = settleAfterLones(loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
@@ -237,7 +229,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     expect(await direct().prisma.actionRun.count({ where: { run_id: x } })).toBe(0);
     expect((await direct().prisma.flowRun.findUniqueOrThrow({ where: { id: finish.runId } })).status).toBe('Running');
     // The replay sent again (as after a reclaim): each item once, as a fresh round of the same two.
-    const again = await settleAfterLones(loneClaims(deps, lones, 2), [
+    const again = await settleAfterLones(loneClaims(deps, worker, lones, 2), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, { ...finish, now: new Date() }),
     ]);
@@ -257,7 +249,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     );
     expect(alone).toMatchObject({ code: '23505' });
     counted.sent.length = 0;
-    const [first, started, moved, finished] = await settleAfterLones(loneClaims(deps, lones), [
+    const [first, started, moved, finished] = await settleAfterLones(loneClaims(deps, worker, lones), [
       startInBatch(counted.db.driver, startOf('review14-rounds', worker, 'dup-key')),
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
@@ -299,7 +291,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     const engine = bareEngine(direct(), { flows: [flow], actions: [] });
     expect(await engine.terminate(x, { reason: 'review14' })).toEqual({ terminated: true });
     counted.sent.length = 0;
-    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, lones), [
+    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
@@ -324,7 +316,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
       await direct().driver.statement(stepTransitionsStatement([stepClaim(worker, twin, 1)])),
     )[0]!;
     counted.sent.length = 0;
-    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, lones), [
+    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);

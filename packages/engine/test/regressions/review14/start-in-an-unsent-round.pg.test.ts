@@ -6,7 +6,7 @@ import { defineFlow } from '../../../src/index.ts';
 import type { FusableDeps } from '../../../src/runtime/replay/fused-outcome.ts';
 import { transitionInBatch } from '../../../src/runtime/run-statement-batches.ts';
 import { activeRun } from '../../support/active-run.ts';
-import { lonesBeforeRound, settleAfterLones, startOf, stepClaim } from '../../support/round-items.ts';
+import { activeLones, loneClaims, settleAfterLones, startOf, stepClaim } from '../../support/round-items.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { bareEngine, gate } from '../harness.ts';
 
@@ -33,7 +33,7 @@ describe('a start in a round that got no connection (PostgreSQL)', () => {
   it('gets the pool’s error once, as alone, and its round’s transition goes on its own', async () => {
     const direct = db!;
     const [lones, x] = await Promise.all([
-      Promise.all(Array.from({ length: lonesBeforeRound }, (_, k) => activeRun(direct, `unsent-lone-${k}`, worker))),
+      activeLones(direct, 'unsent', worker),
       activeRun(direct, 'unsent-x', worker),
     ]);
     // The rounds' driver, telling when a round failed.
@@ -59,7 +59,7 @@ describe('a start in a round that got no connection (PostgreSQL)', () => {
     const held = await direct.pool!.connect();
     const items = settleAfterLones(
       // Go alone at once, and wait.
-      lones.map((lone) => transitionInBatch(deps, stepClaim(worker, lone, 1))),
+      loneClaims(deps, worker, lones),
       // These two wait behind them, and go as one round (a start and a transition) once they are slow.
       [
         startInBatch(watched.driver, startOf('review14-unsent', worker, 'unsent-key')),
