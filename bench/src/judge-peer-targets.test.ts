@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { judgePeerTargets, rBoundAtOneClient, renderPeerTargets } from './judge-peer-targets.ts';
+import { judgePeerTargets, rBoundAtOneClient, renderOneClientTime, renderPeerTargets } from './judge-peer-targets.ts';
 import { peerPhase } from './peer-phase-fixture.ts';
 import type { Ceiling } from './run-pgbench-ceiling.ts';
 import { summariseMode } from './summarise-peer-comparison.ts';
@@ -97,5 +97,55 @@ describe('rBoundAtOneClient', () => {
     expect(text).toContain(
       'c=1 would reach R = 0.300: the ceiling for R at c=1 on this server, of which this run reached 50 %.',
     );
+  });
+});
+
+describe('renderOneClientTime', () => {
+  const atOneClient = (walSyncMs: number) =>
+    summariseMode(
+      [1, 2, 3].flatMap((round) => [
+        peerPhase({ system: 'DBOS', round, concurrency: 1, flowsPerSecond: 100, walSyncsPerFlow: 5, walSyncMs }),
+        peerPhase({
+          system: 'Sagaflow',
+          round,
+          concurrency: 1,
+          flowsPerSecond: 250,
+          walSyncsPerFlow: 4,
+          walSyncMs,
+          postgresCpuMsPerFlow: 1.5,
+          executorMsPerFlow: 0.9,
+          nodeCpuMsPerFlow: 1.25,
+        }),
+      ]),
+      'durable',
+      5000,
+    );
+
+  it('splits a one-client flow into its flushes, PostgreSQL and Node, and says what R ≥ 0.30 leaves for the CPU', () => {
+    const text = renderOneClientTime(atOneClient(0.35), ceilings);
+    expect(text).toContain("| c=1, where a flow's time goes (medians) | Sagaflow | DBOS |");
+    expect(text).toContain('| time per flow (1 ÷ flows/s), ms | 4.00 | 10.00 |');
+    expect(text).toContain('| flushes × ms per flush, ms | 1.40 | 1.75 |');
+    expect(text).toContain('| of it in the executor (pg_stat_statements), ms | 0.90 | 1.00 |');
+    // 3 steps ÷ (0.30 × 5000 tps) = 2 ms per flow; 4 flushes of 0.35 ms leave 0.60 ms for 2.75 ms of CPU.
+    expect(text).toContain('R ≥ 0.30 at c=1 needs a flow every 2.00 ms.');
+    expect(text).toContain('take 1.40 ms of a flow');
+    expect(text).toContain('leaves 0.60 ms for the CPU of its statements and steps; they take 2.75 ms now');
+    // 1000 ÷ 1.4 flows/s × 3 ÷ 5000.
+    expect(text).toContain('cap R at c=1 at 0.429.');
+  });
+
+  it('says when the flushes alone take longer than the target allows', () => {
+    expect(renderOneClientTime(atOneClient(0.6), ceilings)).toContain('which leaves nothing for the CPU');
+  });
+
+  it('prints nothing without a one-client phase or a 4-client ceiling, and no sentence without flushes', () => {
+    expect(renderOneClientTime(atOneClient(0.35), [])).toBe('');
+    const noFlushes = summariseMode(
+      [peerPhase({ system: 'Sagaflow', round: 1, concurrency: 1, walSyncsPerFlow: 0, walSyncMs: null })],
+      'fsync-off',
+      5000,
+    );
+    expect(renderOneClientTime(noFlushes, ceilings)).not.toContain('needs a flow every');
   });
 });

@@ -109,6 +109,52 @@ export function rBoundAtOneClient(summary: ModeSummary, ceilings: readonly Ceili
   return ((one / commits) * stepsPerFlow) / four;
 }
 
+/** R's target, as a flow time at one client: one flow every this many ms reaches R = 0.30. */
+const targetR = 0.3;
+
+/**
+ * Where one client's flow time goes, per system (medians over rounds): the WAL flushes its commits wait
+ * for (pg_stat_wal), PostgreSQL's CPU and the executor's share of it (pg_stat_statements), Node's CPU. Then
+ * what R ≥ 0.30 at c=1 leaves for the CPU once the flushes are paid: what the profile says is next.
+ * Empty when the run has no c=1 phase or no 4-client ceiling.
+ */
+export function renderOneClientTime(summary: ModeSummary, ceilings: readonly Ceiling[]): string {
+  const four = ceilings.find((c) => c.clients === 4)?.tps;
+  const systems = (['Sagaflow', 'DBOS'] as const).flatMap((name) => at(summary.systems, name, 1) ?? []);
+  const ours = systems.find((s) => s.system === 'Sagaflow');
+  if (!four || !ours?.flowsPerSecond) return '';
+  const ms = (v: number | null | undefined, digits = 2) => (v === null || v === undefined ? '–' : fixed(v, digits));
+  const flushMs = (s: SystemSummary) =>
+    s.walSyncsPerFlow && s.walSyncMs ? s.walSyncsPerFlow.median * s.walSyncMs.median : null;
+  const rows: [string, (s: SystemSummary) => string][] = [
+    ['time per flow (1 ÷ flows/s), ms', (s) => ms(s.flowsPerSecond ? 1000 / s.flowsPerSecond.median : null)],
+    ['WAL flushes / flow', (s) => ms(s.walSyncsPerFlow?.median)],
+    ['ms per flush', (s) => ms(s.walSyncMs?.median, 3)],
+    ['flushes × ms per flush, ms', (s) => ms(flushMs(s))],
+    ['PostgreSQL CPU / flow, ms', (s) => ms(s.postgresCpuMsPerFlow?.median)],
+    ['of it in the executor (pg_stat_statements), ms', (s) => ms(s.executorMsPerFlow?.median)],
+    ['Node CPU / flow, ms', (s) => ms(s.nodeCpuMsPerFlow?.median)],
+  ];
+  const table = markdownTable(
+    ["c=1, where a flow's time goes (medians)", ...systems.map((s) => s.system)],
+    rows.map(([label, pick]) => [label, ...systems.map(pick)]),
+  );
+  const budget = (1000 * stepsPerFlow) / (targetR * four);
+  const flushes = flushMs(ours);
+  const cpu = (ours.postgresCpuMsPerFlow?.median ?? Number.NaN) + ours.nodeCpuMsPerFlow!.median;
+  if (flushes === null) return table;
+  const left = budget - flushes;
+  const cap = ((1000 / flushes) * stepsPerFlow) / four;
+  return (
+    `${table}\n\nR ≥ ${fixed(targetR, 2)} at c=1 needs a flow every ${fixed(budget, 2)} ms. Sagaflow's WAL flushes alone ` +
+    `take ${fixed(flushes, 2)} ms of a flow (about one per commit, and one client waits for its commits one after ` +
+    `another: ADR 0073), which ${left > 0 ? `leaves ${fixed(left, 2)} ms` : 'leaves nothing'} ` +
+    `for the CPU of its statements and steps; they take ${Number.isFinite(cpu) ? fixed(cpu, 2) : '–'} ms now ` +
+    `(PostgreSQL and Node; PostgreSQL's includes part of the flushes). With no CPU at all the flushes would cap R at c=1 at ` +
+    `${fixed(cap, 3)}.`
+  );
+}
+
 /** The targets table, then one line on R's bound at one client when the run measured c=1. */
 export function renderPeerTargets(summary: ModeSummary, ceilings: readonly Ceiling[]): string {
   const verdicts = judgePeerTargets(summary);
@@ -126,5 +172,6 @@ export function renderPeerTargets(summary: ModeSummary, ceilings: readonly Ceili
         "the start with step 1's claim, each step's outcome with the next claim, the last with the finish). Were each " +
         `as cheap as one 1-client pgbench transaction, c=1 would reach R = ${fixed(bound, 3)}: the ceiling for R at c=1 on this server` +
         (reached === undefined ? '.' : `, of which this run reached ${fixed((reached / bound) * 100, 0)} %.`);
-  return `${table}${note}`;
+  const time = renderOneClientTime(summary, ceilings);
+  return `${table}${note}${time === '' ? '' : `\n\n${time}`}`;
 }

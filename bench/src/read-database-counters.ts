@@ -10,6 +10,10 @@ export interface DatabaseCounters {
    * the difference across a phase counts writing transactions, cluster-wide (autovacuum's too).
    */
   readonly nextXid: number;
+  /** pg_stat_wal.wal_sync: the cluster's WAL flushes to disk so far (none while fsync is off). */
+  readonly walSyncs: number;
+  /** pg_stat_wal.wal_sync_time in ms: 0 unless track_wal_io_timing is on (the bench cluster sets it). */
+  readonly walSyncMs: number;
 }
 
 /**
@@ -19,9 +23,16 @@ export interface DatabaseCounters {
  */
 export async function readDatabaseCounters(adminUrl: string, name: string): Promise<DatabaseCounters> {
   return withPgClient(adminUrl, async (c) => {
-    const { rows } = await c.query<{ xact_commit: string; xact_rollback: string; next_xid: string }>(
-      `select xact_commit::text, xact_rollback::text, pg_snapshot_xmax(pg_current_snapshot())::text as next_xid
-         from pg_stat_database where datname = $1`,
+    const { rows } = await c.query<{
+      xact_commit: string;
+      xact_rollback: string;
+      next_xid: string;
+      wal_sync: string;
+      wal_sync_time: number;
+    }>(
+      `select d.xact_commit::text, d.xact_rollback::text, pg_snapshot_xmax(pg_current_snapshot())::text as next_xid,
+              w.wal_sync::text, w.wal_sync_time
+         from pg_stat_database d cross join pg_stat_wal w where d.datname = $1`,
       [name],
     );
     const row = rows[0];
@@ -30,6 +41,8 @@ export async function readDatabaseCounters(adminUrl: string, name: string): Prom
       xactCommit: Number(row.xact_commit),
       xactRollback: Number(row.xact_rollback),
       nextXid: Number(row.next_xid),
+      walSyncs: Number(row.wal_sync),
+      walSyncMs: row.wal_sync_time,
     };
   });
 }

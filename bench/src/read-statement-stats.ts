@@ -12,7 +12,7 @@ export interface StatementGroup {
 }
 
 /**
- * Statements executed in database `name` by anyone but `excludeRole`, from pg_stat_statements,
+ * Statements executed in database `name` by anyone but `excludeRole` (everyone's when no such role exists), from pg_stat_statements,
  * grouped by label and sorted by calls. Utility statements (BEGIN, COMMIT) are included: the
  * extension tracks them by default.
  */
@@ -27,7 +27,7 @@ export async function readStatementStats(
          from pg_stat_statements s
          join pg_database d on d.oid = s.dbid
         where d.datname = $1
-          and s.userid <> (select oid from pg_roles where rolname = $2)`,
+          and s.userid is distinct from (select oid from pg_roles where rolname = $2)`,
       [name, excludeRole],
     );
     return result.rows;

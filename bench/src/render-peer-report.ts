@@ -30,6 +30,9 @@ const method = [
     'JSON (ADR 0060). These three cover warm-up and measured flows and divide by both. Node CPU: ' +
     'process.cpuUsage() over the measured window (the harness included); PostgreSQL CPU: utime+stime of the ' +
     'postmaster and its children from /proc over the same window; both ÷ measured flows.',
+  "WAL flushes: pg_stat_wal's wal_sync Δ over the phase (cluster-wide, read like the commits) ÷ every flow, and " +
+    'their mean time (wal_sync_time ÷ wal_sync; the bench cluster runs with track_wal_io_timing on). Executor time: ' +
+    "pg_stat_statements' total_exec_time in the phase's database ÷ every flow. With fsync off no commit flushes.",
 ];
 
 /**

@@ -52,6 +52,15 @@ export interface PeerPhaseResult extends ClosedLoopFigures {
    * statistics in any database, the bench's own after the warm-up (ADR 0051) and autovacuum's.
    */
   readonly attributedTransactions: { readonly analyzes: number };
+  /**
+   * The cluster's WAL flushes (pg_stat_wal.wal_sync Δ, read like the commits) ÷ every flow run: the disk
+   * waits a flow's commits made. 0 while fsync is off.
+   */
+  readonly walSyncsPerFlow: number;
+  /** The mean time of one of those flushes (wal_sync_time ÷ wal_sync), null when there was none. */
+  readonly walSyncMs: number | null;
+  /** pg_stat_statements' execution time in the phase's database ÷ every flow run; null without statements. */
+  readonly executorMsPerFlow: number | null;
   /** process.cpuUsage() over the measured window ÷ its flows. */
   readonly nodeCpuMsPerFlow: number;
   /** The postmaster's and its children's CPU (/proc) over the measured window ÷ its flows. */
@@ -128,6 +137,12 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
     ...closedLoopFigures(warmup, loop),
     statementsPerFlow: statements === null ? null : statements.reduce((sum, g) => sum + g.calls, 0) / allFlows,
     commitsPerFlow: (after.xactCommit - before.xactCommit) / allFlows,
+    walSyncsPerFlow: (after.walSyncs - before.walSyncs) / allFlows,
+    walSyncMs:
+      after.walSyncs > before.walSyncs
+        ? (after.walSyncMs - before.walSyncMs) / (after.walSyncs - before.walSyncs)
+        : null,
+    executorMsPerFlow: statements === null ? null : statements.reduce((sum, g) => sum + g.execMs, 0) / allFlows,
     writeTransactionsPerFlow: (after.nextXid - before.nextXid - attributedTransactions.analyzes) / allFlows,
     clusterWriteTransactionsPerFlow: (after.nextXid - before.nextXid) / allFlows,
     attributedTransactions,

@@ -19,9 +19,11 @@ export interface BenchCluster {
 export async function startBenchCluster(): Promise<BenchCluster> {
   const cluster = await startCluster({ log: (line) => progress(`test-postgres: ${line}`) });
   try {
-    await withPgClient(cluster.adminUrl, (c) =>
-      c.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`),
-    );
+    await withPgClient(cluster.adminUrl, async (c) => {
+      await c.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
+      // pg_stat_wal then times each WAL flush: what one durable commit waits for the disk, per phase.
+      await c.query('alter system set track_wal_io_timing = on');
+    });
     await cluster.restart();
     await withPgClient(cluster.adminUrl, async (c) => {
       await c.query('create extension if not exists pg_stat_statements');

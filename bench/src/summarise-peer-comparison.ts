@@ -60,6 +60,10 @@ export interface SystemSummary {
   readonly writeTransactionsPerFlow: Spread | null;
   readonly nodeCpuMsPerFlow: Spread | null;
   readonly postgresCpuMsPerFlow: Spread | null;
+  /** WAL flushes per flow and the mean time of one (pg_stat_wal), and the executor's time per flow. */
+  readonly walSyncsPerFlow: Spread | null;
+  readonly walSyncMs: Spread | null;
+  readonly executorMsPerFlow: Spread | null;
   /** steps/s ÷ pgbench's 4-client tps in the same mode, per round. */
   readonly r: Spread | null;
   /** Statements per flow by label (median over rounds), busiest first; empty without pg_stat_statements. */
@@ -119,6 +123,10 @@ export function summariseMode(
         writeTransactionsPerFlow: of((r) => r.writeTransactionsPerFlow),
         nodeCpuMsPerFlow: of((r) => r.nodeCpuMsPerFlow),
         postgresCpuMsPerFlow: of((r) => r.postgresCpuMsPerFlow),
+        // Results written before these were read have none (undefined): no figure, not zero.
+        walSyncsPerFlow: of((r) => r.walSyncsPerFlow ?? null),
+        walSyncMs: of((r) => r.walSyncMs ?? null),
+        executorMsPerFlow: of((r) => r.executorMsPerFlow ?? null),
         r: ceiling4Tps === null ? null : of((r) => (r.flowsPerSecond * stepsPerFlow) / ceiling4Tps),
         statementsByLabel: byLabel(phases),
         poolCountersPerFlow: poolPerFlow(phases),
