@@ -126,7 +126,7 @@ describe('renderOneClientTime', () => {
     expect(text).toContain("| c=1, where a flow's time goes (medians) | Sagaflow | DBOS |");
     expect(text).toContain('| time per flow (1 ÷ flows/s), ms | 4.00 | 10.00 |');
     expect(text).toContain('| flushes × ms per flush, ms | 1.40 | 1.75 |');
-    expect(text).toContain('| of it in the executor (pg_stat_statements), ms | 0.90 | 1.00 |');
+    expect(text).toContain('| in the executor (pg_stat_statements, wall time), ms | 0.90 | 1.00 |');
     // 3 steps ÷ (0.30 × 5000 tps) = 2 ms per flow; 4 flushes of 0.35 ms leave 0.60 ms for 2.75 ms of CPU.
     expect(text).toContain('R ≥ 0.30 at c=1 needs a flow every 2.00 ms.');
     expect(text).toContain('take 1.40 ms of a flow');

@@ -114,7 +114,7 @@ const targetR = 0.3;
 
 /**
  * Where one client's flow time goes, per system (medians over rounds): the WAL flushes its commits wait
- * for (pg_stat_wal), PostgreSQL's CPU and the executor's share of it (pg_stat_statements), Node's CPU. Then
+ * for (pg_stat_wal), PostgreSQL's CPU, the executor's wall time (pg_stat_statements), Node's CPU. Then
  * what R ≥ 0.30 at c=1 leaves for the CPU once the flushes are paid: what the profile says is next.
  * Empty when the run has no c=1 phase or no 4-client ceiling.
  */
@@ -132,7 +132,7 @@ export function renderOneClientTime(summary: ModeSummary, ceilings: readonly Cei
     ['ms per flush', (s) => ms(s.walSyncMs?.median, 3)],
     ['flushes × ms per flush, ms', (s) => ms(flushMs(s))],
     ['PostgreSQL CPU / flow, ms', (s) => ms(s.postgresCpuMsPerFlow?.median)],
-    ['of it in the executor (pg_stat_statements), ms', (s) => ms(s.executorMsPerFlow?.median)],
+    ['in the executor (pg_stat_statements, wall time), ms', (s) => ms(s.executorMsPerFlow?.median)],
     ['Node CPU / flow, ms', (s) => ms(s.nodeCpuMsPerFlow?.median)],
   ];
   const table = markdownTable(
