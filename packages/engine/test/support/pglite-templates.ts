@@ -5,6 +5,7 @@ import { createDatabase } from '../../src/db/create-database.ts';
 import type { Database } from '../../src/db/database.ts';
 import { lockDirName, ownerFileName } from '../../src/db/lock-data-dir.ts';
 import { migrate } from '../../src/db/migrate.ts';
+import { claimTemplatesDir, reapStalePgliteTemplates, templatesPrefix } from './reap-stale-pglite-templates.ts';
 
 /** Two closed PGlite data directories made once per run: one as initdb left it, one migrated. */
 export interface PgliteTemplates {
@@ -19,7 +20,10 @@ export interface PgliteTemplates {
  * where there is some, and each file opens a copy (~1 s): ADR 0065.
  */
 export async function makePgliteTemplates(): Promise<PgliteTemplates> {
-  const root = mkdtempSync(join(existsSync('/dev/shm') ? '/dev/shm' : tmpdir(), 'sagaflow-pglite-'));
+  const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  reapStalePgliteTemplates(base);
+  const root = mkdtempSync(join(base, templatesPrefix));
+  claimTemplatesDir(root);
   const fresh = join(root, 'fresh');
   const migrated = join(root, 'migrated');
   const db = await createDatabase({ kind: 'pglite', dataDir: fresh });
