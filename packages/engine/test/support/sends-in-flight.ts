@@ -11,6 +11,22 @@ export interface HotSend {
   keys: string[];
   /** The `n` of every send out when it went (sent and not yet answered). */
   beside: number[];
+  /**
+   * How long the slot of each of `beside` had been out when this one went, in ms: from its first
+   * send, where it is a resend (see `origin`).
+   */
+  besideAgesMs: number[];
+  /** When it went (`performance.now()`). */
+  at: number;
+  /**
+   * When its slot went: its own `at`, or, for a resend (its keys all in an earlier send that failed:
+   * a refused round's kinds, or items, sent again in that round's slot), that send's `origin`.
+   */
+  origin: number;
+  /** Whether it is such a resend. */
+  resend: boolean;
+  /** Its answer was an error. */
+  failed: boolean;
   /** Settled: its answer (or error) came back. */
   back: boolean;
 }
@@ -63,7 +79,23 @@ export function watchSends(db: Database): {
     for (const key of keys)
       for (const other of beside)
         if (other.keys.includes(key)) crossed.push(`${key} sent (#${sends.length + 1}) while #${other.n} carries it`);
-    const send: HotSend = { n: sends.length + 1, round, keys, beside: beside.map((s) => s.n), back: false };
+    const at = performance.now();
+    const resent =
+      keys.length === 0
+        ? undefined
+        : sends.findLast((s) => s.back && s.failed && keys.every((key) => s.keys.includes(key)));
+    const send: HotSend = {
+      n: sends.length + 1,
+      round,
+      keys,
+      beside: beside.map((s) => s.n),
+      besideAgesMs: beside.map((s) => at - s.origin),
+      at,
+      origin: resent?.origin ?? at,
+      resend: resent !== undefined,
+      failed: false,
+      back: false,
+    };
     sends.push(send);
     most = Math.max(most, out().filter((s) => s.round).length);
     let answered: Promise<T>;
@@ -71,9 +103,20 @@ export function watchSends(db: Database): {
       answered = answer();
     } catch (err) {
       send.back = true;
+      send.failed = true;
       throw err;
     }
-    return answered.finally(() => (send.back = true));
+    return answered.then(
+      (answer) => {
+        send.back = true;
+        return answer;
+      },
+      (err: unknown) => {
+        send.back = true;
+        send.failed = true;
+        throw err;
+      },
+    );
   };
   const { driver } = db;
   return {
