@@ -9,7 +9,7 @@ import { watchSends } from '../../support/sends-in-flight.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { gate } from '../harness.ts';
-import { engineOn, fillSlots, flowName, letGoForRound, runOf, tracked, worker } from './support/two-rounds.ts';
+import { engineOn, fillSlots, flowName, letGoForRound, runsNamed, tracked, worker } from './support/two-rounds.ts';
 
 /**
  * Review 16 (ADR 0077): the round slots of ADR 0076 (two out while none is slow, one more per slow
@@ -31,9 +31,7 @@ describe('round slots under pressure (PostgreSQL)', () => {
     const watched = watchSends(direct());
     const deps = engineOn(watched.db);
     const { holders, claims } = await fillSlots(direct(), watched, deps, 'ended');
-    const [xa, yaRun, xb, ybRun] = await Promise.all(
-      ['xa', 'ya', 'xb', 'yb'].map((n) => runOf(direct(), `ended-${n}`)),
-    );
+    const [xa, yaRun, xb, ybRun] = await runsNamed(direct(), 'ended', ['xa', 'ya', 'xb', 'yb']);
     const ya = await readyToFinish(direct(), yaRun, worker, { a: 1 });
     const yb = await readyToFinish(direct(), ybRun, worker, { b: 1 });
     const holdA = await holdRuns(direct().url!, [yaRun]);
@@ -90,10 +88,7 @@ describe('round slots under pressure (PostgreSQL)', () => {
         // A short wait for a connection: a round of run items that gets none goes again kind by kind.
         const deps = engineOn(watched.db, { transaction_wait_ms: 200 });
         const p = `pool${poolSize}`;
-        const [h, ...runs] = await Promise.all(
-          ['h', 'a', 'b', 'c', 'd', 'e', 'f', 'g'].map((n) => runOf(direct(), `${p}-${n}`)),
-        );
-        const [a, b, c, d, e, f, g] = runs as [string, string, string, string, string, string, string];
+        const [h, a, b, c, d, e, f, g] = await runsNamed(direct(), p, ['h', 'a', 'b', 'c', 'd', 'e', 'f', 'g']);
         const finishes = await Promise.all([c, e, g].map((run) => readyToFinish(direct(), run, worker, { run })));
         // Every connection but one taken by a transaction left open; h's claim takes the last one and
         // waits on h's row, held by the test.
@@ -110,7 +105,7 @@ describe('round slots under pressure (PostgreSQL)', () => {
           await waitForWaiters(direct(), holder.pid);
           // a's and b's claims go at once, alone, beside h's (slow), filling the three slots it lets out;
           // c's finish and d's and f's claims wait, and go as one round when a fourth slot opens (a slow).
-          const items = [
+          const items: { promise: Promise<PromiseSettledResult<unknown>>; settled: () => boolean }[] = [
             tracked(transitionInBatch(deps, stepClaim(worker, a, 1))),
             tracked(transitionInBatch(deps, stepClaim(worker, b, 1))),
             tracked(finishInBatch(deps, finishes[0]!)),

@@ -6,7 +6,7 @@ import { holdRuns, waitersOn, waitForWaiters } from '../../support/held-rows.ts'
 import { historyOf, readyToFinish, startOf, stepClaim } from '../../support/round-items.ts';
 import { watchSends } from '../../support/sends-in-flight.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
-import { engineOn, fillSlots, flowName, letGoForRound, runOf, tracked, worker } from './support/two-rounds.ts';
+import { engineOn, fillSlots, flowName, letGoForRound, runsNamed, tracked, worker } from './support/two-rounds.ts';
 
 /**
  * Review 16 (ADR 0077): two rounds of ONE process out at once (ADR 0076). Round A is held on a row
@@ -31,9 +31,7 @@ describe('two rounds of one process out at once (PostgreSQL)', () => {
     const deps = engineOn(watched.db);
     const { holders, claims } = await fillSlots(direct(), watched, deps, 'apart');
     // Runs: ha (held, so round A waits), r (two parallel branches), f1 and f2 (finish), x (a claim).
-    const [ha, r, f1run, f2run, x] = await Promise.all(
-      ['ha', 'r', 'f1', 'f2', 'x'].map((name) => runOf(direct(), `apart-${name}`)),
-    );
+    const [ha, r, f1run, f2run, x] = await runsNamed(direct(), 'apart', ['ha', 'r', 'f1', 'f2', 'x']);
     const f1 = await readyToFinish(direct(), f1run, worker, { f: 1 });
     const f2 = await readyToFinish(direct(), f2run, worker, { f: 2 });
     const taken = await startInBatch(direct().driver, startOf(flowName, worker, 'apart-taken'));
@@ -121,7 +119,7 @@ describe('two rounds of one process out at once (PostgreSQL)', () => {
     const watched = watchSends(direct());
     const deps = engineOn(watched.db);
     const { holders, claims } = await fillSlots(direct(), watched, deps, 'victim');
-    const [x, yRun, z, wRun] = await Promise.all(['x', 'y', 'z', 'w'].map((n) => runOf(direct(), `victim-${n}`)));
+    const [x, yRun, z, wRun] = await runsNamed(direct(), 'victim', ['x', 'y', 'z', 'w']);
     const y = await readyToFinish(direct(), yRun, worker, { y: 1 });
     const w = await readyToFinish(direct(), wRun, worker, { w: 1 });
     // A writer holds y, with its own deadlock check late: A claims x, then waits for y.

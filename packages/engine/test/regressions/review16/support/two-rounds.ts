@@ -70,3 +70,11 @@ export function tracked<T>(p: Promise<T>): { promise: Promise<PromiseSettledResu
 
 /** An active run of the test's flow, leased to the test's worker: its id. */
 export const runOf = (db: Database, name: string) => activeRun(db, name, worker);
+
+/** Active runs named `<prefix>-<name>`, one per name: their ids, in the names' order. */
+export const runsNamed = <const N extends readonly string[]>(
+  db: Database,
+  prefix: string,
+  names: N,
+): Promise<{ [K in keyof N]: string }> =>
+  Promise.all(names.map((name) => runOf(db, `${prefix}-${name}`))) as Promise<{ [K in keyof N]: string }>;
