@@ -31,7 +31,9 @@ describe('two rounds of one process out at once (PostgreSQL)', () => {
     const deps = engineOn(watched.db);
     const { holders, claims } = await fillSlots(direct(), watched, deps, 'apart');
     // Runs: ha (held, so round A waits), r (two parallel branches), f1 and f2 (finish), x (a claim).
-    const [ha, r, f1run, f2run, x] = await runsNamed(direct(), 'apart', ['ha', 'r', 'f1', 'f2', 'x']);
+    const [ha, r, f2run, x] = await runsNamed(direct(), 'apart', ['ha', 'r', 'f2', 'x']);
+    // f1 holds a business key: a start of it goes in B while f1's finish is in A.
+    const { runId: f1run } = await startInBatch(direct().driver, startOf(flowName, worker, 'apart-fin'));
     const f1 = await readyToFinish(direct(), f1run, worker, { f: 1 });
     const f2 = await readyToFinish(direct(), f2run, worker, { f: 2 });
     const taken = await startInBatch(direct().driver, startOf(flowName, worker, 'apart-taken'));
@@ -57,17 +59,19 @@ describe('two rounds of one process out at once (PostgreSQL)', () => {
     };
     const b = {
       taken: tracked(startInBatch(watched.db.driver, startOf(flowName, worker, 'apart-taken'))),
+      finKey: tracked(startInBatch(watched.db.driver, startOf(flowName, worker, 'apart-fin'))),
       claim: tracked(transitionInBatch(deps, stepClaim(worker, x, 1))),
       finish: tracked(finishInBatch(deps, f2)),
     };
     const roundB = await letGoForRound(watched, holders[1]!);
 
     // B, its refusal and its resends included, is through while A still waits on ha.
-    const [bTaken, bClaim, bFinish] = await Promise.all([b.taken.promise, b.claim.promise, b.finish.promise]);
+    const [bTaken, bFinKey, bClaim, bFinish] = await Promise.all(Object.values(b).map((t) => t.promise));
     expect(Object.values(a).some((t) => t.settled())).toBe(false);
     expect(Object.values(later).some((t) => t.settled())).toBe(false);
     expect((await waitersOn(direct(), holders[2]!.pid)).length).toBe(2);
     expect(bTaken).toMatchObject({ status: 'rejected', reason: { code: '23505' } });
+    expect(bFinKey).toMatchObject({ status: 'rejected', reason: { code: '23505' } });
     expect(bClaim).toMatchObject({ status: 'fulfilled', value: { runOpen: true, row: { sequence: 1, attempts: 1 } } });
     expect(bFinish).toMatchObject({ status: 'fulfilled', value: 'Completed' });
     const sent = (n: number) => watched.sends.find((s) => s.n === n)!;
@@ -75,7 +79,9 @@ describe('two rounds of one process out at once (PostgreSQL)', () => {
     expect(sent(roundA).keys.sort()).toEqual(
       [`key:${flowName}/apart-k1`, `run:${ha}`, `run:${r}`, `run:${f1run}`].sort(),
     );
-    expect(sent(roundB).keys.sort()).toEqual([`key:${flowName}/apart-taken`, `run:${x}`, `run:${f2run}`].sort());
+    expect(sent(roundB).keys.sort()).toEqual(
+      [`key:${flowName}/apart-taken`, `key:${flowName}/apart-fin`, `run:${x}`, `run:${f2run}`].sort(),
+    );
 
     await holders[2]!.commit();
     await holders[3]!.commit();
@@ -99,7 +105,7 @@ describe('two rounds of one process out at once (PostgreSQL)', () => {
       'action.started#2',
       'action.started#3',
     ]);
-    for (const key of ['apart-k1', 'apart-taken'])
+    for (const key of ['apart-k1', 'apart-taken', 'apart-fin'])
       expect(await direct().prisma.flowRun.count({ where: { business_key: key } })).toBe(1);
     expect((await direct().prisma.flowRun.findFirstOrThrow({ where: { business_key: 'apart-taken' } })).id).toBe(
       taken.runId,
