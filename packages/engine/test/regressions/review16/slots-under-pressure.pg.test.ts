@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInBatch } from '../../../src/api/start-in-batch.ts';
 import { createDatabase } from '../../../src/db/create-database.ts';
 import type { Database } from '../../../src/db/database.ts';
-import { finishInBatch, transitionInBatch } from '../../../src/runtime/run-statement-batches.ts';
+import { finishInBatch, slowStatementMs, transitionInBatch } from '../../../src/runtime/run-statement-batches.ts';
 import { holdRuns, waitForWaiters } from '../../support/held-rows.ts';
 import { historyOf, readyToFinish, startOf, stepClaim } from '../../support/round-items.ts';
 import { watchSends } from '../../support/sends-in-flight.ts';
@@ -103,6 +103,11 @@ describe('round slots under pressure (PostgreSQL)', () => {
         try {
           const held = tracked(transitionInBatch(deps, stepClaim(worker, h, 1)));
           await waitForWaiters(direct(), holder.pid);
+          // h's claim slow: from here the rule lets three slots out.
+          const hSent = watched.sends.find((s) => s.keys.includes(`run:${h}`))!;
+          await waitFor('h to be slow', async () =>
+            performance.now() - hSent.at > slowStatementMs + 5 ? true : undefined,
+          );
           // a's and b's claims go at once, alone, beside h's (slow), filling the three slots it lets out;
           // c's finish and d's and f's claims wait, and go as one round when a fourth slot opens (a slow).
           const items: { promise: Promise<PromiseSettledResult<unknown>>; settled: () => boolean }[] = [
