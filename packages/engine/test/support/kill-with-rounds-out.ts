@@ -1,0 +1,90 @@
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { expect } from 'vitest';
+import { createEngine, type Database, type Engine } from '../../src/index.ts';
+import { fusedSigkillConfig } from '../regressions/fused-steps/support/fused-sigkill-flow.ts';
+import { burstKillFlow } from '../regressions/review13/support/burst-kill-flow.ts';
+import { spawnWorker } from './spawn-worker.ts';
+import { waitFor } from './wait-for.ts';
+
+const workerScript = fileURLToPath(new URL('../regressions/review14/support/round-kill-worker.ts', import.meta.url));
+/** Progress-driven waits: each fails only when its condition has not come in this long (a loaded 2-core machine). */
+const WAIT_MS = 60_000;
+
+/** What a test that SIGKILLs a worker with rounds out holds, so its afterAll can end them. */
+export interface KillState {
+  child: ChildProcess | null;
+  engine: Engine | null;
+}
+
+/**
+ * Reviews 14 and 16 (ADR 0070, 0077): a worker process (review 14's round-kill worker: review 13's
+ * bursts of starts, an even run's first step never returning) SIGKILLed once several of its rounds
+ * (ADR 0066) went and came back and at least `inFlight` are out, as its stdout last told. A round is
+ * one transaction: all of it committed before the kill or none of it did. An engine here then finishes
+ * whatever did, exactly once per step: every run ends Completed, none left open or stuck, no start
+ * written twice, and steps the dead worker held were taken back (not vacuous).
+ */
+export async function killWithRoundsOut(db: Database & { url?: string }, inFlight: number, state: KillState) {
+  if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
+  const { proc } = await spawnWorker(workerScript, db.url, (p) => (state.child = p));
+  let out = 0;
+  let back = 0;
+  let lines = '';
+  proc.stdout?.on('data', (chunk: Buffer) => {
+    lines += chunk.toString();
+    const all = lines.split('\n');
+    lines = all.pop()!;
+    for (const line of all)
+      if (line === 'round out') out++;
+      else if (line === 'round back') back++;
+  });
+  // Several rounds gone and back, and `inFlight` out now: the kill lands on rounds in flight.
+  await waitFor(
+    `rounds to go, and ${inFlight} to be out`,
+    async () => (back >= 5 && out - back >= inFlight ? true : undefined),
+    WAIT_MS,
+  );
+  const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_code, signal) => r(signal)));
+  proc.kill('SIGKILL');
+  expect(await exited).toBe('SIGKILL');
+  state.child = null;
+
+  const { flow, actions } = burstKillFlow(async (n) => n);
+  const engine = createEngine({
+    db,
+    flows: [flow],
+    actions,
+    config: fusedSigkillConfig,
+    logger: pino({ level: 'silent' }),
+  });
+  state.engine = engine;
+  engine.startWorkers();
+  const open = () => db.prisma.flowRun.count({ where: { status: { in: ['Pending', 'Running', 'Waiting'] } } });
+  await waitFor('every run to end', async () => ((await open()) === 0 ? true : undefined), WAIT_MS);
+  await engine.stopWorkers(2000);
+
+  const runs = await db.prisma.flowRun.findMany({ include: { actions: true, events: true } });
+  expect(runs.length).toBeGreaterThan(0);
+  const wrong = runs.flatMap((run) => {
+    const n = run.input as number;
+    const completedEvents = run.events.filter((e) => e.type === 'action.completed');
+    const fine =
+      run.status === 'Completed' &&
+      run.stuck_reason === null &&
+      JSON.stringify(run.output) === JSON.stringify([n, n * 10]) &&
+      run.actions.length === 2 &&
+      run.actions.every(
+        (s) => s.status === 'Completed' && completedEvents.filter((e) => e.row_id === s.id).length === 1,
+      ) &&
+      run.events.filter((e) => e.type === 'run.completed').length === 1;
+    return fine ? [] : [`${n}: ${run.status} ${run.events.map((e) => e.type).join(',')}`];
+  });
+  expect(wrong).toEqual([]);
+  // Not vacuous: steps the dead worker held were taken back and run again here.
+  expect(runs.some((run) => run.actions.some((s) => s.attempts >= 2))).toBe(true);
+  expect(await db.prisma.job.count()).toBe(0);
+  const inputs = runs.map((r) => r.input as number);
+  expect(new Set(inputs).size).toBe(inputs.length);
+}
