@@ -1,4 +1,3 @@
-import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import { assertSeconds } from '../input/assert-seconds.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
@@ -10,6 +9,7 @@ import { enqueueJob } from '../store/enqueue-job.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
 import { requestCancel } from '../store/request-cancel.ts';
 import type { Db } from '../store/types.ts';
+import { inOperatorTransaction } from './operator-transaction.ts';
 
 /**
  * Cooperative cancellation: the flow's next step throws FlowError('cancelled') (a waiting step is
@@ -32,9 +32,7 @@ export async function cancelRun(
   const deadline = new Date(now.getTime() + cleanup * 1000);
   const run = await deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { id: true } });
   if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-  const requested = await retryRolledBack(() =>
-    deps.prisma.$transaction((tx) => cancelTree(tx, runId, opts.reason, deadline, now)),
-  );
+  const requested = await inOperatorTransaction(deps, (tx) => cancelTree(tx, runId, opts.reason, deadline, now));
   return { requested };
 }
 

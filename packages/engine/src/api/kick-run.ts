@@ -1,4 +1,3 @@
-import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
@@ -9,6 +8,7 @@ import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import type { Db } from '../store/types.ts';
 import { reclaimOrphan } from './reclaim-step.ts';
+import { inOperatorTransaction } from './operator-transaction.ts';
 
 export type KickResult = { kicked: true } | { kicked: false; reason: string };
 
@@ -20,7 +20,7 @@ export type KickResult = { kicked: true } | { kicked: false; reason: string };
 export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickResult> {
   assertUuid(runId, 'runId');
   const now = deps.clock.now();
-  const result = await retryRolledBack(() => deps.prisma.$transaction((tx) => kickInTransaction(tx, deps, runId, now)));
+  const result = await inOperatorTransaction(deps, (tx) => kickInTransaction(tx, deps, runId, now));
   if (!result.kicked || result.eventId === undefined) return result;
   // Read the kick back: a transaction aborted inside (a failing statement whose error was
   // swallowed) reports success but rolls back on COMMIT, refill, job and history row with it.

@@ -1,4 +1,3 @@
-import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
@@ -8,6 +7,7 @@ import { findOrphanedSteps, type OrphanedStep } from '../store/find-orphaned-ste
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import { markStepReclaimable } from '../store/mark-step-reclaimable.ts';
 import type { Db } from '../store/types.ts';
+import { inOperatorTransaction } from './operator-transaction.ts';
 
 export type ReclaimResult = { reclaimed: true; stepId: string } | { reclaimed: false; reason: string };
 
@@ -28,12 +28,12 @@ export async function reclaimStep(
 ): Promise<ReclaimResult> {
   assertUuid(runId, 'runId');
   if (step.stepId !== undefined) assertUuid(step.stepId, 'stepId');
-  return retryRolledBack(() => reclaimInTransaction(deps, runId, step));
+  return reclaimInTransaction(deps, runId, step);
 }
 
 /** {@link reclaimStep}'s transaction: run again whole when PostgreSQL rolled it back (a lock cycle). */
 function reclaimInTransaction(deps: RuntimeDeps, runId: string, step: { stepId?: string }): Promise<ReclaimResult> {
-  return deps.prisma.$transaction(async (tx): Promise<ReclaimResult> => {
+  return inOperatorTransaction(deps, async (tx): Promise<ReclaimResult> => {
     // Locked until commit (lockOpenRun): a reclaim never lands after the run's terminal event.
     if (!(await lockOpenRun(tx, runId))) {
       const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });

@@ -1,5 +1,4 @@
 import type { Json } from '../definitions/define-action.ts';
-import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
@@ -12,6 +11,7 @@ import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { insertSignal } from '../store/insert-signal.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
+import { inOperatorTransaction } from './operator-transaction.ts';
 
 /**
  * Delivers a signal to an open run (buffered until the run waits for it) and wakes the run. A run
@@ -33,9 +33,7 @@ export async function signalRun(
   const checked = run ? await checkSignalPayload(deps.registry, { flowName: run.flow_name, name, payload }) : payload;
   if (checked !== payload) assertStorableJson(checked, 'payload', rules);
   const now = deps.clock.now();
-  return retryRolledBack(() =>
-    deps.prisma.$transaction((tx) => signalInTransaction(tx, { runId, name, payload: checked, now })),
-  );
+  return inOperatorTransaction(deps, (tx) => signalInTransaction(tx, { runId, name, payload: checked, now }));
 }
 
 /** The signal inside the caller's transaction: the open run locked, the signal buffered, a wake sent. */

@@ -1,4 +1,3 @@
-import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
@@ -8,6 +7,7 @@ import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { afterRunSettled, settleRunInTransaction, type SettledRun } from '../runtime/settle-run.ts';
 import { findRun } from '../store/find-run.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
+import { inOperatorTransaction } from './operator-transaction.ts';
 
 /**
  * Closes a run at once as Terminated: no cleanup window, no compensation. A straggling worker's
@@ -24,8 +24,8 @@ export async function terminateRun(
   if (typeof opts !== 'object' || opts === null) throw new EngineError('invalid_input', 'options: must be an object');
   assertStorableText(opts.reason, 'reason', textRules(deps.config.limits));
   if (!(await findRun(deps.prisma, runId))) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-  const settled = await retryRolledBack(() =>
-    deps.prisma.$transaction((tx) => terminateInTransaction(tx, runId, opts.reason, deps.clock.now())),
+  const settled = await inOperatorTransaction(deps, (tx) =>
+    terminateInTransaction(tx, runId, opts.reason, deps.clock.now()),
   );
   if (settled) await afterTerminate(deps, settled, opts.reason);
   return { terminated: settled !== null };
@@ -56,8 +56,8 @@ export async function afterTerminate(deps: RuntimeDeps, settled: SettledRun, rea
   const runId = settled.run.id;
   for (const child of await listOpenChildren(deps.prisma, runId)) {
     const childReason = `parent ${runId} was terminated: ${reason}`;
-    const done = await retryRolledBack(() =>
-      deps.prisma.$transaction((tx) => terminateInTransaction(tx, child, childReason, deps.clock.now())),
+    const done = await inOperatorTransaction(deps, (tx) =>
+      terminateInTransaction(tx, child, childReason, deps.clock.now()),
     );
     if (done) await afterTerminate(deps, done, childReason);
   }

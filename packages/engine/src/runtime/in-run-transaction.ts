@@ -47,8 +47,15 @@ export async function sendRunStatement(
   return waitingForConnection(deps, () => driver.statement(statement, { waitMs }));
 }
 
-/** Starts `begin` again while it fails for want of a connection, for up to the job's lease. */
-async function waitingForConnection<T>(deps: RuntimeDeps, begin: () => Promise<T>): Promise<T> {
+/**
+ * Starts `begin` again while it fails for want of a connection, for up to the job's lease (also the
+ * bound of an operator's command, ADR 0078), warning with `message` each time.
+ */
+export async function waitingForConnection<T>(
+  deps: RuntimeDeps,
+  begin: () => Promise<T>,
+  message = 'no database connection for a run transaction in time; waiting again',
+): Promise<T> {
   const { transaction_wait_ms: waitMs, lease_seconds: leaseSeconds } = deps.config.worker;
   const startedAt = performance.now();
   for (let attempt = 1; ; attempt++) {
@@ -57,10 +64,7 @@ async function waitingForConnection<T>(deps: RuntimeDeps, begin: () => Promise<T
     } catch (err) {
       const waitedMs = performance.now() - startedAt;
       if (!isNoConnectionInTime(err) || waitedMs >= leaseSeconds * 1_000) throw err;
-      deps.logger.warn(
-        { attempt, waitedMs: Math.round(waitedMs), transactionWaitMs: waitMs },
-        'no database connection for a run transaction in time; waiting again',
-      );
+      deps.logger.warn({ attempt, waitedMs: Math.round(waitedMs), transactionWaitMs: waitMs }, message);
     }
   }
 }

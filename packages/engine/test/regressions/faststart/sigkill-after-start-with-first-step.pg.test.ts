@@ -6,8 +6,7 @@ import { createEngine, type Database, type Engine } from '../../../src/index.ts'
 import { spawnWorker } from '../../support/spawn-worker.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
-import { fusedSigkillConfig } from '../fused-steps/support/fused-sigkill-flow.ts';
-import { firstStepSigkillFlow } from './support/first-step-sigkill-flow.ts';
+import { firstStepSigkillConfig, firstStepSigkillFlow } from './support/first-step-sigkill-flow.ts';
 
 const workerScript = fileURLToPath(new URL('./support/first-step-sigkill-worker.ts', import.meta.url));
 /** Progress-driven waits: each fails only when its condition has not come in this long (a loaded 2-core machine). */
@@ -58,7 +57,7 @@ describe('a worker SIGKILLed right after its start wrote the first step (real Po
       db,
       flows: [flow],
       actions,
-      config: fusedSigkillConfig,
+      config: firstStepSigkillConfig,
       logger: pino({ level: 'silent' }),
     });
     engine.startWorkers();

@@ -4,7 +4,7 @@ import type { TestEngine } from '../../../src/testing/create-test-engine.ts';
 import { testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { gate } from '../harness.ts';
-import { finished, useEngineWithPool } from './use-engine-with-pool.ts';
+import { announceJob, finished, useEngineWithPool } from './use-engine-with-pool.ts';
 
 /**
  * ADR 0048: the start writes step 1 already claimed, and the pool's replay runs its action without
@@ -93,6 +93,7 @@ describe(`a fused start whose run is ended while its first step runs (${testDbKi
     });
     // The start wrote the backstop's wake with the run (ADR 0011); past it, the pool closes the run.
     t.clock.advance(61_000);
+    await announceJob(db);
     await waitFor(`run ${runId} to time out`, async () => {
       const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
       return r.status === 'TimedOut' ? r : undefined;

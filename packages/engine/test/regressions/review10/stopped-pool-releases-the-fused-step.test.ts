@@ -51,6 +51,8 @@ describe(`a fused start whose pool stopped before it wrote (${testDbKind()})`, (
     const db = pool.db();
     const started = engine.startFlow(gated, 7);
     await inCheck.promise;
+    // The pool kept a slot for the start (ADR 0029): the case under test, not a start through the queue.
+    expect(engine.workerCounters()?.handOffs).toBe(1);
     expect((await engine.stopWorkers(2_000)).drained).toBe(true);
     engine.startWorkers();
     checkGate.open();

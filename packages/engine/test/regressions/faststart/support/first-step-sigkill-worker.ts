@@ -4,8 +4,7 @@
 import { pino } from 'pino';
 import { createDatabase, createEngine } from '../../../../src/index.ts';
 import { countStatements } from '../../../support/count-statements.ts';
-import { fusedSigkillConfig } from '../../fused-steps/support/fused-sigkill-flow.ts';
-import { firstStepSigkillFlow } from './first-step-sigkill-flow.ts';
+import { firstStepSigkillConfig, firstStepSigkillFlow } from './first-step-sigkill-flow.ts';
 
 const url = process.argv[2];
 if (!url) throw new Error('usage: first-step-sigkill-worker.ts <database url>');
@@ -15,7 +14,7 @@ const engine = createEngine({
   db: counted.db,
   flows: [flow],
   actions,
-  config: fusedSigkillConfig,
+  config: firstStepSigkillConfig,
   logger: pino({ level: 'silent' }),
 });
 engine.startWorkers();

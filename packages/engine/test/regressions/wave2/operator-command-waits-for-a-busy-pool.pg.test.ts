@@ -1,0 +1,111 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../../src/db/database.ts';
+import { defineAction, defineFlow, type Engine, type Json } from '../../../src/index.ts';
+import { openTestDatabase } from '../../support/test-database.ts';
+import { waitFor } from '../../support/wait-for.ts';
+import { bareEngine, gate } from '../harness.ts';
+
+/**
+ * ADR 0078. An operator's command (signal, kick, reclaimStep, cancel, terminate) waits for a pooled
+ * connection as long as a run's transactions do (`worker.transaction_wait_ms`), not Prisma's 2 s.
+ * Found by wave2/nothing-recorded-after-a-run-ends under load: a cancel and a terminate failed with
+ * P2028 "Unable to start a transaction in the given time" while the three engines' runs held the pool.
+ * Here the pool has one connection, and the test keeps it taken from the moment the command's
+ * transaction asks for it until Prisma's own wait has passed; each command then returns its own
+ * outcome. The reads a command sends before its transaction are let through one by one, in the
+ * pool's order (first come, first served), so the hold begins exactly at the transaction.
+ */
+const prismaDefaultMaxWaitMs = 2_000;
+
+const step = defineAction({ name: 'busy-pool-step', run: async () => 'done' });
+const flow = defineFlow({
+  name: 'busy-pool-operator',
+  version: 1,
+  run: async (ctx) => {
+    const go = await ctx.awaitSignal<Json>('go', { timeoutSeconds: 600 });
+    await ctx.action(step, null);
+    return go;
+  },
+});
+
+describe('an operator command on a busy pool (real PostgreSQL)', () => {
+  let db: Database;
+  let engine: Engine;
+  beforeAll(async () => {
+    db = await openTestDatabase({ poolSize: 1 });
+    // No workers: nothing but the test and the command asks the pool for its one connection.
+    engine = bareEngine(db, { flows: [flow], actions: [step] });
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  /** Takes the pool's connection (queued behind whoever asked first) until `release` is called. */
+  const hold = () => {
+    const taken = gate();
+    const release = gate();
+    const done = db.driver.transaction(async () => {
+      taken.open();
+      await release.promise;
+    });
+    return { taken: taken.promise, release: async () => (release.open(), await done) };
+  };
+  const waiting = (what: string) => waitFor(what, async () => ((db.pool?.waitingCount ?? 0) > 0 ? true : undefined));
+
+  /** Runs `command` (which sends `reads` statements before its transaction) while its transaction finds the pool busy. */
+  async function pastABusyPool<T>(command: () => Promise<T>, reads: number): Promise<T> {
+    let holder = hold();
+    await holder.taken;
+    const outcome = command().then(
+      (value) => ({ value }),
+      (err: unknown) => ({ err }),
+    );
+    for (let i = 0; i < reads; i++) {
+      await waiting(`read ${i + 1} of the command to ask for the connection`);
+      const next = hold(); // queued behind the read: takes the connection once the read gave it back
+      await holder.release();
+      await next.taken;
+      holder = next;
+    }
+    await waiting("the command's transaction to ask for the connection");
+    // The fault: the pool stays busy past the wait Prisma gives a transaction by default.
+    await sleep(prismaDefaultMaxWaitMs + 500);
+    await holder.release();
+    const settled = await outcome;
+    if ('err' in settled) throw settled.err;
+    return settled.value;
+  }
+
+  it('signal, kick, reclaimStep, cancel and terminate wait for the connection and return their own outcome', async () => {
+    if (!db.pool) throw new Error('this test needs the PostgreSQL project (a connection pool to keep busy)');
+    const { runId } = await engine.startFlow(flow, null);
+    const outcomes = {
+      signal: await pastABusyPool(() => engine.signal(runId, 'go', 'busy'), 1),
+      kick: await pastABusyPool(() => engine.kick(runId), 0),
+      reclaimStep: await pastABusyPool(() => engine.reclaimStep(runId), 0),
+      cancel: await pastABusyPool(() => engine.cancel(runId, { reason: 'busy pool' }), 1),
+      terminate: await pastABusyPool(() => engine.terminate(runId, { reason: 'busy pool' }), 1),
+    };
+    const { signal, reclaimStep, ...rest } = outcomes;
+    expect({ signalId: typeof signal.signalId, reclaimStep: Object.keys(reclaimStep).sort(), ...rest }).toEqual({
+      signalId: 'string',
+      reclaimStep: ['reason', 'reclaimed'], // the run's step is not held by a gone worker: nothing to reclaim
+      kick: { kicked: true },
+      cancel: { requested: true },
+      terminate: { terminated: true },
+    });
+    expect(reclaimStep.reclaimed).toBe(false);
+    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    expect(run.status).toBe('Terminated');
+    const history = await db.prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } });
+    // Each command wrote its history once.
+    expect(history.map((e) => e.type)).toEqual([
+      'run.started',
+      'signal.sent',
+      'run.kicked',
+      'run.cancel_requested',
+      'run.terminated',
+    ]);
+  }, 120_000);
+});
