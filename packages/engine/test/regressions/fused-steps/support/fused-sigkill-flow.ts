@@ -27,10 +27,18 @@ export function fusedSigkillFlow(middle: () => Promise<string>, ran: string[] = 
 
 /**
  * Small windows so a killed worker's step and job come back within seconds: each step is reclaimable
- * a second after its claim, and the child's job lease is a second long.
+ * a second after its claim, and the child's job lease is a second long. One slot per pool: with more,
+ * the child's own pool claimed its job again once that lease ran out and reclaimed the step it was
+ * still running, so the test passed only if it killed the child within a second (ADR 0078).
  */
 export const fusedSigkillConfig = {
-  worker: { poll_interval_ms: 25, heartbeat_interval_ms: 100, dead_after_seconds: 2, lease_seconds: 1 },
+  worker: {
+    poll_interval_ms: 25,
+    heartbeat_interval_ms: 100,
+    dead_after_seconds: 2,
+    lease_seconds: 1,
+    concurrency: 1,
+  },
   reclaim: { actions: { enabled: true, after_seconds: 1 } },
   logging: { anomaly_level: null },
 } as const;
