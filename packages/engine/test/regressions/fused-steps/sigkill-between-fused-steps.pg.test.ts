@@ -6,7 +6,7 @@ import { createEngine, type Database, type Engine } from '../../../src/index.ts'
 import { spawnWorker } from '../../support/spawn-worker.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
-import { fusedSigkillConfig, fusedSigkillFlow } from './support/fused-sigkill-flow.ts';
+import { oneSlotFusedSigkillConfig, fusedSigkillFlow } from './support/fused-sigkill-flow.ts';
 
 const workerScript = fileURLToPath(new URL('./support/fused-sigkill-worker.ts', import.meta.url));
 /** Progress-driven waits: each fails only when its condition has not come in this long (a loaded 2-core machine). */
@@ -42,7 +42,7 @@ describe('a worker SIGKILLed between two fused step transitions (real PostgreSQL
       db,
       flows: [flow],
       actions,
-      config: fusedSigkillConfig,
+      config: oneSlotFusedSigkillConfig,
       logger: pino({ level: 'silent' }),
     });
     const { runId } = await engine.startFlow(flow, null);

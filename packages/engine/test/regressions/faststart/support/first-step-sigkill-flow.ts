@@ -1,5 +1,5 @@
 import { defineAction, defineFlow } from '../../../../src/index.ts';
-import { fusedSigkillConfig } from '../../fused-steps/support/fused-sigkill-flow.ts';
+import { oneSlotFusedSigkillConfig } from '../../fused-steps/support/fused-sigkill-flow.ts';
 
 /**
  * The flow of sigkill-after-start-with-first-step.pg.test.ts, shared by the test and its child worker
@@ -27,14 +27,8 @@ export function firstStepSigkillFlow(first: () => Promise<string>, ran: string[]
 }
 
 /**
- * The fused-steps windows (a step reclaimable a second after its claim, a one-second job lease), with
- * one slot per pool. With more, the child's own pool claimed its job again once that lease ran out
- * and reclaimed the step it was still running (attempt 2, 3, ... a second apart), so the test passed
- * only if it read the step and killed the child within a second of the start: not on a loaded
- * machine. With one slot the pool that holds the step claims nothing more until it ends; the same
- * holds for this process's worker, whose replay must not be overtaken by a second one of its own.
+ * The fused-steps windows with one slot per pool (ADR 0078): the child's pool holding step 1 claims
+ * nothing more until it ends; the same holds for this process's worker, whose replay must not be
+ * overtaken by a second one of its own.
  */
-export const firstStepSigkillConfig = {
-  ...fusedSigkillConfig,
-  worker: { ...fusedSigkillConfig.worker, concurrency: 1 },
-} as const;
+export const firstStepSigkillConfig = oneSlotFusedSigkillConfig;

@@ -27,18 +27,21 @@ export function fusedSigkillFlow(middle: () => Promise<string>, ran: string[] = 
 
 /**
  * Small windows so a killed worker's step and job come back within seconds: each step is reclaimable
- * a second after its claim, and the child's job lease is a second long. One slot per pool: with more,
- * the child's own pool claimed its job again once that lease ran out and reclaimed the step it was
- * still running, so the test passed only if it killed the child within a second (ADR 0078).
+ * a second after its claim, and the child's job lease is a second long.
  */
 export const fusedSigkillConfig = {
-  worker: {
-    poll_interval_ms: 25,
-    heartbeat_interval_ms: 100,
-    dead_after_seconds: 2,
-    lease_seconds: 1,
-    concurrency: 1,
-  },
+  worker: { poll_interval_ms: 25, heartbeat_interval_ms: 100, dead_after_seconds: 2, lease_seconds: 1 },
   reclaim: { actions: { enabled: true, after_seconds: 1 } },
   logging: { anomaly_level: null },
+} as const;
+
+/**
+ * The same windows with one slot per pool, for a test whose child holds a step until it is killed:
+ * with more slots, the child's own pool claimed its job again once that one-second lease ran out and
+ * reclaimed the step it was still running, so the test passed only if it killed the child within a
+ * second, not on a loaded machine (ADR 0078). One slot: the pool holding the step claims nothing more.
+ */
+export const oneSlotFusedSigkillConfig = {
+  ...fusedSigkillConfig,
+  worker: { ...fusedSigkillConfig.worker, concurrency: 1 },
 } as const;

@@ -2,7 +2,7 @@
 // database URL in argv[2], whose middle step never returns. It prints its worker id, then waits to be killed.
 import { pino } from 'pino';
 import { createDatabase, createEngine } from '../../../../src/index.ts';
-import { fusedSigkillConfig, fusedSigkillFlow } from './fused-sigkill-flow.ts';
+import { oneSlotFusedSigkillConfig, fusedSigkillFlow } from './fused-sigkill-flow.ts';
 
 const url = process.argv[2];
 if (!url) throw new Error('usage: fused-sigkill-worker.ts <database url>');
@@ -12,7 +12,7 @@ const engine = createEngine({
   db,
   flows: [flow],
   actions,
-  config: fusedSigkillConfig,
+  config: oneSlotFusedSigkillConfig,
   logger: pino({ level: 'silent' }),
 });
 engine.startWorkers();
