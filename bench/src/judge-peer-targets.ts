@@ -170,7 +170,7 @@ export function renderPeerTargets(summary: ModeSummary, ceilings: readonly Ceili
       ? ''
       : `\n\nAt c=1 a flow waits for its ${fixed(commits, 2)} commits one after another (ADR 0073: ` +
         "the start with step 1's claim, each step's outcome with the next claim, the last with the finish). Were each " +
-        `as cheap as one 1-client pgbench transaction, c=1 would reach R = ${fixed(bound, 3)}: the ceiling for R at c=1 on this server` +
+        `as cheap as one 1-client pgbench transaction (its client and round trip included), c=1 would reach R = ${fixed(bound, 3)}` +
         (reached === undefined ? '.' : `, of which this run reached ${fixed((reached / bound) * 100, 0)} %.`);
   const time = renderOneClientTime(summary, ceilings);
   return `${table}${note}${time === '' ? '' : `\n\n${time}`}`;
