@@ -8,3 +8,4 @@ export { startCluster } from './start-cluster.ts';
 export { TestPostgresError } from './test-postgres-error.ts';
 export type { TestPostgresErrorCode } from './test-postgres-error.ts';
 export { uniqueDatabaseName } from './unique-database-name.ts';
+export { isAlive as isProcessAlive } from './reap-stale-clusters.ts';

@@ -51,7 +51,8 @@ async function isYoung(path: string): Promise<boolean> {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether process `pid` exists (another user's counts: signalling it is refused, not unknown). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isProcessAlive } from '@sagaflow/test-postgres';
 
 /** What every run's template directory is called, in memory-backed storage where there is some. */
 export const templatesPrefix = 'sagaflow-pglite-';
@@ -32,7 +33,7 @@ export function reapStalePgliteTemplates(base: string): string[] {
     if (!name.startsWith(templatesPrefix)) continue;
     const dir = join(base, name);
     const owner = readOwner(dir);
-    if (owner === undefined ? isYoung(dir) : isAlive(owner)) continue;
+    if (owner === undefined ? isYoung(dir) : isProcessAlive(owner)) continue;
     try {
       rmSync(dir, { recursive: true, force: true });
       reaped.push(dir);
@@ -57,14 +58,5 @@ function isYoung(dir: string): boolean {
     return Date.now() - statSync(dir).mtimeMs < unownedGraceMs;
   } catch {
     return true; // gone already
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: unknown }).code === 'EPERM';
   }
 }
