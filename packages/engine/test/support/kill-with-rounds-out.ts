@@ -32,6 +32,12 @@ export async function killWithRoundsOut(db: Database & { url?: string }, inFligh
   let out = 0;
   let back = 0;
   let lines = '';
+  let killed = false;
+  const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_code, signal) => r(signal)));
+  // Several rounds gone and back, and `inFlight` out as of the child's latest output: the kill lands on
+  // rounds in flight. It is sent as that output comes, not from a poll, which on a loaded machine missed
+  // every moment two rounds were out (69 rounds, none seen two at a time); each round holds its
+  // transaction open a while after its writes (the child's), so such moments last.
   proc.stdout?.on('data', (chunk: Buffer) => {
     lines += chunk.toString();
     const all = lines.split('\n');
@@ -39,15 +45,16 @@ export async function killWithRoundsOut(db: Database & { url?: string }, inFligh
     for (const line of all)
       if (line === 'round out') out++;
       else if (line === 'round back') back++;
+    if (!killed && back >= 5 && out - back >= inFlight) {
+      killed = true;
+      proc.kill('SIGKILL');
+    }
   });
-  // Several rounds gone and back, and `inFlight` out now: the kill lands on rounds in flight.
   await waitFor(
-    `rounds to go, and ${inFlight} to be out`,
-    async () => (back >= 5 && out - back >= inFlight ? true : undefined),
+    () => `rounds to go, and ${inFlight} to be out (seen: ${out} out, ${back} back)`,
+    async () => (killed ? true : undefined),
     WAIT_MS,
   );
-  const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_code, signal) => r(signal)));
-  proc.kill('SIGKILL');
   expect(await exited).toBe('SIGKILL');
   state.child = null;
 

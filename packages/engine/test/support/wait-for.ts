@@ -1,12 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Polls until `check` returns a value other than undefined, or fails with `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+/**
+ * Polls until `check` returns a value other than undefined, or fails with `what` after `timeoutMs`
+ * (a function: read at the failure, so it can say how far things got).
+ */
+export async function waitFor<T>(
+  what: string | (() => string),
+  check: () => Promise<T | undefined>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`);
     await sleep(25);
   }
 }
