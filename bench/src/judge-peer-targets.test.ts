@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { judgePeerTargets, rBoundAtOneClient, renderOneClientTime, renderPeerTargets } from './judge-peer-targets.ts';
+import {
+  judgePeerTargets,
+  rBoundAtOneClient,
+  renderManyClientCores,
+  renderOneClientTime,
+  renderPeerTargets,
+} from './judge-peer-targets.ts';
 import { peerPhase } from './peer-phase-fixture.ts';
 import type { Ceiling } from './run-pgbench-ceiling.ts';
 import { summariseMode } from './summarise-peer-comparison.ts';
@@ -145,5 +151,22 @@ describe('renderOneClientTime', () => {
       5000,
     );
     expect(renderOneClientTime(noFlushes, ceilings)).not.toContain('needs a flow every');
+  });
+});
+
+describe('renderManyClientCores', () => {
+  it('says, where c=8 is short of 3× DBOS, the cores busy and the two ways to the target', () => {
+    // Sagaflow at c=8: 450 flows/s × (1 ms Node + 1 ms PostgreSQL) = 0.90 cores; DBOS 200 × (3 + 2) = 1.00.
+    const text = renderManyClientCores(summary({ c1: 250, c8: 450, nodeCpu: 1, statements: 4 }));
+    expect(text).toContain('At c=8 Sagaflow kept 0.90 cores busy for 450 flows/s (2.00 ms of CPU per flow');
+    expect(text).toContain('DBOS 1.00.');
+    // 3 × 200 = 600 flows/s: 600 × 2 ms = 1.20 cores, or 0.90 cores ÷ 600 flows/s = 1.50 ms per flow.
+    expect(text).toContain('3× DBOS is 600 flows/s: at this CPU per flow that takes 1.20 cores busy');
+    expect(text).toContain('and on 0.90 cores it takes 1.50 ms of CPU per flow.');
+    expect(renderPeerTargets(summary({ c1: 250, c8: 450, nodeCpu: 1, statements: 4 }), ceilings)).toContain(text);
+  });
+
+  it('prints nothing where the target is met', () => {
+    expect(renderManyClientCores(summary({ c1: 250, c8: 650, nodeCpu: 1, statements: 4 }))).toBe('');
   });
 });

@@ -155,6 +155,36 @@ export function renderOneClientTime(summary: ModeSummary, ceilings: readonly Cei
   );
 }
 
+/** The flows/s ratio to DBOS the targets ask for above the lowest concurrency. */
+const targetRatio = 3;
+
+/**
+ * For each concurrency above the lowest where Sagaflow's flows/s is short of 3× DBOS's (medians): the
+ * cores each system kept busy (flows/s × Node and PostgreSQL CPU per flow, medians over rounds), and
+ * the two ways to the target, since flows/s is cores busy ÷ CPU per flow: the cores the target would
+ * take at today's CPU per flow, and the CPU per flow it would take on the cores kept busy today.
+ * Empty when every such target is met or a figure is missing.
+ */
+export function renderManyClientCores(summary: ModeSummary): string {
+  const lines = summary.concurrencies.slice(1).flatMap((c) => {
+    const ours = at(summary.systems, 'Sagaflow', c);
+    const theirs = at(summary.systems, 'DBOS', c);
+    const ratio = summary.ratios.find((r) => r.concurrency === c)?.flowsPerSecond?.median;
+    const busy = ours?.coresBusy?.median;
+    const flows = ours?.flowsPerSecond?.median;
+    const target = theirs?.flowsPerSecond ? targetRatio * theirs.flowsPerSecond.median : undefined;
+    if (ratio === undefined || ratio >= targetRatio || !busy || !flows || target === undefined) return [];
+    const cpu = (busy * 1000) / flows;
+    return [
+      `At c=${c} Sagaflow kept ${fixed(busy, 2)} cores busy for ${fixed(flows, 0)} flows/s (${fixed(cpu, 2)} ms of ` +
+        `CPU per flow, Node and PostgreSQL), DBOS ${fixed(theirs?.coresBusy?.median, 2)}. ${targetRatio}× DBOS is ` +
+        `${fixed(target, 0)} flows/s: at this CPU per flow that takes ${fixed((target * cpu) / 1000, 2)} cores busy, ` +
+        `and on ${fixed(busy, 2)} cores it takes ${fixed((busy * 1000) / target, 2)} ms of CPU per flow.`,
+    ];
+  });
+  return lines.join('\n\n');
+}
+
 /** The targets table, then one line on R's bound at one client when the run measured c=1. */
 export function renderPeerTargets(summary: ModeSummary, ceilings: readonly Ceiling[]): string {
   const verdicts = judgePeerTargets(summary);
@@ -172,6 +202,6 @@ export function renderPeerTargets(summary: ModeSummary, ceilings: readonly Ceili
         "the start with step 1's claim, each step's outcome with the next claim, the last with the finish). Were each " +
         `as cheap as one 1-client pgbench transaction (its client and round trip included), c=1 would reach R = ${fixed(bound, 3)}` +
         (reached === undefined ? '.' : `, of which this run reached ${fixed((reached / bound) * 100, 0)} %.`);
-  const time = renderOneClientTime(summary, ceilings);
-  return `${table}${note}${time === '' ? '' : `\n\n${time}`}`;
+  const sections = [renderOneClientTime(summary, ceilings), renderManyClientCores(summary)].filter((t) => t !== '');
+  return [`${table}${note}`, ...sections].join('\n\n');
 }

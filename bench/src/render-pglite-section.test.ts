@@ -46,6 +46,7 @@ function sagaflow(concurrency: number, flowsPerSecond: number): SystemSummary {
     walSyncsPerFlow: null,
     walSyncMs: null,
     executorMsPerFlow: null,
+    coresBusy: null,
     r: null,
     statementsByLabel: [],
     poolCountersPerFlow: [],

@@ -64,6 +64,12 @@ export interface SystemSummary {
   readonly walSyncsPerFlow: Spread | null;
   readonly walSyncMs: Spread | null;
   readonly executorMsPerFlow: Spread | null;
+  /**
+   * Cores the system kept busy over the measured loop, flows/s × (Node + PostgreSQL CPU per flow); null
+   * where PostgreSQL's CPU could not be read. Its
+   * flows/s is this ÷ its CPU per flow, so a system short of a throughput target is short of one or both.
+   */
+  readonly coresBusy: Spread | null;
   /** steps/s ÷ pgbench's 4-client tps in the same mode, per round. */
   readonly r: Spread | null;
   /** Statements per flow by label (median over rounds), busiest first; empty without pg_stat_statements. */
@@ -127,6 +133,11 @@ export function summariseMode(
         walSyncsPerFlow: of((r) => r.walSyncsPerFlow ?? null),
         walSyncMs: of((r) => r.walSyncMs ?? null),
         executorMsPerFlow: of((r) => r.executorMsPerFlow ?? null),
+        coresBusy: of((r) =>
+          r.postgresCpuMsPerFlow === null
+            ? null
+            : (r.flowsPerSecond * (r.nodeCpuMsPerFlow + r.postgresCpuMsPerFlow)) / 1000,
+        ),
         r: ceiling4Tps === null ? null : of((r) => (r.flowsPerSecond * stepsPerFlow) / ceiling4Tps),
         statementsByLabel: byLabel(phases),
         poolCountersPerFlow: poolPerFlow(phases),
