@@ -135,9 +135,13 @@ describe(`events, overlap locks and graceful shutdown (${testDbKind()})`, () => 
     await waitFor('the step to run', async () => (executions > before ? true : undefined));
     expect(await w.stopWorkers(100)).toEqual({ drained: false });
     release();
-    await new Promise((r) => setTimeout(r, 50));
-    const d = await t.engine.getRun(runId);
-    expect(d?.run.status).toBe('Completed');
+    // Only the stopped pool's in-flight work can finish the run (no other pool runs here). It takes
+    // 30-110 ms under load (4 busy loops): a fixed 50 ms wait passed only when the read itself came late.
+    const d = await waitFor('the stopped pool to finish its in-flight run', async () => {
+      const r = await t.engine.getRun(runId);
+      return r?.run.status === 'Completed' ? r : undefined;
+    });
+    expect(d.run.status).toBe('Completed');
     const w2 = createEngine({
       db: t.db,
       flows: [slowFlow],
