@@ -3,6 +3,7 @@ import { defineAction, defineFlow, NonRetryableError } from '../src/index.ts';
 import type { EngineEventMap } from '../src/runtime/engine-events.ts';
 import { openTestEngine } from './support/open-test-engine.ts';
 import { testDbKind } from './support/test-database.ts';
+import { waitFor } from './support/wait-for.ts';
 
 const calls = new Map<string, number>();
 const bump = (k: string) => calls.set(k, (calls.get(k) ?? 0) + 1).get(k) ?? 0;
@@ -89,10 +90,17 @@ describe(`the recorder under faults, and retry policies (${testDbKind()})`, () =
 
   it('a crash after the claim leaves the row Running and the step is not run twice without reclaim', async () => {
     t.faults.crashAfterClaim('plain');
+    // Its own pool: this test ran only after another had started one (t.drive does), and then only if
+    // that pool claimed and replayed within two fixed 300 ms waits. It now waits for each of those.
+    t.engine.startWorkers();
     const { runId } = await t.engine.startFlow(flow('plain'), 'k3');
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor('the claim the worker crashed after', async () =>
+      (await t.engine.getRun(runId))?.actions[0]?.status === 'Running' ? true : undefined,
+    );
     await t.faults.duplicateDelivery(runId, 2);
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor('a duplicate to find the row held', async () =>
+      (await anomalies(runId)).some((a) => a.code === 'claim_lost') ? true : undefined,
+    );
     const d = await t.engine.getRun(runId);
     expect(d?.actions[0]).toMatchObject({ status: 'Running', attempts: 1 });
     expect(calls.get('plain:k3')).toBeUndefined();
