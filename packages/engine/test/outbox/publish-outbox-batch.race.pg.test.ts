@@ -103,8 +103,20 @@ describe('concurrent outbox publishers on real PostgreSQL connections', () => {
     const failing = new Set(written.map((rows, s) => rows[s % rows.length]!));
     const clock = new TestClock(new Date(Date.now() + 1000));
     const deliveries: { publisher: number; message: OutboxEnvelope }[] = [];
+    // The first delivery waits (at most 5 s) until a second publisher delivers too: the passes then
+    // overlap for certain, not only when the machine lets them (under load one publisher took it all).
+    const delivering = new Set<number>();
+    let secondIn!: () => void;
+    const secondPublisher = new Promise<void>((resolve) => (secondIn = resolve));
+    let firstHeld = false;
     const publishers = replicas.map((replica, publisher) => {
       const transport = inProcessTransport(async (message) => {
+        delivering.add(publisher);
+        if (delivering.size > 1) secondIn();
+        if (!firstHeld) {
+          firstHeld = true;
+          await Promise.race([secondPublisher, sleep(5_000)]);
+        }
         await sleep(2); // lets the passes overlap
         if (failing.delete(message.messageId)) throw new Error('refused once');
         deliveries.push({ publisher, message });
