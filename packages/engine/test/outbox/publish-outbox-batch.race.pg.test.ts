@@ -5,13 +5,56 @@ import { createDatabase } from '../../src/db/create-database.ts';
 import type { Database } from '../../src/db/database.ts';
 import { inProcessTransport } from '../../src/outbox/in-process-transport.ts';
 import type { OutboxEnvelope } from '../../src/outbox/outbox-envelope.ts';
-import { publishOutboxBatch } from '../../src/outbox/publish-outbox-batch.ts';
+import { publishOutboxBatch, type OutboxBatchResult } from '../../src/outbox/publish-outbox-batch.ts';
 import { claimOutboxBatch } from '../../src/store/claim-outbox-batch.ts';
 import { TestClock } from '../../src/testing/test-clock.ts';
 import { openTestDatabase } from '../support/test-database.ts';
 import { clearOutbox, outboxRow, seedOutbox } from './seed-outbox.ts';
 
 const logger = pino({ level: 'silent' });
+
+/**
+ * Each publisher passes in a loop of its own, as separate processes would, until `done()` (at most 400
+ * passes each); `idle` runs after a pass that claimed nothing. Not rounds where every publisher waits
+ * for the slowest: a claim skips the sources a rival is claiming at that moment, so passes started
+ * together left all but one publisher empty-handed, and a publisher held in its pass
+ * ({@link passesOverlap}) would hold up every other.
+ */
+async function drain(
+  passes: (() => Promise<OutboxBatchResult>)[],
+  done: () => boolean,
+  idle: () => void = () => undefined,
+): Promise<void> {
+  await Promise.all(
+    passes.map(async (pass) => {
+      for (let n = 0; n < 400 && !done(); n++) {
+        if ((await pass()).claimed > 0) continue;
+        idle();
+        await sleep(1);
+      }
+    }),
+  );
+}
+
+/**
+ * What each publisher's transport awaits first, so that concurrent passes overlap for certain, not
+ * only when the machine lets them: the first delivery waits (at most 5 s) until another publisher
+ * delivers too. In CI on a loaded machine one publisher took every batch, and the checks that more
+ * than one publisher did the work failed while every delivery guarantee held.
+ */
+function passesOverlap(): (publisher: number) => Promise<void> {
+  const delivering = new Set<number>();
+  let secondIn!: () => void;
+  const second = new Promise<void>((resolve) => (secondIn = resolve));
+  let held = false;
+  return async (publisher) => {
+    delivering.add(publisher);
+    if (delivering.size > 1) secondIn();
+    if (held) return;
+    held = true;
+    await Promise.race([second, sleep(5_000)]);
+  };
+}
 
 describe('concurrent outbox publishers on real PostgreSQL connections', () => {
   let db: Database & { url?: string };
@@ -60,9 +103,11 @@ describe('concurrent outbox publishers on real PostgreSQL connections', () => {
       );
     }
     const deliveries: { publisher: number; message: OutboxEnvelope }[] = [];
+    const overlap = passesOverlap();
     const publishers = replicas.map((replica, publisher) => {
       const transport = inProcessTransport(async (message) => {
-        await sleep(2); // a real handoff takes time: lets the passes overlap
+        await overlap(publisher);
+        await sleep(2); // a real handoff takes time
         deliveries.push({ publisher, message });
       });
       return () =>
@@ -74,10 +119,7 @@ describe('concurrent outbox publishers on real PostgreSQL connections', () => {
         });
     });
 
-    for (let round = 0; round < 200; round++) {
-      const results = await Promise.all(publishers.map((pass) => pass()));
-      if (results.every((r) => r.claimed === 0)) break;
-    }
+    await drain(publishers, () => deliveries.length >= 72);
 
     const ids = deliveries.map((d) => d.message.messageId);
     expect(ids).toHaveLength(72);
@@ -103,21 +145,11 @@ describe('concurrent outbox publishers on real PostgreSQL connections', () => {
     const failing = new Set(written.map((rows, s) => rows[s % rows.length]!));
     const clock = new TestClock(new Date(Date.now() + 1000));
     const deliveries: { publisher: number; message: OutboxEnvelope }[] = [];
-    // The first delivery waits (at most 5 s) until a second publisher delivers too: the passes then
-    // overlap for certain, not only when the machine lets them (under load one publisher took it all).
-    const delivering = new Set<number>();
-    let secondIn!: () => void;
-    const secondPublisher = new Promise<void>((resolve) => (secondIn = resolve));
-    let firstHeld = false;
+    const overlap = passesOverlap();
     const publishers = replicas.map((replica, publisher) => {
       const transport = inProcessTransport(async (message) => {
-        delivering.add(publisher);
-        if (delivering.size > 1) secondIn();
-        if (!firstHeld) {
-          firstHeld = true;
-          await Promise.race([secondPublisher, sleep(5_000)]);
-        }
-        await sleep(2); // lets the passes overlap
+        await overlap(publisher);
+        await sleep(2); // a real handoff takes time
         if (failing.delete(message.messageId)) throw new Error('refused once');
         deliveries.push({ publisher, message });
       });
@@ -129,17 +161,17 @@ describe('concurrent outbox publishers on real PostgreSQL connections', () => {
           logger,
           config: {
             batch_size: 6,
-            visibility_timeout_seconds: 60,
+            visibility_timeout_seconds: 3600, // beyond all the idle passes' advances
             backoff: { base_delay_ms: 1000, max_delay_ms: 1000 },
           },
         });
     });
 
-    for (let round = 0; round < 200; round++) {
-      const results = await Promise.all(publishers.map((pass) => pass()));
-      if (results.every((r) => r.claimed === 0) && failing.size === 0) break;
-      clock.advance(1000); // the failed rows' backoff, never a claim window
-    }
+    await drain(
+      publishers,
+      () => failing.size === 0 && deliveries.length >= 48,
+      () => clock.advance(1000), // the failed rows' backoff; 1,600 s at most, never a claim window
+    );
 
     expect(failing.size).toBe(0);
     const ids = deliveries.map((d) => d.message.messageId);
@@ -173,9 +205,11 @@ describe('concurrent outbox publishers on real PostgreSQL connections', () => {
     }
     const clock = new TestClock(new Date(Date.now() + 1000));
     const deliveries: { publisher: number; message: OutboxEnvelope }[] = [];
+    const overlap = passesOverlap();
     const publishers = replicas.slice(0, 2).map((replica, publisher) => {
       const inventory = inProcessTransport(async (message) => {
-        await sleep(1); // lets the two publishers' passes overlap
+        await overlap(publisher);
+        await sleep(1); // a real handoff takes time
         deliveries.push({ publisher, message });
       });
       const billing = inProcessTransport(() => {
@@ -189,16 +223,17 @@ describe('concurrent outbox publishers on real PostgreSQL connections', () => {
           logger,
           config: {
             batch_size: 4,
-            visibility_timeout_seconds: 60,
+            visibility_timeout_seconds: 3600, // beyond all the idle passes' advances
             backoff: { base_delay_ms: 600_000, max_delay_ms: 600_000 },
           },
         });
     });
 
-    for (let round = 0; round < 200 && deliveries.length < 120; round++) {
-      await Promise.all(publishers.map((pass) => pass()));
-      clock.advance(100); // never past the failing head's backoff nor a claim window
-    }
+    await drain(
+      publishers,
+      () => deliveries.length >= 120,
+      () => clock.advance(100), // 80 s at most: never past the failing head's backoff nor a claim window
+    );
 
     const ids = deliveries.map((d) => d.message.messageId);
     expect(ids).toHaveLength(120);

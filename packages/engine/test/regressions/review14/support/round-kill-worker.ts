@@ -1,29 +1,45 @@
-// The child worker of sigkill-with-rounds-out.pg.test.ts: review 13's bursts of starts (an even run's
-// first step never returns), on a handle whose rounds (ADR 0066) it reports on stdout as they go out
-// (`round out`) and come back (`round back`), so the test can kill it while one is out.
+// The child worker of sigkill-with-rounds-out.pg.test.ts and review 16's two-rounds-out test: review 13's
+// starts (an even run's first step never returns), on a handle whose rounds (ADR 0066) it reports on
+// stdout as they go out (`round out`) and come back (`round back`), so the test can kill it while rounds are out.
 import { pino } from 'pino';
 import { createDatabase, createEngine, type Database } from '../../../../src/index.ts';
 import { fusedSigkillConfig } from '../../fused-steps/support/fused-sigkill-flow.ts';
-import { slowStatementMs } from '../../../../src/runtime/run-statement-batches.ts';
 import { burstKillFlow } from '../../review13/support/burst-kill-flow.ts';
 
 const url = process.argv[2];
 if (!url) throw new Error('usage: round-kill-worker.ts <database url>');
 const { flow, actions } = burstKillFlow(async (n) => (n % 2 === 0 ? new Promise<never>(() => undefined) : n));
-const holdOpen = { text: `select pg_sleep(${(2 * slowStatementMs) / 1000})`, values: [] };
 const opened = await createDatabase({ kind: 'postgres', url, poolSize: 6 });
 const { driver } = opened;
 if (driver.statements === undefined) throw new Error('rounds are on by default: the driver must send them');
+// Each round ends, inside its transaction and after its writes, by waiting (up to 2 s) for another
+// round to reach the same point on another backend, then holding 1 s more: rounds are out together,
+// uncommitted, for long enough that the test's kill, sent on this output, lands while they are. A round
+// out alone long enough also lets a second go beside it (ADR 0076), so a companion forms.
+await driver.exec(`
+  create or replace function round_kill_hold() returns void language plpgsql as $$
+  declare
+    since timestamptz := clock_timestamp();
+  begin
+    loop
+      if exists (
+        select 1 from pg_stat_activity where pid <> pg_backend_pid() and query = 'select round_kill_hold()'
+      ) then
+        perform pg_sleep(1);
+        return;
+      end if;
+      exit when clock_timestamp() - since > interval '2 s';
+      perform pg_sleep(0.005);
+    end loop;
+  end $$`);
+const hold = { text: 'select round_kill_hold()', values: [] };
 const db: Database = {
   ...opened,
   driver: {
     ...driver,
-    // Each round ends, inside its transaction, by holding it open a while after its writes: slower
-    // than a round may be before another goes beside it (ADR 0076), so rounds are out together, and
-    // each for long enough that the test's kill, sent on this output, lands while they are.
     statements: (statements, limits) => {
       process.stdout.write('round out\n');
-      return driver.statements!([...statements, holdOpen], limits)
+      return driver.statements!([...statements, hold], limits)
         .then((answers) => answers.slice(0, statements.length))
         .finally(() => process.stdout.write('round back\n'));
     },
@@ -33,13 +49,18 @@ const engine = createEngine({
   db,
   flows: [flow],
   actions,
-  // Slots for every hanging run it can start before the kill, so rounds keep going out on a quiet
-  // machine too (with 8, the hanging even runs filled the pool and the rounds stopped).
+  // Slots for every hanging run it can start before the kill, so rounds keep going out (with 8, the
+  // hanging even runs filled the pool and the rounds stopped).
   config: { ...fusedSigkillConfig, worker: { ...fusedSigkillConfig.worker, concurrency: 512 } },
   logger: pino({ level: 'silent' }),
 });
 engine.startWorkers();
 process.stdout.write(`ready ${engine.runtime.workerId}\n`);
-// Bursts until the test kills it (at most 1,000 runs).
-for (let burst = 0; burst < 125; burst++)
-  await Promise.allSettled(Array.from({ length: 8 }, (_, i) => engine.startFlow(flow, burst * 8 + i)));
+// Bursts of 8 starts every 20 ms until the test kills it (1,000 runs at most). Not one burst after
+// another: a burst waiting on a held round would hold up the next, and no other round would form
+// beside it (in CI, 52 rounds went and came back one at a time and then the starts ran out).
+let started = 0;
+const bursts = setInterval(() => {
+  for (let i = 0; i < 8 && started < 1000; i++) void engine.startFlow(flow, started++).catch(() => undefined);
+  if (started >= 1000) clearInterval(bursts);
+}, 20);
