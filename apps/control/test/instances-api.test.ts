@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import './provided-context.ts';
 import { testDatabaseUrl, type apiClient, rejection, signedInClient } from './support/test-plane.ts';
 import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
@@ -41,11 +41,24 @@ describe('instances API over HTTP (PostgreSQL)', () => {
     return instanceIdOf(r);
   };
   const ids = (list: { id: string }[]) => list.map((i) => i.id);
+  /**
+   * The engine stamps updated_at from its clock (`new Date()`) and the list's stale filter cuts at
+   * `Date.now()` less the window: both read the global Date. With real time, `fresh` had to be less
+   * than 1 s old when the stale query ran, so two HTTP queries slower than 1 s (a loaded machine) got
+   * it listed as stale. Here Date stands still (timers stay real) and the test moves it: the three
+   * instances are 0, 20 and 1 220 ms apart and the queries run at the instant `fresh` was written,
+   * however long the writes and the queries take.
+   */
   it('lists active instances stalest first, and the stale filter keeps only those quiet for long enough', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const pass = (ms: number) => vi.setSystemTime(Date.now() + ms);
     const older = await noteOn(randomUUID());
-    await sleep(20);
+    pass(20);
     const newer = await noteOn(randomUUID());
-    await sleep(1_200);
+    pass(1_200);
     const fresh = await noteOn(randomUUID());
 
     const all = ids(await api.instances.list.query({ status: 'ACTIVE', processName: 'demo.fulfilment' }));
