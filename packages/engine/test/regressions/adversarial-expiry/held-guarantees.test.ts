@@ -7,7 +7,8 @@ import { findRun } from '../../../src/store/find-run.ts';
 import { FaultPlan } from '../../../src/testing/fault-plan.ts';
 import { TestClock } from '../../../src/testing/test-clock.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { bareEngine, gate, sleep } from '../harness.ts';
+import { waitFor } from '../../support/wait-for.ts';
+import { bareEngine, gate } from '../harness.ts';
 
 /** Attacks on the run expiry that the engine withstood (kept as guards). */
 const log: string[] = [];
@@ -165,8 +166,13 @@ describe(`adversarial expiry: what held (${testDbKind()})`, () => {
     const e = bareEngine(db, { flows: [parallel], actions: [reserve, unreserve, branchX, branchY], clock });
     const { runId } = await e.startFlow(parallel, { id: 'q' }, { expiresInSeconds: 60 });
     const live = executeRun(e.runtime, runId);
-    for (let i = 0; i < 400 && !(log.includes('branch x started q') && log.includes('branch y started q')); i++)
-      await sleep(10);
+    // The case under test needs both branches Running when the sweep comes: wait for it, or fail.
+    await waitFor(
+      () =>
+        `the live replay to start both branches (started: ${log.filter((l) => l.startsWith('branch')).join(', ') || 'none'})`,
+      async () => (log.includes('branch x started q') && log.includes('branch y started q') ? true : undefined),
+      30_000,
+    );
     clock.advance(61_000);
     expect((await e.sweepExpiredRuns()).expired).toEqual([runId]);
     branchGates.x.open();

@@ -4,7 +4,8 @@ import { defineAction, defineFlow } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { TestClock } from '../../../src/testing/test-clock.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { bareEngine, gate, sleep } from '../harness.ts';
+import { waitFor } from '../../support/wait-for.ts';
+import { bareEngine, gate } from '../harness.ts';
 
 /**
  * expiry_failed is for an OPEN run that stays overdue ("the run stays overdue and is tried again once
@@ -59,8 +60,7 @@ describe(`adversarial expiry: a run that finishes while its expiry is being plan
 
     broken = true;
     const sweeping = e.sweepExpiredRuns();
-    for (let i = 0; i < 400 && !planEntered; i++) await sleep(10);
-    expect(planEntered).toBe(true);
+    await waitFor("the sweep's planning replay to begin", async () => (planEntered ? true : undefined), 30_000);
     broken = false;
 
     // Meanwhile the run gets its confirmation and completes.

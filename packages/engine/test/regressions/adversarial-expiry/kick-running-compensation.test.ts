@@ -4,7 +4,8 @@ import { defineAction, defineFlow, NonRetryableError } from '../../../src/index.
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { TestClock } from '../../../src/testing/test-clock.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { bareEngine, gate, sleep } from '../harness.ts';
+import { waitFor } from '../../support/wait-for.ts';
+import { bareEngine, gate } from '../harness.ts';
 
 /**
  * Seed 000 / README: a kick "reads the same deadline R3 does and skips a Running row that has not
@@ -59,8 +60,11 @@ describe(`adversarial expiry: kick on a run whose compensation is Running (${tes
     const e = bareEngine(db, { flows: [flow], actions: [reserve, undo, decline], clock });
     const { runId } = await e.startFlow(flow, { id: 'a' });
     const live = executeRun(e.runtime, runId);
-    for (let i = 0; i < 400 && !log.includes('undo started a'); i++) await sleep(10);
-    expect(log).toContain('undo started a');
+    await waitFor(
+      'the live replay to start the undo',
+      async () => (log.includes('undo started a') ? true : undefined),
+      30_000,
+    );
     const comp = await db.prisma.compensationRun.findFirstOrThrow({ where: { run_id: runId } });
     expect(comp).toMatchObject({ status: 'Running', reclaim_stale_at: null });
 

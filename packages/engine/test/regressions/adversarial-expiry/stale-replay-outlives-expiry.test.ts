@@ -4,7 +4,8 @@ import { defineAction, defineFlow, NonRetryableError } from '../../../src/index.
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { TestClock } from '../../../src/testing/test-clock.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { bareEngine, gate, sleep } from '../harness.ts';
+import { waitFor } from '../../support/wait-for.ts';
+import { bareEngine, gate } from '../harness.ts';
 
 /**
  * ADR 0007: once the monitor has expired a run (expired_at set, run.expiry_started recorded), the run
@@ -94,8 +95,11 @@ describe(`adversarial expiry: a replay under way when the run is expired (${test
     const e = bareEngine(db, { flows: [slowUndo], actions: [reserve, undo, decline], clock });
     const { runId } = await e.startFlow(slowUndo, { id: 'a' }, { expiresInSeconds: 60 });
     const live = executeRun(e.runtime, runId);
-    for (let i = 0; i < 400 && !log.includes('undo started a'); i++) await sleep(10);
-    expect(log).toContain('undo started a');
+    await waitFor(
+      'the live replay to start the undo',
+      async () => (log.includes('undo started a') ? true : undefined),
+      30_000,
+    );
 
     clock.advance(61_000);
     expect(await e.sweepExpiredRuns()).toEqual({ expired: [runId], failed: [] });
@@ -117,7 +121,7 @@ describe(`adversarial expiry: a replay under way when the run is expired (${test
     const e = bareEngine(db, { flows: [lookupThenShip], actions: [ship, unship], clock });
     const { runId } = await e.startFlow(lookupThenShip, { id: 'b' }, { expiresInSeconds: 60 });
     const live = executeRun(e.runtime, runId);
-    for (let i = 0; i < 400 && lookups === 0; i++) await sleep(10);
+    await waitFor("the live replay to reach the flow's lookup", async () => (lookups > 0 ? true : undefined), 30_000);
     expect(lookups).toBe(1);
 
     clock.advance(61_000);
