@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAction, defineFlow } from '../../src/index.ts';
 import { openTestEngine } from '../support/open-test-engine.ts';
 import { testDbKind } from '../support/test-database.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 /**
  * run-claimable-step.ts:52-72: with locks.enabled the overlap lock is taken first and the claim
@@ -45,7 +46,18 @@ describe(`regression (review): overlap lock taken by a claim that lost (${testDb
 
     // A stale wake (superseded retry cycle / duplicate delivery) replays the run before the retry is due.
     await t.faults.duplicateDelivery(runId, 1);
-    await new Promise((r) => setTimeout(r, 400));
+    // The locks are read once the pool has replayed that wake: a worker deletes a job only after its
+    // replay returned, and the retry's own job is not due yet, so no due job left for the run means the
+    // lost claim (and whatever lock it took) has committed or rolled back. Read sooner, they would show
+    // no lock whether or not one leaks.
+    await waitFor(
+      'the pool to replay the stale wake and acknowledge its job',
+      async () =>
+        (await t.db.prisma.job.count({ where: { run_id: runId, available_at: { lte: t.clock.now() } } })) === 0
+          ? true
+          : undefined,
+      30_000,
+    );
     const locks = await t.db.prisma.lock.findMany({ where: { key: `step:action_runs:${rowId}` } });
     const d = await t.drive(runId, { timeoutMs: 8_000 }).catch((e: unknown) => (e as Error).message);
     expect({ leakedLocks: locks.length, result: typeof d === 'string' ? d : d.run.status, tries }).toEqual({
