@@ -144,15 +144,23 @@ describe('history pages and the flow filter at scale (PostgreSQL)', () => {
     return Promise.all(statements.map(async (s) => ({ s, ...(await explainStatement(stack.explainer, s)) })));
   }
 
-  it('the runs list filtered by flow reads the flow index of its order, first page and deep', async () => {
+  /**
+   * The rare flow's runs are few (1 in 800 of the seed's), so reading them through either of the flow's
+   * indexes and sorting them is as cheap as reading them in order: which of the two the planner takes
+   * turns on its estimate of the flow's rows, drawn from ANALYZE's random sample. In CI it once read the
+   * stalest order's index for the newest page, then sorted. What the console needs, and what is held
+   * here, is that the page reads the flow's rows through a flow index, and nothing big (`planFindings`).
+   */
+  const aFlowIndex = /flow_runs_flow_name_(created|updated)_at_id_idx/;
+  it('the runs list filtered by flow reads a flow index, first page and deep', async () => {
     const cursor = Buffer.from(
       JSON.stringify({ o: 'newest', t: flowMiddle.at.toISOString(), id: flowMiddle.id }),
     ).toString('base64url');
-    for (const [input, index] of [
-      [{ limit: 50, flowName: rareFlow }, 'flow_runs_flow_name_created_at_id_idx'],
-      [{ limit: 50, flowName: rareFlow, order: 'stalest' }, 'flow_runs_flow_name_updated_at_id_idx'],
-      [{ limit: 20, flowName: rareFlow, cursor }, 'flow_runs_flow_name_created_at_id_idx'],
-    ] as const) {
+    for (const input of [
+      { limit: 50, flowName: rareFlow },
+      { limit: 50, flowName: rareFlow, order: 'stalest' },
+      { limit: 20, flowName: rareFlow, cursor },
+    ]) {
       const explained = await explainCall('runs.page', input);
       // The runs' page read, not a statement of the plane's own loops captured meanwhile (the outbox
       // publisher's front read also orders and limits).
@@ -160,7 +168,7 @@ describe('history pages and the flow filter at scale (PostgreSQL)', () => {
         (e) => /"sagaflow"\."flow_runs"/.test(e.s.text) && /order by/i.test(e.s.text) && /limit/i.test(e.s.text),
       );
       expect(page, JSON.stringify(input)).toBeDefined();
-      expect(`${JSON.stringify(input)}: ${planOutline(page!.plan)}`).toContain(index);
+      expect(`${JSON.stringify(input)}: ${planOutline(page!.plan)}`).toMatch(aFlowIndex);
       for (const e of explained) expect(planFindings(e.plan, bigRows), oneLine(e.s)).toEqual([]);
     }
   });
