@@ -1,4 +1,5 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { inject } from 'vitest';
 import { describe, expect, it } from 'vitest';
 import { migrationStatus } from '../../../src/db/migration-status.ts';
@@ -81,12 +82,14 @@ describe(`each test database is its own (${testDbKind()})`, () => {
     async () => {
       const templates = inject('pgliteTemplates') as PgliteTemplates | undefined;
       expect(templates, 'the engine-pglite project provides its templates (ADR 0065)').toBeDefined();
-      const copies = () => readdirSync(templates!.root).filter((name) => name.startsWith('copy-'));
-      const before = copies();
+      // This file's own copy, by its path: other files open and close copies beside it (two workers).
       const db = await openTestDatabase();
-      expect(copies().length).toBe(before.length + 1);
+      const copy = db.description;
+      expect(dirname(copy)).toBe(templates!.root);
+      expect(basename(copy)).toMatch(/^copy-/);
+      expect(existsSync(copy)).toBe(true);
       await db.close();
-      expect(copies()).toEqual(before);
+      expect(existsSync(copy)).toBe(false);
       expect(existsSync(templates!.migrated) && existsSync(templates!.fresh)).toBe(true);
     },
   );

@@ -23,7 +23,8 @@ await driver.exec(`
   begin
     loop
       if exists (
-        select 1 from pg_stat_activity where pid <> pg_backend_pid() and query = 'select round_kill_hold()'
+        select 1 from pg_stat_activity
+         where pid <> pg_backend_pid() and datname = current_database() and query = 'select round_kill_hold()'
       ) then
         perform pg_sleep(1);
         return;
