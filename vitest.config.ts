@@ -12,6 +12,13 @@ const workspaceSources = {
 const engineIntegration = ['packages/engine/test/**/*.test.ts'];
 
 /**
+ * A worker runs its files one after another in one process, imports kept (ADR 0081): a file no longer pays
+ * ~1 s of imports and a cold process each time. Every file opens and closes what it uses;
+ * `vitest.between-files.ts` puts the clock back after each.
+ */
+const sharedWorker = { isolate: false, setupFiles: ['./vitest.between-files.ts'] };
+
+/**
  * One run, five projects: pure unit tests; the engine suite on embedded PGlite; the same suite
  * plus concurrency and control-plane tests on a real PostgreSQL 15 server started by the harness;
  * the two harnesses' own tests (PostgreSQL, NATS). `*.pg.test.ts` files need real concurrent
@@ -20,14 +27,14 @@ const engineIntegration = ['packages/engine/test/**/*.test.ts'];
 export default defineConfig({
   test: {
     // Two files at a time on these 2-core machines: most of a file's time is spent waiting on a database or
-    // a child process, so the second file fills it (ADR 0065, second addendum: the run-time comparison and the
-    // full CI runs at two workers that adopted it).
+    // a child process, so the second file fills it (ADR 0065's second addendum, ADR 0081).
     maxWorkers: 2,
     projects: [
       {
         ...workspaceSources,
         test: {
           name: 'unit',
+          ...sharedWorker,
           include: [
             'packages/*/src/**/*.test.ts',
             'apps/control/src/**/*.test.ts',
@@ -49,6 +56,7 @@ export default defineConfig({
         ...workspaceSources,
         test: {
           name: 'engine-pglite',
+          ...sharedWorker,
           include: engineIntegration,
           exclude: ['**/*.pg.test.ts'],
           env: { SAGAFLOW_TEST_DB: 'pglite' },
@@ -61,6 +69,7 @@ export default defineConfig({
         ...workspaceSources,
         test: {
           name: 'postgres',
+          ...sharedWorker,
           include: [
             ...engineIntegration,
             'apps/control/test/**/*.test.ts',
