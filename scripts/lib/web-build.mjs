@@ -12,7 +12,7 @@ const webSourceHash = () =>
   sourceHash(root, [web, join(root, 'apps', 'control', 'src', 'api')], [join(root, 'pnpm-lock.yaml')]);
 
 /** Builds the console unless the last build was of the same sources. */
-export async function buildWeb(pnpm, env, { force = false } = {}) {
+export async function buildWeb(pnpm, env, { force = false, output } = {}) {
   const hash = webSourceHash();
   if (
     !force &&
@@ -20,10 +20,12 @@ export async function buildWeb(pnpm, env, { force = false } = {}) {
     existsSync(stamp) &&
     readFileSync(stamp, 'utf8') === hash
   ) {
-    console.error('[sagaflow] console build is up to date');
+    const note = '[sagaflow] console build is up to date\n';
+    if (output) output.push(Buffer.from(note));
+    else process.stderr.write(note);
     return 0;
   }
-  const code = await run(pnpm, ['--filter', '@sagaflow/web', 'run', 'build'], { cwd: root, env });
+  const code = await run(pnpm, ['--filter', '@sagaflow/web', 'run', 'build'], { cwd: root, env, output });
   if (code === 0) writeFileSync(stamp, hash);
   return code;
 }
