@@ -26,10 +26,15 @@ export function losableListen(db: Database) {
     async lose() {
       hold = gate();
       const before = listens;
-      const killed = await db.driver.query<{ ok: boolean }>(
-        `select pg_terminate_backend(pid) as ok from pg_stat_activity
-          where datname = current_database() and application_name = 'sagaflow-listener'`,
-      );
+      // The listener's connection may still be on its way (a pool claims before its LISTEN has taken
+      // hold, and after retake() the next LISTEN takes a moment): end it once it is there.
+      const killed = await waitFor("the listener's connection, to end it", async () => {
+        const rows = await db.driver.query<{ ok: boolean }>(
+          `select pg_terminate_backend(pid) as ok from pg_stat_activity
+            where datname = current_database() and application_name = 'sagaflow-listener'`,
+        );
+        return rows.length > 0 ? rows : undefined;
+      });
       expect(killed.map((k) => k.ok)).toEqual([true]);
       await waitFor('the listener to listen again', async () => (listens > before ? true : undefined));
     },
