@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
-import { heldStep, run, step } from './lib/run.mjs';
+import { run, step } from './lib/run.mjs';
 import { buildWeb } from './lib/web-build.mjs';
 
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -34,31 +34,14 @@ if (!existsSync('/usr/bin/chromium')) {
 }
 for (const p of preflight) console.error(`[sagaflow] ${p}`);
 
-// The checks and the console build need no database: two lanes at once on these 2-core machines, each
-// step's output printed whole when it ends. The console build follows the typecheck, which writes Next's
-// route types (`next typegen`) where the build writes them too.
-console.error('\n[sagaflow] ▶ typecheck, then the console build; beside them lint, then format');
-const lane = async (...steps) => {
-  const done = [];
-  for (const s of steps) done.push(await s());
-  return done;
-};
-const [[typecheck, built], [lint, format]] = await Promise.all([
-  lane(
-    () =>
-      heldStep('typecheck', (output) => run(pnpm, ['run', '-r', '--no-bail', 'typecheck'], { cwd: root, env, output })),
-    () => heldStep('build the console', (output) => buildWeb(pnpm, env, { output })),
+const results = [];
+results.push(await step('typecheck', () => run(pnpm, ['run', '-r', '--no-bail', 'typecheck'], { cwd: root, env })));
+results.push(await step('lint (eslint)', () => run(bin('eslint'), ['.', '--max-warnings=0'], { cwd: root, env })));
+results.push(
+  await step('format (prettier --check)', () =>
+    run(bin('prettier'), ['--check', '.', '--log-level=warn'], { cwd: root, env }),
   ),
-  lane(
-    () =>
-      heldStep('lint (eslint)', (output) => run(bin('eslint'), ['.', '--max-warnings=0'], { cwd: root, env, output })),
-    () =>
-      heldStep('format (prettier --check)', (output) =>
-        run(bin('prettier'), ['--check', '.', '--log-level=warn'], { cwd: root, env, output }),
-      ),
-  ),
-]);
-const results = [typecheck, lint, format];
+);
 results.push(
   await step('unit + integration tests (vitest: PGlite and PostgreSQL 15)', () =>
     run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`], {
@@ -67,6 +50,7 @@ results.push(
     }),
   ),
 );
+const built = await step('build the console', () => buildWeb(pnpm, env));
 results.push(built);
 if (built.ok) {
   results.push(

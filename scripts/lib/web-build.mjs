@@ -12,7 +12,7 @@ const webSourceHash = () =>
   sourceHash(root, [web, join(root, 'apps', 'control', 'src', 'api')], [join(root, 'pnpm-lock.yaml')]);
 
 /** Builds the console unless the last build was of the same sources. */
-export async function buildWeb(pnpm, env, { force = false, output } = {}) {
+export async function buildWeb(pnpm, env, { force = false } = {}) {
   const hash = webSourceHash();
   if (
     !force &&
@@ -20,12 +20,10 @@ export async function buildWeb(pnpm, env, { force = false, output } = {}) {
     existsSync(stamp) &&
     readFileSync(stamp, 'utf8') === hash
   ) {
-    const note = '[sagaflow] console build is up to date\n';
-    if (output) output.push(Buffer.from(note));
-    else process.stderr.write(note);
+    console.error('[sagaflow] console build is up to date');
     return 0;
   }
-  const code = await run(pnpm, ['--filter', '@sagaflow/web', 'run', 'build'], { cwd: root, env, output });
+  const code = await run(pnpm, ['--filter', '@sagaflow/web', 'run', 'build'], { cwd: root, env });
   if (code === 0) writeFileSync(stamp, hash);
   return code;
 }
