@@ -27,9 +27,9 @@ if (!existsSync('/usr/sbin/nats-server') && !existsSync('/usr/bin/nats-server'))
     'nats-server is missing (/usr/sbin/nats-server): install it with `apt-get install -y nats-server` (the outbox broker tests start it).',
   );
 }
-if (!existsSync('/usr/bin/chromium')) {
+if (!existsSync('/usr/lib/chromium/chromium-headless-shell') && !process.env.CHROMIUM_PATH) {
   preflight.push(
-    'Chromium is missing (/usr/bin/chromium): install it with `apt-get install -y chromium` (Playwright downloads do not work here).',
+    "Chromium's headless shell is missing (/usr/lib/chromium/chromium-headless-shell): install it with `apt-get install -y chromium-headless-shell` (Playwright downloads do not work here), or set CHROMIUM_PATH.",
   );
 }
 for (const p of preflight) console.error(`[sagaflow] ${p}`);

@@ -199,19 +199,3 @@ test.describe('anomalies from a worker that was frozen', () => {
     });
   });
 });
-
-test('the anomaly log on a real stack: a filter that matches nothing says so, kept in the URL', async ({
-  page,
-}, testInfo) => {
-  await page.goto('/anomalies');
-  await expect(page.getByRole('heading', { level: 1, name: 'Anomaly log' })).toBeVisible();
-  await expect(page.getByTestId('last-updated')).toContainText('updated');
-  await page.getByTestId('filter-code').selectOption('replan_failed');
-  await page.getByTestId('filter-since').selectOption('1h');
-  await page.getByRole('button', { name: 'Apply' }).click();
-  await expect(page).toHaveURL(/\/anomalies\?code=replan_failed&since=1h$/);
-  await expect(page.getByTestId('anomalies-empty')).toContainText('No anomaly matches this filter');
-  await saveScreenshot(page, testInfo, 'anomalies-empty');
-  await page.getByRole('link', { name: 'Show every anomaly' }).click();
-  await expect(page).toHaveURL(/\/anomalies$/);
-});

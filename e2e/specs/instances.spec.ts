@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { startDemoStack, type DemoStack } from '../fixtures/start-demo-stack.ts';
 import { expect, test } from '../fixtures/test.ts';
 
@@ -55,15 +54,4 @@ test.describe('a quarantined instance, fed by the demo message feed', () => {
     await expect(page.getByTestId('operator-command')).toHaveCount(2);
     await expect(page.getByTestId('commands-summary')).toContainText('None applies: the instance is QUARANTINED');
   });
-});
-
-test('the page for an unknown instance id says it was not found and links back to the list', async ({ page }) => {
-  const id = randomUUID();
-  await page.goto(`/instances/${id}`);
-  const notFound = page.getByTestId('instance-not-found');
-  await expect(notFound).toContainText('Instance not found');
-  await expect(notFound).toContainText(id);
-  await notFound.getByRole('link', { name: /Back to all instances/ }).click();
-  await expect(page).toHaveURL(/\/instances$/);
-  await expect(page.getByTestId('instances-empty')).toContainText('No active instances');
 });

@@ -1,6 +1,5 @@
 import { parseEnv } from './env.ts';
 import { createLogger } from './logging/create-logger.ts';
-import { startControlPlane } from './start-control-plane.ts';
 
 // The control plane's process entry: the only place that reads process.env (through parseEnv).
 const fail = (err: unknown): never => {
@@ -16,6 +15,9 @@ try {
 }
 if (env) {
   const logger = createLogger(env, process.stdout.isTTY);
+  // Loaded once the settings are known good, so a bad setting is reported without waiting for the HTTP
+  // server, the API and the console's routes to load.
+  const { startControlPlane } = await import('./start-control-plane.ts');
   const plane = await startControlPlane(env, logger).catch(fail);
   let firstSignalAt = 0;
   const shutdown = (signal: string) => {

@@ -2,8 +2,6 @@ import { CliError } from './cli-error.ts';
 import { createCliContext, type CliIo, type CommandOutcome } from './cli-context.ts';
 import { parseCliSettings } from './cli-settings.ts';
 import { exitCodes } from './exit-codes.ts';
-import { localSweep } from './commands/local-commands.ts';
-import { pruneCommand } from './commands/prune-command.ts';
 import { createOperatorCommand } from './commands/operator-commands.ts';
 import { listCatalogue, listInstances, listRuns, showInstance, showRun, whoami } from './commands/read-commands.ts';
 import { genericRepair, namedRepair, namedRepairs } from './commands/repair-commands.ts';
@@ -21,10 +19,17 @@ async function dispatch(
   io: CliIo,
 ): Promise<CommandOutcome> {
   const [cmd, sub] = args.positionals;
-  // The maintenance sweeps and prune open the database themselves and need none of the HTTP settings.
-  if (cmd === 'monitor' && sub === 'sweep') return localSweep(source, args, false);
-  if (cmd === 'doctor' && sub === 'sweep') return localSweep(source, args, true);
-  if (cmd === 'prune') return pruneCommand(source, args, io);
+  // The maintenance sweeps and prune open the database themselves and need none of the HTTP settings. They
+  // are loaded only when asked for: the engine and its database drivers take over a second to import, which
+  // every command over HTTP would otherwise wait for (ADR 0082).
+  if ((cmd === 'monitor' || cmd === 'doctor') && sub === 'sweep') {
+    const { localSweep } = await import('./commands/local-commands.ts');
+    return localSweep(source, args, cmd === 'doctor');
+  }
+  if (cmd === 'prune') {
+    const { pruneCommand } = await import('./commands/prune-command.ts');
+    return pruneCommand(source, args, io);
+  }
   const ctx = createCliContext(parseCliSettings(source), io);
   const pair = `${cmd ?? ''} ${sub ?? ''}`.trim();
   switch (pair) {
