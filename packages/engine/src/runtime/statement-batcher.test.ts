@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { StatementBatcher } from './statement-batcher.ts';
 
 /** A batcher whose statements stay out until the test lets each go, recording what each carried. */
-function heldBatcher(options: { maxInFlight: number; slowMs: number; secondFrom?: number }) {
+function heldBatcher(options: { maxInFlight: number; slowMs: number; secondFrom?: number; outWhileNoneSlow?: number }) {
   const sent: string[][] = [];
   const pending: (() => void)[] = [];
   const batcher = new StatementBatcher<string, string>({
@@ -26,6 +26,9 @@ function heldBatcher(options: { maxInFlight: number; slowMs: number; secondFrom?
   return { batcher, sent, releaseNext, release, pending };
 }
 
+/** The end of the event loop's current turn. */
+const turnEnd = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 const until = async (done: () => boolean) => {
   while (!done()) await new Promise((r) => setTimeout(r, 1));
 };
@@ -47,6 +50,27 @@ describe('StatementBatcher (ADR 0045)', () => {
     expect(sent[2]).toEqual(['e:1']);
     releaseNext();
     expect(await Promise.all(rest)).toEqual(['done b:1', 'done c:1', 'done d:1', 'done e:1']);
+  });
+
+  it('with a statement out, the items of one turn go together at its end, not the first of them alone (ADR 0083)', async () => {
+    const { batcher, sent, release } = heldBatcher({ maxInFlight: 4, slowMs: 60_000, outWhileNoneSlow: 2 });
+    void batcher.submit('a:1');
+    const next = ['b:1', 'c:1', 'd:1'].map((item) => batcher.submit(item));
+    // A second statement may go beside a:1's, but not before the turn that submitted b, c and d ends.
+    expect(sent).toEqual([['a:1']]);
+    await turnEnd();
+    expect(sent).toEqual([['a:1'], ['b:1', 'c:1', 'd:1']]);
+    // The callers of a returned statement go on in microtasks of one turn: their next items go as one
+    // statement beside a:1's, not the first alone and the others behind it.
+    const after = next.map((p) => p.then((done) => batcher.submit(done.replace('done ', '').replace(':1', ':2'))));
+    release('b:1');
+    await until(() => sent.length === 3);
+    await turnEnd();
+    expect(sent[2]).toEqual(['b:2', 'c:2', 'd:2']);
+    expect(sent).toHaveLength(3);
+    release('b:2');
+    release('a:1');
+    expect(await Promise.all(after)).toEqual(['done b:2', 'done c:2', 'done d:2']);
   });
 
   it('never puts two items of one key in a statement: the second keeps its place for the next', async () => {
@@ -84,12 +108,15 @@ describe('StatementBatcher (ADR 0045)', () => {
     const { batcher, sent, release, pending } = heldBatcher({ maxInFlight: 4, slowMs: 60_000, secondFrom: 2 });
     void batcher.submit('a:1');
     void batcher.submit('b:1');
+    await turnEnd();
     // One waiting is fewer than secondFrom: it waits for a's return.
     expect(sent).toEqual([['a:1']]);
     void batcher.submit('c:1');
-    // Two waiting, at least as many as a's statement carries: they go now, beside it.
+    await turnEnd();
+    // Two waiting, at least as many as a's statement carries: they go at the end of the turn, beside it.
     expect(sent).toEqual([['a:1'], ['b:1', 'c:1']]);
     for (const item of ['d:1', 'e:1', 'f:1']) void batcher.submit(item);
+    await turnEnd();
     // Two out, none slow: a third never goes, however long the queue.
     expect(sent).toHaveLength(2);
     release('a:1');
@@ -103,6 +130,7 @@ describe('StatementBatcher (ADR 0045)', () => {
     await new Promise((r) => setTimeout(r, 5));
     expect(sent).toHaveLength(3);
     void batcher.submit('i:1');
+    await turnEnd();
     expect(sent[3]).toEqual(['g:1', 'h:1', 'i:1']);
     while (pending.length > 0) pending.shift()!();
   });

@@ -49,7 +49,7 @@ export interface StatementBatcherOptions<I, R> {
 /**
  * Group commit in the engine (ADR 0045): an item is sent at once when no statement is out, so a lone
  * run waits for nothing; items that arrive while one is out are sent together, as one statement, when
- * it returns. The batch grows with the load and costs one round trip, one commit and one write on the
+ * it returns, or when a second may go (ADR 0076), at the end of the turn they arrived in (ADR 0083). The batch grows with the load and costs one round trip, one commit and one write on the
  * socket. A statement out for longer than `slowMs` lets one more go (up to `maxInFlight`): a batch
  * waiting on a held row lock delays the items that arrive after it by `slowMs` at most. A batch the
  * server refused wrote nothing (one statement), so each of its items is sent again alone, in turn, and
@@ -65,12 +65,29 @@ export class StatementBatcher<I, R> {
   private readonly out = new Set<{ keys: string[]; size: number }>();
   /** Statements in flight for longer than `slowMs`. */
   private slow = 0;
+  /** A pump is due at the end of this turn ({@link pumpAfterTurn}). */
+  private pumpScheduled = false;
 
   constructor(private readonly options: StatementBatcherOptions<I, R>) {}
 
   submit(item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
+      if (this.out.size === 0) this.pump();
+      else this.pumpAfterTurn();
+    });
+  }
+
+  /**
+   * With a statement out, an item waits for the end of the event loop's turn (ADR 0083): the runs a
+   * returned statement answered go on in microtasks of one turn, so their next items go together
+   * instead of the first alone and the rest behind it.
+   */
+  private pumpAfterTurn(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
       this.pump();
     });
   }

@@ -4,6 +4,7 @@ import type { Database, SqlDriver } from '../../src/db/database.ts';
 import type { RawStatement } from '../../src/db/raw-db.ts';
 import { sendsRounds } from '../../src/runtime/run-statement-batches.ts';
 import type { StartedRun } from '../../src/store/insert-started-run.ts';
+import { turnEnd } from '../support/round-items.ts';
 import { openTestDatabase, testDbKind } from '../support/test-database.ts';
 
 /**
@@ -27,14 +28,22 @@ const started = (n: number, businessKey: string | null = null): StartedRun => ({
   lease: null,
 });
 
-/** The driver with each start statement's number of starts noted as it is sent (before any answer). */
-function noteStarts(db: Database): { driver: SqlDriver; sizes: number[] } {
+/**
+ * The driver with each start statement's number of starts noted as it is sent (before any answer), and
+ * held there until `release`: what is noted at the end of a turn went beside the statements out.
+ */
+function noteStarts(db: Database): { driver: SqlDriver; sizes: number[]; release: () => void } {
   const sizes: number[] = [];
-  const statement = (s: RawStatement, limits?: Parameters<SqlDriver['statement']>[1]) => {
-    if (s.text.trim().startsWith(startsText)) sizes.push((s.values[0] as unknown[]).length);
+  let release = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const statement = async (s: RawStatement, limits?: Parameters<SqlDriver['statement']>[1]) => {
+    if (s.text.trim().startsWith(startsText)) {
+      sizes.push((s.values[0] as unknown[]).length);
+      await released;
+    }
     return db.driver.statement(s, limits);
   };
-  return { driver: { ...db.driver, statement }, sizes };
+  return { driver: { ...db.driver, statement }, sizes, release };
 }
 
 describe(`starts go beside the start statement out once they would fill one as well (${testDbKind()})`, () => {
@@ -46,17 +55,21 @@ describe(`starts go beside the start statement out once they would fill one as w
     await db.close();
   });
 
-  it('two starts behind a lone one go at once as a second statement; a single one behind it waits', async () => {
-    // Each submit sends synchronously when its rule lets it: what is noted right after the calls,
-    // before anything can return, is what went beside the first statement while it was out.
-    const { driver, sizes } = noteStarts(db);
+  it('two starts behind a lone one go as a second statement at the end of their turn; a single one behind it waits', async () => {
+    // A submit with nothing out sends at once; one with a statement out, at the end of its turn (ADR
+    // 0083). The statements sent stay out until released, so what is noted at a turn's end went beside them.
+    const { driver, sizes, release } = noteStarts(db);
     const rounds = sendsRounds(db.driver);
     const first = [startInBatch(driver, started(1)), startInBatch(driver, started(2))];
-    if (rounds) expect(sizes, 'a second round goes beside the first at once').toEqual([1, 1]);
+    expect(sizes, 'a lone start goes at once').toEqual([1]);
+    await turnEnd();
+    if (rounds) expect(sizes, 'a second round goes beside the first').toEqual([1, 1]);
     else expect(sizes, 'one start behind one out waits for its return').toEqual([1]);
     const more = [startInBatch(driver, started(3))];
+    await turnEnd();
     if (rounds) expect(sizes, 'a third waits while two are out and neither is slow').toEqual([1, 1]);
-    else expect(sizes, 'two behind one out fill a statement as well: they go now').toEqual([1, 2]);
+    else expect(sizes, 'two behind one out fill a statement as well: they go beside it').toEqual([1, 2]);
+    release();
 
     const all = await Promise.all([...first, ...more]);
     expect(new Set(all.map((s) => s.runId)).size).toBe(3);
@@ -66,15 +79,17 @@ describe(`starts go beside the start statement out once they would fill one as w
   });
 
   it('two starts of one business key never share the second statement: the twin waits for its own', async () => {
-    const { driver, sizes } = noteStarts(db);
+    const { driver, sizes, release } = noteStarts(db);
     const results = [
       startInBatch(driver, started(10, 'k')),
       startInBatch(driver, started(11, 'k')),
       startInBatch(driver, started(12)),
     ];
+    await turnEnd();
     // The twin of the start out may not go; the one start left is fewer than the second rule asks, or,
     // where rounds go (two out), goes beside it alone.
     expect(sizes).toEqual(sendsRounds(db.driver) ? [1, 1] : [1]);
+    release();
     const settled = await Promise.allSettled(results);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   });

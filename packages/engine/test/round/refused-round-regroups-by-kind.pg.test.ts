@@ -6,7 +6,7 @@ import type { FusableDeps } from '../../src/runtime/replay/fused-outcome.ts';
 import { transitionInBatch } from '../../src/runtime/run-statement-batches.ts';
 import { activeRun } from '../support/active-run.ts';
 import { countStatements } from '../support/count-statements.ts';
-import { historyOf, sentKinds, startOf, stepClaim } from '../support/round-items.ts';
+import { historyOf, sentKinds, startOf, stepClaim, turnEnd } from '../support/round-items.ts';
 import { openTestDatabase } from '../support/test-database.ts';
 import { bareEngine } from '../regressions/harness.ts';
 
@@ -35,12 +35,17 @@ describe('a refused round goes again kind by kind (PostgreSQL)', () => {
     const [lone, a, b, x1, x2] = runs as [string, string, string, string, string];
     const taken = await startInBatch(db!.driver, startOf('regroup-rounds', worker, 'regroup-key'));
     counted.sent.length = 0;
-    // The lone transition goes at once; a's and b's fill a second statement beside it (ADR 0059); the
-    // start and x1's and x2's transitions wait for one of those two and then go as one round.
-    const [, , , started, moved1, moved2] = await Promise.allSettled([
+    // The lone transition goes at once; a's and b's go together beside it at the end of their turn
+    // (ADR 0076, 0083); the start and x1's and x2's transitions, submitted after, wait for one of those
+    // two and then go as one round.
+    const first = [
       transitionInBatch(deps, stepClaim(worker, lone, 1)),
       transitionInBatch(deps, stepClaim(worker, a, 1)),
       transitionInBatch(deps, stepClaim(worker, b, 1)),
+    ];
+    await turnEnd();
+    const [, , , started, moved1, moved2] = await Promise.allSettled([
+      ...first,
       startInBatch(counted.db.driver, startOf('regroup-rounds', worker, 'regroup-key')),
       transitionInBatch(deps, stepClaim(worker, x1, 1)),
       transitionInBatch(deps, stepClaim(worker, x2, 1)),

@@ -61,7 +61,7 @@ describe('rounds of several kinds (PostgreSQL)', () => {
     ]);
     const b = await readyToFinish(counted.db, await activeRun(direct(), 'round-b', worker), worker, { b: true });
     counted.sent.length = 0;
-    const firsts = loneClaims(deps, worker, lones);
+    const firsts = await loneClaims(deps, worker, lones);
     const [moved, finished] = await Promise.all([
       transitionInBatch(deps, stepClaim(worker, a, 1)),
       finishInBatch(deps, b),
@@ -93,7 +93,7 @@ describe('rounds of several kinds (PostgreSQL)', () => {
       text: 'nul\u0000here',
     });
     counted.sent.length = 0;
-    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, worker, lones), [
+    const [first, moved, finished] = await settleAfterLones(await loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, a, 1)),
       finishInBatch(deps, bad),
     ]);
@@ -126,7 +126,7 @@ describe('rounds of several kinds (PostgreSQL)', () => {
     });
     // Both items' values in one write: the round (a connection that prepared the texts sends only their names).
     const cut = proxy().cutAfter((sent) => sent.includes('round-cut-mark') && sent.includes('lost-a-step'));
-    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, worker, lones), [
+    const [first, moved, finished] = await settleAfterLones(await loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, a, 1, 'lost-a-step')),
       finishInBatch(deps, b),
     ]);

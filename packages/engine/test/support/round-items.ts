@@ -8,6 +8,7 @@ import {
   stepTransitionsStatement,
   type StepTransition,
   type TransitionOutcome,
+  type TransitionResult,
 } from '../../src/store/step-transitions.ts';
 import { activeRun } from './active-run.ts';
 import type { SentStatement } from './count-statements.ts';
@@ -106,9 +107,30 @@ export const lonesBeforeRound = roundLimits.outWhileNoneSlow;
 export const activeLones = (db: Database, prefix: string, workerId: string) =>
   Promise.all(Array.from({ length: lonesBeforeRound }, (_, k) => activeRun(db, `${prefix}-lone-${k}`, workerId)));
 
-/** Each lone run's claim of step `sequence` by `workerId`, submitted now (before a round's items). */
-export const loneClaims = (deps: FusableDeps, workerId: string, lones: string[], sequence = 1) =>
-  lones.map((lone) => transitionInBatch(deps, stepClaim(workerId, lone, sequence)));
+/** The end of the event loop's current turn, when a batcher sends what waited while a statement was out (ADR 0083). */
+export const turnEnd = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Each lone run's claim of step `sequence` by `workerId`, each submitted in a turn of its own so it goes
+ * alone (ADR 0083: what arrives while a statement is out goes at the turn's end, with whatever else
+ * arrived in that turn); resolves once all are out, before a round's items are submitted. A lone
+ * claim's failure stays for the caller to see (it is not reported as unhandled meanwhile).
+ */
+export async function loneClaims(
+  deps: FusableDeps,
+  workerId: string,
+  lones: string[],
+  sequence = 1,
+): Promise<Promise<TransitionResult>[]> {
+  const claims: Promise<TransitionResult>[] = [];
+  for (const lone of lones) {
+    const claim = transitionInBatch(deps, stepClaim(workerId, lone, sequence));
+    claim.catch(() => undefined);
+    claims.push(claim);
+    await turnEnd();
+  }
+  return claims;
+}
 
 /** {@link sentKinds}' rows of the lone statements that go before a round, each of `kind`. */
 export const sentAlone = (kind = 'transitions') =>

@@ -7,7 +7,7 @@ import type { RawStatement } from '../../../src/db/raw-db.ts';
 import { createEngine, defineAction, defineFlow, EngineError } from '../../../src/index.ts';
 import { sendsRounds } from '../../../src/runtime/run-statement-batches.ts';
 import type { StartedRun } from '../../../src/store/insert-started-run.ts';
-import { lonesBeforeRound } from '../../support/round-items.ts';
+import { lonesBeforeRound, turnEnd } from '../../support/round-items.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
@@ -74,16 +74,23 @@ describe(`starts under the second-statement rule keep one run per business key (
     // Where rounds go (PostgreSQL), two may be out while none is slow (ADR 0076): two go alone first.
     const rounds = sendsRounds(db.driver);
     const lones = rounds ? lonesBeforeRound : 1;
-    const submitted = [
-      ...Array.from({ length: lones }, (_, k) => startInBatch(driver, started(flowName, 10 + k, null))),
+    // Each lone one sent before the next is submitted, so it goes by itself: one submitted while a
+    // statement is out goes at the end of its turn (ADR 0083).
+    const submitted: Promise<unknown>[] = [];
+    for (let k = 0; k < lones; k++) {
+      submitted.push(startInBatch(driver, started(flowName, 10 + k, null)));
+      while (sizes.length <= k) await turnEnd();
+    }
+    submitted.push(
       startInBatch(driver, started(flowName, 2, 'taken')),
       startInBatch(driver, started(flowName, 3, null)),
-    ];
+    );
     const alone = Array<number>(lones).fill(1);
-    // Sent synchronously where the rules let them go: the taken key rides in the second statement,
-    // beside the first while it is out (ADR 0063), not after its return; with rounds, in the one that
-    // goes when one of those out returns.
-    expect(sizes).toEqual(rounds ? alone : [...alone, 2]);
+    await turnEnd();
+    // At the end of their turn, where the rules let them go: the taken key rides in the second
+    // statement, beside the first (ADR 0063; sent on the first's return instead, should it come back
+    // first); with rounds, in the one that goes when one of those out returns.
+    expect(sizes.slice(0, rounds ? lones : lones + 1)).toEqual(rounds ? alone : [...alone, 2]);
     const settled = await Promise.allSettled(submitted);
     expect(settled.map((s) => s.status)).toEqual([...alone.map(() => 'fulfilled'), 'rejected', 'fulfilled']);
     // The lone ones, the two behind them together, refused, then each of those two alone.

@@ -92,7 +92,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     await side().query(`set local deadlock_timeout = '${deadlockTimeout}'`);
     await lockRun(finish.runId);
     counted.sent.length = 0;
-    const settled = settleAfterLones(loneClaims(deps, worker, lones), [
+    const settled = settleAfterLones(await loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
@@ -167,11 +167,11 @@ describe('rounds against other writers (PostgreSQL)', () => {
     countedA.sent.length = 0;
     countedB.sent.length = 0;
     const settled = Promise.all([
-      settleAfterLones(loneClaims(depsA, worker, lonesA), [
+      settleAfterLones(await loneClaims(depsA, worker, lonesA), [
         transitionInBatch(depsA, stepClaim(worker, a, 2)),
         finishInBatch(depsA, finishB),
       ]),
-      settleAfterLones(loneClaims(depsB, worker, lonesB), [
+      settleAfterLones(await loneClaims(depsB, worker, lonesB), [
         transitionInBatch(depsB, stepClaim(worker, b, 2)),
         finishInBatch(depsB, finishA),
       ]),
@@ -209,7 +209,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     await side().query('begin');
     await lockRun(finish.runId);
     counted.sent.length = 0;
-    const settled = settleAfterLones(loneClaims(deps, worker, lones), [
+    const settled = settleAfterLones(await loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
@@ -229,7 +229,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     expect(await direct().prisma.actionRun.count({ where: { run_id: x } })).toBe(0);
     expect((await direct().prisma.flowRun.findUniqueOrThrow({ where: { id: finish.runId } })).status).toBe('Running');
     // The replay sent again (as after a reclaim): each item once, as a fresh round of the same two.
-    const again = await settleAfterLones(loneClaims(deps, worker, lones, 2), [
+    const again = await settleAfterLones(await loneClaims(deps, worker, lones, 2), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, { ...finish, now: new Date() }),
     ]);
@@ -249,7 +249,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     );
     expect(alone).toMatchObject({ code: '23505' });
     counted.sent.length = 0;
-    const [first, started, moved, finished] = await settleAfterLones(loneClaims(deps, worker, lones), [
+    const [first, started, moved, finished] = await settleAfterLones(await loneClaims(deps, worker, lones), [
       startInBatch(counted.db.driver, startOf('review14-rounds', worker, 'dup-key')),
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
@@ -291,7 +291,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
     const engine = bareEngine(direct(), { flows: [flow], actions: [] });
     expect(await engine.terminate(x, { reason: 'review14' })).toEqual({ terminated: true });
     counted.sent.length = 0;
-    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, worker, lones), [
+    const [first, moved, finished] = await settleAfterLones(await loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);
@@ -316,7 +316,7 @@ describe('rounds against other writers (PostgreSQL)', () => {
       await direct().driver.statement(stepTransitionsStatement([stepClaim(worker, twin, 1)])),
     )[0]!;
     counted.sent.length = 0;
-    const [first, moved, finished] = await settleAfterLones(loneClaims(deps, worker, lones), [
+    const [first, moved, finished] = await settleAfterLones(await loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
       finishInBatch(deps, finish),
     ]);

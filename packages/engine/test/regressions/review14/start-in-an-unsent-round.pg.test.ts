@@ -59,7 +59,7 @@ describe('a start in a round that got no connection (PostgreSQL)', () => {
     const held = await direct.pool!.connect();
     const items = settleAfterLones(
       // Go alone at once, and wait.
-      loneClaims(deps, worker, lones),
+      await loneClaims(deps, worker, lones),
       // These two wait behind them, and go as one round (a start and a transition) once they are slow.
       [
         startInBatch(watched.driver, startOf('review14-unsent', worker, 'unsent-key')),

@@ -4,7 +4,7 @@ import { createDatabase } from '../../../src/db/create-database.ts';
 import type { Database } from '../../../src/db/database.ts';
 import { finishInBatch, slowStatementMs, transitionInBatch } from '../../../src/runtime/run-statement-batches.ts';
 import { holdRuns, waitForWaiters } from '../../support/held-rows.ts';
-import { historyOf, readyToFinish, startOf, stepClaim } from '../../support/round-items.ts';
+import { historyOf, readyToFinish, startOf, stepClaim, turnEnd } from '../../support/round-items.ts';
 import { watchSends } from '../../support/sends-in-flight.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -108,15 +108,19 @@ describe('round slots under pressure (PostgreSQL)', () => {
           await waitFor('h to be slow', async () =>
             performance.now() - hSent.at > slowStatementMs + 5 ? true : undefined,
           );
-          // a's and b's claims go at once, alone, beside h's (slow), filling the three slots it lets out;
-          // c's finish and d's and f's claims wait, and go as one round when a fourth slot opens (a slow).
-          const items: { promise: Promise<PromiseSettledResult<unknown>>; settled: () => boolean }[] = [
-            tracked(transitionInBatch(deps, stepClaim(worker, a, 1))),
-            tracked(transitionInBatch(deps, stepClaim(worker, b, 1))),
+          // a's and b's claims, each submitted in a turn of its own, go alone beside h's (slow) at the end of
+          // their turns (ADR 0083), filling the three slots it lets out; c's finish and d's and f's claims
+          // wait, and go as one round when a fourth slot opens (a slow).
+          const items: { promise: Promise<PromiseSettledResult<unknown>>; settled: () => boolean }[] = [];
+          for (const run of [a, b]) {
+            items.push(tracked(transitionInBatch(deps, stepClaim(worker, run, 1))));
+            await turnEnd();
+          }
+          items.push(
             tracked(finishInBatch(deps, finishes[0]!)),
             tracked(transitionInBatch(deps, stepClaim(worker, d, 1))),
             tracked(transitionInBatch(deps, stepClaim(worker, f, 1))),
-          ];
+          );
           const round = await waitFor('a round to go', async () => watched.sends.find((s) => s.round));
           expect(round.beside).toHaveLength(3);
           // Every slot is out now: these wait in the queue, a start among them.

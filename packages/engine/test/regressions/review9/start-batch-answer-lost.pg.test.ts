@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { defineFlow } from '../../../src/index.ts';
-import { lonesBeforeRound } from '../../support/round-items.ts';
 import { bareEngine } from '../harness.ts';
 import { useProxiedDatabase } from './cut-after-commit-proxy.ts';
 
@@ -20,11 +19,14 @@ describe('a batch of starts whose answer is lost after the commit (PostgreSQL)',
     direct().prisma.$queryRaw<{ id: string; business_key: string | null }[]>`
       select id, business_key from "sagaflow"."flow_runs" where input->>'mark' = ${mark}`;
 
+  /** Starts sent alone before the cut statement. */
+  const lonesBeforeRound = 1;
+
   it('writes each start once, and gives no start the error of a key its own batch took', async () => {
     const e = bareEngine(proxied(), { flows: [flow], actions: [] });
     const cut = proxy().cutAfter((sent) => sent.includes('cutmark-b'));
-    // The first ones go alone at once (two may be out, ADR 0076); the two that arrive while they are out
-    // go together, in the cut statement.
+    // The first goes alone at once; the two that arrive while it is out go together at the end of their
+    // turn (ADR 0083), in the cut statement.
     const outcomes = await Promise.allSettled([
       ...Array.from({ length: lonesBeforeRound }, (_, k) => e.startFlow(flow, { mark: `lone-${k}` })),
       e.startFlow(flow, { mark: 'cutmark-b' }, { businessKey: 'kb' }),
