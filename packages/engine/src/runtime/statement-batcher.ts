@@ -49,7 +49,8 @@ export interface StatementBatcherOptions<I, R> {
 /**
  * Group commit in the engine (ADR 0045): an item is sent at once when no statement is out, so a lone
  * run waits for nothing; items that arrive while one is out are sent together, as one statement, when
- * it returns, or when a second may go (ADR 0076), at the end of the turn they arrived in (ADR 0083). The batch grows with the load and costs one round trip, one commit and one write on the
+ * it returns, or, where a second may go (ADR 0076), at the end of the event loop's pass they arrived in
+ * (ADR 0083). The batch grows with the load and costs one round trip, one commit and one write on the
  * socket. A statement out for longer than `slowMs` lets one more go (up to `maxInFlight`): a batch
  * waiting on a held row lock delays the items that arrive after it by `slowMs` at most. A batch the
  * server refused wrote nothing (one statement), so each of its items is sent again alone, in turn, and
