@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase } from '../../src/db/create-database.ts';
@@ -15,9 +15,17 @@ export interface PgliteTemplates {
 }
 
 /**
+ * What the test copies run with beside initdb's settings: a test file's database holds a few hundred
+ * rows, and PGlite zeroes all of its shared buffers on every start, in WASM (initdb's 128 MB took
+ * ~0.45 s of each copy's ~0.65 s start on an idle machine, 16 MB ~0.05 s). Engine hosts keep initdb's
+ * setting; ADR 0084.
+ */
+export const testCopySettings = 'shared_buffers = 16MB';
+
+/**
  * A new PGlite runs initdb, ~8–12 s of WASM on these machines (more under load), and the engine
  * suite opens one per file. The run makes the two data directories once, in memory-backed storage
- * where there is some, and each file opens a copy (~1 s): ADR 0065.
+ * where there is some, and each file opens a copy (~0.25 s): ADR 0065, ADR 0084.
  */
 export async function makePgliteTemplates(): Promise<PgliteTemplates> {
   const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
@@ -28,6 +36,8 @@ export async function makePgliteTemplates(): Promise<PgliteTemplates> {
   const migrated = join(root, 'migrated');
   const db = await createDatabase({ kind: 'pglite', dataDir: fresh });
   await db.close();
+  // postgresql.conf's last setting wins: this line overrides initdb's above it.
+  appendFileSync(join(fresh, 'postgresql.conf'), `\n# sagaflow test copies (ADR 0084)\n${testCopySettings}\n`);
   copyDataDir(fresh, migrated);
   const m = await createDatabase({ kind: 'pglite', dataDir: migrated });
   try {

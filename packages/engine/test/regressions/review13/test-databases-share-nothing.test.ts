@@ -3,7 +3,7 @@ import { basename, dirname } from 'node:path';
 import { inject } from 'vitest';
 import { describe, expect, it } from 'vitest';
 import { migrationStatus } from '../../../src/db/migration-status.ts';
-import type { PgliteTemplates } from '../../support/pglite-templates.ts';
+import { testCopySettings, type PgliteTemplates } from '../../support/pglite-templates.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 
 /**
@@ -91,6 +91,21 @@ describe(`each test database is its own (${testDbKind()})`, () => {
       await db.close();
       expect(existsSync(copy)).toBe(false);
       expect(existsSync(templates!.migrated) && existsSync(templates!.fresh)).toBe(true);
+    },
+  );
+
+  it.runIf(testDbKind() === 'pglite')(
+    "a PGlite copy, migrated or not, starts with the test copies' small shared buffers (ADR 0084)",
+    async () => {
+      for (const migrated of [true, false]) {
+        const db = await openTestDatabase({ migrated });
+        try {
+          const [row] = await db.driver.query<{ shared_buffers: string }>('show shared_buffers');
+          expect(`shared_buffers = ${row!.shared_buffers}`, `migrated: ${migrated}`).toBe(testCopySettings);
+        } finally {
+          await db.close();
+        }
+      }
     },
   );
 });
