@@ -15,6 +15,7 @@ const { pnpm, env } = await prepare();
 const reports = mkdtempSync(join(tmpdir(), 'sagaflow-test-'));
 const vitestJson = join(reports, 'vitest.json');
 const playwrightJson = join(reports, 'playwright.json');
+const vitestUnhandled = join(reports, 'vitest-unhandled.jsonl');
 
 const preflight = [];
 if (!existsSync('/usr/lib/postgresql/15/bin/initdb') && !process.env.DATABASE_URL) {
@@ -46,7 +47,7 @@ results.push(
   await step('unit + integration tests (vitest: PGlite and PostgreSQL 15)', () =>
     run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`], {
       cwd: root,
-      env,
+      env: { ...env, SAGAFLOW_VITEST_UNHANDLED: vitestUnhandled },
     }),
   ),
 );
@@ -84,6 +85,17 @@ try {
   }
 } catch {
   failed += 1;
+}
+// Errors no test awaited: they fail the vitest step but no test, so they are named here (vitest.config.ts).
+if (existsSync(vitestUnhandled)) {
+  for (const line of readFileSync(vitestUnhandled, 'utf8').split('\n').filter(Boolean)) {
+    const e = JSON.parse(line);
+    const where = e.testPath
+      ? ` while ${e.testPath.startsWith(root) ? e.testPath.slice(root.length + 1) : e.testPath}${e.testName ? ` › ${e.testName}` : ''} ran`
+      : '';
+    failed += 1;
+    failures.push(`vitest unhandled ${e.type}${where}: ${e.message}\n${e.stack.replace(/^/gm, '      ')}`);
+  }
 }
 try {
   const p = JSON.parse(readFileSync(playwrightJson, 'utf8'));

@@ -1,9 +1,5 @@
-import { existsSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
-import { inject } from 'vitest';
 import { describe, expect, it } from 'vitest';
 import { migrationStatus } from '../../../src/db/migration-status.ts';
-import { testCopySettings, type PgliteTemplates } from '../../support/pglite-templates.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 
 /**
@@ -12,7 +8,8 @@ import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
  * schema (a migration's review test adds columns, drops indexes) must not change the template nor the
  * next file's copy; rows written in one copy must not show in another; the copy must carry exactly
  * the migrations this code ships (a template made before a migration was added would be stale); an
- * unmigrated database must come without the schema; and a closed copy must leave nothing behind.
+ * unmigrated database must come without the schema. What is PGlite's own is in
+ * test-pglite-copies.pglite.test.ts.
  */
 const columnOf = async (db: Awaited<ReturnType<typeof openTestDatabase>>, column: string) =>
   (
@@ -76,36 +73,4 @@ describe(`each test database is its own (${testDbKind()})`, () => {
       await bare.close();
     }
   });
-
-  it.runIf(testDbKind() === 'pglite')(
-    'a closed PGlite copy leaves no directory behind, the templates stay',
-    async () => {
-      const templates = inject('pgliteTemplates') as PgliteTemplates | undefined;
-      expect(templates, 'the engine-pglite project provides its templates (ADR 0065)').toBeDefined();
-      // This file's own copy, by its path: other files open and close copies beside it (two workers).
-      const db = await openTestDatabase();
-      const copy = db.description;
-      expect(dirname(copy)).toBe(templates!.root);
-      expect(basename(copy)).toMatch(/^copy-/);
-      expect(existsSync(copy)).toBe(true);
-      await db.close();
-      expect(existsSync(copy)).toBe(false);
-      expect(existsSync(templates!.migrated) && existsSync(templates!.fresh)).toBe(true);
-    },
-  );
-
-  it.runIf(testDbKind() === 'pglite')(
-    "a PGlite copy, migrated or not, starts with the test copies' small shared buffers (ADR 0084)",
-    async () => {
-      for (const migrated of [true, false]) {
-        const db = await openTestDatabase({ migrated });
-        try {
-          const [row] = await db.driver.query<{ shared_buffers: string }>('show shared_buffers');
-          expect(`shared_buffers = ${row!.shared_buffers}`, `migrated: ${migrated}`).toBe(testCopySettings);
-        } finally {
-          await db.close();
-        }
-      }
-    },
-  );
 });
