@@ -1,6 +1,6 @@
-import { appendFileSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
 import { sourceCondition, withSourceCondition } from './scripts/lib/source-condition.mjs';
+import { recordUnhandledError } from './scripts/lib/unhandled-errors.mjs';
 
 // Inside this workspace @sagaflow/engine resolves to its TypeScript sources (the `@sagaflow/source`
 // export condition), so tests need no build; processes the tests spawn inherit it through NODE_OPTIONS.
@@ -20,25 +20,6 @@ const engineIntegration = ['packages/engine/test/**/*.test.ts'];
 const sharedWorker = { isolate: false, setupFiles: ['./vitest.between-files.ts'] };
 
 /**
- * An error no test awaited fails the run without failing a test, and the runner prints it far above the end
- * of a long log. `npm test` names a file here (SAGAFLOW_VITEST_UNHANDLED) and repeats each one at the end,
- * with the file and test that were running when it surfaced (with shared workers, possibly not its cause).
- * Returns nothing: the error still fails the run.
- */
-function recordUnhandledError(error: Error & { type?: string; VITEST_TEST_PATH?: string; VITEST_TEST_NAME?: string }) {
-  const file = process.env.SAGAFLOW_VITEST_UNHANDLED;
-  if (!file) return;
-  const entry = {
-    type: error.type ?? 'Error',
-    message: `${error.name ?? 'Error'}: ${error.message ?? String(error)}`,
-    stack: (error.stack ?? '').split('\n').slice(0, 12).join('\n'),
-    testPath: error.VITEST_TEST_PATH ?? null,
-    testName: error.VITEST_TEST_NAME ?? null,
-  };
-  appendFileSync(file, `${JSON.stringify(entry)}\n`);
-}
-
-/**
  * One run, five projects: pure unit tests; the engine suite on embedded PGlite; the same suite
  * plus concurrency and control-plane tests on a real PostgreSQL 15 server started by the harness;
  * the two harnesses' own tests (PostgreSQL, NATS). `*.pg.test.ts` files need real concurrent
@@ -49,6 +30,7 @@ export default defineConfig({
     // Two files at a time on these 2-core machines: most of a file's time is spent waiting on a database or
     // a child process, so the second file fills it (ADR 0065's second addendum, ADR 0081).
     maxWorkers: 2,
+    // Errors no test awaited, named again at the end of `npm test` (scripts/lib/unhandled-errors.mjs).
     onUnhandledError: recordUnhandledError,
     projects: [
       {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
 import { run, step } from './lib/run.mjs';
+import { fromRoot, unhandledErrorFailures } from './lib/unhandled-errors.mjs';
 import { buildWeb } from './lib/web-build.mjs';
 
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -77,7 +78,7 @@ try {
   passed += v.numPassedTests;
   failed += v.numFailedTests;
   for (const file of v.testResults ?? []) {
-    const rel = file.name.startsWith(root) ? file.name.slice(root.length + 1) : file.name;
+    const rel = fromRoot(file.name, root);
     const failedTests = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
     for (const t of failedTests) failures.push(`vitest ${rel} › ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
     if (failedTests.length === 0 && file.status === 'failed')
@@ -86,17 +87,10 @@ try {
 } catch {
   failed += 1;
 }
-// Errors no test awaited: they fail the vitest step but no test, so they are named here (vitest.config.ts).
-if (existsSync(vitestUnhandled)) {
-  for (const line of readFileSync(vitestUnhandled, 'utf8').split('\n').filter(Boolean)) {
-    const e = JSON.parse(line);
-    const where = e.testPath
-      ? ` while ${e.testPath.startsWith(root) ? e.testPath.slice(root.length + 1) : e.testPath}${e.testName ? ` › ${e.testName}` : ''} ran`
-      : '';
-    failed += 1;
-    failures.push(`vitest unhandled ${e.type}${where}: ${e.message}\n${e.stack.replace(/^/gm, '      ')}`);
-  }
-}
+// Errors no test awaited fail the vitest step but no test, so they are named here.
+const unhandled = unhandledErrorFailures(vitestUnhandled, root);
+failed += unhandled.length;
+failures.push(...unhandled);
 try {
   const p = JSON.parse(readFileSync(playwrightJson, 'utf8'));
   passed += p.stats.expected;
