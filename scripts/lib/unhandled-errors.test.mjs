@@ -24,7 +24,8 @@ describe('errors no test awaited are named at the end of npm test', () => {
       /^vitest unhandled Unhandled Rejection while scripts\/lib\/fixtures\/leaves-a-rejection\.fixture\.mjs › passes, leaving a rejection no one awaits ran: Error: left behind on purpose\n/,
     );
     expect(failures[0]).toContain('leaves-a-rejection.fixture.mjs:5');
-  });
+    // A vitest of its own starting cold: on a loaded 2-core machine that alone can take many seconds.
+  }, 120_000);
 
   it('no file, no failures', () => {
     expect(unhandledErrorFailures(join(dir, 'never-written.jsonl'), root)).toEqual([]);
