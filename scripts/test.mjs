@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
-import { run, step } from './lib/run.mjs';
+import { run, step, stepsTogether } from './lib/run.mjs';
 import { fromRoot, unhandledErrorFailures } from './lib/unhandled-errors.mjs';
 import { buildWeb } from './lib/web-build.mjs';
 
@@ -37,12 +37,18 @@ if (!existsSync('/usr/lib/chromium/chromium-headless-shell') && !process.env.CHR
 for (const p of preflight) console.error(`[sagaflow] ${p}`);
 
 const results = [];
-results.push(await step('typecheck', () => run(pnpm, ['run', '-r', '--no-bail', 'typecheck'], { cwd: root, env })));
-results.push(await step('lint (eslint)', () => run(bin('eslint'), ['.', '--max-warnings=0'], { cwd: root, env })));
+// The three static checks each keep about one core busy, so they go side by side (ADR 0085).
 results.push(
-  await step('format (prettier --check)', () =>
-    run(bin('prettier'), ['--check', '.', '--log-level=warn'], { cwd: root, env }),
-  ),
+  ...(await stepsTogether([
+    { title: 'typecheck', cmd: pnpm, args: ['run', '-r', '--no-bail', 'typecheck'], opts: { cwd: root, env } },
+    { title: 'lint (eslint)', cmd: bin('eslint'), args: ['.', '--max-warnings=0'], opts: { cwd: root, env } },
+    {
+      title: 'format (prettier --check)',
+      cmd: bin('prettier'),
+      args: ['--check', '.', '--log-level=warn'],
+      opts: { cwd: root, env },
+    },
+  ])),
 );
 results.push(
   await step('unit + integration tests (vitest: PGlite and PostgreSQL 15)', () =>

@@ -12,12 +12,59 @@ export function run(cmd, args, opts = {}) {
   });
 }
 
+/**
+ * Runs a command with its stdout and stderr kept, in the order they came, instead of shown:
+ * resolves to its exit code and that output, so commands run side by side do not mix their lines.
+ */
+export function runCaptured(cmd, args, opts = {}) {
+  return new Promise((resolve) => {
+    const chunks = [];
+    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (c) => chunks.push(c));
+    child.stderr.on('data', (c) => chunks.push(c));
+    child.on('error', (err) => {
+      chunks.push(Buffer.from(`[sagaflow] could not run ${cmd}: ${err.message}\n`));
+      resolve({ code: 1, output: Buffer.concat(chunks).toString('utf8') });
+    });
+    child.on('close', (code, signal) =>
+      resolve({ code: code ?? (signal ? 1 : 0), output: Buffer.concat(chunks).toString('utf8') }),
+    );
+  });
+}
+
+const secsSince = (t0) => ((Date.now() - t0) / 1000).toFixed(1);
+
 /** Logs a step with its duration, and returns whether it passed. */
 export async function step(title, fn) {
   const t0 = Date.now();
   console.error(`\n[sagaflow] ▶ ${title}`);
   const code = await fn();
-  const secs = ((Date.now() - t0) / 1000).toFixed(1);
+  const secs = secsSince(t0);
   console.error(`[sagaflow] ${code === 0 ? '✔' : '✘'} ${title} (${secs}s)`);
   return { title, ok: code === 0, secs };
+}
+
+/**
+ * Several independent steps at once (each `{ title, cmd, args, opts }`), for checks that each keep
+ * one core busy: each one's output is shown whole once it ends, in the order they were given, with its
+ * own duration. Returns one result per step, as {@link step} does.
+ */
+export async function stepsTogether(steps) {
+  const t0 = Date.now();
+  console.error(`\n[sagaflow] ▶ ${steps.map((s) => s.title).join(', ')} (side by side)`);
+  const running = steps.map(async (s) => {
+    const started = Date.now();
+    const { code, output } = await runCaptured(s.cmd, s.args, s.opts);
+    return { ...s, code, output, secs: secsSince(started) };
+  });
+  const results = [];
+  for (const done of running) {
+    const r = await done;
+    console.error(`\n[sagaflow] ▶ ${r.title}`);
+    if (r.output !== '') process.stderr.write(r.output.endsWith('\n') ? r.output : `${r.output}\n`);
+    console.error(`[sagaflow] ${r.code === 0 ? '✔' : '✘'} ${r.title} (${r.secs}s)`);
+    results.push({ title: r.title, ok: r.code === 0, secs: r.secs });
+  }
+  console.error(`[sagaflow] side by side: ${secsSince(t0)}s in all`);
+  return results;
 }

@@ -1,0 +1,95 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const made = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A step's command: says it began, writes its own mark, then waits for the mark of `other` (so it can
+ * only finish if the other step runs at the same time; it gives up after 60 s with exit code 3), and
+ * prints three lines apart from each other in time, so interleaved output would show.
+ */
+const waiter = (dir, own, other, exitCode = 0) => [
+  '-e',
+  `const fs = require('node:fs'), path = require('node:path');
+   const dir = ${JSON.stringify(dir)};
+   console.log('${own} began');
+   fs.writeFileSync(path.join(dir, '${own}'), '');
+   const until = Date.now() + 60000;
+   const wait = () => {
+     if (fs.existsSync(path.join(dir, '${other}'))) {
+       let n = 0;
+       const line = () => { console.error('${own} line ' + ++n); if (n < 3) setTimeout(line, 20); else process.exit(${exitCode}); };
+       return line();
+     }
+     if (Date.now() > until) { console.log('${own} never saw ${other}'); process.exit(3); }
+     setTimeout(wait, 10);
+   };
+   wait();`,
+];
+
+/** Runs stepsTogether in a node process of its own, as `npm test` does; its stderr and its results. */
+function together(steps) {
+  const runModule = pathToFileURL(join(import.meta.dirname, 'run.mjs')).href;
+  const script = `import { stepsTogether } from ${JSON.stringify(runModule)};
+    const results = await stepsTogether(${JSON.stringify(steps)});
+    process.stdout.write(JSON.stringify(results));`;
+  const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  return { stderr: child.stderr, results: JSON.parse(child.stdout) };
+}
+
+describe('npm test runs its static checks side by side (stepsTogether)', () => {
+  it('runs the steps at the same time and shows each one’s output whole, in the order given', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sagaflow-together-'));
+    made.push(dir);
+    const { stderr, results } = together([
+      { title: 'first', cmd: process.execPath, args: waiter(dir, 'a', 'b') },
+      { title: 'second', cmd: process.execPath, args: waiter(dir, 'b', 'a') },
+    ]);
+    // Each waited for the other's mark: run one after the other, the first would have given up.
+    expect(results.map((r) => [r.title, r.ok])).toEqual([
+      ['first', true],
+      ['second', true],
+    ]);
+    const lines = stderr.split('\n').filter((l) => /^(a|b) /.test(l));
+    expect(lines).toEqual([
+      'a began',
+      'a line 1',
+      'a line 2',
+      'a line 3',
+      'b began',
+      'b line 1',
+      'b line 2',
+      'b line 3',
+    ]);
+    expect(stderr).toMatch(/✔ first \(\d+\.\ds\)[\s\S]*✔ second \(\d+\.\ds\)/);
+  });
+
+  it('reports a failed step as failed, with its output, and still runs the others to their end', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sagaflow-together-'));
+    made.push(dir);
+    const { stderr, results } = together([
+      { title: 'breaks', cmd: process.execPath, args: waiter(dir, 'a', 'b', 2) },
+      { title: 'holds', cmd: process.execPath, args: waiter(dir, 'b', 'a') },
+      { title: 'missing', cmd: join(dir, 'no-such-command'), args: [] },
+    ]);
+    expect(results.map((r) => [r.title, r.ok])).toEqual([
+      ['breaks', false],
+      ['holds', true],
+      ['missing', false],
+    ]);
+    expect(stderr).toContain('a line 3');
+    expect(stderr).toContain('b line 3');
+    expect(stderr).toMatch(/✘ breaks/);
+    expect(stderr).toMatch(/could not run .*no-such-command/);
+  });
+});
