@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type pg from 'pg';
 import { createDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
-import { analyzeLikeAutovacuum } from './analyze-like-autovacuum.ts';
+import { analyzeLikeAutovacuum, warmupFlowsBeforeAnalyze } from './analyze-like-autovacuum.ts';
 import { createBenchFlow } from './bench-flow.ts';
 import { markdownTable } from './markdown-table.ts';
 import { openBenchEngine } from './open-bench-engine.ts';
@@ -95,8 +95,8 @@ async function measure(url: string, adminUrl: string, dataDir: string, concurren
   const { db, engine } = await openBenchEngine(url, concurrency, bench);
   const peer = driveEngine(bench, db, engine);
   try {
-    progress(`warm-up: c=${concurrency}, 3 s`);
-    await runClosedLoop(concurrency, 3_000, (n) => peer.runOne(n));
+    progress(`warm-up: c=${concurrency}, 3 s and at least ${warmupFlowsBeforeAnalyze} flows`);
+    await runClosedLoop(concurrency, 3_000, (n) => peer.runOne(n), { atLeastFlows: warmupFlowsBeforeAnalyze });
     progress('analyze, then warm-up again on the new plans: 2 s');
     await analyzeLikeAutovacuum(url);
     await runClosedLoop(concurrency, 2_000, (n) => peer.runOne(100_000_000 + n));

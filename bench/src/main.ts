@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { warmupFlowsBeforeAnalyze } from './analyze-like-autovacuum.ts';
 import { BenchOptionError, parseBenchOptions } from './bench-options.ts';
 import { dbosPeer } from './dbos-peer.ts';
 import { createObserverRole } from './observer-role.ts';
@@ -41,6 +42,8 @@ const plan = {
   rounds: options.rounds,
   concurrencies: [1, 8, 32],
   warmupMs: options.quick ? 300 : 3_000,
+  // Before its ANALYZE, a phase's warm-up leaves at least this many runs (ADR 0085).
+  warmupFlows: options.quick ? 0 : warmupFlowsBeforeAnalyze,
   measureMs: { durable: options.quick ? 1_500 : 5_000, 'fsync-off': options.quick ? 1_000 : 3_000 },
   ceilingClients: [1, 4, 16],
   ceilingSeconds: options.quick ? 2 : 5,
@@ -65,7 +68,7 @@ const plan = {
 };
 const planLine =
   `Plan: ${plan.rounds} round(s) per mode at c = ${plan.concurrencies.join(', ')}; per phase ${plan.warmupMs / 1000} s ` +
-  `warm-up, then ${plan.measureMs.durable / 1000} s (durable) / ${plan.measureMs['fsync-off'] / 1000} s (fsync off) ` +
+  `warm-up${plan.warmupFlows > 0 ? ` (the first one at least ${plan.warmupFlows} flows)` : ''}, ANALYZE, ${plan.warmupMs / 1000} s warm-up again, then ${plan.measureMs.durable / 1000} s (durable) / ${plan.measureMs['fsync-off'] / 1000} s (fsync off) ` +
   `measured; pgbench ${plan.ceilingSeconds} s per client count${options.quick ? ' (--quick: a smoke run)' : ''}` +
   `${options.notify ? '' : "; Sagaflow's pool polls alone (--no-notify: worker.notify false)"}.`;
 
@@ -108,6 +111,7 @@ try {
               round,
               concurrency,
               warmupMs: plan.warmupMs,
+              warmupFlows: plan.warmupFlows,
               measureMs: plan.measureMs[mode],
               template: templates[system.name],
               notify: options.notify,

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { warmupFlowsBeforeAnalyze } from './analyze-like-autovacuum.ts';
 import { fixed, markdownTable } from './markdown-table.ts';
 import { createObserverRole } from './observer-role.ts';
 import { progress } from './progress.ts';
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
         round,
         concurrency,
         warmupMs: 1_000,
+        warmupFlows: warmupFlowsBeforeAnalyze,
         measureMs,
         template: 'sagaflow_template',
         notify: true,

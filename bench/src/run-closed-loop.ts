@@ -11,18 +11,21 @@ export interface ClosedLoopResult {
  * `concurrency` clients, each running one flow at a time back to back (start it, wait until it
  * finished, start the next) until `forMs` have passed since the first start; flows in flight then
  * finish and are counted. Latency is the client's view: the call that starts a flow to the moment
- * its completion is known. `runOne` gets a sequence number unique within the loop.
+ * its completion is known. `runOne` gets a sequence number unique within the loop. With
+ * `atLeastFlows`, the clients also go on until that many flows have started: a warm-up that must leave
+ * tables of a size, whatever the machine's speed.
  */
 export async function runClosedLoop(
   concurrency: number,
   forMs: number,
   runOne: (n: number) => Promise<void>,
+  { atLeastFlows = 0 }: { atLeastFlows?: number } = {},
 ): Promise<ClosedLoopResult> {
   const latenciesMs: number[] = [];
   let next = 0;
   const startedAt = performance.now();
   const client = async () => {
-    while (performance.now() - startedAt < forMs) {
+    while (performance.now() - startedAt < forMs || next < atLeastFlows) {
       const n = next++;
       const t = performance.now();
       await runOne(n);

@@ -11,6 +11,8 @@ export interface PeerLoopsSpec {
   readonly url: string;
   readonly concurrency: number;
   readonly warmupMs: number;
+  /** Flows the first warm-up runs at least (before its ANALYZE), however long that takes. */
+  readonly warmupFlows: number;
   readonly measureMs: number;
 }
 

@@ -17,6 +17,7 @@ async function phaseAtOneClient(adminUrl: string, dataDir: string, mode: PeerPha
     round,
     concurrency: 1,
     warmupMs: 300,
+    warmupFlows: 0,
     measureMs: 600,
     template,
     notify: true,

@@ -26,6 +26,7 @@ describe('runPeerPhase', () => {
       round: 17,
       concurrency: 2,
       warmupMs: 200,
+      warmupFlows: 0,
       measureMs: 400,
       template,
       notify: true,

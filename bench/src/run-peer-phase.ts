@@ -22,6 +22,8 @@ export interface PeerPhasePlan {
   readonly round: number;
   readonly concurrency: number;
   readonly warmupMs: number;
+  /** Flows the first warm-up runs at least, before the ANALYZE (ADR 0085). */
+  readonly warmupFlows: number;
   readonly measureMs: number;
   /** The database holding the system's schema, cloned for this phase. */
   readonly template: string;
@@ -100,6 +102,7 @@ export async function runPeerPhase(system: PeerSystem, plan: PeerPhasePlan): Pro
       url,
       concurrency,
       warmupMs: plan.warmupMs,
+      warmupFlows: plan.warmupFlows,
       measureMs: plan.measureMs,
     },
     async () => {
