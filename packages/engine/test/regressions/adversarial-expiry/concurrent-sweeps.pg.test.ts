@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow } from '../../../src/index.ts';
+import { defineAction, defineFlow, type MonitorPass } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { TestClock } from '../../../src/testing/test-clock.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
+import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine } from '../harness.ts';
 
 /** Two sweepers on real connections: a run is expired once, and the monitor lease lets one pass sweep. */
@@ -61,7 +62,34 @@ describe('adversarial expiry: concurrent sweeps (postgres)', () => {
     const clock = new TestClock();
     const a = bareEngine(db, { flows: [flow], actions: [reserve, unreserve], clock });
     const b = bareEngine(db, { flows: [flow], actions: [reserve, unreserve], clock });
-    const [pa, pb] = await Promise.all([a.monitorPass(), b.monitorPass()]);
-    expect([pa.swept, pb.swept].sort()).toEqual([false, true]);
+    // "At once" by progress, not by luck: a second connection locks action_runs, so the first pass
+    // takes the lease and then waits in its first sweep; the second pass starts only once it waits.
+    // (Two passes merely started together may run one after the other on a loaded machine, and
+    // then each takes the lease in turn and sweeps, as it should.)
+    const holder = await db.pool!.connect();
+    let first: Promise<MonitorPass> | undefined;
+    try {
+      await holder.query('begin');
+      await holder.query('lock table "sagaflow"."action_runs" in access exclusive mode');
+      const holderPid = (await holder.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      first = a.monitorPass();
+      first.catch(() => undefined);
+      await waitFor('the first pass waiting in its sweep, with the lease', async () => {
+        const rows = await db.prisma.$queryRaw<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity
+           where datname = current_database() and wait_event_type = 'Lock' and pid <> ${holderPid}
+             and query ilike '%action_runs%'`;
+        return rows[0]!.n > 0 ? true : undefined;
+      });
+      const second = await b.monitorPass();
+      expect(second.swept).toBe(false);
+      expect(second.swept ? '' : second.reason).toMatch(/another replica holds the monitor lease/);
+    } finally {
+      await holder.query('rollback').catch(() => undefined);
+      holder.release();
+    }
+    expect((await first).swept).toBe(true);
+    // The first released the lease at its end: a pass now takes it and sweeps.
+    expect((await b.monitorPass()).swept).toBe(true);
   });
 });
