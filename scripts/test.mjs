@@ -37,7 +37,7 @@ if (!existsSync('/usr/lib/chromium/chromium-headless-shell') && !process.env.CHR
 for (const p of preflight) console.error(`[sagaflow] ${p}`);
 
 const results = [];
-// The three static checks each keep about one core busy, so they go side by side (ADR 0085).
+// The three static checks each keep about one core busy, so they go side by side (ADR 0086).
 results.push(
   ...(await stepsTogether([
     { title: 'typecheck', cmd: pnpm, args: ['run', '-r', '--no-bail', 'typecheck'], opts: { cwd: root, env } },

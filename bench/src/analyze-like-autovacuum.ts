@@ -14,7 +14,7 @@ import { withPgClient } from './with-pg-client.ts';
  * Flows a warm-up runs at least before {@link analyzeLikeAutovacuum}: with a timed warm-up alone, a slow
  * machine analyzed a flow_runs of a few hundred rows, on which the planner scans the table for each
  * foreign-key check, and each check then read the whole growing table through the measured window
- * (ADR 0068, ADR 0085). A thousand runs is well past where the key's index wins.
+ * (ADR 0068, ADR 0086). A thousand runs is well past where the key's index wins.
  */
 export const warmupFlowsBeforeAnalyze = 1_000;
 

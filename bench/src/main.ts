@@ -42,7 +42,7 @@ const plan = {
   rounds: options.rounds,
   concurrencies: [1, 8, 32],
   warmupMs: options.quick ? 300 : 3_000,
-  // Before its ANALYZE, a phase's warm-up leaves at least this many runs (ADR 0085).
+  // Before its ANALYZE, a phase's warm-up leaves at least this many runs (ADR 0086).
   warmupFlows: options.quick ? 0 : warmupFlowsBeforeAnalyze,
   measureMs: { durable: options.quick ? 1_500 : 5_000, 'fsync-off': options.quick ? 1_000 : 3_000 },
   ceilingClients: [1, 4, 16],

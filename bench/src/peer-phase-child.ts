@@ -34,7 +34,7 @@ const peer = await system.open(spec.url, spec.concurrency);
 try {
   // Warmed up, analyzed as autovacuum would have by now, and warmed up again on the new plans (ADR 0051).
   // The first warm-up leaves at least `warmupFlows` runs, so the plans the ANALYZE brings are those
-  // of tables the same size on a slow machine as on a fast one (ADR 0085).
+  // of tables the same size on a slow machine as on a fast one (ADR 0086).
   const first = await runClosedLoop(spec.concurrency, spec.warmupMs, (n) => peer.runOne(n), {
     atLeastFlows: spec.warmupFlows,
   });

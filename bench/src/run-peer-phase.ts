@@ -22,7 +22,7 @@ export interface PeerPhasePlan {
   readonly round: number;
   readonly concurrency: number;
   readonly warmupMs: number;
-  /** Flows the first warm-up runs at least, before the ANALYZE (ADR 0085). */
+  /** Flows the first warm-up runs at least, before the ANALYZE (ADR 0086). */
   readonly warmupFlows: number;
   readonly measureMs: number;
   /** The database holding the system's schema, cloned for this phase. */

@@ -7,7 +7,7 @@ import {
   type BulkRepairCommand,
   type BulkRepairResult,
 } from '../repairs/apply-bulk-repair.ts';
-import { applyRepair, auditNotApplied } from '../repairs/apply-repair.ts';
+import { applyRepair, auditNotApplied, expectationDrifted } from '../repairs/apply-repair.ts';
 import { previewRepair } from '../repairs/preview-repair.ts';
 import { parseRepairCommand, repairTarget, type RepairCommand } from '../repairs/repair-command.ts';
 import type { RepairResult } from '../repairs/repair-effects.ts';
@@ -38,8 +38,7 @@ export async function submitRepair(deps: RepairDeps, raw: unknown): Promise<Repa
     return applyRepair(deps, cmd);
   const preview = await previewRepair(deps, cmd);
   // A draft that could not apply even now is refused (and audited) before anyone is asked to approve it.
-  if (!preview.expectedHolds)
-    return auditNotApplied(deps, cmd, 'conflict', preview.actual, ['the expected state no longer holds']);
+  if (!preview.expectedHolds) return auditNotApplied(deps, cmd, 'conflict', preview.actual, [expectationDrifted]);
   if (preview.blockers.length > 0) return auditNotApplied(deps, cmd, 'refused', preview.actual, preview.blockers);
   return draft(deps, {
     drafter: cmd.actor,

@@ -8,7 +8,7 @@ import { findRepairCommand, type DbRepairCommand } from '../store/repairs/find-r
 import { insertRepairCommand, isDuplicateRepairKey } from '../store/repairs/insert-repair-command.ts';
 import { parseRepairCommand, repairParams, repairTarget, type RepairCommand } from './repair-command.ts';
 import type { RepairActualState, RepairEffects, RepairResult, RepairStatus } from './repair-effects.ts';
-import type { RepairDeps } from './repair-handler.ts';
+import { PreparedStale, type RepairDeps } from './repair-handler.ts';
 import { runRepairHandlers } from './repair-handlers.ts';
 import { expectationDrift, readRepairTarget, readRunTarget } from './read-repair-target.ts';
 
@@ -22,6 +22,31 @@ class NotApplied extends Error {
     readonly field: string | null = null,
   ) {
     super(blockers.join('; '));
+  }
+}
+
+/** The blocker of a conflict whose expected state drifted. */
+export const expectationDrifted = 'the expected state no longer holds';
+
+/** A conflict because what was prepared outside the transaction went stale: prepared again and retried first. */
+class PreparedStaleConflict extends NotApplied {}
+
+/** Tries a prepared repair's transaction this many times while what it prepared keeps going stale. */
+const preparedTries = 3;
+
+/**
+ * Runs `attempt`; while it fails because the target moved on since the repair was prepared (a step
+ * committed between the plan and the lock), prepares again and retries, up to {@link preparedTries}
+ * times in all. Past that the conflict stands, audited like any other.
+ */
+async function preparedAgainWhileStale<T>(prepareAgain: () => Promise<void>, attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!(err instanceof PreparedStaleConflict) || n >= preparedTries) throw err;
+      await prepareAgain();
+    }
   }
 }
 
@@ -72,50 +97,61 @@ export async function applyRepair(
   const target = repairTarget(cmd);
   const id = randomUUID();
   const log = deps.runtime.logger.child({ repair: id, command: cmd.kind, target: target.id, actor: cmd.actor });
-  const prepared = await prepare(deps, cmd);
+  let prepared = await prepare(deps, cmd);
   const base = auditBase(cmd, id, {
     bulkId: opts.bulkId ?? null,
     approvalId: (guard ?? opts.approvedAs)?.approvalId ?? null,
     approvedBy: (guard ?? opts.approvedAs)?.approver ?? null,
   });
   try {
-    const done = await retryRolledBack(() =>
-      deps.runtime.prisma.$transaction(
-        async (tx) => {
-          await guard?.claim(tx);
-          const now = deps.runtime.clock.now();
-          const { actual, effects, after } = await decide(tx, deps, cmd, prepared, { id, now });
-          if ('runId' in cmd.target)
-            await appendFlowEvent(tx, {
-              runId: cmd.target.runId,
-              type: 'repair.applied',
-              ...('stepSequence' in cmd.target ? { sequence: cmd.target.stepSequence } : {}),
-              data: {
-                repair: id,
-                command: cmd.kind,
-                ...('compensation' in cmd.target ? { compensation: cmd.target.compensation } : {}),
-                actor: cmd.actor,
-                ...(cmd.via === undefined ? {} : { via: cmd.via }),
-                reason: cmd.reason,
-              },
-            });
-          await insertRepairCommand(tx, {
-            ...base,
-            at: now,
-            actual: actual,
-            result: { effects } as unknown as Json,
-            status: 'applied',
-          });
-          await guard?.record(tx, {
-            status: 'applied',
-            repairId: id,
-            result: { actual, effects } as unknown as Json,
-            at: now,
-          });
-          return { actual, effects, after, at: now };
-        },
-        { maxWait: deps.process.transactionTimeoutMs, timeout: deps.process.transactionTimeoutMs },
-      ),
+    // What was prepared outside the transaction is prepared again when the target moved on meanwhile.
+    const done = await preparedAgainWhileStale(
+      async () => {
+        prepared = await prepare(deps, cmd);
+      },
+      () =>
+        retryRolledBack(() =>
+          deps.runtime.prisma.$transaction(
+            async (tx) => {
+              await guard?.claim(tx);
+              const now = deps.runtime.clock.now();
+              // The run's repair.applied goes in once the checks passed and before the handler's own writes,
+              // so a repair that ends the run leaves its terminal event last in the history.
+              const applied = async () => {
+                if (!('runId' in cmd.target)) return;
+                await appendFlowEvent(tx, {
+                  runId: cmd.target.runId,
+                  type: 'repair.applied',
+                  ...('stepSequence' in cmd.target ? { sequence: cmd.target.stepSequence } : {}),
+                  data: {
+                    repair: id,
+                    command: cmd.kind,
+                    ...('compensation' in cmd.target ? { compensation: cmd.target.compensation } : {}),
+                    actor: cmd.actor,
+                    ...(cmd.via === undefined ? {} : { via: cmd.via }),
+                    reason: cmd.reason,
+                  },
+                });
+              };
+              const { actual, effects, after } = await decide(tx, deps, cmd, prepared, { id, now }, applied);
+              await insertRepairCommand(tx, {
+                ...base,
+                at: now,
+                actual: actual,
+                result: { effects } as unknown as Json,
+                status: 'applied',
+              });
+              await guard?.record(tx, {
+                status: 'applied',
+                repairId: id,
+                result: { actual, effects } as unknown as Json,
+                at: now,
+              });
+              return { actual, effects, after, at: now };
+            },
+            { maxWait: deps.process.transactionTimeoutMs, timeout: deps.process.transactionTimeoutMs },
+          ),
+        ),
     );
     if (done.after)
       await done.after().catch((err: unknown) => log.warn({ err }, 'a repair committed; a listener after it failed'));
@@ -228,6 +264,7 @@ async function decide(
   cmd: RepairCommand,
   prepared: Prepared,
   audit: { id: string; now: Date },
+  beforePerform: () => Promise<void>,
 ): Promise<{ actual: RepairActualState; effects: RepairEffects; after?: () => Promise<void> }> {
   const { handler, target, actual } = await readRepairTarget(tx, deps, cmd, true);
   // Planned first: input only the target can judge (a state the process does not have) is bad input,
@@ -237,15 +274,20 @@ async function decide(
     throw err;
   });
   const drift = expectationDrift(cmd, actual);
-  if (drift !== null) throw new NotApplied('conflict', actual, ['the expected state no longer holds'], drift);
+  if (drift !== null) throw new NotApplied('conflict', actual, [expectationDrifted], drift);
   if ('refusal' in plan) throw new NotApplied('refused', actual, [plan.refusal], plan.field);
   if (plan.blockers.length > 0) throw new NotApplied('refused', actual, plan.blockers, plan.field ?? null);
+  await beforePerform();
   try {
     const done = await handler.perform(tx, deps, cmd, target, prepared, audit);
     return { actual, effects: done.effects ? merge(plan.effects, done.effects) : plan.effects, after: done.after };
   } catch (err) {
     if (err instanceof EngineError && refusalCodes.has(err.code))
       throw new NotApplied('refused', actual, [err.message], err.field);
+    if (err instanceof PreparedStale)
+      throw new PreparedStaleConflict('conflict', actual, [
+        `${err.message} ${preparedTries} times; preview the command again`,
+      ]);
     throw err;
   }
 }
@@ -274,6 +316,12 @@ function notAppliedError(
   const details = { repairId, current, expected: cmd.expected, blockers, replayed };
   const target = repairTarget(cmd);
   const named = field === null ? {} : { field };
+  if (status === 'conflict' && blockers.some((b) => b !== expectationDrifted))
+    return new EngineError(
+      'repair_conflict',
+      `${cmd.kind} on ${target.type} ${target.id}: ${blockers.join('; ')}; nothing changed`,
+      { details, ...named },
+    );
   if (status === 'conflict')
     return new EngineError(
       'repair_conflict',

@@ -46,6 +46,15 @@ export interface RepairPlan {
  * change through the engine's own in-transaction functions. `prepare` is for reads that cannot run
  * inside the repair's transaction (a replay that plans a rollback reads through the client).
  */
+/**
+ * Thrown by a handler's perform when what it prepared outside the transaction no longer matches the
+ * target it finds locked inside (a step committed in between): `applyRepair` prepares again and
+ * retries, and after a few tries answers a conflict (ADR 0085).
+ */
+export class PreparedStale extends Error {
+  override readonly name = 'PreparedStale';
+}
+
 export interface RepairHandler<C extends RepairCommand, T, P = undefined> {
   prepare?: (deps: RepairDeps, cmd: C, target: T) => Promise<P>;
   plan: (db: Db, deps: RepairDeps, cmd: C, target: T, prepared: P) => Promise<RepairPlan>;

@@ -13,7 +13,13 @@ import type { Db } from '../store/types.ts';
 import { bringDeadlineForward } from '../store/repairs/bring-deadline-forward.ts';
 import type { RepairCommandOf } from './repair-command.ts';
 import { noEffects, type RepairEffects } from './repair-effects.ts';
-import type { RepairDeps, RepairHandler, RepairPlan, RunTarget } from './repair-handler.ts';
+import {
+  PreparedStale,
+  type RepairDeps,
+  type RepairHandler,
+  type RepairPlan,
+  type RunTarget,
+} from './repair-handler.ts';
 
 const iso = (d: Date) => d.toISOString();
 const wake = (runId: string, at: Date) => ({ kind: 'wake-run' as const, runId, availableAt: iso(at) });
@@ -88,14 +94,47 @@ export const signalRepair: RepairHandler<RepairCommandOf<'run.signal'>, RunTarge
   },
 };
 
-/** The rollback a cancel or an expiry would start: planned by a replay that writes nothing. */
-async function prepareRollback(deps: RepairDeps, _cmd: unknown, { run }: RunTarget): Promise<RollbackPlan> {
-  return planRollback(deps.runtime, run, { timeoutMs: deps.runtime.config.monitor.expiration.plan_timeout_ms }).catch(
-    (err: unknown) => ({
-      ok: false as const,
-      error: { name: 'PlanFailed', message: err instanceof Error ? err.message : String(err) },
-    }),
-  );
+/** A rollback plan with the record it was planned from (the run's step and compensation rows, read first). */
+type PreparedRollback = RollbackPlan & { basis: string };
+
+/** What a rollback plan depends on: each step's and compensation's status and attempts. */
+async function rollbackBasis(db: Db, runId: string): Promise<string> {
+  const steps = await db.actionRun.findMany({
+    where: { run_id: runId },
+    orderBy: { sequence: 'asc' },
+    select: { sequence: true, status: true, attempts: true },
+  });
+  const compensations = await db.compensationRun.findMany({
+    where: { run_id: runId },
+    orderBy: { id: 'asc' },
+    select: { id: true, status: true, attempts: true },
+  });
+  return JSON.stringify([steps, compensations]);
+}
+
+/**
+ * The rollback a cancel or an expiry would start: planned by a replay that writes nothing, outside the
+ * repair's transaction, from the record as read just before (its basis).
+ */
+async function prepareRollback(deps: RepairDeps, _cmd: unknown, { run }: RunTarget): Promise<PreparedRollback> {
+  const basis = await rollbackBasis(deps.runtime.prisma, run.id);
+  const plan = await planRollback(deps.runtime, run, {
+    timeoutMs: deps.runtime.config.monitor.expiration.plan_timeout_ms,
+  }).catch((err: unknown) => ({
+    ok: false as const,
+    error: { name: 'PlanFailed', message: err instanceof Error ? err.message : String(err) },
+  }));
+  return { ...plan, basis };
+}
+
+/**
+ * Inside the repair's transaction, with the run locked: a step or compensation that moved since the plan
+ * was made (a live replay's outcome committed in between) makes the plan stale, and what the repair
+ * would record and tell the operator with it (the compensations it names) wrong (ADR 0085).
+ */
+async function assertRollbackCurrent(tx: Db, runId: string, rollback: PreparedRollback): Promise<void> {
+  if ((await rollbackBasis(tx, runId)) !== rollback.basis)
+    throw new PreparedStale(`run ${runId} moved on while its rollback was planned`);
 }
 
 function cleanupUntil(deps: RepairDeps, cmd: { cleanupSeconds?: number | undefined }): Date {
@@ -103,7 +142,7 @@ function cleanupUntil(deps: RepairDeps, cmd: { cleanupSeconds?: number | undefin
   return new Date(deps.runtime.clock.now().getTime() + seconds * 1000);
 }
 
-export const cancelRepair: RepairHandler<RepairCommandOf<'run.cancel'>, RunTarget, RollbackPlan> = {
+export const cancelRepair: RepairHandler<RepairCommandOf<'run.cancel'>, RunTarget, PreparedRollback> = {
   prepare: prepareRollback,
   async plan(db, deps, cmd, target, rollback) {
     const { run } = target;
@@ -124,7 +163,8 @@ export const cancelRepair: RepairHandler<RepairCommandOf<'run.cancel'>, RunTarge
     );
     return { blockers: windingDown(target), effects };
   },
-  async perform(tx, deps, cmd, { run }, _p, { now }) {
+  async perform(tx, deps, cmd, { run }, rollback, { now }) {
+    await assertRollbackCurrent(tx, run.id, rollback);
     if (!(await cancelTree(tx, run.id, cmd.reason, cleanupUntil(deps, cmd), now)))
       throw new EngineError('repair_refused', `run ${run.id} could not be cancelled: it is no longer open`);
     return {};
@@ -150,7 +190,7 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
   },
 };
 
-export const expireRepair: RepairHandler<RepairCommandOf<'run.expire'>, RunTarget, RollbackPlan> = {
+export const expireRepair: RepairHandler<RepairCommandOf<'run.expire'>, RunTarget, PreparedRollback> = {
   prepare: prepareRollback,
   async plan(db, deps, cmd, target, rollback): Promise<RepairPlan> {
     const { run } = target;
@@ -178,6 +218,7 @@ export const expireRepair: RepairHandler<RepairCommandOf<'run.expire'>, RunTarge
   },
   async perform(tx, deps, cmd, { run }, rollback, { now }) {
     if (!rollback.ok) throw new EngineError('repair_refused', rollback.error.message);
+    await assertRollbackCurrent(tx, run.id, rollback);
     await bringDeadlineForward(tx, { runId: run.id, now });
     const started = await startExpiryInTransaction(tx, {
       runId: run.id,

@@ -7,6 +7,7 @@ import { writePendingOutcome } from '../runtime/steps/pending-outcome.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { claimStep } from '../store/claim-step.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
+import { advanceHistoryEpoch } from '../store/repairs/advance-history-epoch.ts';
 import { forgetStepsFrom } from '../store/repairs/forget-steps-from.ts';
 import { makeStepDue } from '../store/repairs/make-step-due.ts';
 import type { Db } from '../store/types.ts';
@@ -24,6 +25,10 @@ function stepOf(target: RunTarget, sequence: number): NonNullable<RunTarget['ste
 async function laterSteps(db: Db, runId: string, sequence: number): Promise<number> {
   return db.actionRun.count({ where: { run_id: runId, sequence: { gt: sequence } } });
 }
+
+/** What a step repair does to a replay in progress (ADR 0085), said in its preview. */
+const staleReplayNote =
+  'a replay that read the steps before this repair (a worker running the run now) writes nothing more: the run replays from the repaired record';
 
 export const retryStepRepair: RepairHandler<RepairCommandOf<'run.retry_step'>, RunTarget> = {
   async plan(db, deps, cmd, target) {
@@ -45,6 +50,7 @@ export const retryStepRepair: RepairHandler<RepairCommandOf<'run.retry_step'>, R
       effects.transitions.push({ subject: `step ${step.sequence} (${step.name})`, from: 'Errored', to: 'Pending' });
     else effects.notes.push(`step ${step.sequence} (${step.name}) is due now instead of at its retry time`);
     effects.jobs.push(wake(target.run.id, now));
+    effects.notes.push(staleReplayNote);
     effects.history.push('action.retry_requested');
     return { blockers, effects };
   },
@@ -60,6 +66,7 @@ export const retryStepRepair: RepairHandler<RepairCommandOf<'run.retry_step'>, R
       rowId: step.id,
       data: { name: step.name, was: status, repair: id },
     });
+    await advanceHistoryEpoch(tx, { runId: target.run.id, now });
     await enqueueJob(tx, { kind: 'wake-run', runId: target.run.id, availableAt: now });
     return {};
   },
@@ -102,6 +109,7 @@ export const completeStepRepair: RepairHandler<RepairCommandOf<'run.complete_ste
       );
     effects.history.push('action.completed');
     effects.jobs.push(wake(target.run.id, deps.runtime.clock.now()));
+    effects.notes.push(staleReplayNote);
     return { blockers, effects };
   },
   async perform(tx, deps, cmd, target, { output }, { now, id }) {
@@ -129,6 +137,7 @@ export const completeStepRepair: RepairHandler<RepairCommandOf<'run.complete_ste
     );
     if (written !== 'recorded')
       throw new EngineError('repair_refused', `step ${step.sequence}'s outcome was ${written}: the row changed hands`);
+    await advanceHistoryEpoch(tx, { runId: target.run.id, now });
     await enqueueJob(tx, { kind: 'wake-run', runId: target.run.id, availableAt: now });
     return {
       after: () =>
@@ -170,6 +179,7 @@ export const resumeFromStepRepair: RepairHandler<RepairCommandOf<'run.resume_fro
       });
     effects.history.push('run.resumed_from_step');
     effects.jobs.push(wake(run.id, deps.runtime.clock.now()));
+    effects.notes.push(staleReplayNote);
     effects.notes.push(
       `the next replay runs step ${step.sequence} and what follows with the code deployed now; signals those steps consumed wait for them again`,
     );
@@ -184,6 +194,7 @@ export const resumeFromStepRepair: RepairHandler<RepairCommandOf<'run.resume_fro
       sequence: cmd.target.stepSequence,
       data: { repair: id, forgotten: forgotten as unknown as Json },
     });
+    await advanceHistoryEpoch(tx, { runId: target.run.id, now });
     await enqueueJob(tx, { kind: 'wake-run', runId: target.run.id, availableAt: now });
     return {};
   },

@@ -101,6 +101,7 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
   const { active, steps, compensations } = loaded.replay;
   const session = new ReplaySession(deps, run, new Map(steps.map((r) => [r.sequence, r])), compensations);
   session.runVersion = active.version;
+  session.historyEpoch = run.history_epoch;
   if (startedActive?.firstStep) session.claimedByStart(startedActive.firstStep);
   const ctx = createFlowContext(session);
 

@@ -155,6 +155,7 @@ async function settleTopRunInOneStatement(
       now,
       ...(outcome ? { outcome } : {}),
       ...(ack ? { ack } : {}),
+      epoch: session.historyEpoch,
     }),
   );
   return status && { run, status, output: result.output, error: result.error, refusedParent: null };

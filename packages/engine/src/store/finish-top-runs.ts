@@ -26,6 +26,8 @@ export interface TopRunFinish {
   now: Date;
   outcome?: TransitionOutcome;
   ack?: Pick<JobAck, 'id' | 'workerId'>;
+  /** The run's history epoch the replay read its steps at (ADR 0085): the gate refuses another. */
+  epoch?: number | null;
 }
 
 const columns: InputColumn<TopRunFinish>[] = [
@@ -38,6 +40,8 @@ const columns: InputColumn<TopRunFinish>[] = [
   { name: 'ack_id', type: 'bigint', of: (i) => (i.ack ? i.ack.id.toString() : null) },
   { name: 'ack_worker', type: 'text', of: (i) => i.ack?.workerId ?? null },
   ...outcomeColumns<TopRunFinish>((i) => i.outcome),
+  // Last, so the columns before it keep their places (ADR 0085).
+  { name: 'epoch', type: 'int', of: (i) => i.epoch ?? null },
 ];
 
 /**
@@ -62,6 +66,7 @@ const texts = setBasedOutcomeTexts(
       select r.id from "sagaflow"."flow_runs" r
        where r.id = any($1::uuid[]) and r.status in (${openStatusesText}) and r.parent_run_id is null
          and r.xmin::text = (select version from seen where seen.id = r.id)
+         and r.history_epoch = coalesce((select i.epoch from input i where i.run_id = r.id), r.history_epoch)
        order by r.id
          for update
     )${outcomes}, fin as (

@@ -168,6 +168,7 @@ export function startedRunRow(id: string, r: StartedRun): DbFlowRun {
     parent_cancel_policy: null,
     wake_at: null,
     repair_count: 0,
+    history_epoch: 0,
     version: 1,
     created_at: r.now,
     updated_at: r.now,

@@ -19,9 +19,21 @@ export async function lockOpenRun(
   runId: string,
   strength: 'key share' | 'no key update' | 'update' = 'key share',
 ): Promise<boolean> {
-  const rows = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
-    select r.id::text as id from "sagaflow"."flow_runs" r
+  return (await lockOpenRunEpoch(db, runId, strength)) !== null;
+}
+
+/**
+ * {@link lockOpenRun}, saying the run's history epoch (ADR 0085) as the lock found it, or null when
+ * the run is not open.
+ */
+export async function lockOpenRunEpoch(
+  db: RawDb,
+  runId: string,
+  strength: 'key share' | 'no key update' | 'update' = 'key share',
+): Promise<number | null> {
+  const rows = await db.$queryRaw<{ epoch: number }[]>(Prisma.sql`
+    select r.history_epoch as epoch from "sagaflow"."flow_runs" r
      where r.id = ${runId}::uuid and r.status in ${openRunStatusesSql}
        ${Prisma.raw(`for ${strength}`)}`);
-  return rows.length === 1;
+  return rows[0]?.epoch ?? null;
 }

@@ -45,6 +45,8 @@ export interface StepTransition {
   /** The `action.started` event of the new step (its attempt is taken from the row). */
   started: StepEvent;
   outcome?: TransitionOutcome;
+  /** The run's history epoch the replay read its steps at (ADR 0085): the gate refuses another. */
+  epoch?: number | null;
 }
 
 const columns: InputColumn<StepTransition>[] = [
@@ -63,6 +65,8 @@ const columns: InputColumn<StepTransition>[] = [
   { name: 'started_sequence', type: 'int', of: (i) => i.started.sequence },
   { name: 'started_data', type: 'text', of: (i) => JSON.stringify(i.started.data) },
   ...outcomeColumns<StepTransition>((i) => i.outcome),
+  // Last, so the columns before it keep their places (ADR 0085).
+  { name: 'epoch', type: 'int', of: (i) => i.epoch ?? null },
 ];
 
 /**
@@ -78,7 +82,8 @@ const columns: InputColumn<StepTransition>[] = [
  * if any, was recorded, a row another replay inserted first left alone (on conflict do nothing); the
  * events, per run the outcome's then `action.started`, in one ordered insert. Run rows are locked in
  * id order, so two such statements never wait on each other in a cycle. Runs must be distinct (one
- * transition per run). The leading comment names it where only the text's head is shown
+ * transition per run). A run whose steps a repair rewrote since the replay read them (its history
+ * epoch moved on, ADR 0085) is refused as a closed one is. The leading comment names it where only the text's head is shown
  * (pg_stat_activity keeps 1 kB).
  */
 const texts = setBasedOutcomeTexts(
@@ -90,6 +95,7 @@ const texts = setBasedOutcomeTexts(
       select r.id from "sagaflow"."flow_runs" r
        where r.id = any($1::uuid[]) and r.status in (${openStatusesText})
          and (r.cancel_requested_at is null or r.id = any($${columns.length + 1}::uuid[]))
+         and r.history_epoch = coalesce((select i.epoch from input i where i.run_id = r.id), r.history_epoch)
        order by r.id
          for no key update
     )${outcomes}, claimed as (

@@ -3,7 +3,7 @@ import type { RawDb } from '../../db/raw-db.ts';
 import type { DbFlowRun } from '../../store/find-run.ts';
 import { insertStep, type NewStep } from '../../store/insert-step.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
-import { lockOpenRun } from '../../store/lock-open-run.ts';
+import { lockOpenRunEpoch } from '../../store/lock-open-run.ts';
 import {
   announceOutcomes,
   writePendingOutcome,
@@ -71,6 +71,11 @@ export class ReplaySession {
   park: Park | null = null;
   /** The run's version after this replay last wrote it; its park only lands if it still holds. */
   runVersion: number | null = null;
+  /**
+   * The run's history epoch when this replay read its steps (ADR 0085): a repair that rewrote them
+   * since moved it on, and then this replay writes nothing more (null: nothing to compare).
+   */
+  historyEpoch: number | null = null;
   /**
    * A planning replay (the monitor working out an overdue run's rollback) reads the record and
    * never writes: the first write it would make marks the live position, and it stops there.
@@ -173,11 +178,16 @@ export class ReplaySession {
         // The run row is locked first, in the strongest mode this transaction may need (a finish
         // takes FOR UPDATE, a park or claim updates the row): upgrading a FOR KEY SHARE later
         // deadlocks against a finisher queued between the two (ADR 0011).
-        const open = await lockOpenRun(tx, this.runId, opts.finishesRun ? 'update' : 'no key update');
+        const epoch = await lockOpenRunEpoch(tx, this.runId, opts.finishesRun ? 'update' : 'no key update');
+        const open = epoch !== null;
         const now = this.deps.clock.now();
         // Each outcome stands on its own fence (ADR 0010): a rejected one never takes another with it.
         fates = await writePendingOutcomes(tx, outcomes, now);
-        if (fates.some((f) => f.result === 'rejected' || f.result === 'refused')) {
+        // A repair rewrote the steps since this replay read them (ADR 0085): what it recorded stands
+        // (each outcome passed its own fence), and the replay goes no further; the repair's wake, or
+        // one of its own for an outcome recorded here, replays the run from the new record.
+        const repaired = open && this.historyEpoch !== null && epoch !== this.historyEpoch;
+        if (repaired || fates.some((f) => f.result === 'rejected' || f.result === 'refused')) {
           if (fates.some((f) => f.result === 'recorded'))
             await enqueueJob(tx, { kind: 'wake-run', runId: this.runId, availableAt: now });
           return { stale: true as const };

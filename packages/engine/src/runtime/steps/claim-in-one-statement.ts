@@ -32,6 +32,7 @@ export async function claimInOneStatement(
       cancellationKnown: args.cancellationKnown,
       started: args.event,
       ...(outcome ? { outcome } : {}),
+      epoch: session.historyEpoch,
     });
     if (!result.runOpen || (outcome && !result.recorded)) return null;
     if (result.row) return { kind: 'claimed' as const, row: result.row };
