@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { historyOf } from '../../support/round-items.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { bareEngine } from '../harness.ts';
+import { runsParkedOnASignal } from './runs-parked-on-a-signal.ts';
 
 /**
  * Review 18. A bulk terminate over three waiting runs, drafted against "Waiting" for each: while the
@@ -23,22 +22,7 @@ describe(`a bulk terminate over runs one of which finishes mid-way (${testDbKind
   });
 
   it('the finished run is a conflict with its audit row and nothing after its end; the others are terminated', async () => {
-    const step = defineAction({ name: 'review18-bulk-step', run: async () => 'step' });
-    const flow = defineFlow({
-      name: 'review18-bulk-waiting',
-      version: 1,
-      run: async (ctx) => {
-        await ctx.action(step, null).run();
-        return ctx.awaitSignal('go', { timeoutSeconds: 3600 });
-      },
-    });
-    const e = bareEngine(db, { flows: [flow], actions: [step] });
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++) {
-      const { runId } = await e.startFlow(flow, null);
-      expect(await executeRun(e.runtime, runId)).toBe('parked');
-      ids.push(runId);
-    }
+    const { e, ids } = await runsParkedOnASignal(db, 'review18-bulk-waiting', 3);
     const statuses = await db.prisma.flowRun.findMany({ where: { id: { in: ids } } });
     expect(new Set(statuses.map((s) => s.status))).toEqual(new Set(['Waiting']));
 

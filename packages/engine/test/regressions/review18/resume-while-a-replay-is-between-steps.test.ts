@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow } from '../../../src/index.ts';
+import { defineAction, defineFlow, type Engine } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -17,6 +17,24 @@ import { applyStepRepairNow } from './apply-step-repair-now.ts';
  *
  * Progress, not time: the flow's code awaits a gate the test opens only once the repair returned.
  */
+/**
+ * Replays the run once (it parks on its signal `go`), signals it, and starts a second replay that stops
+ * at the flow's gate (`between`, armed here): the replay that read the record before the repair.
+ */
+async function staleReplayAtItsGate(
+  e: Engine,
+  runId: string,
+  between: { armed: boolean; reached: ReturnType<typeof gate> },
+): Promise<{ stale: Promise<unknown> }> {
+  expect(await executeRun(e.runtime, runId)).toBe('parked');
+  await e.signal(runId, 'go');
+  between.armed = true;
+  const stale = executeRun(e.runtime, runId);
+  await between.reached.promise;
+  // Wrapped: an async function returning the promise itself would wait for it, and it waits for the test.
+  return { stale };
+}
+
 describe(`resume_from_step while a replay that loaded the old record is between two steps (${testDbKind()})`, () => {
   let db: Database;
   beforeAll(async () => {
@@ -55,15 +73,9 @@ describe(`resume_from_step while a replay that loaded the old record is between 
     });
     const e = bareEngine(db, { flows: [flow], actions: [first, second] });
     const { runId } = await e.startFlow(flow, null);
-
-    // Replay 1: step 1 runs (A1), the run parks on its signal.
-    expect(await executeRun(e.runtime, runId)).toBe('parked');
-    await e.signal(runId, 'go');
-
-    // Replay 2 loads the record (step 1 = A1), takes the signal, and stops between the two steps.
-    between.armed = true;
-    const stale = executeRun(e.runtime, runId);
-    await between.reached.promise;
+    // Replay 1: step 1 runs (A1), the run parks on its signal. Replay 2 loads the record (step 1 = A1),
+    // takes the signal, and stops between the two steps.
+    const { stale } = await staleReplayAtItsGate(e, runId, between);
     const applied = await applyStepRepairNow(
       db,
       e,
@@ -122,11 +134,7 @@ describe(`resume_from_step while a replay that loaded the old record is between 
     });
     const e = bareEngine(db, { flows: [flow], actions: [only] });
     const { runId } = await e.startFlow(flow, null);
-    expect(await executeRun(e.runtime, runId)).toBe('parked');
-    await e.signal(runId, 'go');
-    between.armed = true;
-    const stale = executeRun(e.runtime, runId);
-    await between.reached.promise;
+    const { stale } = await staleReplayAtItsGate(e, runId, between);
     const applied = await applyStepRepairNow(
       db,
       e,

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RepairCommand } from '../../../src/index.ts';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow, EngineError } from '../../../src/index.ts';
-import { executeRun } from '../../../src/runtime/execute-run.ts';
+import { EngineError } from '../../../src/index.ts';
 import { holdRuns } from '../../support/held-rows.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
-import { bareEngine } from '../harness.ts';
+import { runsParkedOnASignal } from './runs-parked-on-a-signal.ts';
 
 /**
  * Review 18. Three operators repair one waiting run at once: signal, cancel and terminate, each
@@ -27,22 +26,7 @@ describe('signal, cancel and terminate repairs racing on one run (PostgreSQL)', 
   });
 
   it('every repair is applied with its event and audit row, or changes nothing; nothing after the terminal event', async () => {
-    const step = defineAction({ name: 'review18-three-step', run: async () => 'step' });
-    const flow = defineFlow({
-      name: 'review18-three-repairs',
-      version: 1,
-      run: async (ctx) => {
-        await ctx.action(step, null).run();
-        return ctx.awaitSignal('go', { timeoutSeconds: 3600 });
-      },
-    });
-    const e = bareEngine(db, { flows: [flow], actions: [step] });
-    const ids: string[] = [];
-    for (let i = 0; i < 8; i++) {
-      const { runId } = await e.startFlow(flow, null);
-      expect(await executeRun(e.runtime, runId)).toBe('parked');
-      ids.push(runId);
-    }
+    const { e, ids } = await runsParkedOnASignal(db, 'review18-three-repairs', 8);
     const base = (runId: string, kind: string) => ({
       kind,
       target: { runId },
