@@ -17,11 +17,12 @@ export async function applyRepairNow(
   reason: string,
 ): Promise<RepairResult> {
   n += 1;
+  const mine = n;
   const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: cmd.runId } });
   const common = {
     actor: 'review19@example.test',
     reason: `review19: ${reason}`,
-    idempotencyKey: `review19-${cmd.kind}-${cmd.runId}-${n}`,
+    idempotencyKey: `review19-${cmd.kind}-${cmd.runId}-${mine}`,
   };
   if (cmd.kind === 'run.kick')
     return e.repairs.apply({

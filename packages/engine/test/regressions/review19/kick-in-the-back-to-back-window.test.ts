@@ -212,4 +212,40 @@ describe(`run.kick in the back-to-back window (${testDbKind()})`, () => {
     });
     expect(ran).toEqual({ p1: 1, p2: 1, s3: 2, s4: 1 });
   });
+
+  it('two kicks at once between two steps: both applied, three replays, each step recorded once', async () => {
+    const { e, flow, ran, between } = flowBetweenSteps('two-kicks', { gateStep3: false });
+    const { runId } = await e.startFlow(flow, null);
+    const liveA = executeRun(e.runtime, runId);
+    await between.reached.promise;
+    const kicks = await Promise.all([
+      applyRepairNow(db, e, { kind: 'run.kick', runId }, 'first of two kicks'),
+      applyRepairNow(db, e, { kind: 'run.kick', runId }, 'second of two kicks'),
+    ]);
+    expect(kicks.map((k) => k.status)).toEqual(['applied', 'applied']);
+    // The two kicks' wakes replay side by side (in whatever order the machine runs them), then A goes on.
+    const outcomes = await Promise.all([executeRun(e.runtime, runId), executeRun(e.runtime, runId)]);
+    between.release.open();
+    await liveA;
+    expect(outcomes).toContain('finished');
+    expect(await recordOf(runId)).toEqual({
+      run: ['Completed', [['p1', 'p2'], 's3', 's4']],
+      steps: [
+        [1, 'Completed', 1],
+        [2, 'Completed', 1],
+        [3, 'Completed', 1],
+        [4, 'Completed', 1],
+      ],
+      duplicateStepEvents: [],
+      afterTheEnd: [],
+      ends: 1,
+      kicked: 2,
+      audits: [
+        ['run.kick', 'applied'],
+        ['run.kick', 'applied'],
+      ],
+    });
+    expect(ran).toEqual({ p1: 1, p2: 1, s3: 1, s4: 1 });
+  });
+
 });
