@@ -70,6 +70,10 @@ describe(`complete_step on a parallel branch whose round is out (${testDbKind()}
       },
     });
     const e = bareEngine(db, { flows: [flow], actions: [branchX, branchY, after] });
+    const handedBack: { sequence: number; attempt: number; output: unknown }[] = [];
+    e.events.on('action.outcome_rejected', (ev) =>
+      void handedBack.push({ sequence: ev.sequence, attempt: ev.attempt, output: ev.output }),
+    );
     const { runId } = await e.startFlow(flow, null);
     const liveA = executeRun(e.runtime, runId);
     await x.reached.promise;
@@ -112,6 +116,8 @@ describe(`complete_step on a parallel branch whose round is out (${testDbKind()}
       step2: rows[1]?.status,
       rejectedOnce: rejected,
       step1CompletedEvents: completedEvents,
+      // The discarded result is handed to ActionOutcomeRejected, once.
+      handedBack: [...handedBack],
       // Invariant 3: a run left open has something queued that will replay it.
       driven: run.finished_at !== null || wakes > 0,
       run: [run.status, run.waiting_for],
@@ -122,6 +128,7 @@ describe(`complete_step on a parallel branch whose round is out (${testDbKind()}
       step2: 'Completed',
       rejectedOnce: 1,
       step1CompletedEvents: 1,
+      handedBack: [{ sequence: 1, attempt: 1, output: 'worker-x' }],
       driven: true,
     });
 
