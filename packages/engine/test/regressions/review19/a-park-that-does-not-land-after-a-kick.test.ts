@@ -63,9 +63,7 @@ describe(`a park that does not land after a kick (${testDbKind()})`, () => {
     const { runId } = await e.startFlow(flow, null);
     const liveA = executeRun(e.runtime, runId);
     await between.reached.promise;
-    expect((await applyRepairNow(db, e, { kind: 'run.kick', runId }, 'kick between two steps')).status).toBe(
-      'applied',
-    );
+    expect((await applyRepairNow(db, e, { kind: 'run.kick', runId }, 'kick between two steps')).status).toBe('applied');
     // The jobs due now are taken: the start's by A, the kick's by B below.
     await db.prisma.job.deleteMany({ where: { run_id: runId, available_at: { lte: e.runtime.clock.now() } } });
     between.release.open();

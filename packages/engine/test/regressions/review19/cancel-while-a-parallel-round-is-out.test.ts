@@ -98,7 +98,7 @@ describe(`cancel while a parallel round is out (${testDbKind()})`, () => {
 /** Replay A holds both branches, the run is cancelled, and B (the cancel's wake) has parked on them. */
 async function cancelledWithTheRoundOut(db: Database, tag: string) {
   const clock = new TestClock();
-    const log: string[] = [];
+  const log: string[] = [];
   const x = { reached: gate(), release: gate() };
   const y = { reached: gate(), release: gate() };
   const branchX = defineAction({

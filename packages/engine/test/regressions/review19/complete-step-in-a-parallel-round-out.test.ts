@@ -71,8 +71,9 @@ describe(`complete_step on a parallel branch whose round is out (${testDbKind()}
     });
     const e = bareEngine(db, { flows: [flow], actions: [branchX, branchY, after] });
     const handedBack: { sequence: number; attempt: number; output: unknown }[] = [];
-    e.events.on('action.outcome_rejected', (ev) =>
-      void handedBack.push({ sequence: ev.sequence, attempt: ev.attempt, output: ev.output }),
+    e.events.on(
+      'action.outcome_rejected',
+      (ev) => void handedBack.push({ sequence: ev.sequence, attempt: ev.attempt, output: ev.output }),
     );
     const { runId } = await e.startFlow(flow, null);
     const liveA = executeRun(e.runtime, runId);

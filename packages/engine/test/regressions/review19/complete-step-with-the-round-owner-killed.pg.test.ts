@@ -66,7 +66,8 @@ describe('complete_step with the round owner SIGKILLed (real PostgreSQL, real pr
     );
     expect(completed.status).toBe('applied');
     // The dead owner's lease lapses (its last heartbeat an hour ago, on the database clock).
-    await db.prisma.$executeRaw`update "sagaflow"."workers" set heartbeat_at = now() - interval '1 hour' where id = ${workerId}`;
+    await db.prisma
+      .$executeRaw`update "sagaflow"."workers" set heartbeat_at = now() - interval '1 hour' where id = ${workerId}`;
 
     // The repair's wake: B finds branch 2 held by a gone worker.
     expect(await executeRun(e.runtime, runId)).toBe('parked');

@@ -3,7 +3,6 @@ import type { Database } from '../../../src/db/database.ts';
 import { defineAction, defineFlow } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine, gate } from '../harness.ts';
 import { applyRepairNow } from './apply-repair-now.ts';
 
@@ -151,7 +150,7 @@ describe(`run.kick in the back-to-back window (${testDbKind()})`, () => {
     const jobsBefore = await db.prisma.job.count({ where: { run_id: runId } });
     // A refusal is thrown to the caller (repair_refused), with its audit row written.
     const kick = await applyRepairNow(db, e, { kind: 'run.kick', runId }, 'kick mid-step').then(
-      (r) => ({ status: r.status as string, message: '' }),
+      (r) => ({ status: r.status, message: '' }),
       (err: { code?: string; message?: string }) => ({ status: err.code ?? 'threw', message: err.message ?? '' }),
     );
     expect(kick.message).toMatch(/step 3 .* is Running and has no reclaim deadline/);
@@ -247,5 +246,4 @@ describe(`run.kick in the back-to-back window (${testDbKind()})`, () => {
     });
     expect(ran).toEqual({ p1: 1, p2: 1, s3: 1, s4: 1 });
   });
-
 });
