@@ -8,6 +8,7 @@ import { loadRunForReplay } from '../store/load-run-for-replay.ts';
 import type { DbActionRun } from '../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../store/list-compensation-runs.ts';
 import { parkRun } from '../store/park-run.ts';
+import { lockOpenRun } from '../store/lock-open-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
 import { findLeftUndone, leftUndoneJson } from './find-left-undone.ts';
@@ -173,17 +174,30 @@ async function park(deps: RuntimeDeps, session: ReplaySession, p: Park): Promise
     now: deps.clock.now(),
   };
   // The park carries whatever this replay still has buffered (a completed step's outcome). When it
-  // does not land, a newer replay wrote the run meanwhile, and may have parked on that very step as
-  // running here (a cancellation's wake, say): the outcome recorded now gets a wake of its own, or
-  // nothing would replay the run again (ADR 0010's outcome stands; the run must move on from it).
+  // does not land, a newer replay wrote the run meanwhile, and may have parked on a step this replay
+  // recorded as running here (a cancellation's or a repair's wake, say): an outcome this replay
+  // recorded, now or earlier (a parallel branch's, written alone), gets a wake of its own, or nothing
+  // would replay the run again (ADR 0010's outcome stands; the run must move on from it). Review 19.
   const carries = session.pendingOutcomes.length > 0;
+  let landed = false;
+  let woken = false;
   await session
     .tx(async (tx) => {
-      if (!(await parkRun(tx, args)) && carries)
+      landed = await parkRun(tx, args);
+      if (!landed && (carries || session.recordedOutcome)) {
         await enqueueJob(tx, { kind: 'wake-run', runId: session.runId, availableAt: args.now });
+        woken = true;
+      }
     })
     .catch((err: unknown) => {
       if (!(err instanceof ReplayConflict)) throw err;
+    });
+  // The park's transaction stopped as stale (the run's history epoch moved on, an outcome it carried
+  // was refused, the run ended): the wake goes in alone, under the run's lock, while the run is open.
+  if (!landed && !woken && session.recordedOutcome)
+    await inRunTransaction(deps, async (tx) => {
+      if (await lockOpenRun(tx, session.runId))
+        await enqueueJob(tx, { kind: 'wake-run', runId: session.runId, availableAt: deps.clock.now() });
     });
   return 'parked';
 }

@@ -69,6 +69,12 @@ export class ReplaySession {
   /** ctx.now()/random()/uuid() values not yet written: they go out with the next transaction. */
   readonly pendingValues: NewStep[] = [];
   park: Park | null = null;
+  /**
+   * This replay recorded a step's outcome since its load (a parallel branch's alone, one a wait's or a
+   * claim's transaction carried, one a statement carried). Another replay may have parked on that step
+   * as running here meanwhile: a park of this replay's that does not land owes the run a wake (review 19).
+   */
+  recordedOutcome = false;
   /** The run's version after this replay last wrote it; its park only lands if it still holds. */
   runVersion: number | null = null;
   /**
@@ -209,6 +215,7 @@ export class ReplaySession {
       if (!(err instanceof ReplayConflict)) this.pendingValues.unshift(...values);
       throw err;
     }
+    if (fates.some((f) => f.result === 'recorded')) this.recordedOutcome = true;
     await announceOutcomes(this.deps, fates);
     if (done.stale) throw new ReplayConflict();
     return done.value;
@@ -236,6 +243,7 @@ export class ReplaySession {
       this.pendingOutcomes.unshift(...outcomes);
       return null;
     }
+    if (outcomes.length > 0) this.recordedOutcome = true;
     await announceOutcomes(
       this.deps,
       outcomes.map((outcome) => ({ outcome, result: 'recorded' as const })),
@@ -271,6 +279,7 @@ export class ReplaySession {
       this.keep([outcome]);
       throw err;
     }
+    if (result === 'recorded') this.recordedOutcome = true;
     await announceOutcomes(this.deps, [{ outcome, result }]);
     return result;
   }
