@@ -142,6 +142,49 @@ describe(`expiry while a parallel round is out (${testDbKind()})`, () => {
       });
     }
   }
+
+  it('cancel repair, branch 1 Completed, branch 2 out: the audit row names undo-x, which then runs', async () => {
+    // The same planning replay serves run.cancel (prepareRollback): its audit row and result state the
+    // rollback the operator is told will run.
+    const s = await roundOut(db, 'cancel-one');
+    s.x.release.open();
+    await waitFor('branch 1 recorded', async () =>
+      (await db.prisma.actionRun.findFirst({ where: { run_id: s.runId, sequence: 1 } }))?.status === 'Completed'
+        ? true
+        : undefined,
+    );
+    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: s.runId } });
+    const r = await s.e.repairs.apply({
+      kind: 'run.cancel',
+      target: { runId: s.runId },
+      expected: { runStatus: run.status as 'Running' },
+      actor: 'review20@example.test',
+      reason: 'review20: cancel while a round is out',
+      idempotencyKey: `review20-cancel-${s.runId}`,
+      cleanupSeconds: 600,
+    });
+    expect(r.status).toBe('applied');
+    await s.takeDueJobs();
+    expect(await executeRun(s.e.runtime, s.runId)).toBe('parked');
+    s.y.release.open();
+    await s.liveA;
+    await driveToEnd(db, s.e, s.runId);
+    const rec = await recordOf(db, s.runId);
+    const undo = `review20-exp-undo-${s.tag}`;
+    // Held: cancelled in the window, both branches undone once each.
+    expect([rec.run.status, rec.run.error, rec.compensations.map((c) => [c[1], c[2]]), rec.afterTheEnd]).toEqual([
+      'Cancelled',
+      'FlowError',
+      [
+        ['Completed', 1],
+        ['Completed', 1],
+      ],
+      [],
+    ]);
+    expect(s.log.filter((l) => l.startsWith('undo')).sort()).toEqual(['undo-x', 'undo-y']);
+    // The audit row's rollback: expected at least undo-x (Completed when the cancel applied). Observed on main: [].
+    expect(rec.auditCompensations).toEqual([[undo]]);
+  });
 });
 
 /** Replay A holds both branches of the round; the run's deadline is 60 s after its start. */
