@@ -188,13 +188,11 @@ describe(`expiry while a parallel round is out (${testDbKind()})`, () => {
 });
 
 /** Replay A holds both branches of the round; the run's deadline is 60 s after its start. */
-async function roundOut(db: Database, tag: string, opts: { gatePlan?: boolean } = {}) {
+async function roundOut(db: Database, tag: string) {
   const clock = new TestClock();
   const log: string[] = [];
   const x = { reached: gate(), release: gate() };
   const y = { reached: gate(), release: gate() };
-  const plan = { reached: gate(), release: gate() };
-  let invocations = 0;
   const branchX = defineAction({
     name: `review20-exp-x-${tag}`,
     run: async () => {
@@ -222,11 +220,6 @@ async function roundOut(db: Database, tag: string, opts: { gatePlan?: boolean } 
     name: `review20-exp-round-${tag}`,
     version: 1,
     run: async (ctx) => {
-      invocations += 1;
-      if (opts.gatePlan && invocations === 2) {
-        plan.reached.open();
-        await plan.release.promise;
-      }
       try {
         const both = await ctx.parallel([
           ctx.action(branchX, null).compensateWith(undo, () => 'x'),
@@ -262,7 +255,6 @@ async function roundOut(db: Database, tag: string, opts: { gatePlan?: boolean } 
     runId,
     x,
     y,
-    plan,
     liveA,
     log,
     clock,

@@ -42,12 +42,12 @@ describe(`reclaim_step on a branch whose owner returns late (${testDbKind()})`, 
         await takeWake();
         expect(await executeRun(s.eB.runtime, s.runId)).toBe('parked');
         s.y1.release.open();
-        await waitFor('A\'s attempt 1 turned away', async () => (s.rejected.length > 0 ? true : undefined));
+        await waitFor("A's attempt 1 turned away", async () => (s.rejected.length > 0 ? true : undefined));
         s.x.release.open();
         await s.liveA;
       } else if (order === 'b') {
         s.y1.release.open();
-        await waitFor('A\'s attempt 1 turned away', async () => (s.rejected.length > 0 ? true : undefined));
+        await waitFor("A's attempt 1 turned away", async () => (s.rejected.length > 0 ? true : undefined));
         s.x.release.open();
         await s.liveA;
         await takeWake();
@@ -59,7 +59,7 @@ describe(`reclaim_step on a branch whose owner returns late (${testDbKind()})`, 
         const liveB = executeRun(s.eB.runtime, s.runId);
         await s.y2.reached.promise;
         s.y1.release.open();
-        await waitFor('A\'s attempt 1 turned away', async () => (s.rejected.length > 0 ? true : undefined));
+        await waitFor("A's attempt 1 turned away", async () => (s.rejected.length > 0 ? true : undefined));
         s.x.release.open();
         await s.liveA;
         s.y2.release.open();

@@ -25,13 +25,17 @@ export async function recordOf(db: Database, runId: string) {
   const end = names.findIndex((n) => terminal.test(n));
   const expiry = events.find((ev) => ev.type === 'run.expiry_started');
   return {
-    run: { status: run.status, open: run.finished_at === null, error: (run.error as { name?: string } | null)?.name ?? null },
+    run: {
+      status: run.status,
+      open: run.finished_at === null,
+      error: (run.error as { name?: string } | null)?.name ?? null,
+    },
     steps: rows.map((r) => [r.sequence, r.kind, r.status, r.attempts]),
     compensations: comps.map((c) => [c.name, c.status, c.attempts]),
     duplicateStepOutcomes: stepOutcomes.filter((n, i) => stepOutcomes.indexOf(n) !== i),
     ends: names.filter((n) => terminal.test(n)).length,
     afterTheEnd: end < 0 ? ['<no end>'] : names.slice(end + 1),
-    expiryStarted: expiry ? (expiry.data as { compensations?: string[] }).compensations ?? null : null,
+    expiryStarted: expiry ? ((expiry.data as { compensations?: string[] }).compensations ?? null) : null,
     actionExpired: names.filter((n) => n.startsWith('action.expired#')),
     /** Late outcomes turned away, each journaled once: rejected (row changed hands) or refused (run finished). */
     rejected: anomalies
@@ -39,8 +43,10 @@ export async function recordOf(db: Database, runId: string) {
       .map((a) => a.sequence)
       .sort(),
     audits: audits.map((a) => [a.command, a.status]),
-    auditCompensations: audits.map(
-      (a) => ((a.result as { effects?: { compensations?: { name: string }[] } } | null)?.effects?.compensations ?? []).map((c) => c.name),
+    auditCompensations: audits.map((a) =>
+      ((a.result as { effects?: { compensations?: { name: string }[] } } | null)?.effects?.compensations ?? []).map(
+        (c) => c.name,
+      ),
     ),
     names,
   };

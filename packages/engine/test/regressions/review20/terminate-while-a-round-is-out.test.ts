@@ -60,7 +60,10 @@ describe(`run.terminate while a round is out or between steps (${testDbKind()})`
       });
     const bx = mk('x', x);
     const by = mk('y', y);
-    const undo = defineAction({ name: 'review20-term-undo', run: async (w: unknown) => (log.push(`undo-${String(w)}`), null) });
+    const undo = defineAction({
+      name: 'review20-term-undo',
+      run: async (w: unknown) => (log.push(`undo-${String(w)}`), null),
+    });
     const after = defineAction({ name: 'review20-term-after', run: async () => (log.push('after'), 'after') });
     const flow = defineFlow({
       name: 'review20-terminate-in-round',
@@ -145,7 +148,7 @@ describe(`run.terminate while a round is out or between steps (${testDbKind()})`
       duplicateStepOutcomes: [],
       audits: [['run.terminate', 'applied']],
     });
-    expect(rec.steps.map((s) => s[0])).toEqual([1]);
+    expect([rec.steps, rec.rejected]).toEqual([[[1, 'action', 'Running', 1]], [1]]);
     expect(log).toEqual(['s1']);
   });
 
