@@ -9,7 +9,9 @@ import { findOverdueRuns, type OverdueRun } from '../store/find-overdue-runs.ts'
 import { findRun } from '../store/find-run.ts';
 import { holdOffExpiry } from '../store/hold-off-expiry.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
+import { lockOpenRun } from '../store/lock-open-run.ts';
 import { markRunExpired } from '../store/mark-run-expired.ts';
+import { readRollbackBasis } from '../store/read-rollback-basis.ts';
 import { cancelTree } from './cancel-run.ts';
 
 export interface ExpiredRunsSweep {
@@ -60,53 +62,89 @@ export async function sweepExpiredRuns(
       after = candidate;
       const runId = candidate.id;
       if (pass.outOfTime() || (opts.keep && !(await opts.keep()))) return stop();
-      const run = await findRun(deps.prisma, runId);
-      if (!run) continue;
-      const plan = await planRollback(deps, run, { timeoutMs: cfg.plan_timeout_ms }).catch((err: unknown) => ({
-        ok: false as const,
-        error: serializeError(err),
-      }));
-      // The plan may have taken a while: a sweeper that lost its lease meanwhile writes nothing more.
-      if (opts.keep && !(await opts.keep())) return stop();
-      pass.add(1);
-      const now = deps.clock.now();
-      if (!plan.ok) {
-        const held = await deps.prisma.$transaction((tx) =>
-          holdOffExpiry(tx, {
-            runId,
-            baseSeconds: cfg.backoff.base_seconds,
-            maxSeconds: cfg.backoff.max_seconds,
-            now,
-            error: plan.error.message,
-          }),
-        );
-        if (!held) continue;
-        out.failed.push({ runId, attempts: held.attempts, retryAt: held.retryAt.toISOString() });
-        await deps.journal({
-          code: 'expiry_failed',
-          message: `could not plan the rollback of overdue run ${runId} (${run.flow_name}): ${plan.error.message}; attempt ${held.attempts}, held off until ${held.retryAt.toISOString()}`,
-          runId,
-          name: run.flow_name,
-          site: 'monitor.run',
-          details: { error: plan.error, attempts: held.attempts, retry_at: held.retryAt.toISOString() },
+      // The plan is made outside the expiry's transaction (a replay may take a while) from the record as
+      // read just before; under the run's lock the record is read again, and a run that moved on meanwhile
+      // is planned again (ADR 0088, as a repair's rollback is: ADR 0085).
+      let counted = false;
+      for (let attempt = 1; ; attempt++) {
+        const run = await findRun(deps.prisma, runId);
+        if (!run) break;
+        const basis = await readRollbackBasis(deps.prisma, runId);
+        const plan = await planRollback(deps, run, { timeoutMs: cfg.plan_timeout_ms }).catch((err: unknown) => ({
+          ok: false as const,
+          error: serializeError(err),
+        }));
+        // The plan may have taken a while: a sweeper that lost its lease meanwhile writes nothing more.
+        if (opts.keep && !(await opts.keep())) return stop();
+        if (!counted) pass.add(1);
+        counted = true;
+        const now = deps.clock.now();
+        if (!plan.ok) {
+          await holdOff(deps, run, plan.error, now, out);
+          break;
+        }
+        const deadline = run.expires_at?.toISOString() ?? '?';
+        const cleanupUntil = new Date(now.getTime() + deps.config.runs.cancel_cleanup_seconds * 1000);
+        const reason = `its business deadline passed at ${deadline}`;
+        const expired = await deps.prisma.$transaction(async (tx) => {
+          if (!(await lockOpenRun(tx, runId, 'no key update'))) return false;
+          if ((await readRollbackBasis(tx, runId)) !== basis) return 'moved' as const;
+          return startExpiryInTransaction(tx, { runId, reason, deadline, plan, cleanupUntil, now });
         });
-        continue;
-      }
-      const deadline = run.expires_at?.toISOString() ?? '?';
-      const cleanupUntil = new Date(now.getTime() + deps.config.runs.cancel_cleanup_seconds * 1000);
-      const reason = `its business deadline passed at ${deadline}`;
-      const expired = await deps.prisma.$transaction((tx) =>
-        startExpiryInTransaction(tx, { runId, reason, deadline, plan, cleanupUntil, now }),
-      );
-      if (expired) {
-        out.expired.push(runId);
-        await deps.emit('run.expired', { runId, flowName: run.flow_name, compensations: plan.compensations });
+        if (expired === 'moved') {
+          if (attempt < planTries) continue;
+          // Still moving: the run stays overdue, and the next pass plans it again.
+          deps.logger.info(
+            { runId, tries: attempt },
+            'an overdue run moved on while each of its rollback plans was made; the next pass tries again',
+          );
+          break;
+        }
+        if (expired) {
+          out.expired.push(runId);
+          await deps.emit('run.expired', { runId, flowName: run.flow_name, compensations: plan.compensations });
+        }
+        break;
       }
     }
     if (candidates.length < pageSize) break;
   }
   pass.end(0);
   return out;
+}
+
+/** How many times the sweep plans one run's rollback while the run keeps moving on under it. */
+const planTries = 3;
+
+/** A run whose rollback could not be planned: journaled expiry_failed, counted and held off. */
+async function holdOff(
+  deps: RuntimeDeps,
+  run: { id: string; flow_name: string },
+  error: { message: string },
+  now: Date,
+  out: ExpiredRunsSweep,
+): Promise<void> {
+  const cfg = deps.config.monitor.expiration;
+  const runId = run.id;
+  const held = await deps.prisma.$transaction((tx) =>
+    holdOffExpiry(tx, {
+      runId,
+      baseSeconds: cfg.backoff.base_seconds,
+      maxSeconds: cfg.backoff.max_seconds,
+      now,
+      error: error.message,
+    }),
+  );
+  if (!held) return;
+  out.failed.push({ runId, attempts: held.attempts, retryAt: held.retryAt.toISOString() });
+  await deps.journal({
+    code: 'expiry_failed',
+    message: `could not plan the rollback of overdue run ${runId} (${run.flow_name}): ${error.message}; attempt ${held.attempts}, held off until ${held.retryAt.toISOString()}`,
+    runId,
+    name: run.flow_name,
+    site: 'monitor.run',
+    details: { error, attempts: held.attempts, retry_at: held.retryAt.toISOString() },
+  });
 }
 
 /**

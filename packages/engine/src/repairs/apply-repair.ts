@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { retryRolledBack } from '../db/retry-rolled-back.ts';
+import { waitingForConnection } from '../runtime/in-run-transaction.ts';
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
@@ -111,45 +112,53 @@ export async function applyRepair(
       },
       () =>
         retryRolledBack(() =>
-          deps.runtime.prisma.$transaction(
-            async (tx) => {
-              await guard?.claim(tx);
-              const now = deps.runtime.clock.now();
-              // The run's repair.applied goes in once the checks passed and before the handler's own writes,
-              // so a repair that ends the run leaves its terminal event last in the history.
-              const applied = async () => {
-                if (!('runId' in cmd.target)) return;
-                await appendFlowEvent(tx, {
-                  runId: cmd.target.runId,
-                  type: 'repair.applied',
-                  ...('stepSequence' in cmd.target ? { sequence: cmd.target.stepSequence } : {}),
-                  data: {
-                    repair: id,
-                    command: cmd.kind,
-                    ...('compensation' in cmd.target ? { compensation: cmd.target.compensation } : {}),
-                    actor: cmd.actor,
-                    ...(cmd.via === undefined ? {} : { via: cmd.via }),
-                    reason: cmd.reason,
-                  },
-                });
-              };
-              const { actual, effects, after } = await decide(tx, deps, cmd, prepared, { id, now }, applied);
-              await insertRepairCommand(tx, {
-                ...base,
-                at: now,
-                actual: actual,
-                result: { effects } as unknown as Json,
-                status: 'applied',
-              });
-              await guard?.record(tx, {
-                status: 'applied',
-                repairId: id,
-                result: { actual, effects } as unknown as Json,
-                at: now,
-              });
-              return { actual, effects, after, at: now };
-            },
-            { maxWait: deps.process.transactionTimeoutMs, timeout: deps.process.transactionTimeoutMs },
+          // A transaction that got no pooled connection in time never began: it starts again, for up to the
+          // lease, as an operator's other commands do (ADR 0078). Review 20's CI run: 200 repairs at once on a
+          // loaded machine waited past the pool's connect timeout.
+          waitingForConnection(
+            deps.runtime,
+            () =>
+              deps.runtime.prisma.$transaction(
+                async (tx) => {
+                  await guard?.claim(tx);
+                  const now = deps.runtime.clock.now();
+                  // The run's repair.applied goes in once the checks passed and before the handler's own writes,
+                  // so a repair that ends the run leaves its terminal event last in the history.
+                  const applied = async () => {
+                    if (!('runId' in cmd.target)) return;
+                    await appendFlowEvent(tx, {
+                      runId: cmd.target.runId,
+                      type: 'repair.applied',
+                      ...('stepSequence' in cmd.target ? { sequence: cmd.target.stepSequence } : {}),
+                      data: {
+                        repair: id,
+                        command: cmd.kind,
+                        ...('compensation' in cmd.target ? { compensation: cmd.target.compensation } : {}),
+                        actor: cmd.actor,
+                        ...(cmd.via === undefined ? {} : { via: cmd.via }),
+                        reason: cmd.reason,
+                      },
+                    });
+                  };
+                  const { actual, effects, after } = await decide(tx, deps, cmd, prepared, { id, now }, applied);
+                  await insertRepairCommand(tx, {
+                    ...base,
+                    at: now,
+                    actual: actual,
+                    result: { effects } as unknown as Json,
+                    status: 'applied',
+                  });
+                  await guard?.record(tx, {
+                    status: 'applied',
+                    repairId: id,
+                    result: { actual, effects } as unknown as Json,
+                    at: now,
+                  });
+                  return { actual, effects, after, at: now };
+                },
+                { maxWait: deps.process.transactionTimeoutMs, timeout: deps.process.transactionTimeoutMs },
+              ),
+            'no database connection for an operator repair in time; waiting again',
           ),
         ),
     );

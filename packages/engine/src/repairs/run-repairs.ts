@@ -9,6 +9,7 @@ import { EngineError } from '../errors/engine-error.ts';
 import { checkSignalPayload } from '../runtime/check-signal-payload.ts';
 import { planRollback, type RollbackPlan } from '../runtime/plan-rollback.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
+import { readRollbackBasis } from '../store/read-rollback-basis.ts';
 import type { Db } from '../store/types.ts';
 import { bringDeadlineForward } from '../store/repairs/bring-deadline-forward.ts';
 import type { RepairCommandOf } from './repair-command.ts';
@@ -97,27 +98,12 @@ export const signalRepair: RepairHandler<RepairCommandOf<'run.signal'>, RunTarge
 /** A rollback plan with the record it was planned from (the run's step and compensation rows, read first). */
 type PreparedRollback = RollbackPlan & { basis: string };
 
-/** What a rollback plan depends on: each step's and compensation's status and attempts. */
-async function rollbackBasis(db: Db, runId: string): Promise<string> {
-  const steps = await db.actionRun.findMany({
-    where: { run_id: runId },
-    orderBy: { sequence: 'asc' },
-    select: { sequence: true, status: true, attempts: true },
-  });
-  const compensations = await db.compensationRun.findMany({
-    where: { run_id: runId },
-    orderBy: { id: 'asc' },
-    select: { id: true, status: true, attempts: true },
-  });
-  return JSON.stringify([steps, compensations]);
-}
-
 /**
  * The rollback a cancel or an expiry would start: planned by a replay that writes nothing, outside the
  * repair's transaction, from the record as read just before (its basis).
  */
 async function prepareRollback(deps: RepairDeps, _cmd: unknown, { run }: RunTarget): Promise<PreparedRollback> {
-  const basis = await rollbackBasis(deps.runtime.prisma, run.id);
+  const basis = await readRollbackBasis(deps.runtime.prisma, run.id);
   const plan = await planRollback(deps.runtime, run, {
     timeoutMs: deps.runtime.config.monitor.expiration.plan_timeout_ms,
   }).catch((err: unknown) => ({
@@ -133,7 +119,7 @@ async function prepareRollback(deps: RepairDeps, _cmd: unknown, { run }: RunTarg
  * would record and tell the operator with it (the compensations it names) wrong (ADR 0085).
  */
 async function assertRollbackCurrent(tx: Db, runId: string, rollback: PreparedRollback): Promise<void> {
-  if ((await rollbackBasis(tx, runId)) !== rollback.basis)
+  if ((await readRollbackBasis(tx, runId)) !== rollback.basis)
     throw new PreparedStale(`run ${runId} moved on while its rollback was planned`);
 }
 

@@ -159,6 +159,15 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       if (session.park) return never();
       const base = session.sequence;
       const results = await internal(session, () => runParallelStep(session, states.map(specOf)));
+      // Every branch that succeeded registers its compensation before anything else is decided: a
+      // rollback after a failed block undoes exactly the branches that went through, and a rollback
+      // planned while a branch is still out (a cancel's or an expiry's plan, which stops here) names
+      // the branches already done (review 20, ADR 0088). A live replay that parks here drops them
+      // with the rest of its memory.
+      results.forEach((r, i) => {
+        const state = states[i];
+        if (state && r.kind === 'completed') register(session, state, base + i + 1, r.output);
+      });
       // The block is settled only when every branch is: while one is still running (here or
       // elsewhere) or waiting for a retry, the run parks, whatever the others did.
       if (results.some((r) => r.kind === 'blocked')) return never();
@@ -168,12 +177,6 @@ export function createFlowContext(session: ReplaySession): FlowContext {
         session.stop({ waitingFor: pending.waitingFor, stuckReason: pending.stuckReason ?? null });
         return never();
       }
-      // Every branch that succeeded registers its compensation before any failure is raised, so a
-      // rollback after a failed block undoes exactly the branches that went through.
-      results.forEach((r, i) => {
-        const state = states[i];
-        if (state && r.kind === 'completed') register(session, state, base + i + 1, r.output);
-      });
       const outputs: Json[] = [];
       for (const [i, r] of results.entries())
         outputs.push(await settle<Json>(session, base + i + 1, states[i]?.action.name ?? '', r));

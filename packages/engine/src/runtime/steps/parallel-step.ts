@@ -23,9 +23,20 @@ export async function runParallelStep(
     await deliverCancel(session, block);
     return specs.map(() => ({ kind: 'cancelled' }));
   }
+  // A planning replay (a cancel's or an expiry's rollback plan) claims nothing: a branch that is not over
+  // yet is out for it, so the branches already done are what it plans with (review 20, ADR 0088).
+  const over = (seq: number) => {
+    const status = session.recorded.get(seq)?.status;
+    return status !== undefined && status !== 'Pending' && status !== 'Failed' && status !== 'Running';
+  };
   const results = await Promise.all(
-    specs.map((spec, i) => runActionStep(session, seqs[i] ?? 0, { ...spec, parallelBlock: block })),
+    specs.map((spec, i) =>
+      session.planOnly && !over(seqs[i] ?? 0)
+        ? Promise.resolve<ActionStepResult>({ kind: 'pending', waitingFor: null, running: true })
+        : runActionStep(session, seqs[i] ?? 0, { ...spec, parallelBlock: block }),
+    ),
   );
+  if (session.planOnly) return results;
   if (!results.some((r) => r.kind === 'pending' && r.running)) return results;
 
   // Our own outcomes must be durable before we look at the siblings: of two replays that split the

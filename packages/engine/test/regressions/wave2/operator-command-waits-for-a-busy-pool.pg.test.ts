@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow, type Engine, type Json } from '../../../src/index.ts';
+import { defineAction, defineFlow, type Engine, type Json, type RepairCommand } from '../../../src/index.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine, gate } from '../harness.ts';
@@ -17,6 +17,8 @@ import { bareEngine, gate } from '../harness.ts';
  * pool's order (first come, first served), so the hold begins exactly at the transaction.
  */
 const prismaDefaultMaxWaitMs = 2_000;
+/** How long the engine's pool lets a caller wait for a connection before it throws (create-database.ts). */
+const poolConnectTimeoutMs = 5_000;
 
 const step = defineAction({ name: 'busy-pool-step', run: async () => 'done' });
 const flow = defineFlow({
@@ -54,7 +56,11 @@ describe('an operator command on a busy pool (real PostgreSQL)', () => {
   const waiting = (what: string) => waitFor(what, async () => ((db.pool?.waitingCount ?? 0) > 0 ? true : undefined));
 
   /** Runs `command` (which sends `reads` statements before its transaction) while its transaction finds the pool busy. */
-  async function pastABusyPool<T>(command: () => Promise<T>, reads: number): Promise<T> {
+  async function pastABusyPool<T>(
+    command: () => Promise<T>,
+    reads: number,
+    holdMs = prismaDefaultMaxWaitMs + 500,
+  ): Promise<T> {
     let holder = hold();
     await holder.taken;
     const outcome = command().then(
@@ -69,8 +75,9 @@ describe('an operator command on a busy pool (real PostgreSQL)', () => {
       holder = next;
     }
     await waiting("the command's transaction to ask for the connection");
-    // The fault: the pool stays busy past the wait Prisma gives a transaction by default.
-    await sleep(prismaDefaultMaxWaitMs + 500);
+    // The fault: the pool stays busy past the wait Prisma gives a transaction by default (or, below, past
+    // the pool's own connect timeout).
+    await sleep(holdMs);
     await holder.release();
     const settled = await outcome;
     if ('err' in settled) throw settled.err;
@@ -107,5 +114,29 @@ describe('an operator command on a busy pool (real PostgreSQL)', () => {
       'run.cancel_requested',
       'run.terminated',
     ]);
+  }, 120_000);
+
+  it("an operator repair waits past the pool's own connect timeout and applies once (review 20, ADR 0088)", async () => {
+    if (!db.pool) throw new Error('this test needs the PostgreSQL project (a connection pool to keep busy)');
+    const { runId } = await engine.startFlow(flow, null);
+    const status = (await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } })).status;
+    const applied = await pastABusyPool(
+      () =>
+        engine.repairs.apply({
+          kind: 'run.terminate',
+          target: { runId },
+          expected: { runStatus: status },
+          actor: 'busy-pool@example.test',
+          reason: 'the pool is busy',
+          idempotencyKey: `busy-pool-${runId}`,
+        } as RepairCommand),
+      1, // the read of the run before its transaction (with the fix undone, the transaction throws pg-pool's connect timeout)
+      poolConnectTimeoutMs + 500,
+    );
+    expect(applied.status).toBe('applied');
+    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    const audit = await db.prisma.repairCommand.findMany({ where: { target_id: runId } });
+    const terminated = await db.prisma.flowEvent.count({ where: { run_id: runId, type: 'run.terminated' } });
+    expect([run.status, audit.map((a) => a.status), terminated]).toEqual(['Terminated', ['applied'], 1]);
   }, 120_000);
 });
