@@ -65,7 +65,6 @@ export async function sweepExpiredRuns(
       // The plan is made outside the expiry's transaction (a replay may take a while) from the record as
       // read just before; under the run's lock the record is read again, and a run that moved on meanwhile
       // is planned again (ADR 0088, as a repair's rollback is: ADR 0085).
-      let counted = false;
       for (let attempt = 1; ; attempt++) {
         const run = await findRun(deps.prisma, runId);
         if (!run) break;
@@ -76,8 +75,7 @@ export async function sweepExpiredRuns(
         }));
         // The plan may have taken a while: a sweeper that lost its lease meanwhile writes nothing more.
         if (opts.keep && !(await opts.keep())) return stop();
-        if (!counted) pass.add(1);
-        counted = true;
+        if (attempt === 1) pass.add(1);
         const now = deps.clock.now();
         if (!plan.ok) {
           await holdOff(deps, run, plan.error, now, out);

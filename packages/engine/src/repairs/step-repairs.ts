@@ -10,7 +10,7 @@ import { enqueueJob } from '../store/enqueue-job.ts';
 import { advanceHistoryEpoch } from '../store/repairs/advance-history-epoch.ts';
 import { forgetStepsFrom } from '../store/repairs/forget-steps-from.ts';
 import { makeStepDue } from '../store/repairs/make-step-due.ts';
-import type { Db } from '../store/types.ts';
+import { openActionStepStatuses, type Db } from '../store/types.ts';
 import type { RepairCommandOf } from './repair-command.ts';
 import { noEffects } from './repair-effects.ts';
 import type { RepairDeps, RepairHandler, RunTarget } from './repair-handler.ts';
@@ -97,7 +97,7 @@ export const completeStepRepair: RepairHandler<RepairCommandOf<'run.complete_ste
     const step = stepOf(target, cmd.target.stepSequence);
     const blockers: string[] = [];
     if (step.kind !== 'action') blockers.push(`step ${step.sequence} is a ${step.kind} step, not an action`);
-    if (!['Pending', 'Running', 'Failed'].includes(step.status))
+    if (!openActionStepStatuses.includes(step.status))
       blockers.push(`step ${step.sequence} is ${step.status}; only a Pending, Running or Failed step can be completed`);
     if (target.run.cancel_requested_at && step.status !== 'Running')
       blockers.push('the run is being cancelled: a step that has not started is cancelled, not completed');

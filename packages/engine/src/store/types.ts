@@ -22,3 +22,6 @@ export type RunStatus = (typeof terminalRunStatuses)[number] | (typeof openRunSt
  */
 export type StepStatus =
   'Pending' | 'Running' | 'Failed' | 'Waiting' | 'Completed' | 'Errored' | 'Expired' | 'Cancelled';
+
+/** An action step not over yet: not run, running, or between its own retries (`openStepStatusesSql` in SQL). */
+export const openActionStepStatuses: readonly string[] = ['Pending', 'Running', 'Failed'];

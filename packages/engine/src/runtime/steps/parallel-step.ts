@@ -1,4 +1,5 @@
 import type { Json } from '../../definitions/define-action.ts';
+import { openActionStepStatuses } from '../../store/types.ts';
 import type { ReplaySession } from '../replay/replay-session.ts';
 import { runActionStep, type ActionStepResult, type ActionStepSpec } from './action-step.ts';
 import { deliverCancel } from './deliver-cancel.ts';
@@ -27,7 +28,7 @@ export async function runParallelStep(
   // yet is out for it, so the branches already done are what it plans with (review 20, ADR 0088).
   const over = (seq: number) => {
     const status = session.recorded.get(seq)?.status;
-    return status !== undefined && status !== 'Pending' && status !== 'Failed' && status !== 'Running';
+    return status !== undefined && !openActionStepStatuses.includes(status);
   };
   const results = await Promise.all(
     specs.map((spec, i) =>
