@@ -11,9 +11,9 @@ import { inOperatorTransaction } from './operator-transaction.ts';
 
 /**
  * Closes a run at once as Terminated: no cleanup window, no compensation. A straggling worker's
- * later write to one of its steps is refused (`write_refused`). Reaches 'propagate' children, each
- * in its own transaction once its parent's committed. Bad input (a run id that is not a uuid, a
- * reason that cannot be stored) is refused before any read.
+ * later write to one of its steps is refused (`write_refused`). Its open 'propagate' children, and
+ * theirs, are terminated in the same transaction (ADR 0089). Bad input (a run id that is not a uuid,
+ * a reason that cannot be stored) is refused before any read.
  */
 export async function terminateRun(
   deps: RuntimeDeps,
@@ -27,38 +27,47 @@ export async function terminateRun(
   const settled = await inOperatorTransaction(deps, (tx) =>
     terminateInTransaction(tx, runId, opts.reason, deps.clock.now()),
   );
-  if (settled) await afterTerminate(deps, settled, opts.reason);
-  return { terminated: settled !== null };
+  await afterTerminate(deps, settled);
+  return { terminated: settled.length > 0 };
 }
 
 /**
  * Terminates one open run inside the caller's transaction, through the terminal transition (the run
- * row FOR UPDATE). Null when it had already finished. Call {@link afterTerminate} once committed.
+ * row FOR UPDATE), then its open 'propagate' children, depth first, in the same transaction: what
+ * the operator was shown as one command commits as one, and a process that dies after the commit
+ * leaves no child running under a Terminated parent (ADR 0089). Empty when the run had already
+ * finished; else the run first, then each child it reached. Call {@link afterTerminate} once committed.
+ *
+ * Each child is listed only after its parent's row is locked FOR UPDATE, so a child that parent's
+ * worker starts is either committed (and listed) or waits for this transaction (and finds the parent
+ * closed). A child finishing meanwhile locks itself, then its parent: the opposite order. PostgreSQL
+ * breaks that cycle by rolling one transaction back, and an operator's transaction is run again.
  */
 export async function terminateInTransaction(
   tx: Prisma.TransactionClient,
   runId: string,
   reason: string,
   now: Date,
-): Promise<SettledRun | null> {
+): Promise<SettledRun[]> {
   const run = await findRun(tx, runId);
-  if (!run) return null;
-  return settleRunInTransaction(tx, run, { status: 'Terminated', error: { name: 'Terminated', message: reason } }, now);
+  if (!run) return [];
+  const settled = await settleRunInTransaction(
+    tx,
+    run,
+    { status: 'Terminated', error: { name: 'Terminated', message: reason } },
+    now,
+  );
+  if (!settled) return [];
+  const tree = [settled];
+  for (const child of await listOpenChildren(tx, runId))
+    tree.push(...(await terminateInTransaction(tx, child, `parent ${runId} was terminated: ${reason}`, now)));
+  return tree;
 }
 
 /**
- * What follows a committed terminate: the run's journal entry and `run.finished` event, then its open
- * 'propagate' children, each terminated in its own transaction (a child's lock is never taken while
- * its parent's is held: a finishing child locks itself, then its parent).
+ * What follows a committed terminate, for the run and each child it reached, in that order: the
+ * journal entry of a refused parent step and the `run.finished` event.
  */
-export async function afterTerminate(deps: RuntimeDeps, settled: SettledRun, reason: string): Promise<void> {
-  await afterRunSettled(deps, settled);
-  const runId = settled.run.id;
-  for (const child of await listOpenChildren(deps.prisma, runId)) {
-    const childReason = `parent ${runId} was terminated: ${reason}`;
-    const done = await inOperatorTransaction(deps, (tx) =>
-      terminateInTransaction(tx, child, childReason, deps.clock.now()),
-    );
-    if (done) await afterTerminate(deps, done, childReason);
-  }
+export async function afterTerminate(deps: RuntimeDeps, settled: readonly SettledRun[]): Promise<void> {
+  for (const one of settled) await afterRunSettled(deps, one);
 }

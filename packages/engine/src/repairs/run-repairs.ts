@@ -163,7 +163,7 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
     effects.transitions.push({ subject: `run ${run.id}`, from: run.status, to: 'Terminated' });
     effects.history.push('run.terminated');
     for (const child of await openTree(db, run.id)) {
-      effects.transitions.push({ subject: `run ${child} (child, right after)`, from: 'open', to: 'Terminated' });
+      effects.transitions.push({ subject: `run ${child} (child, same transaction)`, from: 'open', to: 'Terminated' });
       effects.history.push(`run.terminated (child ${child})`);
     }
     effects.notes.push('no compensation runs: what the run did stays done');
@@ -171,8 +171,8 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
   },
   async perform(tx, deps, cmd, { run }, _p, { now }) {
     const settled = await terminateInTransaction(tx, run.id, cmd.reason, now);
-    if (!settled) throw new EngineError('repair_refused', `run ${run.id} is no longer open`);
-    return { after: () => afterTerminate(deps.runtime, settled, cmd.reason) };
+    if (settled.length === 0) throw new EngineError('repair_refused', `run ${run.id} is no longer open`);
+    return { after: () => afterTerminate(deps.runtime, settled) };
   },
 };
 
