@@ -139,6 +139,30 @@ describe('renderOneClientTime', () => {
     expect(text).toContain('cap R at c=1 at 0.429.');
   });
 
+  it("reads Node CPU at c=1 against the floor's (ADR 0090): its column, what is above it, and what the target leaves", () => {
+    const withFloor = (floorCpu: number) =>
+      summariseMode(
+        [1, 2, 3].flatMap((round) => [
+          peerPhase({ system: 'DBOS', round, concurrency: 1, nodeCpuMsPerFlow: 6 }),
+          peerPhase({ system: 'Sagaflow', round, concurrency: 1, nodeCpuMsPerFlow: 2.5 }),
+          peerPhase({ system: 'Floor', round, concurrency: 1, nodeCpuMsPerFlow: floorCpu }),
+        ]),
+        'durable',
+        5000,
+      );
+    const text = renderOneClientTime(withFloor(1.5), ceilings);
+    expect(text).toContain("| c=1, where a flow's time goes (medians) | Sagaflow | DBOS | floor (ADR 0090) |");
+    expect(text).toContain('| Node CPU / flow, ms | 2.50 | 6.00 | 1.50 |');
+    expect(text).toContain(
+      "took 1.50 ms per flow, 0.25 of DBOS's 6.00 ms. Sagaflow took 2.50 ms, 1.00 ms above the floor.",
+    );
+    expect(text).toContain("is 2.00 ms: 0.50 ms above the floor for the engine's own work.");
+    expect(renderOneClientTime(withFloor(2.2), ceilings)).toContain(
+      'is 2.00 ms: below the floor, so no engine that commits four times per flow through this driver meets it',
+    );
+    expect(renderOneClientTime(atOneClient(0.35), ceilings)).not.toContain('the floor');
+  });
+
   it('says when the flushes alone take longer than the target allows', () => {
     expect(renderOneClientTime(atOneClient(0.6), ceilings)).toContain('which leaves nothing for the CPU');
   });

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { warmupFlowsBeforeAnalyze } from './analyze-like-autovacuum.ts';
 import { BenchOptionError, parseBenchOptions } from './bench-options.ts';
 import { dbosPeer } from './dbos-peer.ts';
+import { floorPeer } from './floor-peer.ts';
 import { createObserverRole } from './observer-role.ts';
 import { sagaflowPeer } from './sagaflow-peer.ts';
 import { progress, benchElapsedMs } from './progress.ts';
@@ -70,10 +71,15 @@ const planLine =
   `Plan: ${plan.rounds} round(s) per mode at c = ${plan.concurrencies.join(', ')}; per phase ${plan.warmupMs / 1000} s ` +
   `warm-up${plan.warmupFlows > 0 ? ` (the first one at least ${plan.warmupFlows} flows)` : ''}, ANALYZE, ${plan.warmupMs / 1000} s warm-up again, then ${plan.measureMs.durable / 1000} s (durable) / ${plan.measureMs['fsync-off'] / 1000} s (fsync off) ` +
   `measured; pgbench ${plan.ceilingSeconds} s per client count${options.quick ? ' (--quick: a smoke run)' : ''}` +
-  `${options.notify ? '' : "; Sagaflow's pool polls alone (--no-notify: worker.notify false)"}.`;
+  `${options.notify ? '' : "; Sagaflow's pool polls alone (--no-notify: worker.notify false)"}` +
+  `; the floor (four autocommitted statements per flow, ADR 0090) at c = ${plan.concurrencies[0]} only.`;
 
-const systems = [sagaflowPeer({ notify: options.notify }), dbosPeer];
-const templates = { Sagaflow: 'sagaflow_template', DBOS: 'dbos_template' } as const;
+// The floor (four autocommitted statements per flow, ADR 0090) runs at one client only: it is what a
+// client pays there for Sagaflow's four commits in sequence, the figure c=1's targets are read against.
+const systems = [sagaflowPeer({ notify: options.notify }), dbosPeer, floorPeer];
+const runsAt = (system: (typeof systems)[number], concurrency: number) =>
+  system.name !== 'Floor' || concurrency === plan.concurrencies[0];
+const templates = { Sagaflow: 'sagaflow_template', DBOS: 'dbos_template', Floor: 'floor_template' } as const;
 
 progress('starting a throwaway PostgreSQL 15 cluster (@sagaflow/test-postgres)');
 const { cluster, statements } = await startBenchCluster();
@@ -101,7 +107,7 @@ try {
     const results: PeerPhaseResult[] = [];
     for (let round = 1; round <= plan.rounds; round++) {
       for (const concurrency of plan.concurrencies) {
-        for (const system of systems) {
+        for (const system of systems.filter((s) => runsAt(s, concurrency))) {
           results.push(
             await runPeerPhase(system, {
               adminUrl: cluster.adminUrl,

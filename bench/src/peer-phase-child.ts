@@ -1,5 +1,6 @@
 import { analyzeLikeAutovacuum } from './analyze-like-autovacuum.ts';
 import { dbosPeer } from './dbos-peer.ts';
+import { floorPeer } from './floor-peer.ts';
 import type { PeerLoopsSpec, PeerLoopsMessage } from './run-peer-loops.ts';
 import { runClosedLoop } from './run-closed-loop.ts';
 import { sagaflowPeer } from './sagaflow-peer.ts';
@@ -29,7 +30,8 @@ const fromParent = () =>
     process.once('disconnect', () => resolve());
   });
 
-const system = spec.system === 'DBOS' ? dbosPeer : sagaflowPeer({ notify: spec.notify });
+const system =
+  spec.system === 'DBOS' ? dbosPeer : spec.system === 'Floor' ? floorPeer : sagaflowPeer({ notify: spec.notify });
 const peer = await system.open(spec.url, spec.concurrency);
 try {
   // Warmed up, analyzed as autovacuum would have by now, and warmed up again on the new plans (ADR 0051).

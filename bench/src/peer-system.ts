@@ -1,8 +1,11 @@
 import type { WorkerPoolCounters } from '@sagaflow/engine';
 
-/** One of the compared workflow systems, as the harness drives it. */
+/**
+ * One of the compared workflow systems, as the harness drives it; 'Floor' is the hand-written floor
+ * at one client (floor-peer.ts), not a workflow system.
+ */
 export interface PeerSystem {
-  readonly name: 'Sagaflow' | 'DBOS';
+  readonly name: 'Sagaflow' | 'DBOS' | 'Floor';
   /**
    * Creates database `name` holding the system's schema and nothing else, for each phase to clone,
    * so no phase's statements include schema creation.

@@ -1,5 +1,6 @@
 import { uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { describe, expect, inject, it } from 'vitest';
+import { floorPeer } from './floor-peer.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
 import { runPeerPhase } from './run-peer-phase.ts';
 import { sagaflowPeer } from './sagaflow-peer.ts';
@@ -39,5 +40,31 @@ describe('runPeerPhase', () => {
     );
     expect(left).toBe(0);
     expect(await requestedCheckpoints(adminUrl)).toBeGreaterThan(checkpointsBefore);
+  });
+
+  it('runs the floor (ADR 0090): four commits per flow, each of them a write', async () => {
+    const adminUrl = inject('pgAdminUrl');
+    const template = uniqueDatabaseName('floor_template');
+    await floorPeer.prepareTemplate(adminUrl, template);
+    const result = await runPeerPhase(floorPeer, {
+      adminUrl,
+      dataDir: '/nonexistent',
+      statementsEnabled: false,
+      mode: 'fsync-off',
+      round: 18,
+      concurrency: 1,
+      warmupMs: 200,
+      warmupFlows: 50,
+      measureMs: 400,
+      template,
+      notify: true,
+    });
+    expect(result.system).toBe('Floor');
+    expect(result.flows).toBeGreaterThan(0);
+    // Commits cover warm-up and measured flows; the harness's own reads add a few.
+    expect(result.commitsPerFlow).toBeGreaterThanOrEqual(4);
+    expect(result.commitsPerFlow).toBeLessThan(4.5);
+    expect(result.writeTransactionsPerFlow).toBeGreaterThanOrEqual(3.9);
+    expect(result.writeTransactionsPerFlow).toBeLessThan(4.2);
   });
 });

@@ -112,7 +112,7 @@ export function summariseMode(
   const inMode = results.filter((r) => r.mode === mode);
   const concurrencies = [...new Set(inMode.map((r) => r.concurrency))].sort((a, b) => a - b);
   const systems: SystemSummary[] = [];
-  for (const system of ['Sagaflow', 'DBOS'] as const) {
+  for (const system of ['Sagaflow', 'DBOS', 'Floor'] as const) {
     for (const concurrency of concurrencies) {
       const phases = inMode.filter((r) => r.system === system && r.concurrency === concurrency);
       if (phases.length === 0) continue;
