@@ -7,6 +7,7 @@ import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { afterRunSettled, settleRunInTransaction, type SettledRun } from '../runtime/settle-run.ts';
 import { findRun } from '../store/find-run.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
+import { lockOpenTree } from '../store/lock-open-tree.ts';
 import { inOperatorTransaction } from './operator-transaction.ts';
 
 /**
@@ -24,9 +25,10 @@ export async function terminateRun(
   if (typeof opts !== 'object' || opts === null) throw new EngineError('invalid_input', 'options: must be an object');
   assertStorableText(opts.reason, 'reason', textRules(deps.config.limits));
   if (!(await findRun(deps.prisma, runId))) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-  const settled = await inOperatorTransaction(deps, (tx) =>
-    terminateInTransaction(tx, runId, opts.reason, deps.clock.now()),
-  );
+  const settled = await inOperatorTransaction(deps, async (tx) => {
+    await lockOpenTree(tx, runId);
+    return terminateInTransaction(tx, runId, opts.reason, deps.clock.now());
+  });
   await afterTerminate(deps, settled);
   return { terminated: settled.length > 0 };
 }
@@ -38,10 +40,12 @@ export async function terminateRun(
  * leaves no child running under a Terminated parent (ADR 0089). Empty when the run had already
  * finished; else the run first, then each child it reached. Call {@link afterTerminate} once committed.
  *
- * Each child is listed only after its parent's row is locked FOR UPDATE, so a child that parent's
- * worker starts is either committed (and listed) or waits for this transaction (and finds the parent
- * closed). A child finishing meanwhile locks itself, then its parent: the opposite order. PostgreSQL
- * breaks that cycle by rolling one transaction back, and an operator's transaction is run again.
+ * The caller locks the tree first ({@link lockOpenTree}: the deepest runs first, the root last), so
+ * a child finishing meanwhile, which locks itself and then its parent, is waited for, not met in a
+ * cycle, and once the tree is held nothing is added to it or leaves it before the commit. Each child
+ * is also listed after its parent's row is locked, so the tree ended is the tree held. A child's
+ * `write_refused` on its parent (the parent had finished first) is not journaled here: one command
+ * ended both.
  */
 export async function terminateInTransaction(
   tx: Prisma.TransactionClient,
@@ -59,8 +63,10 @@ export async function terminateInTransaction(
   );
   if (!settled) return [];
   const tree = [settled];
-  for (const child of await listOpenChildren(tx, runId))
-    tree.push(...(await terminateInTransaction(tx, child, `parent ${runId} was terminated: ${reason}`, now)));
+  for (const child of await listOpenChildren(tx, runId)) {
+    const [own, ...below] = await terminateInTransaction(tx, child, `parent ${runId} was terminated: ${reason}`, now);
+    if (own) tree.push({ ...own, refusedParent: null }, ...below);
+  }
   return tree;
 }
 

@@ -1,6 +1,7 @@
 import { EngineError } from '../errors/engine-error.ts';
 import { findRun } from '../store/find-run.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
+import { lockOpenTree } from '../store/lock-open-tree.ts';
 import { lockSagaInstance, readSagaInstance } from '../store/lock-saga-instance.ts';
 import { lockCompensationRow } from '../store/repairs/lock-compensation-row.ts';
 import { lockStepRow } from '../store/repairs/lock-step-row.ts';
@@ -16,10 +17,12 @@ import { instanceRepairHandlers, runRepairHandlers } from './repair-handlers.ts'
  * outcome, signal, kick, sweep and replay write holds it FOR KEY SHARE or FOR NO KEY UPDATE, so
  * none of them commits between the repair's check of the expected state and its commit. Then the
  * named step's (or compensation's) row, FOR UPDATE. A finished run is not locked: nothing changes
- * it any more.
+ * it any more. A terminate reaches the run's open 'propagate' tree: its runs are locked first, the
+ * deepest first and the run itself last (ADR 0089), so its plan sees the tree it ends.
  */
 export async function readRunTarget(db: Db, cmd: RunRepairCommand, lock: boolean): Promise<RunTarget> {
   const runId = cmd.target.runId;
+  if (lock && cmd.kind === 'run.terminate') await lockOpenTree(db, runId);
   if (lock) await lockOpenRun(db, runId, 'update');
   const run = await findRun(db, runId);
   if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);

@@ -184,9 +184,7 @@ async function park(deps: RuntimeDeps, session: ReplaySession, p: Park): Promise
   await session
     .tx(async (tx) => {
       landed = await parkRun(tx, args);
-      // Only while the run is open: a run another replay finished meanwhile needs no wake, and a job
-      // queued for it would be left over.
-      if (!landed && (carries || session.recordedOutcome) && (await lockOpenRun(tx, session.runId))) {
+      if (!landed && (carries || session.recordedOutcome)) {
         await enqueueJob(tx, { kind: 'wake-run', runId: session.runId, availableAt: args.now });
         woken = true;
       }

@@ -1,0 +1,48 @@
+import { Prisma } from '../generated/prisma/client.ts';
+import type { RawDb } from '../db/raw-db.ts';
+import { openRunStatusesSql } from './step-table.ts';
+
+/** Rounds of "list the tree, lock what is new" before giving up on a tree that keeps growing. */
+const maxRounds = 10;
+
+/** An open run and its open 'propagate' descendants, each with its depth below the root (0). */
+async function listOpenTree(db: RawDb, rootId: string): Promise<{ id: string; depth: number }[]> {
+  return db.$queryRaw<{ id: string; depth: number }[]>(Prisma.sql`
+    with recursive tree (id, depth) as (
+      select r.id, 0 from "sagaflow"."flow_runs" r
+       where r.id = ${rootId}::uuid and r.status in ${openRunStatusesSql}
+      union all
+      select c.id, t.depth + 1 from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
+       where c.parent_cancel_policy = 'propagate' and c.status in ${openRunStatusesSql}
+    )
+    select id::text as id, depth from tree`);
+}
+
+/**
+ * Locks an open run and its open 'propagate' descendants FOR UPDATE, the deepest first and the root
+ * last (ADR 0089), so a terminate of the tree waits for a finishing child instead of closing a cycle
+ * with it: a child's finish locks the child, then its parent, and none of its ancestors is held yet
+ * when the terminate waits for it. Rows of one depth go in id order, as the hot path's statements lock
+ * runs. A run that finished meanwhile is skipped (its row is re-checked once its lock is free). The
+ * tree is listed again once locked: a child committed between the listing and the lock of its parent
+ * is locked in a further round (after its parent: the rare case a lock cycle is still possible, and
+ * PostgreSQL breaks it, and an operator's transaction runs again, ADR 0074). Once every node is held,
+ * no child can be added under it and none can finish before the caller's transaction ends.
+ */
+export async function lockOpenTree(db: RawDb, rootId: string): Promise<void> {
+  const held = new Set<string>();
+  for (let round = 0; round < maxRounds; round++) {
+    const fresh = (await listOpenTree(db, rootId)).filter((n) => !held.has(n.id));
+    if (fresh.length === 0) return;
+    await db.$queryRaw<{ id: string }[]>(Prisma.sql`
+      select r.id::text as id from "sagaflow"."flow_runs" r
+        join unnest(${fresh.map((n) => n.id)}::uuid[], ${fresh.map((n) => n.depth)}::int[]) as t (id, depth)
+          on r.id = t.id
+       where r.status in ${openRunStatusesSql}
+       order by t.depth desc, r.id
+         for update of r`);
+    // A run not locked had finished meanwhile: it is out of the next listing, and so is what is under it.
+    for (const n of fresh) held.add(n.id);
+  }
+  throw new Error(`the open tree under run ${rootId} kept growing while it was being locked; try again`);
+}
