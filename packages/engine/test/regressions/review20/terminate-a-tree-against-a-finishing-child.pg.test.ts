@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow } from '../../../src/index.ts';
-import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { holdRuns, waitForWaiters } from '../../support/held-rows.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
-import { bareEngine, gate } from '../harness.ts';
 import { recordOf } from './record.ts';
+import { startThreeLevelTree } from './support/three-level-tree.ts';
 
 /**
  * ADR 0089. run.terminate closes a run's open 'propagate' tree in ONE transaction. A child finishing
@@ -24,32 +22,7 @@ describe('terminate a three-level tree (real PostgreSQL)', () => {
     await db.close();
   });
 
-  async function startTree() {
-    const reached = gate();
-    const release = gate();
-    const ran: string[] = [];
-    const work = defineAction({
-      name: 'adr0089-leaf-work',
-      run: async () => {
-        ran.push('work');
-        reached.open();
-        await release.promise;
-        return 'done';
-      },
-    });
-    const leaf = defineFlow({ name: 'adr0089-leaf', version: 1, run: async (ctx) => ctx.action(work, null) });
-    const mid = defineFlow({ name: 'adr0089-mid', version: 1, run: async (ctx) => ctx.child(leaf, null) });
-    const root = defineFlow({ name: 'adr0089-root', version: 1, run: async (ctx) => ctx.child(mid, null) });
-    const e = bareEngine(db, { flows: [root, mid, leaf], actions: [work] });
-    const { runId } = await e.startFlow(root, null);
-    expect(await executeRun(e.runtime, runId)).toBe('parked');
-    const midRun = await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: runId } });
-    expect(await executeRun(e.runtime, midRun.id)).toBe('parked');
-    const leafRun = await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: midRun.id } });
-    const live = executeRun(e.runtime, leafRun.id);
-    await reached.promise;
-    return { e, ids: [runId, midRun.id, leafRun.id] as const, release, live, ran };
-  }
+  const startTree = () => startThreeLevelTree(db, 'adr0089');
 
   async function judge(ids: readonly [string, string, string]) {
     const [r, m, l] = await Promise.all(ids.map((id) => recordOf(db, id)));

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow } from '../../../src/index.ts';
-import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
-import { bareEngine, gate } from '../harness.ts';
 import { recordOf } from '../review20/record.ts';
+import { startThreeLevelTree } from '../review20/support/three-level-tree.ts';
 import { lockWaiters } from './lock-waiters.ts';
 
 /**
@@ -32,33 +30,16 @@ describe('terminate against a real finishing child (real PostgreSQL)', () => {
     await db.close();
   });
 
-  it('the tree ends consistent whichever transaction PostgreSQL rolls back', async () => {
+  it("the leaf's finish is waited for, then the tree ends consistent", async () => {
     if (!db.url) throw new Error('this test needs the PostgreSQL project');
-    const reached = gate();
-    const release = gate();
-    const work = defineAction({
-      name: 'review21-real-leaf-work',
-      run: async () => {
-        reached.open();
-        await release.promise;
-        return 'done';
-      },
-    });
-    const leaf = defineFlow({ name: 'review21-real-leaf', version: 1, run: async (ctx) => ctx.action(work, null) });
-    const mid = defineFlow({ name: 'review21-real-mid', version: 1, run: async (ctx) => ctx.child(leaf, null) });
-    const root = defineFlow({ name: 'review21-real-root', version: 1, run: async (ctx) => ctx.child(mid, null) });
-    const e = bareEngine(db, { flows: [root, mid, leaf], actions: [work] });
-    const { runId } = await e.startFlow(root, null);
-    expect(await executeRun(e.runtime, runId)).toBe('parked');
-    const midRun = await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: runId } });
-    expect(await executeRun(e.runtime, midRun.id)).toBe('parked');
-    const leafRun = await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: midRun.id } });
-    const live = executeRun(e.runtime, leafRun.id).then(
+    const tree = await startThreeLevelTree(db, 'review21-real');
+    const { e, release } = tree;
+    const [runId, midId, leafId] = tree.ids;
+    const live = tree.live.then(
       (r) => r,
       (err: { code?: string; message?: string }) => `threw ${err.code ?? err.message}`,
     );
-    await reached.promise;
-    const step = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: leafRun.id, sequence: 1 } });
+    const step = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: leafId, sequence: 1 } });
 
     // The leaf's step row, held: the leaf's finish locks the leaf, then waits here to record the outcome.
     const holder = new pg.Client({ connectionString: db.url });
@@ -78,7 +59,7 @@ describe('terminate against a real finishing child (real PostgreSQL)', () => {
     const terminated = await terminating;
     const leafReplay = await live;
 
-    const [r, m, l] = await Promise.all([runId, midRun.id, leafRun.id].map((id) => recordOf(db, id)));
+    const [r, m, l] = await Promise.all([runId, midId, leafId].map((id) => recordOf(db, id)));
     expect({
       terminated,
       runs: [r!.run.status, m!.run.status],

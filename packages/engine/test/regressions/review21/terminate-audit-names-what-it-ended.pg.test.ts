@@ -8,6 +8,7 @@ import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine, gate } from '../harness.ts';
 import { recordOf } from '../review20/record.ts';
+import { startThreeLevelTree } from '../review20/support/three-level-tree.ts';
 
 /**
  * Review 21. The run.terminate repair plans its effects inside its transaction, under the ROOT's lock
@@ -63,31 +64,14 @@ describe('run.terminate: the audit row names what the command ended (real Postgr
 
   it('a grandchild that completes between the plan and the perform is not reported Terminated', async () => {
     if (!db.url) throw new Error('this test needs the PostgreSQL project');
-    const reached = gate();
-    const release = gate();
-    const work = defineAction({
-      name: 'review21-audit-leaf-work',
-      run: async () => {
-        reached.open();
-        await release.promise;
-        return 'done';
-      },
-    });
-    const leaf = defineFlow({ name: 'review21-audit-leaf', version: 1, run: async (ctx) => ctx.action(work, null) });
-    const mid = defineFlow({ name: 'review21-audit-mid', version: 1, run: async (ctx) => ctx.child(leaf, null) });
-    const root = defineFlow({ name: 'review21-audit-root', version: 1, run: async (ctx) => ctx.child(mid, null) });
-    const e = bareEngine(db, { flows: [root, mid, leaf], actions: [work] });
-    const { runId } = await e.startFlow(root, null);
-    expect(await executeRun(e.runtime, runId)).toBe('parked');
-    const midRun = await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: runId } });
-    expect(await executeRun(e.runtime, midRun.id)).toBe('parked');
-    const leafRun = await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: midRun.id } });
-    const liveLeaf = executeRun(e.runtime, leafRun.id);
-    await reached.promise;
+    const tree = await startThreeLevelTree(db, 'review21-audit');
+    const { e, release } = tree;
+    const [runId, midId, leafId] = tree.ids;
+    const liveLeaf = tree.live;
 
     // Something holds the mid-level run's row (a replay of it, another command): the leaf's finish
     // locks the leaf, records its end, and waits for its parent's row.
-    const holder = await holdRuns(db.url, [midRun.id]);
+    const holder = await holdRuns(db.url, [midId]);
     release.open();
     await waitForWaiters(db, holder.pid, 1);
     // The terminate: root locked, plan read (the leaf is open: its finish has not committed), then the
@@ -98,7 +82,7 @@ describe('run.terminate: the audit row names what the command ended (real Postgr
     const applied = await applying;
     expect(await liveLeaf).toBe('finished');
 
-    const [r, m, l] = await Promise.all([runId, midRun.id, leafRun.id].map((id) => recordOf(db, id)));
+    const [r, m, l] = await Promise.all([runId, midId, leafId].map((id) => recordOf(db, id)));
     // Whichever won, each run ends once, and nothing follows its end.
     expect({
       status: applied.status,
@@ -114,10 +98,10 @@ describe('run.terminate: the audit row names what the command ended (real Postgr
     // The leaf's finish committed first: it is Completed, not Terminated.
     expect([r!.run.status, m!.run.status, l!.run.status]).toEqual(['Terminated', 'Terminated', 'Completed']);
     // The operator's record must say what happened.
-    const { said, terminated } = await auditAgainstRecord(runId, [runId, midRun.id, leafRun.id]);
+    const { said, terminated } = await auditAgainstRecord(runId, [runId, midId, leafId]);
     expect(said).toEqual(terminated);
     const returned = applied.effects.transitions.filter((t) => t.to === 'Terminated').map((t) => t.subject);
-    expect(returned.some((s) => s.includes(leafRun.id))).toBe(false);
+    expect(returned.some((s) => s.includes(leafId))).toBe(false);
   });
 
   it('a grandchild started between the plan and the perform is named in the audit row', async () => {

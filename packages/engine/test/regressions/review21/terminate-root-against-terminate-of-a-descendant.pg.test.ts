@@ -1,11 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow, type Engine } from '../../../src/index.ts';
-import { executeRun } from '../../../src/runtime/execute-run.ts';
+import type { Engine } from '../../../src/index.ts';
 import { holdRuns, waitForWaiters } from '../../support/held-rows.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
-import { bareEngine, gate } from '../harness.ts';
 import { recordOf } from '../review20/record.ts';
+import { startThreeLevelTree } from '../review20/support/three-level-tree.ts';
 import { lockWaiters } from './lock-waiters.ts';
 
 /**
@@ -31,31 +30,9 @@ describe('terminate the root against a terminate of a descendant (real PostgreSQ
     await db.close();
   });
 
-  let n = 0;
   async function startTree() {
-    n += 1;
-    const reached = gate();
-    const release = gate();
-    const work = defineAction({
-      name: `review21-tt-work-${n}`,
-      run: async () => {
-        reached.open();
-        await release.promise;
-        return 'done';
-      },
-    });
-    const leaf = defineFlow({ name: `review21-tt-leaf-${n}`, version: 1, run: async (ctx) => ctx.action(work, null) });
-    const mid = defineFlow({ name: `review21-tt-mid-${n}`, version: 1, run: async (ctx) => ctx.child(leaf, null) });
-    const root = defineFlow({ name: `review21-tt-root-${n}`, version: 1, run: async (ctx) => ctx.child(mid, null) });
-    const e = bareEngine(db, { flows: [root, mid, leaf], actions: [work] });
-    const { runId } = await e.startFlow(root, null);
-    expect(await executeRun(e.runtime, runId)).toBe('parked');
-    const midRun = await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: runId } });
-    expect(await executeRun(e.runtime, midRun.id)).toBe('parked');
-    const leafRun = await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: midRun.id } });
-    const live = executeRun(e.runtime, leafRun.id);
-    await reached.promise;
-    return { e, ids: { root: runId, mid: midRun.id, leaf: leafRun.id }, release, live };
+    const { e, ids, release, live } = await startThreeLevelTree(db, 'review21-tt');
+    return { e, ids: { root: ids[0], mid: ids[1], leaf: ids[2] }, release, live };
   }
 
   const terminate = async (e: Engine, runId: string, who: string) => {
