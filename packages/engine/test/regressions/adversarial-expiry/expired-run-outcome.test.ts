@@ -97,6 +97,9 @@ describe(`adversarial expiry: how an expired run ends (${testDbKind()})`, () => 
     });
     const comp = await t.db.prisma.compensationRun.findFirstOrThrow({ where: { run_id: runId } });
     expect(comp.status).toBe('Failed');
+    // The workers stop here: once the sweep has expired the run, a worker would replay it and run
+    // the undo in its cleanup window, so "not yet" below would race that worker.
+    await t.engine.stopWorkers();
     t.clock.advance(61_000);
     expect((await t.engine.sweepExpiredRuns()).expired).toEqual([runId]);
     const started = await t.db.prisma.flowEvent.findFirstOrThrow({
