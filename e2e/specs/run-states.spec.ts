@@ -217,4 +217,42 @@ test.describe('run states made for real', () => {
     await expect(page.getByTestId('list-end')).toHaveText('All 1 matching runs shown.');
     await saveScreenshot(page, testInfo, 'runs-stuck-only');
   });
+
+  // Last: it ends the stuck run the tests above read (the file's tests run in order, in one worker).
+  test('terminating the stuck run names the step in flight and the completed steps it leaves undone (ADR 0091)', async ({
+    page,
+  }, testInfo) => {
+    if (!stack) throw new Error('no stack');
+    // This stack has one account, its admin: terminate applies at once instead of waiting for a second operator.
+    await mutateViaConsole(stack.baseUrl, stack.sessionCookie, 'approvalPolicy.set', {
+      gatedCommands: [],
+      bulkThreshold: null,
+    });
+    await open(page, `/runs/${ids.stuck}`);
+    await page.getByTestId('repair-run.terminate').click();
+    const draft = page.getByTestId('repair-draft');
+    const preview = draft.getByTestId('repair-preview');
+    await expect(preview).toContainText('left undone: step 1 (demo.charge-card) completed and is not compensated');
+    await expect(preview).toContainText('left undone: step 4 (demo.pack-merch) completed and is not compensated');
+    await expect(preview).toContainText('in flight: step 5 (demo.reserve-stock) is running on a worker');
+    await draft.getByTestId('repair-reason').fill('the stock service lost the reservation; handled by hand');
+    await draft.getByTestId('repair-apply').click();
+    await expect(draft.getByTestId('repair-applied')).toBeVisible();
+
+    await expect(page.getByTestId('run-status')).toHaveText('Terminated');
+    const panel = page.getByTestId('left-undone');
+    await expect(panel.getByTestId('left-undone-in-flight')).toHaveText([
+      'Step 5 demo.reserve-stock was running on a worker.',
+    ]);
+    await expect(panel.getByTestId('left-undone-step')).toHaveText([
+      'Step 1 demo.charge-card completed; its compensation, if it has one, never ran.',
+      'Step 4 demo.pack-merch completed; its compensation, if it has one, never ran.',
+    ]);
+    const ended = (await runOf(ids.stuck)).events.find((e) => e.type === 'run.terminated');
+    expect(ended?.data).toMatchObject({
+      left_undone: { source: 'record', in_flight: [{ kind: 'action', sequence: 5, name: 'demo.reserve-stock' }] },
+    });
+    await saveScreenshot(page, testInfo, 'run-terminated-left-undone');
+    await expectNoSeriousAxeViolation(page);
+  });
 });

@@ -3,6 +3,7 @@ import type { Prisma } from '../generated/prisma/client.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
 import { textRules } from '../input/input-limits.ts';
+import { leftUndoneJson, readLeftUndone } from '../runtime/find-left-undone.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { afterRunSettled, settleRunInTransaction, type SettledRun } from '../runtime/settle-run.ts';
 import { findRun } from '../store/find-run.ts';
@@ -12,7 +13,8 @@ import { inOperatorTransaction } from './operator-transaction.ts';
 
 /**
  * Closes a run at once as Terminated: no cleanup window, no compensation. A straggling worker's
- * later write to one of its steps is refused (`write_refused`). Its open 'propagate' children, and
+ * later write to one of its steps is refused (`write_refused`). The run states what it left undone
+ * and which steps were in flight (`left_undone` on its error and its `run.terminated` event, ADR 0091). Its open 'propagate' children, and
  * theirs, are terminated in the same transaction (ADR 0089). Bad input (a run id that is not a uuid,
  * a reason that cannot be stored) is refused before any read.
  */
@@ -55,10 +57,16 @@ export async function terminateInTransaction(
 ): Promise<SettledRun[]> {
   const run = await findRun(tx, runId);
   if (!run) return [];
+  // What the run leaves undone, read from its rows under the tree's locks: what it had when it ended (ADR 0091).
+  const leftUndone = leftUndoneJson(await readLeftUndone(tx, runId));
   const settled = await settleRunInTransaction(
     tx,
     run,
-    { status: 'Terminated', error: { name: 'Terminated', message: reason } },
+    {
+      status: 'Terminated',
+      error: { name: 'Terminated', message: reason, left_undone: leftUndone },
+      details: { left_undone: leftUndone },
+    },
     now,
   );
   if (!settled) return [];

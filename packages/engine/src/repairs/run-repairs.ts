@@ -4,6 +4,7 @@ import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { signalInTransaction } from '../api/signal-run.ts';
 import { startExpiryInTransaction } from '../api/sweep-expired-runs.ts';
 import { afterTerminate, terminateInTransaction } from '../api/terminate-run.ts';
+import { readLeftUndone, type LeftUndone } from '../runtime/find-left-undone.ts';
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import { checkSignalPayload } from '../runtime/check-signal-payload.ts';
@@ -30,6 +31,18 @@ async function openTree(db: Db, runId: string): Promise<string[]> {
   const out: string[] = [];
   for (const child of await listOpenChildren(db, runId)) out.push(child, ...(await openTree(db, child)));
   return out;
+}
+
+/** What a terminate's preview says the run will leave undone, as its record has it now (ADR 0091). */
+function leftUndoneNotes(l: LeftUndone): string[] {
+  const notes = l.steps.map((s) => `left undone: step ${s.sequence} (${s.name}) completed and is not compensated`);
+  for (const f of l.in_flight ?? [])
+    notes.push(
+      f.kind === 'action'
+        ? `in flight: step ${f.sequence} (${f.name}) is running on a worker; whether it took effect will not be known`
+        : `in flight: compensation ${f.name} of step ${f.sequence} is running on a worker; whether it took effect will not be known`,
+    );
+  return notes;
 }
 
 /** Refuses a cancel or expiry of a run that is already winding down. */
@@ -167,6 +180,7 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
       effects.history.push(`run.terminated (child ${child})`);
     }
     effects.notes.push('no compensation runs: what the run did stays done');
+    effects.notes.push(...leftUndoneNotes(await readLeftUndone(db, run.id)));
     return { blockers: [], effects };
   },
   async perform(tx, deps, cmd, { run }, _p, { now }) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { testDbKind } from '../support/test-database.ts';
-import { changing, holding, retrying, switches } from './support/repair-fixtures.ts';
+import { changing, halfDone, holding, retrying, switches } from './support/repair-fixtures.ts';
 import { useCatalogue } from './support/catalogue-harness.ts';
 
 /** The run commands of the repair catalogue: kick, signal, cancel, terminate, expire, retry_step, complete_step, resume_from_step. How each command is proved: support/catalogue-harness.ts. */
@@ -39,6 +39,35 @@ describe(`run repairs (${testDbKind()})`, () => {
     expect(after?.run.status).toBe('Terminated');
     expect(after?.compensations).toEqual([]);
     expect(after?.run.safeRepairs).toEqual([]);
+  });
+
+  it('run.terminate states what it leaves undone: a completed step not compensated, a step in flight (ADR 0091)', async () => {
+    const { t } = c;
+    t.faults.crashAfterClaim('rep-held');
+    const d = await parkedRun(halfDone, (x) => x.actions[1]?.status === 'Running');
+    const { applied } = await proveCommand(runCmd('run.terminate', d));
+    expect(applied.effects.notes).toEqual([
+      'no compensation runs: what the run did stays done',
+      'left undone: step 1 (rep-a) completed and is not compensated',
+      'in flight: step 2 (rep-held) is running on a worker; whether it took effect will not be known',
+    ]);
+    const leftUndone = {
+      source: 'record',
+      steps: [{ sequence: 1, name: 'rep-a', compensation: null }],
+      in_flight: [{ kind: 'action', sequence: 2, name: 'rep-held' }],
+    };
+    const after = await t.engine.getRun(d.run.id);
+    expect(after?.run).toMatchObject({ status: 'Terminated', leftUndone });
+    expect(after?.events.find((e) => e.type === 'run.terminated')?.data).toMatchObject({ left_undone: leftUndone });
+  });
+
+  it('a run terminated with nothing done and nothing in flight states an empty list', async () => {
+    const { t } = c;
+    switches.flakyFails = true; // its one step fails and waits an hour for its retry: neither done nor in flight
+    const d = await parkedRun(retrying, (x) => x.actions[0]?.status === 'Failed' && x.run.status === 'Waiting');
+    await t.engine.terminate(d.run.id, { reason: 'not wanted' });
+    const after = await t.engine.getRun(d.run.id);
+    expect(after?.run.leftUndone).toEqual({ source: 'record', steps: [] });
   });
 
   it('run.expire expires the run now and starts its rollback', async () => {

@@ -52,6 +52,19 @@ export const holding = defineFlow({
   run: async (ctx) => ctx.action(held, null).run(),
 });
 
+/** A (undone by undo-A), then a step whose worker dies after claiming it (the test arms the fault). */
+export const halfDone = defineFlow({
+  name: 'rep-half-done',
+  version: 1,
+  run: async (ctx) => {
+    await ctx
+      .action(stepA, null)
+      .compensateWith(undoA, () => null)
+      .run();
+    return ctx.action(held, null).run();
+  },
+});
+
 /** Step 1 is A in variant a and C in variant b: switching the variant blocks the replay of a recorded run. */
 export const changing = defineFlow({
   name: 'rep-changing',
@@ -63,7 +76,7 @@ export const changing = defineFlow({
   },
 });
 
-export const flows = [waiter, retrying, holding, changing];
+export const flows = [waiter, retrying, holding, halfDone, changing];
 export const actions = [stepA, undoA, stepB, stepC, flaky, held];
 
 /** A small process: Open → Review (message) → Closed, with a typed operator command and a poison message. */
