@@ -9,7 +9,7 @@ import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import { checkSignalPayload } from '../runtime/check-signal-payload.ts';
 import { planRollback, type RollbackPlan } from '../runtime/plan-rollback.ts';
-import { listOpenChildren } from '../store/list-open-children.ts';
+import { listOpenTree } from '../store/lock-open-tree.ts';
 import { readRollbackBasis } from '../store/read-rollback-basis.ts';
 import type { Db } from '../store/types.ts';
 import { bringDeadlineForward } from '../store/repairs/bring-deadline-forward.ts';
@@ -26,11 +26,9 @@ import {
 const iso = (d: Date) => d.toISOString();
 const wake = (runId: string, at: Date) => ({ kind: 'wake-run' as const, runId, availableAt: iso(at) });
 
-/** A run's open 'propagate' children, depth first: what a cancel or terminate reaches too. */
+/** A run's open 'propagate' descendants, depth first: what a cancel or terminate reaches too. */
 async function openTree(db: Db, runId: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const child of await listOpenChildren(db, runId)) out.push(child, ...(await openTree(db, child)));
-  return out;
+  return (await listOpenTree(db, runId)).slice(1).map((n) => n.id);
 }
 
 /** What a terminate's preview says the run will leave undone, as its record has it now (ADR 0091). */

@@ -60,8 +60,9 @@ describe('terminate against one statement claiming two of its children (real Pos
       await db.prisma.$executeRaw`
         update sagaflow.flow_runs set parent_run_id = ${parent}::uuid, parent_sequence = ${seq}::int,
                parent_cancel_policy = 'propagate' where id = ${child}::uuid`;
-    // The order listOpenChildren gives, which the terminate followed before it locked the tree itself.
-    expect(await listOpenChildren(db.prisma, parent)).toEqual([hi, lo]);
+    // Before the terminate locked the tree itself, it followed listOpenChildren's order, which had no
+    // ORDER BY and gave [hi, lo] here. It is id order now, the order the tree's listing and the preview use.
+    expect(await listOpenChildren(db.prisma, parent)).toEqual([lo, hi]);
 
     const held = await holdRuns(db.url, [lo]);
     const statement = settleAfterLones<[TransitionResult, TransitionResult]>(await loneClaims(deps, worker, lones), [
