@@ -248,6 +248,14 @@ test.describe('run states made for real', () => {
       'Step 1 demo.charge-card completed; its compensation, if it has one, never ran.',
       'Step 4 demo.pack-merch completed; its compensation, if it has one, never ran.',
     ]);
+    // The step's row stays Running as its worker left it; the page says the run ended under it, and
+    // stops its clock at the run's end.
+    const step5 = page.locator('[data-testid="step-row"][data-step-name="demo.reserve-stock"]');
+    await expect(step5.getByTestId('step-status')).toHaveText('Running');
+    await expect(step5.getByTestId('step-in-flight')).toHaveText('run ended: outcome unknown');
+    await expect(page.locator('[data-testid="step-row"] [data-testid="step-in-flight"]')).toHaveCount(1);
+    const timeline5 = page.locator('[data-testid="timeline-step"][data-sequence="5"]');
+    await expect(timeline5.getByTestId('step-in-flight')).toBeVisible();
     const ended = (await runOf(ids.stuck)).events.find((e) => e.type === 'run.terminated');
     expect(ended?.data).toMatchObject({
       left_undone: { source: 'record', in_flight: [{ kind: 'action', sequence: 5, name: 'demo.reserve-stock' }] },

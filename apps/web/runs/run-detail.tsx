@@ -66,7 +66,7 @@ export function RunDetailView({ id }: { id: string }) {
             <section id="steps">
               <h2>Steps</h2>
               <LoadOlder {...olderOf('steps', actions.length)} />
-              <StepsTable steps={actions} childRunIds={childRunIds(events)} now={now} />
+              <StepsTable steps={actions} childRunIds={childRunIds(events)} now={now} runEndedAt={run.finishedAt} />
             </section>
             {compensations.length > 0 ? (
               <section id="compensations" data-testid="compensations">

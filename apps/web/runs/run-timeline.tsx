@@ -3,6 +3,7 @@ import { ClockTime } from '@/ui/clock-time';
 import { formatSpan } from '@/ui/format-time';
 import { JsonInline } from '@/ui/json-block';
 import { StatusBadge } from '@/ui/status-badge';
+import { InFlightTag, inFlightAtEnd } from './in-flight-tag';
 import { Timestamp } from '@/ui/timestamp';
 import { runTimeline, type TimelineStep } from './run-timeline-items';
 import { StepKindLabel } from './step-kind-label';
@@ -22,19 +23,21 @@ function waitNote(step: Step, now: number) {
   return null;
 }
 
-function StepEntry({ item, now }: { item: TimelineStep<Step>; now: number }) {
+function StepEntry({ item, now, runEndedAt }: { item: TimelineStep<Step>; now: number; runEndedAt: string | null }) {
   const { step, events, anomalies, compensations } = item;
+  const inFlight = inFlightAtEnd(step.status, runEndedAt);
   return (
     <li className="tl-step" data-testid="timeline-step" data-sequence={step.sequence} data-status={step.status}>
       <div className="tl-head">
         <span className="muted">#{step.sequence}</span> <StepKindLabel kind={step.kind} /> <strong>{step.name}</strong>{' '}
-        <StatusBadge status={step.status} kind="step" />{' '}
+        <StatusBadge status={step.status} kind="step" /> {inFlight ? <InFlightTag /> : null}{' '}
         {step.kind === 'action' ? (
           <span data-testid="timeline-attempts">
             attempt {step.attempts} of {step.maxAttempts}
           </span>
         ) : null}
-        {waitNote(step, now)} <span className="muted">{formatSpan(step.startedAt, step.finishedAt, now)}</span>
+        {waitNote(step, now)}{' '}
+        <span className="muted">{formatSpan(step.startedAt, inFlight ? runEndedAt : step.finishedAt, now)}</span>
       </div>
       {events.length + anomalies.length > 0 ? (
         <ol className="tl-events">
@@ -83,7 +86,9 @@ export function RunTimeline({ detail, now }: { detail: RunDetail; now: number })
       <ol className="tl">
         {t.groups.map((g) =>
           g.block === null ? (
-            g.steps.map((item) => <StepEntry key={item.step.sequence} item={item} now={now} />)
+            g.steps.map((item) => (
+              <StepEntry key={item.step.sequence} item={item} now={now} runEndedAt={detail.run.finishedAt} />
+            ))
           ) : (
             <li
               key={`block-${g.block}-${g.steps[0]?.step.sequence}`}
@@ -95,7 +100,7 @@ export function RunTimeline({ detail, now }: { detail: RunDetail; now: number })
               </span>
               <ol className="tl">
                 {g.steps.map((item) => (
-                  <StepEntry key={item.step.sequence} item={item} now={now} />
+                  <StepEntry key={item.step.sequence} item={item} now={now} runEndedAt={detail.run.finishedAt} />
                 ))}
               </ol>
             </li>

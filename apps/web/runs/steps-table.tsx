@@ -16,10 +16,12 @@ export function StepsTable({
   steps,
   childRunIds,
   now,
+  runEndedAt,
 }: {
   steps: Step[];
   childRunIds: ReadonlyMap<number, string>;
   now: number;
+  runEndedAt: string | null;
 }) {
   const [showValues, setShowValues] = useState(false);
   const valueCount = countValueSteps(steps);
@@ -61,6 +63,7 @@ export function StepsTable({
                   step={line.step}
                   inBlock={line.inBlock}
                   now={now}
+                  runEndedAt={runEndedAt}
                   childRunId={childRunIds.get(line.step.sequence)}
                 />
               ),
