@@ -173,12 +173,15 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
     const effects = noEffects();
     effects.transitions.push({ subject: `run ${run.id}`, from: run.status, to: 'Terminated' });
     effects.history.push('run.terminated');
-    for (const child of await openTree(db, run.id)) {
+    const children = await openTree(db, run.id);
+    for (const child of children) {
       effects.transitions.push({ subject: `run ${child} (child, same transaction)`, from: 'open', to: 'Terminated' });
       effects.history.push(`run.terminated (child ${child})`);
     }
     effects.notes.push('no compensation runs: what the run did stays done');
     effects.notes.push(...leftUndoneNotes(await readLeftUndone(db, run.id)));
+    for (const child of children)
+      effects.notes.push(...leftUndoneNotes(await readLeftUndone(db, child)).map((n) => `child run ${child}: ${n}`));
     return { blockers: [], effects };
   },
   async perform(tx, deps, cmd, { run }, _p, { now }) {

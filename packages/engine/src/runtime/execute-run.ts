@@ -11,12 +11,12 @@ import { parkRun } from '../store/park-run.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
-import { findLeftUndone, leftUndoneJson } from './find-left-undone.ts';
+import { leftUndoneJson, planLeftUndone, readLeftUndone } from './find-left-undone.ts';
 import { inRunTransaction } from './in-run-transaction.ts';
 import { createFlowContext } from './replay/create-flow-context.ts';
 import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
-import { settleRun } from './settle-run.ts';
+import { afterRunSettled, settleRun, settleRunInTransaction } from './settle-run.ts';
 
 export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
 
@@ -62,17 +62,30 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
   const { run } = loaded;
 
   if (run.run_timeout_at && run.run_timeout_at.getTime() <= now.getTime()) {
-    // The backstop closes the run without compensation (ADR 0011); what that leaves undone is stated.
-    const leftUndone = leftUndoneJson(await findLeftUndone(deps, run));
-    await settleRun(deps, run, {
-      status: 'TimedOut',
-      error: {
-        name: 'RunTimedOut',
-        message: `the engine's run timeout passed at ${run.run_timeout_at.toISOString()}`,
-        left_undone: leftUndone,
-      },
-      details: { left_undone: leftUndone },
+    // The backstop closes the run without compensation (ADR 0011); what that leaves undone is stated:
+    // the compensations named by a replay made first, kept where the rows read under the run's lock,
+    // in the transaction that closes it, still say them (ADR 0091).
+    const timeoutAt = run.run_timeout_at;
+    const plan = await planLeftUndone(deps, run);
+    const settled = await inRunTransaction(deps, async (tx) => {
+      if (!(await lockOpenRun(tx, run.id, 'update'))) return null;
+      const leftUndone = leftUndoneJson(await readLeftUndone(tx, run.id, plan));
+      return settleRunInTransaction(
+        tx,
+        run,
+        {
+          status: 'TimedOut',
+          error: {
+            name: 'RunTimedOut',
+            message: `the engine's run timeout passed at ${timeoutAt.toISOString()}`,
+            left_undone: leftUndone,
+          },
+          details: { left_undone: leftUndone },
+        },
+        deps.clock.now(),
+      );
     });
+    if (settled) await afterRunSettled(deps, settled);
     return 'finished';
   }
   if (run.cancel_deadline_at && run.cancel_deadline_at.getTime() <= now.getTime()) {

@@ -3,7 +3,7 @@ import type { DbFlowRun } from '../store/find-run.ts';
 import type { RawDb } from '../db/raw-db.ts';
 import { listActionRuns, type DbActionRun } from '../store/list-action-runs.ts';
 import { listCompensationRuns, type DbCompensationRun } from '../store/list-compensation-runs.ts';
-import { planRollback } from './plan-rollback.ts';
+import { planRollback, type RollbackPlan } from './plan-rollback.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 
 /**
@@ -34,35 +34,63 @@ export interface InFlight {
 type StepRow = Pick<DbActionRun, 'sequence' | 'kind' | 'name' | 'status'>;
 type CompensationRow = Pick<DbCompensationRun, 'action_sequence' | 'name' | 'status'>;
 
-export async function findLeftUndone(deps: RuntimeDeps, run: DbFlowRun): Promise<LeftUndone> {
-  const plan = await planRollback(deps, run, { timeoutMs: deps.config.monitor.expiration.plan_timeout_ms }).catch(
-    (err: unknown) => ({ ok: false as const, error: { message: err instanceof Error ? err.message : String(err) } }),
+/** The plan half of a left-undone list: a replay that writes nothing, run before the run is locked. */
+export type LeftUndonePlan = RollbackPlan;
+
+/**
+ * Replays the run without writing (planRollback) to name the compensations it registered. Run it
+ * before the transaction that closes the run: it runs the flow's code, which must not hold the run's
+ * lock. {@link readLeftUndone} then reads the rows under the lock and keeps the names that still hold.
+ */
+export async function planLeftUndone(deps: RuntimeDeps, run: DbFlowRun): Promise<LeftUndonePlan> {
+  return planRollback(deps, run, { timeoutMs: deps.config.monitor.expiration.plan_timeout_ms }).catch(
+    (err: unknown) => ({
+      ok: false as const,
+      error: { name: 'PlanFailed', message: err instanceof Error ? err.message : String(err) },
+    }),
   );
-  const actions = await listActionRuns(deps.prisma, run.id);
-  const compensations = await listCompensationRuns(deps.prisma, run.id);
-  if (!plan.ok) return { ...leftUndoneOfRecord(actions, compensations), plan_error: plan.error.message };
-  const nameOf = (sequence: number) => actions.find((a) => a.sequence === sequence)?.name ?? '?';
-  return {
-    source: 'plan',
-    steps: plan.compensations.map((c) => ({
-      sequence: c.actionSequence,
-      name: nameOf(c.actionSequence),
-      compensation: c.name,
-    })),
-    ...inFlightOf(actions, compensations),
-  };
 }
 
 /**
- * What the run's rows say it leaves undone if it is closed now, without running its code: read in
- * the terminate's transaction, under the run's lock, so it is what the run had when it ended.
+ * What the run leaves undone if it is closed now, from its rows: read it in the transaction that
+ * closes the run, under the run's lock, so it is what the run had when it ended (a step completing
+ * meanwhile is waited for, then read). With a `plan` made before the lock ({@link planLeftUndone}),
+ * each step still undone is named by the compensations the plan found for it and that have not
+ * completed since; a step that completed after the plan's read is listed with its compensation
+ * unknown; a step the plan read as completed and registered nothing for is not listed (nothing to
+ * undo). Without a plan, or when it failed (`plan_error`), every completed step still undone is listed.
  */
-export async function readLeftUndone(db: RawDb, runId: string): Promise<LeftUndone> {
-  return leftUndoneOfRecord(await listActionRuns(db, runId), await listCompensationRuns(db, runId));
+export async function readLeftUndone(db: RawDb, runId: string, plan?: LeftUndonePlan): Promise<LeftUndone> {
+  const actions = await listActionRuns(db, runId);
+  const compensations = await listCompensationRuns(db, runId);
+  const record = leftUndoneOfRecord(actions, compensations);
+  if (!plan) return record;
+  if (!plan.ok) return { ...record, plan_error: plan.error.message };
+  const done = new Set(
+    compensations.filter((c) => c.status === 'Completed').map((c) => `${c.action_sequence}:${c.name}`),
+  );
+  const planned = new Set(plan.completedSteps);
+  const steps = record.steps.flatMap((step) => {
+    const named = plan.compensations.filter(
+      (c) => c.actionSequence === step.sequence && !done.has(`${c.actionSequence}:${c.name}`),
+    );
+    if (named.length > 0) return named.map((c) => ({ ...step, compensation: c.name }));
+    return planned.has(step.sequence) ? [] : [step];
+  });
+  return { ...record, source: 'plan', steps };
 }
 
+/**
+ * A completed forward action is undone unless its compensations ran: every compensation row with its
+ * sequence Completed. A rollback level writes all its rows when it starts (compensate-step.ts), so a
+ * row still Pending, Running or Failed there means something registered for that step has not run,
+ * even when another compensation carrying the same sequence (ctx.addCompensation after it) completed.
+ */
 function leftUndoneOfRecord(actions: readonly StepRow[], compensations: readonly CompensationRow[]): LeftUndone {
-  const compensated = new Set(compensations.filter((c) => c.status === 'Completed').map((c) => c.action_sequence));
+  const undone = new Set(compensations.filter((c) => c.status !== 'Completed').map((c) => c.action_sequence));
+  const compensated = new Set(
+    compensations.filter((c) => !undone.has(c.action_sequence)).map((c) => c.action_sequence),
+  );
   return {
     source: 'record',
     steps: actions

@@ -14,6 +14,8 @@ export type RollbackPlan =
       compensations: { actionSequence: number; name: string }[];
       /** How far the replay got: the live step, or the last recorded one if the code would finish. */
       position: number;
+      /** The action steps Completed in the rows this plan replayed (ADR 0091: what it could name). */
+      completedSteps: number[];
     }
   | { ok: false; error: { name: string; message: string; stack?: string } };
 
@@ -83,5 +85,6 @@ export async function planRollback(
       name: c.name,
     })),
     position: session.sequence,
+    completedSteps: steps.filter((r) => r.kind === 'action' && r.status === 'Completed').map((r) => r.sequence),
   };
 }

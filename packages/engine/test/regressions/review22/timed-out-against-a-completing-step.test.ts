@@ -6,16 +6,16 @@ import { TestClock } from '../../../src/testing/test-clock.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine, gate } from '../harness.ts';
+import { chargeHeldPastItsTimeout } from './support/charge-held-past-its-timeout.ts';
 import { leftUndoneOf } from './support/left-undone.ts';
 
 /**
- * Review 22. ADR 0091 adds `in_flight` to a TimedOut run's `left_undone` too. Unlike a terminate, the
- * timeout's list (findLeftUndone) is not read under the run's lock nor in its settling transaction: the
- * rollback plan replays the flow's code over the steps it read first (planRollback), and the steps in
- * flight are read again afterwards, outside any transaction. A step whose outcome commits between the
- * two reads is in neither list: the plan saw it Running (no compensation registered yet), the second
- * read saw it Completed (not in flight). The run then ends TimedOut with a completed step whose
- * compensation never ran, and its `left_undone` names nothing.
+ * Review 22. ADR 0091 adds `in_flight` to a TimedOut run's `left_undone` too. As first written (ce4843a),
+ * the timeout's list was not read under the run's lock nor in its settling transaction: the rollback
+ * plan replayed the flow's code over the steps it read first, and the steps in flight were read again
+ * afterwards, outside any transaction. A step whose outcome committed between the two reads was in
+ * neither list, and the run ended TimedOut naming nothing though its charge was never refunded. Since
+ * ADR 0091's amendment the rows are read under the run's lock, and the plan only names compensations.
  *
  * Driven by progress: the flow's code, armed by the test, waits on a gate in the plan's replay; the
  * step's action waits on another gate in the live replay.
@@ -81,45 +81,10 @@ describe(`a TimedOut run against a step that completes while its left-undone lis
   });
 
   it('a step that completes during the plan is listed, left undone or in flight', async () => {
-    const started = gate();
-    const release = gate();
-    const planReached = gate();
-    const planRelease = gate();
-    let armed = false;
-    const charge = defineAction({
-      name: 'review22-to-charge-1',
-      run: async () => {
-        started.open();
-        await release.promise;
-        return 'charged';
-      },
-    });
-    const refund = defineAction({ name: 'review22-to-refund-1', run: async () => null });
-    const flow = defineFlow({
-      name: 'review22-to-flow-1',
-      version: 1,
-      run: async (ctx) => {
-        // Only the timing-out replay's plan waits here (armed after the live replay passed it).
-        if (armed) {
-          planReached.open();
-          await planRelease.promise;
-        }
-        await ctx
-          .action(charge, null)
-          .compensateWith(refund, () => null)
-          .run();
-        return ctx.awaitSignal('never', { timeoutSeconds: 36000 });
-      },
-    });
-    const clock = new TestClock();
-    const e = bareEngine(db, { flows: [flow], actions: [charge, refund], clock });
-    const { runId } = await e.startFlow(flow, null, { runTimeoutSeconds: 60 });
-    const live = executeRun(e.runtime, runId);
-    await started.promise; // step 1 is Running on the live replay's worker
-    clock.advance(120_000); // the run's timeout has passed
-    armed = true;
-    const timingOut = executeRun(e.runtime, runId);
-    await planReached.promise; // the plan has read the steps (step 1 Running) and replays the code
+    const { charge, runId, live, timingOut, release, planRelease } = await chargeHeldPastItsTimeout(
+      db,
+      'review22-to-1',
+    );
     release.open(); // the charge returns: its outcome commits (the run is still open)
     await waitFor('step 1 to be recorded Completed', async () => {
       const row = await db.prisma.actionRun.findFirst({ where: { run_id: runId, sequence: 1 } });

@@ -10,7 +10,7 @@ export interface LeftUndoneRecord {
 /**
  * Review 22. What a closed run says it left undone (its error's `left_undone` and its terminal event's),
  * and what its committed rows say, computed the way ADR 0091 defines it: every completed forward action
- * without a completed compensation, and every action or compensation row still Running.
+ * with no compensation row or one that has not completed, and every action or compensation row still Running.
  */
 export async function leftUndoneOf(db: Database, runId: string) {
   const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
@@ -21,7 +21,9 @@ export async function leftUndoneOf(db: Database, runId: string) {
   });
   const events = await db.prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } });
   const end = events.find((e) => e.type === 'run.terminated' || e.type === 'run.timedout');
-  const compensated = new Set(comps.filter((c) => c.status === 'Completed').map((c) => c.action_sequence));
+  // A step is compensated when it has compensation rows and every one of them completed (ADR 0091).
+  const undone = new Set(comps.filter((c) => c.status !== 'Completed').map((c) => c.action_sequence));
+  const compensated = new Set(comps.map((c) => c.action_sequence).filter((s) => !undone.has(s)));
   const inFlight = [
     ...actions
       .filter((a) => a.kind === 'action' && a.status === 'Running')
