@@ -54,6 +54,10 @@ export async function lockDataDir(dataDir: string, options: DataDirLockOptions =
   const lockPath = join(dir, lockDirName);
   const ownerPath = join(dir, ownerFileName);
   let lost = false;
+  // Set once release() begins. proper-lockfile's refresh stats the lock before it touches it, and a
+  // stat that was in flight when the lock was released answers ENOENT, which it reports as a lost lock
+  // (its touch checks for a release, its stat does not). A lock this process gave up is not lost.
+  let releasing = false;
   const acquire = () =>
     lockfile.lock(dir, {
       lockfilePath: lockPath,
@@ -62,6 +66,7 @@ export async function lockDataDir(dataDir: string, options: DataDirLockOptions =
       update: Math.min(5000, staleMs / 2),
       retries: 0,
       onCompromised: (cause) => {
+        if (releasing) return;
         lost = true;
         const err = new EngineError(
           'data_dir_locked',
@@ -114,6 +119,7 @@ export async function lockDataDir(dataDir: string, options: DataDirLockOptions =
       (released ??= (async () => {
         // A lost lock is another process's now: its owner file too.
         if (lost) return;
+        releasing = true;
         // The owner file goes first: once the lock is gone, the next holder writes its own.
         await rm(ownerPath, { force: true });
         await unlock();
