@@ -65,9 +65,12 @@ describe('terminate against many finishing children (real PostgreSQL)', () => {
     const e = bareEngine(db, { flows: [root, child], actions: [work] });
     const { runId } = await e.startFlow(root, null);
     expect(await executeRun(e.runtime, runId)).toBe('parked');
+    // The replay parks once the first child waits; the other starts may still be committing then.
     // The order the terminate reaches the children in, attempt after attempt (the same query).
-    const order = await listOpenChildren(db.prisma, runId);
-    expect(order).toHaveLength(children);
+    const order = await waitFor('every child to be started', async () => {
+      const open = await listOpenChildren(db.prisma, runId);
+      return open.length === children ? open : undefined;
+    });
     const kids = await Promise.all(order.map((id) => db.prisma.flowRun.findUniqueOrThrow({ where: { id } })));
     const lives = kids.map((c) =>
       executeRun(e.runtime, c.id).then(

@@ -3,6 +3,7 @@ import type { Database } from '../../../src/db/database.ts';
 import { defineAction, defineFlow } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
+import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine, gate } from '../harness.ts';
 import { recordOf } from '../review20/record.ts';
 
@@ -64,7 +65,11 @@ describe(`run.terminate: preview, result, audit and record agree (${testDbKind()
     const e = bareEngine(db, { flows: [root, child, grandchild, abandoned], actions: [wg, wa] });
     const { runId } = await e.startFlow(root, null);
     expect(await executeRun(e.runtime, runId)).toBe('parked');
-    const kids = await db.prisma.flowRun.findMany({ where: { parent_run_id: runId } });
+    // The replay parks once the first child waits; the second start may still be committing then.
+    const kids = await waitFor('both children to be started', async () => {
+      const found = await db.prisma.flowRun.findMany({ where: { parent_run_id: runId } });
+      return found.length === 2 ? found : undefined;
+    });
     const c = kids.find((k) => k.flow_name === child.name)!;
     const a = kids.find((k) => k.flow_name === abandoned.name)!;
     expect(await executeRun(e.runtime, c.id)).toBe('parked');
