@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../../src/db/database.ts';
+import type { Engine } from '../../../src/index.ts';
+import { executeRun } from '../../../src/runtime/execute-run.ts';
+import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
+import {
+  judgeSiblings,
+  runDueWakes,
+  siblingParent,
+  trackedDeps,
+  type SiblingOptions,
+} from './support/sibling-children.ts';
+
+/**
+ * Review 23. `await Promise.all([ctx.child(A), ctx.child(B), ...])`: the parent's replay has asked for A
+ * and B (history checked, sequences taken, `session.cancelRequested` read as false) and their starts are
+ * still out (each child's input check held at a gate) when the operator cancels the parent (the engine's
+ * `cancel`, or the `run.cancel` repair). The cancel commits; then the two starts are let go.
+ *
+ * Guarantees (ADR 0006: children started with 'propagate' are cancelled with their parent): the parent
+ * ends Cancelled once, its booking compensated once; every child ends Cancelled and none of the
+ * children's actions runs after the cancellation; no child is left open when the parent has ended;
+ * each child is started once.
+ */
+const variants: [string, SiblingOptions][] = [
+  ['two children', { children: 2 }],
+  ['three children', { children: 3 }],
+  ['two children and a step', { children: 2, withStep: true }],
+];
+
+const cancels: [string, (e: Engine, db: Database, runId: string) => Promise<unknown>][] = [
+  ['engine.cancel', (e, _db, runId) => e.cancel(runId, { reason: 'review23: stop', cleanupSeconds: 60 })],
+  [
+    'the run.cancel repair',
+    async (e, db, runId) => {
+      const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+      return e.repairs.apply({
+        kind: 'run.cancel',
+        target: { runId },
+        expected: { runStatus: run.status as 'Running' },
+        actor: 'review23@example.test',
+        reason: 'review23: stop',
+        cleanupSeconds: 60,
+        idempotencyKey: `review23-cancel-${runId}`,
+      });
+    },
+  ],
+];
+
+describe(`cancel while the parent's sibling children are being started (${testDbKind()})`, () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDatabase();
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  for (const [how, cancel] of cancels)
+    for (const [label, opts] of variants)
+      it(`${how}, ${label}: the cancel commits before the starts of A and B`, async () => {
+        const s = siblingParent(db, opts);
+        const runId = await s.start();
+        const a = s.hold('A');
+        const b = s.hold('B');
+        const r1 = trackedDeps(db, s.e.runtime);
+        const live = executeRun(r1.deps, runId);
+        await Promise.all([a.reached, b.reached]);
+
+        await cancel(s.e, db, runId);
+        r1.mark();
+        a.release();
+        b.release();
+        await live;
+        await r1.quiet();
+
+        const { openAtParentEnd } = await runDueWakes(db, s.e, runId);
+        const judged = await judgeSiblings(db, runId);
+        const seqs = [2, 3, ...(opts.children === 3 ? [4] : [])];
+        expect({
+          parent: judged.parent.status,
+          ends: judged.parent.ends,
+          afterTheEnd: judged.parent.afterTheEnd,
+          compensations: judged.parent.compensations,
+          runsPerSeq: judged.runsPerSeq,
+          children: judged.children.map((c) => [c.seq, c.status, c.cancelRequested, c.ends]),
+          openAtParentEnd,
+          orphans: judged.orphans,
+          childrensWork: [s.ran['work-a'] ?? 0, s.ran['work-b'] ?? 0, s.ran['work-c'] ?? 0],
+        }).toEqual({
+          parent: 'Cancelled',
+          ends: 1,
+          afterTheEnd: [],
+          compensations: [[expect.stringMatching(/-unbook$/), 'Completed', 1]],
+          runsPerSeq: Object.fromEntries(seqs.map((q) => [q, 1])),
+          children: seqs.map((q) => [q, 'Cancelled', true, 1]),
+          openAtParentEnd: [],
+          orphans: [],
+          childrensWork: [0, 0, 0],
+        });
+      });
+});
