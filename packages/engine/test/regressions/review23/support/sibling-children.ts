@@ -22,6 +22,8 @@ export interface SiblingOptions {
   withStep?: boolean;
   /** Child A's only action fails (NonRetryableError): the parent's code compensates and rethrows. */
   firstFails?: boolean;
+  /** The parent's code does not catch: a child's failure fails the parent at once, with no compensation. */
+  noCatch?: boolean;
 }
 
 /**
@@ -95,6 +97,7 @@ export function siblingParent(db: Database, opts: SiblingOptions) {
     version: 1,
     run: async (ctx): Promise<Json> => {
       await ctx.action(book, null).compensateWith(unbook, () => null);
+      if (opts.noCatch) return Promise.all([ctx.child(childA, 'a'), ctx.child(childB, 'b')]);
       try {
         const all: Promise<Json>[] = [ctx.child(childA, 'a'), ctx.child(childB, 'b')];
         if (opts.children === 3) all.push(ctx.child(childC, 'c'));

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../../src/db/database.ts';
+import type { Engine } from '../../../src/index.ts';
+import { executeRun } from '../../../src/runtime/execute-run.ts';
+import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
+import {
+  judgeSiblings,
+  runDueWakes,
+  siblingParent,
+  trackedDeps,
+  type SiblingOptions,
+} from './support/sibling-children.ts';
+
+/**
+ * Review 23. `await Promise.all([ctx.child(A), ctx.child(B), ...])` terminated (the engine's `terminate`,
+ * or the `run.terminate` repair) while starts are out:
+ *
+ * - "B out": the parent's first replay (R1) has parked on A while B's start is out (its input check held);
+ * - "A and B out": R1 has asked for both and neither start is written (both checks held).
+ *
+ * The terminate commits; then the held starts are let go.
+ *
+ * Guarantees (ADR 0089): the parent ends Terminated once and nothing follows its end; every child that
+ * was started ends Terminated in the same command and none is left open; a start let go after the
+ * terminate writes nothing (no child run, no `child.started`); no child's action runs.
+ */
+const variants: [string, SiblingOptions][] = [
+  ['two children', { children: 2 }],
+  ['three children', { children: 3 }],
+  ['two children and a step', { children: 2, withStep: true }],
+];
+
+const terminates: [string, (e: Engine, db: Database, runId: string) => Promise<unknown>][] = [
+  ['engine.terminate', (e, _db, runId) => e.terminate(runId, { reason: 'review23: stop' })],
+  [
+    'the run.terminate repair',
+    async (e, db, runId) => {
+      const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+      return e.repairs.apply({
+        kind: 'run.terminate',
+        target: { runId },
+        expected: { runStatus: run.status as 'Running' },
+        actor: 'review23@example.test',
+        reason: 'review23: stop',
+        idempotencyKey: `review23-terminate-${runId}`,
+      });
+    },
+  ],
+];
+
+describe(`terminate while the parent's sibling children are being started (${testDbKind()})`, () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openTestDatabase();
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  for (const [how, terminate] of terminates)
+    for (const out of ['B out', 'A and B out'] as const)
+      for (const [label, opts] of variants)
+        it(`${how}, ${out}, ${label}`, async () => {
+          const s = siblingParent(db, opts);
+          const runId = await s.start();
+          const a = out === 'A and B out' ? s.hold('A') : null;
+          const b = s.hold('B');
+          const r1 = trackedDeps(db, s.e.runtime);
+          const live = executeRun(r1.deps, runId);
+          await Promise.all([a?.reached, b.reached]);
+          if (!a) expect(await live).toBe('parked');
+          // The starts R1 made (A's, C's) have settled: what the terminate meets is written.
+          await r1.quiet();
+
+          await terminate(s.e, db, runId);
+          r1.mark();
+          a?.release();
+          b.release();
+          await live;
+          await r1.quiet();
+          const { openAtParentEnd } = await runDueWakes(db, s.e, runId);
+          const judged = await judgeSiblings(db, runId);
+          const started = [...(a ? [] : [2]), ...(opts.children === 3 ? [4] : [])];
+          expect({
+            parent: [judged.parent.status, judged.parent.ends, judged.parent.afterTheEnd],
+            childStarted: judged.childStarted,
+            runsPerSeq: judged.runsPerSeq,
+            children: judged.children.map((c) => [c.seq, c.status, c.ends, c.afterTheEnd]),
+            openAtParentEnd,
+            orphans: judged.orphans,
+            childrensWork: [s.ran['work-a'] ?? 0, s.ran['work-b'] ?? 0, s.ran['work-c'] ?? 0],
+          }).toEqual({
+            parent: ['Terminated', 1, []],
+            childStarted: Object.fromEntries(started.map((q) => [q, 1])),
+            runsPerSeq: Object.fromEntries(started.map((q) => [q, 1])),
+            children: started.map((q) => [q, 'Terminated', 1, []]),
+            openAtParentEnd: [],
+            orphans: [],
+            childrensWork: [0, 0, 0],
+          });
+        });
+});
