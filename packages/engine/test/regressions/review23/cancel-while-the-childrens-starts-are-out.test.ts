@@ -66,6 +66,9 @@ describe(`cancel while the parent's sibling children are being started (${testDb
         const r1 = trackedDeps(db, s.e.runtime);
         const live = executeRun(r1.deps, runId);
         await Promise.all([a.reached, b.reached]);
+        // What R1 began (C's start, and with it its park) has settled: the cancel is drafted against the
+        // run's state as it stays until the starts are let go.
+        await r1.quiet();
 
         await cancel(s.e, db, runId);
         r1.mark();
