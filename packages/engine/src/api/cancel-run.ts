@@ -8,7 +8,7 @@ import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
 import { requestCancel } from '../store/request-cancel.ts';
-import type { Db } from '../store/types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 import { inOperatorTransaction } from './operator-transaction.ts';
 
 /**
@@ -37,7 +37,13 @@ export async function cancelRun(
 }
 
 /** Requests cancellation of a run and, recursively, of its open children started with 'propagate'. */
-export async function cancelTree(tx: Db, runId: string, reason: string, deadline: Date, now: Date): Promise<boolean> {
+export async function cancelTree(
+  tx: RawDb,
+  runId: string,
+  reason: string,
+  deadline: Date,
+  now: Date,
+): Promise<boolean> {
   const requested = await requestCancel(tx, { runId, reason, deadline, now });
   if (!requested) return false;
   await appendFlowEvent(tx, {

@@ -16,7 +16,7 @@ import { inRunTransaction } from './in-run-transaction.ts';
 import { createFlowContext } from './replay/create-flow-context.ts';
 import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
-import { afterRunSettled, settleRun, settleRunInTransaction } from './settle-run.ts';
+import { afterRunSettled, childrenCancelledAtEnd, settleRun, settleRunInTransaction } from './settle-run.ts';
 
 export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
 
@@ -83,6 +83,8 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
           details: { left_undone: leftUndone },
         },
         deps.clock.now(),
+        undefined,
+        childrenCancelledAtEnd(deps, deps.clock.now()),
       );
     });
     if (settled) await afterRunSettled(deps, settled);
@@ -194,17 +196,25 @@ async function park(deps: RuntimeDeps, session: ReplaySession, p: Park): Promise
   const carries = session.pendingOutcomes.length > 0;
   let landed = false;
   let woken = false;
-  await session
-    .tx(async (tx) => {
-      landed = await parkRun(tx, args);
-      if (!landed && (carries || session.recordedOutcome)) {
-        await enqueueJob(tx, { kind: 'wake-run', runId: session.runId, availableAt: args.now });
-        woken = true;
-      }
-    })
-    .catch((err: unknown) => {
-      if (!(err instanceof ReplayConflict)) throw err;
-    });
+  try {
+    await session
+      .tx(async (tx) => {
+        landed = await parkRun(tx, args);
+        if (!landed && (carries || session.recordedOutcome)) {
+          await enqueueJob(tx, { kind: 'wake-run', runId: session.runId, availableAt: args.now });
+          woken = true;
+        }
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof ReplayConflict)) throw err;
+      });
+  } finally {
+    // What the park did not carry (an outcome it put back when its transaction stopped, or one of a
+    // step that finished while it ran) is written now, with a wake; one that finishes later is written
+    // when it does (ReplaySession.buffer). Review 23: it was left in the buffer of a replay that had
+    // parked, its step Running for good and the run waiting on it.
+    await session.flush();
+  }
   // The park's transaction stopped as stale (the run's history epoch moved on, an outcome it carried
   // was refused, the run ended): the wake goes in alone, under the run's lock, while the run is open.
   if (!landed && !woken && session.recordedOutcome)

@@ -5,6 +5,8 @@ import type { DbFlowRun } from '../store/find-run.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
 import { settleParentStep } from '../store/settle-parent-step.ts';
+import { listOpenChildren } from '../store/list-open-children.ts';
+import { cancelTree } from '../api/cancel-run.ts';
 import { inRunTransaction } from './in-run-transaction.ts';
 import { finishInBatch } from './run-statement-batches.ts';
 import { canFuse } from './replay/fused-outcome.ts';
@@ -43,6 +45,7 @@ export async function settleRunInTransaction(
   result: Omit<SettleResult, 'session' | 'ack'>,
   now: Date,
   ack?: JobAck,
+  children: OpenChildren = 'leave',
 ): Promise<SettledRun | null> {
   const finished = await finishRun(tx, {
     id: run.id,
@@ -58,10 +61,12 @@ export async function settleRunInTransaction(
   }
   // What the row says the run ended as: an expired run ends Expired whatever this replay concluded.
   const status = finished.status;
+  const cancelled =
+    children === 'leave' ? [] : await cancelOpenChildren(tx, run.id, status, children.cleanupUntil, now);
   await appendRunEnd(tx, {
     runId: run.id,
     type: `run.${status.toLowerCase()}`,
-    data: runEndData(result),
+    data: { ...runEndData(result), ...(cancelled.length > 0 ? { children_cancelled: cancelled } : {}) },
     ...(ack ? { ack } : {}),
   });
   let refusedParent: string | null = null;
@@ -75,6 +80,38 @@ export async function settleRunInTransaction(
     });
   }
   return { run, status, output: result.output, error: result.error, refusedParent };
+}
+
+/**
+ * What a run's end does to its open 'propagate' children (ADR 0093): `leave` them (a terminate, which
+ * ends them itself), or request their cancellation with this cleanup deadline.
+ */
+export type OpenChildren = 'leave' | { cleanupUntil: Date };
+
+/** The cleanup deadline a run's end gives the children it cancels: the engine's default cleanup window. */
+export const childrenCancelledAtEnd = (deps: RuntimeDeps, now: Date): OpenChildren => ({
+  cleanupUntil: new Date(now.getTime() + deps.config.runs.cancel_cleanup_seconds * 1000),
+});
+
+/**
+ * A run ended (its row locked FOR UPDATE by the finish in this transaction) while 'propagate' children
+ * were still open: the flow's code returned or threw without waiting for them (a `Promise.all` that one
+ * child failed). A 'propagate' child does not outlive its parent unasked: its cancellation is requested
+ * here, with its parent's end, and it compensates and ends Cancelled on its own (ADR 0093, review 23).
+ * A child starting meanwhile waits on the parent's lock and then finds the parent closed.
+ */
+async function cancelOpenChildren(
+  tx: RawDb,
+  runId: string,
+  status: FinalRunStatus,
+  cleanupUntil: Date,
+  now: Date,
+): Promise<string[]> {
+  const cancelled: string[] = [];
+  for (const child of await listOpenChildren(tx, runId))
+    if (await cancelTree(tx, child, `parent ${runId} ended ${status} before this run finished`, cleanupUntil, now))
+      cancelled.push(child);
+  return cancelled;
 }
 
 /** After the finishing transaction committed: journal a refused parent, emit `run.finished`. */
@@ -109,12 +146,13 @@ export async function settleRun(
 ): Promise<'settled' | 'already-finished' | 'stale'> {
   const now = deps.clock.now();
   const { ack, session, ...settle } = result;
-  const write = (tx: RawDb) => settleRunInTransaction(tx, run, settle, now, ack);
+  const write = (tx: RawDb) => settleRunInTransaction(tx, run, settle, now, ack, childrenCancelledAtEnd(deps, now));
   let settled: SettledRun | null = null;
   try {
     // A top-level run's common finish is one statement (ADR 0042); when it writes nothing, the
     // transaction does what it always did (a stale replay, a run finished meanwhile, a lost outcome).
-    if (session && run.parent_run_id === null && canFuse(session))
+    // A run that may have a child open ends in the transaction, which cancels that child (ADR 0093).
+    if (session && run.parent_run_id === null && canFuse(session) && !mayHaveOpenChild(session))
       settled = await settleTopRunInOneStatement(session, run, settle, now, ack);
     settled ??= session ? await session.tx(write, { finishesRun: true }) : await inRunTransaction(deps, write);
   } catch (err) {
@@ -127,6 +165,17 @@ export async function settleRun(
   await afterRunSettled(deps, settled);
   return 'settled';
 }
+
+/**
+ * Whether the run may have an open child: its code asked for one in this replay, or one it recorded had
+ * not finished when the replay read it. The one-statement finish cannot see a child whose start commits
+ * while it waits for the run's lock (its snapshot is older); the transaction lists them after the lock.
+ */
+const mayHaveOpenChild = (session: ReplaySession): boolean => {
+  if (session.askedForChild) return true;
+  for (const row of session.recorded.values()) if (row.kind === 'child' && row.status === 'Waiting') return true;
+  return false;
+};
 
 /** The terminal event's data: the error a run failed with, and whatever else the settlement states. */
 const runEndData = (result: Omit<SettleResult, 'session' | 'ack'>): Record<string, Json> => ({

@@ -1,9 +1,9 @@
 import { openRunStatusesSql } from './step-table.ts';
-import type { Db } from './types.ts';
+import type { RawDb } from '../db/raw-db.ts';
 
 /** Records a cancellation request once on an open run; returns whether this call recorded it. */
 export async function requestCancel(
-  db: Db,
+  db: RawDb,
   args: { runId: string; reason: string; deadline: Date; now: Date },
 ): Promise<boolean> {
   const n = await db.$executeRaw`

@@ -246,6 +246,9 @@ export function createFlowContext(session: ReplaySession): FlowContext {
     ): Promise<O> {
       if (session.park) return never();
       const seq = session.nextSequence();
+      // Before anything async: a run that asked for a child ends in a transaction that sees its open
+      // children, never in the one-statement finish (ADR 0093).
+      session.askedForChild = true;
       // A child not started yet gets its input checked against its own schema first, as startFlow
       // would; a recorded one keeps the input it was started with.
       const checked = session.recorded.has(seq) ? input : await childInput(deps.config.limits, flow, seq, input);

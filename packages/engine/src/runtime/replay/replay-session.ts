@@ -75,6 +75,11 @@ export class ReplaySession {
    * as running here meanwhile: a park of this replay's that does not land owes the run a wake (review 19).
    */
   recordedOutcome = false;
+  /**
+   * The flow's code asked for a child in this replay (set before the child's start, ADR 0093): the run
+   * may have an open child, so its end goes through the transaction that cancels open children.
+   */
+  askedForChild = false;
   /** The run's version after this replay last wrote it; its park only lands if it still holds. */
   runVersion: number | null = null;
   /**
@@ -240,7 +245,7 @@ export class ReplaySession {
       throw err;
     }
     if (value === null) {
-      this.pendingOutcomes.unshift(...outcomes);
+      this.keep(outcomes);
       return null;
     }
     if (outcomes.length > 0) this.recordedOutcome = true;
@@ -251,8 +256,26 @@ export class ReplaySession {
     return value;
   }
 
-  /** Set once the replay's abort has written (or handed on) what it held: see {@link keep}. */
+  /**
+   * Set once the replay's park or abort has written (or handed on) what it held: see {@link keep}. A
+   * step still running beside the one the replay parked on (a `Promise.all` of a child and an action)
+   * finishes after that, with no next transaction of this replay to ride on (review 23).
+   */
   private flushed = false;
+
+  /**
+   * Buffers a completed step's outcome for the replay's next transaction; once the replay has parked
+   * or given up ({@link flush}) there is none, so the outcome is written at once, on its own fence,
+   * with a wake for a fresh replay (or kept by the engine while the database is away).
+   */
+  async buffer(outcome: PendingOutcome): Promise<void> {
+    if (!this.flushed) {
+      this.pendingOutcomes.push(outcome);
+      return;
+    }
+    if (!(await writeHeldOutcomes(this.deps, this.runId, [outcome])))
+      this.deps.heldOutcomes.hold(this.runId, [outcome]);
+  }
 
   /**
    * Puts outcomes whose write failed back where they will be written: the buffer, or, once the
@@ -285,10 +308,12 @@ export class ReplaySession {
   }
 
   /**
-   * Before a replay gives up on an engine fault (the database unreachable): the outcomes it holds are
-   * written on their own, retried with backoff within `worker.outcome_retry` (a step whose side
-   * effect ran must not stay Running for want of one write), with a wake for a fresh replay. If the
-   * budget runs out, the engine's backlog keeps them and writes them once the database answers.
+   * Once a replay has parked, or before it gives up on an engine fault (the database unreachable): the
+   * outcomes it still holds (one its park's transaction did not carry, or put back) are written on
+   * their own, retried with backoff within `worker.outcome_retry` (a step whose side effect ran must
+   * not stay Running for want of one write), with a wake for a fresh replay. If the budget runs out,
+   * the engine's backlog keeps them and writes them once the database answers. Outcomes that come
+   * later go the same way ({@link buffer}, {@link keep}).
    */
   async flush(): Promise<void> {
     this.flushed = true;

@@ -1,4 +1,6 @@
 import type { Json } from '../../definitions/define-action.ts';
+import type { RawDb } from '../../db/raw-db.ts';
+import { cancelTree } from '../../api/cancel-run.ts';
 import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
 import { insertFlowRun } from '../../store/insert-flow-run.ts';
@@ -63,6 +65,10 @@ export async function runChildStep(
         data: { child: childId, flow: spec.flowName },
       });
       await enqueueJob(tx, { kind: 'wake-run', runId: childId, availableAt: now });
+      // A cancellation of this run that committed after this replay read it (its view says not
+      // cancelled), or that this replay delivered at a sibling of the same Promise.all, must reach the
+      // child too: read under the run's lock, which this transaction holds, it is the run's own now.
+      if (spec.cancellation === 'propagate') await cancelIfParentCancelled(tx, session.runId, childId, now);
       return created;
     });
     session.recorded.set(seq, row);
@@ -90,4 +96,23 @@ export async function runChildStep(
     select: { id: true },
   });
   return { kind: 'waiting', waitingFor: `child run ${child?.id ?? '(starting)'} (${spec.flowName})` };
+}
+
+/**
+ * A 'propagate' child started under a parent whose cancellation is requested is cancelled in its start's
+ * transaction, with the parent's cleanup deadline (review 23). Before, `cancelTree` reached only the
+ * children that existed when the cancel committed, and a child started afterwards ran to its end.
+ */
+async function cancelIfParentCancelled(tx: RawDb, parentId: string, childId: string, now: Date): Promise<void> {
+  const [parent] = await tx.$queryRaw<{ reason: string | null; deadline: Date | null }[]>`
+    select cancel_reason as reason, cancel_deadline_at as deadline from "sagaflow"."flow_runs"
+     where id = ${parentId}::uuid and cancel_requested_at is not null`;
+  if (!parent) return;
+  await cancelTree(
+    tx,
+    childId,
+    `parent ${parentId} was cancelled: ${parent.reason ?? ''}`,
+    parent.deadline ?? now,
+    now,
+  );
 }

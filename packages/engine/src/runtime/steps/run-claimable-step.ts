@@ -246,7 +246,7 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   if (outcome.kind === 'completed') {
     const pending: PendingOutcome = { ...mine, output: outcome.output };
     if (!step.writeAlone) {
-      session.pendingOutcomes.push(pending);
+      await session.buffer(pending);
       return outcome;
     }
     const written = await session.writeOutcome(pending);

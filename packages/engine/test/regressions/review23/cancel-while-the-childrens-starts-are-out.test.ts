@@ -17,10 +17,10 @@ import {
  * still out (each child's input check held at a gate) when the operator cancels the parent (the engine's
  * `cancel`, or the `run.cancel` repair). The cancel commits; then the two starts are let go.
  *
- * Guarantees (ADR 0006: children started with 'propagate' are cancelled with their parent): the parent
- * ends Cancelled once, its booking compensated once; every child ends Cancelled and none of the
- * children's actions runs after the cancellation; no child is left open when the parent has ended;
- * each child is started once.
+ * Guarantees (ADR 0006: children started with 'propagate' are cancelled with their parent; ADR 0093):
+ * the parent ends Cancelled once, its booking compensated once; every child that was started ends
+ * Cancelled and none of the children's actions runs after the cancellation; no child is left open when
+ * the parent has ended; each child is started at most once.
  */
 const variants: [string, SiblingOptions][] = [
   ['two children', { children: 2 }],
@@ -79,7 +79,12 @@ describe(`cancel while the parent's sibling children are being started (${testDb
 
         const { openAtParentEnd } = await runDueWakes(db, s.e, runId);
         const judged = await judgeSiblings(db, runId);
-        const seqs = [2, 3, ...(opts.children === 3 ? [4] : [])];
+        // A child whose start R1 dropped (it parked first) is asked for again by the replay that delivers
+        // the cancellation: at that child's position the cancellation is delivered instead (no child run),
+        // and a later one of the same Promise.all is started cancelled (ADR 0093). Each child that exists
+        // is started once and ends Cancelled.
+        const seqs = judged.children.map((c) => c.seq);
+        expect(seqs.length).toBeGreaterThan(0);
         expect({
           parent: judged.parent.status,
           ends: judged.parent.ends,
@@ -95,7 +100,7 @@ describe(`cancel while the parent's sibling children are being started (${testDb
           ends: 1,
           afterTheEnd: [],
           compensations: [[expect.stringMatching(/-unbook$/), 'Completed', 1]],
-          runsPerSeq: Object.fromEntries(seqs.map((q) => [q, 1])),
+          runsPerSeq: Object.fromEntries(seqs.map((q) => [String(q), 1] as const)),
           children: seqs.map((q) => [q, 'Cancelled', true, 1]),
           openAtParentEnd: [],
           orphans: [],
