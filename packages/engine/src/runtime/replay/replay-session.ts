@@ -268,11 +268,16 @@ export class ReplaySession {
    * or given up ({@link flush}) there is none, so the outcome is written at once, on its own fence,
    * with a wake for a fresh replay (or kept by the engine while the database is away).
    */
-  async buffer(outcome: PendingOutcome): Promise<void> {
+  buffer(outcome: PendingOutcome): Promise<void> | undefined {
+    // The common case costs no await (ADR 0049): undefined, the outcome in the buffer.
     if (!this.flushed) {
       this.pendingOutcomes.push(outcome);
-      return;
+      return undefined;
     }
+    return this.writeLate(outcome);
+  }
+
+  private async writeLate(outcome: PendingOutcome): Promise<void> {
     if (!(await writeHeldOutcomes(this.deps, this.runId, [outcome])))
       this.deps.heldOutcomes.hold(this.runId, [outcome]);
   }

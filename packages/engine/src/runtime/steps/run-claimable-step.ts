@@ -246,7 +246,9 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
   if (outcome.kind === 'completed') {
     const pending: PendingOutcome = { ...mine, output: outcome.output };
     if (!step.writeAlone) {
-      await session.buffer(pending);
+      // Buffered for the replay's next transaction; written at once when the replay has parked meanwhile.
+      const late = session.buffer(pending);
+      if (late) await late;
       return outcome;
     }
     const written = await session.writeOutcome(pending);
