@@ -249,6 +249,8 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       // Before anything async: a run that asked for a child ends in a transaction that sees its open
       // children, never in the one-statement finish (ADR 0093).
       session.askedForChild = true;
+      // Asked for before the code could see a cancellation: cancelled with its parent, if the parent is.
+      const cancelWithParent = !session.cancellationRaised;
       // A child not started yet gets its input checked against its own schema first, as startFlow
       // would; a recorded one keeps the input it was started with.
       const checked = session.recorded.has(seq) ? input : await childInput(deps.config.limits, flow, seq, input);
@@ -258,6 +260,7 @@ export function createFlowContext(session: ReplaySession): FlowContext {
           flowVersion: flow.version,
           input: checked,
           cancellation: options.cancellation ?? 'propagate',
+          cancelWithParent,
         }),
       );
       if (r.kind === 'errored') {

@@ -80,6 +80,12 @@ export class ReplaySession {
    * may have an open child, so its end goes through the transaction that cancels open children.
    */
   askedForChild = false;
+  /**
+   * The cancellation was handed to the flow's code in this replay (a ctx call's promise rejected with
+   * it). A child the code asks for after that is its own choice (a clean-up child in a catch); one asked
+   * for before (a sibling in the same `Promise.all`) is part of the cancelled work (ADR 0093).
+   */
+  cancellationRaised = false;
   /** The run's version after this replay last wrote it; its park only lands if it still holds. */
   runVersion: number | null = null;
   /**

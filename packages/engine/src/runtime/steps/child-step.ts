@@ -18,7 +18,14 @@ import type { WaitResult } from './wait-step.ts';
 export async function runChildStep(
   session: ReplaySession,
   seq: number,
-  spec: { flowName: string; flowVersion: number; input: Json; cancellation: 'propagate' | 'abandon' },
+  spec: {
+    flowName: string;
+    flowVersion: number;
+    input: Json;
+    cancellation: 'propagate' | 'abandon';
+    /** Asked for before the flow's code saw a cancellation (ADR 0093): a parent's cancellation reaches it at its start. */
+    cancelWithParent: boolean;
+  },
 ): Promise<WaitResult> {
   const { deps } = session;
   const verdict = checkHistory(session, seq, 'child', spec.flowName);
@@ -67,8 +74,10 @@ export async function runChildStep(
       await enqueueJob(tx, { kind: 'wake-run', runId: childId, availableAt: now });
       // A cancellation of this run that committed after this replay read it (its view says not
       // cancelled), or that this replay delivered at a sibling of the same Promise.all, must reach the
-      // child too: read under the run's lock, which this transaction holds, it is the run's own now.
-      if (spec.cancellation === 'propagate') await cancelIfParentCancelled(tx, session.runId, childId, now);
+      // child too: read under the run's lock, which this transaction holds, it is the run's own now. A
+      // child the code asked for once it had seen the cancellation (a clean-up child) is left to run.
+      if (spec.cancellation === 'propagate' && spec.cancelWithParent)
+        await cancelIfParentCancelled(tx, session.runId, childId, now);
       return created;
     });
     session.recorded.set(seq, row);

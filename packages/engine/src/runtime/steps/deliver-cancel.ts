@@ -33,6 +33,7 @@ export async function deliverCancel(session: ReplaySession, seq: number): Promis
 
 export function cancelledError(session: ReplaySession, seq: number): FlowError {
   session.cancellationDelivered = true;
+  session.cancellationRaised = true;
   const reason = session.run.cancel_reason ?? 'cancelled';
   return session.run.expired_at
     ? new FlowError('expired', `run expired: ${reason}`, null, seq)
