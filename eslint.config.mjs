@@ -15,6 +15,15 @@ import tseslint from 'typescript-eslint';
 const tsFiles = ['**/*.ts', '**/*.tsx', '**/*.mts', '**/*.cts'];
 const jsFiles = ['**/*.js', '**/*.mjs', '**/*.cjs'];
 
+/**
+ * The TypeScript programs the type-aware rules read types from (ADR 0092): every Node package as one
+ * program, then the console and the e2e specs (DOM types). With the project service each package's
+ * tsconfig.json was a program of its own, and each type-checked the engine's sources again.
+ */
+const typedPrograms = ['./tsconfig.node-packages.json', './apps/web/tsconfig.json', './e2e/tsconfig.json'];
+/** TypeScript at the workspace's root (the vitest and Prisma configs), in no package's program. */
+const rootTsFiles = ['*.ts'];
+
 // ---------------------------------------------------------------------------------------------
 // Import boundaries
 // ---------------------------------------------------------------------------------------------
@@ -139,14 +148,14 @@ export default defineConfig(
 
   js.configs.recommended,
 
-  // Type-checked rules for TypeScript. Every .ts file must belong to the tsconfig.json of its package
-  // (the project service finds the nearest one); a file outside every tsconfig is a lint error.
+  // Type-checked rules for TypeScript. Every .ts file must belong to one of `typedPrograms`; a file
+  // outside them is a lint error, except the workspace root's own, which the project service types.
   {
     files: tsFiles,
     extends: [tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: {
-        projectService: true,
+        project: typedPrograms,
         tsconfigRootDir: import.meta.dirname,
       },
     },
@@ -170,6 +179,13 @@ export default defineConfig(
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_' },
       ],
+    },
+  },
+
+  {
+    files: rootTsFiles,
+    languageOptions: {
+      parserOptions: { project: null, projectService: true, tsconfigRootDir: import.meta.dirname },
     },
   },
 
