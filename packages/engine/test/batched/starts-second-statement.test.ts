@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startInBatch } from '../../src/api/start-in-batch.ts';
 import type { Database, SqlDriver } from '../../src/db/database.ts';
 import type { RawStatement } from '../../src/db/raw-db.ts';
@@ -46,6 +46,14 @@ function noteStarts(db: Database): { driver: SqlDriver; sizes: number[]; release
   return { driver: { ...db.driver, statement }, sizes, release };
 }
 
+/**
+ * Stops the clock a statement turns slow by (the batcher's `slowMs` timer) while the starts are held: what
+ * goes beside the statements out is then decided by the rules alone. On a loaded machine a turn can take
+ * longer than `slowMs`, and a statement that turned slow rightly lets one more go. Only timers are faked:
+ * `setImmediate`, which ends a turn, stays real. The real clock is back before the statements are answered.
+ */
+const stopTheSlowClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+
 describe(`starts go beside the start statement out once they would fill one as well (${testDbKind()})`, () => {
   let db: Database;
   beforeAll(async () => {
@@ -54,12 +62,16 @@ describe(`starts go beside the start statement out once they would fill one as w
   afterAll(async () => {
     await db.close();
   });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
 
   it('two starts behind a lone one go as a second statement at the end of their turn; a single one behind it waits', async () => {
     // A submit with nothing out sends at once; one with a statement out, at the end of its turn (ADR
     // 0083). The statements sent stay out until released, so what is noted at a turn's end went beside them.
     const { driver, sizes, release } = noteStarts(db);
     const rounds = sendsRounds(db.driver);
+    stopTheSlowClock();
     const first = [startInBatch(driver, started(1)), startInBatch(driver, started(2))];
     expect(sizes, 'a lone start goes at once').toEqual([1]);
     await turnEnd();
@@ -69,6 +81,7 @@ describe(`starts go beside the start statement out once they would fill one as w
     await turnEnd();
     if (rounds) expect(sizes, 'a third waits while two are out and neither is slow').toEqual([1, 1]);
     else expect(sizes, 'two behind one out fill a statement as well: they go beside it').toEqual([1, 2]);
+    vi.useRealTimers();
     release();
 
     const all = await Promise.all([...first, ...more]);
@@ -80,6 +93,7 @@ describe(`starts go beside the start statement out once they would fill one as w
 
   it('two starts of one business key never share the second statement: the twin waits for its own', async () => {
     const { driver, sizes, release } = noteStarts(db);
+    stopTheSlowClock();
     const results = [
       startInBatch(driver, started(10, 'k')),
       startInBatch(driver, started(11, 'k')),
@@ -89,6 +103,7 @@ describe(`starts go beside the start statement out once they would fill one as w
     // The twin of the start out may not go; the one start left is fewer than the second rule asks, or,
     // where rounds go (two out), goes beside it alone.
     expect(sizes).toEqual(sendsRounds(db.driver) ? [1, 1] : [1]);
+    vi.useRealTimers();
     release();
     const settled = await Promise.allSettled(results);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
