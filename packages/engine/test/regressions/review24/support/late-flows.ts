@@ -125,8 +125,19 @@ export function lateParent(
       }
     },
   });
+  const claimHolds: Record<string, Held | null> = {};
   const e = bareEngine(db, {
     clock,
+    faults: {
+      beforeClaim: async (step) => {
+        const short = step.name.slice(tag.length + 1);
+        const held = claimHolds[short];
+        if (!held) return;
+        claimHolds[short] = null;
+        held.reached.open();
+        await held.release.promise;
+      },
+    },
     flows: [parent, childA, childG],
     actions: [book, unbook, workA, workG, side],
   });
@@ -143,6 +154,12 @@ export function lateParent(
       return { reached: held.reached.promise, release: () => held.release.open() };
     },
     letParentReturn: () => parentMayReturn.open(),
+    /** Holds the next claim of action `name` (before its transaction) at a gate. */
+    holdClaim(name: string) {
+      const held: Held = { reached: gate(), release: gate() };
+      claimHolds[name] = held;
+      return { reached: held.reached.promise, release: () => held.release.open() };
+    },
     /** Holds the parent's next start of child A (its input check) at a gate. */
     holdStart() {
       const held: Held = { reached: gate(), release: gate() };
