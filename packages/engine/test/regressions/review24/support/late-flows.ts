@@ -22,12 +22,14 @@ interface Held {
  * - `unawaited-step`: starts `side` without awaiting it, waits until `side` runs, and returns 'done';
  * - `unawaited-child`: starts child A (policy `policy`) without awaiting it, waits until the test lets it
  *   go on (`letParentReturn`), and returns 'done'.
+ * - `child-or-signal`: `await Promise.race([ctx.child(A), ctx.awaitSignal('stop')])` and returns 'done': once
+ *   the signal is in, the run may return Completed while A is open.
  * Every action execution is counted in `ran`; `holdAction(name)` holds the next execution of `name` at a gate.
  */
 export function lateParent(
   db: Database,
   opts: {
-    shape: 'child+step' | 'child+step-compensating' | 'unawaited-step' | 'unawaited-child';
+    shape: 'child+step' | 'child+step-compensating' | 'unawaited-step' | 'unawaited-child' | 'child-or-signal';
     sideEnds?: SideEnd;
     policy?: 'propagate' | 'abandon';
     /** Child A itself starts a grandchild G (policy propagate) and awaits it. */
@@ -117,6 +119,12 @@ export function lateParent(
             .run()
             .catch(() => undefined);
           await sideRuns.promise;
+          return 'done';
+        case 'child-or-signal':
+          await Promise.race([
+            ctx.child(childA, 'a', { cancellation: policy }),
+            ctx.awaitSignal('stop', { timeoutSeconds: 3600 }),
+          ]);
           return 'done';
         case 'unawaited-child':
           void ctx.child(childA, 'a', { cancellation: policy }).catch(() => undefined);
