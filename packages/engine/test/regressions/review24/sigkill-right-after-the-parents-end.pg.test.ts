@@ -98,18 +98,18 @@ describe("SIGKILL right after a parent's end that cancels its open child (real P
       parent: [parent.run.status, parent.ends, parent.afterTheEnd],
       childrenCancelled: (end.data as { children_cancelled?: string[] }).children_cancelled ?? [],
       a: [kid.run.open, kid.ends, kid.afterTheEnd, aRow.cancel_requested_at !== null],
-      aSteps: kid.steps.map(([seq, , status]) => [seq, status]),
+      aSteps: kid.steps.map(([seq, , status]) => [seq, kid.run.status === 'Completed' ? status : 'any']),
       // The reclaimed step is A's in-flight attempt run again (attempt 2), once; cancellation is cooperative,
       // delivered at A's next step, and A has none after it: A may end Completed (or Cancelled, unrun).
       ranHere: kid.run.status === 'Completed' ? ['work-a'] : [],
-      status: kid.run.status,
+      status: ['Completed', 'Cancelled'].includes(kid.run.status),
     }).toEqual({
       parent: ['Failed', 1, []],
       childrenCancelled: [a.id],
       a: [false, 1, [], true],
-      aSteps: [[1, kid.run.status === 'Completed' ? 'Completed' : expect.any(String)]],
+      aSteps: [[1, kid.run.status === 'Completed' ? 'Completed' : 'any']],
       ranHere,
-      status: expect.stringMatching(/^(Completed|Cancelled)$/),
+      status: true,
     });
   });
 });
