@@ -25,7 +25,7 @@ describe(`a run returns while its child is open (${testDbKind()})`, () => {
   });
 
   for (const policy of ['propagate', 'abandon'] as const)
-    it(`the signal wins the race against an open '${policy}' child`, async () => {
+    it(`a signal resolves the race against an open '${policy}' child`, async () => {
       const s = lateParent(db, { shape: 'child-or-signal', policy });
       const runId = await s.start();
       expect(await executeRun(s.e.runtime, runId)).toBe('parked');
