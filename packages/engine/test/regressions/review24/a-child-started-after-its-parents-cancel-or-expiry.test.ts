@@ -50,11 +50,12 @@ describe(`a child started after its parent's cancel or expiry (${testDbKind()})`
         }
         // `side`'s claim goes first: its transaction carries the booking's outcome, and meets the run as
         // the cancel or the expiry left it. Then A's start.
-        r1.mark();
+        // The claim meets the cancellation (or the booking's rejected outcome): R1 stops and parks.
         claim.release();
+        expect(await live).toBe('parked');
         await r1.quiet();
+        r1.mark();
         start.release();
-        await live;
         await r1.quiet();
         for (let i = 0; i < 4; i++) {
           await runDueWakes(db, s.e, runId);
@@ -85,4 +86,39 @@ describe(`a child started after its parent's cancel or expiry (${testDbKind()})`
           workA: propagate || kids.length === 0 ? 0 : 1,
         });
       });
+
+  for (const policy of ['propagate', 'abandon'] as const)
+    it(`expiry; the '${policy}' child's start is let go as R1 stops on the rejected booking`, async () => {
+      const s = lateParent(db, { shape: 'child+step', policy });
+      const runId = await s.start({ expiresInSeconds: 60 });
+      const start = s.holdStart();
+      const claim = s.holdClaim('side');
+      // R1's transactions after the arm: 1 = side's claim (it meets the booking's rejected outcome: R1 is
+      // stale and stops), 2 = its park, held before it begins.
+      const r1 = trackedDeps(db, s.e.runtime);
+      const live = executeRun(r1.deps, runId);
+      await start.reached;
+      await claim.reached;
+      await r1.quiet();
+      s.clock.advance(61_000);
+      expect((await s.e.sweepExpiredRuns()).expired).toEqual([runId]);
+      // `side`'s claim carries the booking's outcome, which the expiry rejected: R1 is stale and stops. Its
+      // transactions settle; then its start of A is let go (R1's `live` is awaited only after it).
+      r1.mark();
+      claim.release();
+      await r1.quiet();
+      start.release();
+      expect(await live).toBe('parked');
+      await r1.quiet();
+      for (let i = 0; i < 4; i++) {
+        await runDueWakes(db, s.e, runId);
+        for (const c of await childrenOf(db, runId)) await runDueWakes(db, s.e, c.id);
+      }
+      const parent = await recordOf(db, runId);
+      const parentRow = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+      expect({
+        parent: [parent.run.status, parent.ends, parent.afterTheEnd, parent.run.open],
+        stuck: parentRow.stuck_reason,
+      }).toEqual({ parent: ['Expired', 1, [], false], stuck: null });
+    });
 });

@@ -9,7 +9,7 @@ import { anomaliesOf, lateParent } from './support/late-flows.ts';
  * Review 24 (ADR 0093, decision 1, with ADR 0010's reclaim). `Promise.all([ctx.child(A), ctx.action(side)])`:
  * the first replay (R1) parks on A while `side` runs (attempt 1, held at a gate). The operator reclaims the
  * step (engine.reclaimStep: its owner counts as gone), and the replay the reclaim wakes (R2) claims `side`
- * again (attempt 2), runs it and parks on A carrying its outcome. Then attempt 1 ends in R1, which has parked:
+ * again (attempt 2), runs it and parks on A (its outcome carried by the park, or written late with a wake). Then attempt 1 ends in R1, which has parked:
  * its late outcome (a completion, or a failure) meets a row that changed hands.
  *
  * Guarantees: the step's outcome is recorded once (attempt 2's), never overwritten by attempt 1's; attempt 1's
@@ -45,8 +45,15 @@ describe(`a late outcome racing a reclaim of its step (${testDbKind()})`, () => 
       });
       expect(await s.e.reclaimStep(runId, { stepId: row.id })).toEqual({ reclaimed: true, stepId: row.id });
       // R2, woken by the reclaim: claims side (attempt 2), runs it, parks on A with the outcome.
+      // R2 parks on A, and its claim of `side` (held at a gate until it is under way) goes on either way.
       await db.prisma.job.deleteMany({ where: { run_id: runId } });
-      expect(await executeRun(s.e.runtime, runId)).toBe('parked');
+      const claim = s.holdClaim('side');
+      const r2 = trackedDeps(db, s.e.runtime);
+      const live2 = executeRun(r2.deps, runId);
+      await claim.reached;
+      claim.release();
+      expect(await live2).toBe('parked');
+      await r2.quiet();
       const afterR2 = await db.prisma.actionRun.findUniqueOrThrow({ where: { id: row.id } });
       expect([afterR2.status, afterR2.attempts]).toEqual(['Completed', 2]);
 
