@@ -3,7 +3,7 @@ import type { Database } from '../../../src/db/database.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { recordOf } from '../review20/record.ts';
-import { childrenOf, runDueWakes } from '../review23/support/sibling-children.ts';
+import { childrenOf, runDueWakes, trackedDeps } from '../review23/support/sibling-children.ts';
 import { lateParent } from './support/late-flows.ts';
 
 /**
@@ -28,7 +28,10 @@ describe(`a run returns while its child is open (${testDbKind()})`, () => {
     it(`a signal resolves the race against an open '${policy}' child`, async () => {
       const s = lateParent(db, { shape: 'child-or-signal', policy });
       const runId = await s.start();
-      expect(await executeRun(s.e.runtime, runId)).toBe('parked');
+      const r1 = trackedDeps(db, s.e.runtime);
+      expect(await executeRun(r1.deps, runId)).toBe('parked');
+      // R1 may park on the signal while A's start is still out: let it settle.
+      await r1.quiet();
       const [a] = await childrenOf(db, runId);
       await s.e.signal(runId, 'stop');
       await db.prisma.job.deleteMany({ where: { run_id: runId } });
