@@ -16,7 +16,13 @@ import { inRunTransaction } from './in-run-transaction.ts';
 import { createFlowContext } from './replay/create-flow-context.ts';
 import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
-import { afterRunSettled, childrenCancelledAtEnd, settleRun, settleRunInTransaction } from './settle-run.ts';
+import {
+  afterRunSettled,
+  childrenCancelledAtEnd,
+  settleRun,
+  settleRunInTransaction,
+  type SettleResult,
+} from './settle-run.ts';
 
 export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
 
@@ -143,19 +149,27 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
     });
   }
   const base = { session, ...(ack ? { ack } : {}) };
-  const result =
+  const end: SettleResult =
     settled.kind === 'ok'
-      ? await settleRun(deps, run, { status: 'Completed', output: settled.output, ...base })
+      ? { status: 'Completed', output: settled.output, ...base }
       : run.expired_at !== null
-        ? await settleRun(deps, run, { status: 'Expired', error: serializeError(settled.error), ...base })
+        ? { status: 'Expired', error: serializeError(settled.error), ...base }
         : isFlowError(settled.error, 'cancelled')
-          ? await settleRun(deps, run, { status: 'Cancelled', error: serializeError(settled.error), ...base })
-          : await settleRun(deps, run, {
-              status: session.compensated ? 'Compensated' : 'Failed',
-              error: serializeError(settled.error),
-              ...base,
-            });
+          ? { status: 'Cancelled', error: serializeError(settled.error), ...base }
+          : { status: session.compensated ? 'Compensated' : 'Failed', error: serializeError(settled.error), ...base };
+  let result: Awaited<ReturnType<typeof settleRun>>;
+  try {
+    result = await settleRun(deps, run, end);
+  } catch (err) {
+    // The finish failed (a database error, a lock cycle's rollback): what it carried was put back, and
+    // is written now, with a wake, before the job's failure is reported (review 24).
+    await session.flush();
+    throw err;
+  }
   if (result === 'stale') return park(deps, session, { waitingFor: null, stuckReason: null });
+  // A step the code did not await may still finish: its outcome meets its fence (refused now that the
+  // run ended, and journaled) instead of a buffer nobody writes (review 24).
+  await session.flush();
   return 'finished';
 }
 

@@ -221,7 +221,7 @@ export class ReplaySession {
         return { stale: false as const, value: await fn(tx) };
       });
     } catch (err) {
-      this.keep(outcomes);
+      await this.keep(outcomes);
       // Values that conflicted with another replay's are that replay's to keep: ours are dropped.
       if (!(err instanceof ReplayConflict)) this.pendingValues.unshift(...values);
       throw err;
@@ -247,11 +247,11 @@ export class ReplaySession {
     try {
       value = await write(this.deps as FusableDeps, transitionOutcome(outcomes[0]));
     } catch (err) {
-      this.keep(outcomes);
+      await this.keep(outcomes);
       throw err;
     }
     if (value === null) {
-      this.keep(outcomes);
+      await this.keep(outcomes);
       return null;
     }
     if (outcomes.length > 0) this.recordedOutcome = true;
@@ -283,20 +283,34 @@ export class ReplaySession {
     return this.writeLate(outcome);
   }
 
-  private async writeLate(outcome: PendingOutcome): Promise<void> {
-    if (!(await writeHeldOutcomes(this.deps, this.runId, [outcome])))
-      this.deps.heldOutcomes.hold(this.runId, [outcome]);
+  /**
+   * Once the replay has been flushed (parked, given up or finished), writes `outcome` (a completion or
+   * a failure) at once on its own fence, with a wake, and resolves when done; otherwise undefined, and
+   * the caller writes it as it would have.
+   */
+  writeIfLate(outcome: PendingOutcome): Promise<void> | undefined {
+    return this.flushed ? this.writeLate(outcome) : undefined;
+  }
+
+  private async writeLate(...outcomes: PendingOutcome[]): Promise<void> {
+    if (!(await writeHeldOutcomes(this.deps, this.runId, outcomes))) this.deps.heldOutcomes.hold(this.runId, outcomes);
   }
 
   /**
-   * Puts outcomes whose write failed back where they will be written: the buffer, or, once the
-   * abort's flush has run (a parallel sibling still in flight when the replay gave up), straight to
-   * the engine's held outcomes. An outcome leaves this session only recorded, rejected, or handed on.
+   * Puts outcomes whose write failed back where they will be written: the buffer, or, once the park's
+   * or the abort's flush has run (a sibling still in flight when the replay stopped), a write of their
+   * own, with a wake, which the caller awaits. An outcome leaves this session only recorded, rejected,
+   * or handed on.
    */
-  keep(outcomes: PendingOutcome[]): void {
-    if (outcomes.length === 0) return;
-    if (this.flushed) this.deps.heldOutcomes.hold(this.runId, outcomes);
-    else this.pendingOutcomes.unshift(...outcomes);
+  keep(outcomes: PendingOutcome[]): Promise<void> | undefined {
+    if (outcomes.length === 0) return undefined;
+    if (!this.flushed) {
+      this.pendingOutcomes.unshift(...outcomes);
+      return undefined;
+    }
+    // The flush has run: nothing else of this replay's will write them, so they are written now, each
+    // on its own fence, with a wake (kept by the engine's backlog while the database is away). Review 24.
+    return this.writeLate(...outcomes);
   }
 
   /**
@@ -310,7 +324,7 @@ export class ReplaySession {
       result = await inRunTransaction(this.deps, (tx) => writePendingOutcome(tx, outcome, this.deps.clock.now()));
     } catch (err) {
       // The database failed us: the outcome stays with this replay, whose abort writes it (flush).
-      this.keep([outcome]);
+      await this.keep([outcome]);
       throw err;
     }
     if (result === 'recorded') this.recordedOutcome = true;

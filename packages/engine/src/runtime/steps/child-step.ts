@@ -6,7 +6,7 @@ import { enqueueJob } from '../../store/enqueue-job.ts';
 import { insertFlowRun } from '../../store/insert-flow-run.ts';
 import { insertStep } from '../../store/insert-step.ts';
 import { settleWaitStep } from '../../store/settle-wait-step.ts';
-import type { ReplaySession } from '../replay/replay-session.ts';
+import { ReplayConflict, type ReplaySession } from '../replay/replay-session.ts';
 import { checkHistory } from './check-history.ts';
 import { deliverCancel } from './deliver-cancel.ts';
 import type { WaitResult } from './wait-step.ts';
@@ -72,12 +72,22 @@ export async function runChildStep(
         data: { child: childId, flow: spec.flowName },
       });
       await enqueueJob(tx, { kind: 'wake-run', runId: childId, availableAt: now });
-      // A cancellation of this run that committed after this replay read it (its view says not
-      // cancelled), or that this replay delivered at a sibling of the same Promise.all, must reach the
-      // child too: read under the run's lock, which this transaction holds, it is the run's own now. A
-      // child the code asked for once it had seen the cancellation (a clean-up child) is left to run.
-      if (spec.cancellation === 'propagate' && spec.cancelWithParent)
-        await cancelIfParentCancelled(tx, session.runId, childId, now);
+      // The run's cancellation (or expiry), read under the run's lock, which this transaction holds
+      // (review 23, review 24). One this replay has not seen makes it stale: nothing is written, and the
+      // cancellation's wake replays the run, which delivers it at this position instead of a child. One
+      // it knows of, delivered at a sibling of the same Promise.all, reaches a 'propagate' child asked for
+      // before the code could see it: the child is started cancelled. A child the code asked for once it
+      // had seen the cancellation (a clean-up child) is left to run.
+      const cancel = await parentCancellation(tx, session.runId);
+      if (cancel && !session.cancelRequested) throw new ReplayConflict();
+      if (cancel && spec.cancellation === 'propagate' && spec.cancelWithParent)
+        await cancelTree(
+          tx,
+          childId,
+          `parent ${session.runId} was cancelled: ${cancel.reason ?? ''}`,
+          cancel.deadline ?? now,
+          now,
+        );
       return created;
     });
     session.recorded.set(seq, row);
@@ -107,21 +117,13 @@ export async function runChildStep(
   return { kind: 'waiting', waitingFor: `child run ${child?.id ?? '(starting)'} (${spec.flowName})` };
 }
 
-/**
- * A 'propagate' child started under a parent whose cancellation is requested is cancelled in its start's
- * transaction, with the parent's cleanup deadline (review 23). Before, `cancelTree` reached only the
- * children that existed when the cancel committed, and a child started afterwards ran to its end.
- */
-async function cancelIfParentCancelled(tx: RawDb, parentId: string, childId: string, now: Date): Promise<void> {
-  const [parent] = await tx.$queryRaw<{ reason: string | null; deadline: Date | null }[]>`
+/** The run's cancellation request (an operator's, a parent's, or its expiry's), as the caller's lock finds it. */
+async function parentCancellation(
+  tx: RawDb,
+  runId: string,
+): Promise<{ reason: string | null; deadline: Date | null } | null> {
+  const [row] = await tx.$queryRaw<{ reason: string | null; deadline: Date | null }[]>`
     select cancel_reason as reason, cancel_deadline_at as deadline from "sagaflow"."flow_runs"
-     where id = ${parentId}::uuid and cancel_requested_at is not null`;
-  if (!parent) return;
-  await cancelTree(
-    tx,
-    childId,
-    `parent ${parentId} was cancelled: ${parent.reason ?? ''}`,
-    parent.deadline ?? now,
-    now,
-  );
+     where id = ${runId}::uuid and cancel_requested_at is not null`;
+  return row ?? null;
 }

@@ -258,18 +258,33 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
 
   const failure = outcome;
   const held: PendingOutcome = { ...mine, output: null, failure };
+  // The replay is over (parked, given up, finished): the failure is written on its own, with a wake
+  // (review 24: with no wake, a newer replay parked on this step as running here waited for ever).
+  const late = session.writeIfLate(held);
+  if (late) {
+    await late;
+    // Written (or journaled as lost) by the late write itself: nothing more to journal here.
+    return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
+  }
   let written: OutcomeWrite;
   try {
     written = await session.tx((tx) => writePendingOutcome(tx, held, deps.clock.now()));
   } catch (err) {
-    // A buffered outcome of an earlier step was lost: this replay is stale and stops.
-    if (err instanceof ReplayConflict) return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
+    // The replay stopped meanwhile, or a buffered outcome of an earlier step was lost and it is stale:
+    // the failure still happened, and stands on its own fence, written by the park or the flush (or at
+    // once, when the flush has run); refused there, it is journaled (review 24).
+    if (err instanceof ReplayConflict) {
+      await session.keep([held]);
+      return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };
+    }
     // The database failed the write: the failure is kept like a completion (ADR 0010), and written
     // by the replay's abort, so the step does not stay Running under a live worker for want of it.
-    session.keep([held]);
+    await session.keep([held]);
     throw err;
   }
 
+  // A park of this replay's that does not land owes the run a wake for it (ADR 0087), as for a completion.
+  if (written === 'recorded') session.recordedOutcome = true;
   if (written === 'rejected' || written === 'refused') {
     await reportLostOutcome(deps, held, written, failure);
     return { kind: 'not-here', waitingFor: null, lost: true, rejected: true };

@@ -84,7 +84,6 @@ describe(`cancel while the parent's sibling children are being started (${testDb
         // and a later one of the same Promise.all is started cancelled (ADR 0093). Each child that exists
         // is started once and ends Cancelled.
         const seqs = judged.children.map((c) => c.seq);
-        expect(seqs.length).toBeGreaterThan(0);
         expect({
           parent: judged.parent.status,
           ends: judged.parent.ends,
