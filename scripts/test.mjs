@@ -82,12 +82,25 @@ if (built.ok) {
 
 let passed = 0;
 let failed = 0;
-/** Each failed test by name with its first error line, repeated after the runners' long output so the end of the log says what broke. */
+/**
+ * Each failed test by name with the head of its error, repeated after the runners' long output so the end
+ * of the log says what broke. A Prisma error opens with a blank line and says its cause last, so the head is
+ * the message's first non-blank lines, not the first line alone.
+ */
 const failures = [];
-const firstLine = (text) =>
-  String(text ?? '')
+const errorHead = (text) => {
+  const lines = String(text ?? '')
     .split('\n')
-    .find((l) => l.trim() !== '') ?? '';
+    .map((l) => l.trimEnd())
+    .filter((l) => l.trim() !== '' && !/^\s+at /.test(l));
+  const head = lines.slice(0, 12).map((l) => (l.length > 240 ? `${l.slice(0, 240)}…` : l));
+  // Where it was thrown: the first stack frame in the project's own files.
+  const frame = String(text ?? '')
+    .split('\n')
+    .find((l) => /^\s+at /.test(l) && !l.includes('node_modules') && !l.includes('node:'));
+  if (frame) head.push(frame.trim());
+  return head.join('\n      ');
+};
 try {
   const v = JSON.parse(readFileSync(vitestJson, 'utf8'));
   passed += v.numPassedTests;
@@ -95,9 +108,9 @@ try {
   for (const file of v.testResults ?? []) {
     const rel = fromRoot(file.name, root);
     const failedTests = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
-    for (const t of failedTests) failures.push(`vitest ${rel} › ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    for (const t of failedTests) failures.push(`vitest ${rel} › ${t.fullName}: ${errorHead(t.failureMessages?.[0])}`);
     if (failedTests.length === 0 && file.status === 'failed')
-      failures.push(`vitest ${rel}: ${firstLine(file.message)}`);
+      failures.push(`vitest ${rel}: ${errorHead(file.message)}`);
   }
 } catch {
   failed += 1;
@@ -114,7 +127,7 @@ try {
     for (const spec of suite.specs ?? [])
       for (const t of spec.tests ?? [])
         if (t.status === 'unexpected')
-          failures.push(`e2e ${file} › ${spec.title}: ${firstLine(t.results?.at(-1)?.error?.message)}`);
+          failures.push(`e2e ${file} › ${spec.title}: ${errorHead(t.results?.at(-1)?.error?.message)}`);
     for (const child of suite.suites ?? []) walk(child, file);
   };
   for (const suite of p.suites ?? []) walk(suite, suite.file ?? suite.title);
