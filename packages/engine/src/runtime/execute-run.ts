@@ -169,7 +169,8 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
   if (result === 'stale') return park(deps, session, { waitingFor: null, stuckReason: null });
   // A step the code did not await may still finish: its outcome meets its fence (refused now that the
   // run ended, and journaled) instead of a buffer nobody writes (review 24).
-  await session.flush();
+  const late = session.flush();
+  if (late) await late;
   return 'finished';
 }
 

@@ -340,11 +340,11 @@ export class ReplaySession {
    * the engine's backlog keeps them and writes them once the database answers. Outcomes that come
    * later go the same way ({@link buffer}, {@link keep}).
    */
-  async flush(): Promise<void> {
+  flush(): Promise<void> | undefined {
     this.flushed = true;
     const outcomes = this.pendingOutcomes.splice(0);
-    if (outcomes.length === 0) return;
-    if (!(await writeHeldOutcomes(this.deps, this.runId, outcomes))) this.deps.heldOutcomes.hold(this.runId, outcomes);
+    // The common case (a finish that carried everything) costs no await.
+    return outcomes.length === 0 ? undefined : this.writeLate(...outcomes);
   }
 }
 
