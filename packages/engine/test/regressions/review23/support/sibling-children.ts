@@ -175,9 +175,18 @@ export function trackedDeps(db: Database, deps: RuntimeDeps) {
   };
 }
 
-/** Replays child `seq` of the parent once (its wake taken off the queue), as a worker would. */
+/**
+ * Replays child `seq` of the parent once (its wake taken off the queue), as a worker would. The parent's
+ * replay may have returned before the child's start committed: it parks on the first child that waits,
+ * which need not be this one (a child with no input check reaches its start first), and a sibling's
+ * start still out is not waited for. So the child is waited for, by its row, before it is replayed.
+ */
 export async function replayChild(db: Database, e: Engine, parentId: string, seq: number) {
-  const child = await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: parentId, parent_sequence: seq } });
+  const child = await waitFor(
+    `child ${seq} of ${parentId} to be started`,
+    async () =>
+      (await db.prisma.flowRun.findFirst({ where: { parent_run_id: parentId, parent_sequence: seq } })) ?? undefined,
+  );
   await db.prisma.job.deleteMany({ where: { run_id: child.id } });
   await executeRun(e.runtime, child.id);
   return (await db.prisma.flowRun.findUniqueOrThrow({ where: { id: child.id } })).status;
