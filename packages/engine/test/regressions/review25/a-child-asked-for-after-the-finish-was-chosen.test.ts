@@ -8,7 +8,7 @@ import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine, gate } from '../harness.ts';
 import { recordOf } from '../review20/record.ts';
-import { pausedAutocommit } from './support/paused-autocommit.ts';
+import { pausedAutocommit, pausedNextTransaction } from './support/paused-autocommit.ts';
 import { anomaliesOf, driveTree, judgeTree } from './support/tree.ts';
 
 /**
@@ -35,8 +35,15 @@ describe(`a child asked for after the one-statement finish was chosen (${testDbK
   });
 
   let n = 0;
-  for (const policy of ['propagate', 'abandon'] as const)
-    it(`an un-awaited step's continuation starts a '${policy}' child while the finish is on its way`, async () => {
+  const cases = [
+    { policy: 'propagate', finish: 'one statement' },
+    { policy: 'abandon', finish: 'one statement' },
+    // Control: the same schedule with the finish forced into the transaction (a ctx.now() value is waiting, so
+    // canFuse says no), held before its first statement (the run's lock FOR UPDATE). It lists C and cancels it.
+    { policy: 'propagate', finish: 'transaction' },
+  ] as const;
+  for (const { policy, finish } of cases)
+    it(`an un-awaited step's continuation starts a '${policy}' child while the finish (${finish}) is on its way`, async () => {
       n += 1;
       const tag = `r25-chosen-${n}`;
       const ran: Record<string, number> = {};
@@ -48,6 +55,8 @@ describe(`a child asked for after the one-statement finish was chosen (${testDbK
         name: `${tag}-x`,
         run: async () => {
           count('x');
+          // The control's finish is the next transaction the parent's replay asks for.
+          if (finish === 'transaction') pausedTx.arm();
           xRuns.open();
           await xGo.promise;
           return 'x';
@@ -66,14 +75,16 @@ describe(`a child asked for after the one-statement finish was chosen (${testDbK
             .then(() => ctx.child(childC, 'c', { cancellation: policy }))
             .catch(() => undefined);
           await xRuns.promise;
+          if (finish === 'transaction') ctx.now();
           return 'done';
         },
       });
       const e = bareEngine(db, { clock: new TestClock(), flows: [parent, childC], actions: [book, x, work] });
+      const pausedTx = pausedNextTransaction(e.runtime);
       const { runId } = await e.startFlow(parent, null);
       await db.prisma.job.deleteMany({ where: { run_id: runId } });
 
-      const paused = pausedAutocommit(e.runtime, /top-level run finishes/);
+      const paused = finish === 'one statement' ? pausedAutocommit(e.runtime, /top-level run finishes/) : pausedTx;
       const live = executeRun(paused.deps, runId);
       await paused.reached;
       // The finish was chosen (one statement) and is about to be sent; now x finishes and C is asked for.

@@ -42,3 +42,32 @@ export function pausedAutocommit(deps: RuntimeDeps, match: RegExp) {
     release: () => release.open(),
   };
 }
+
+/**
+ * Review 25. The runtime with its driver's transactions wrapped: once `arm()` was called, the next
+ * transaction asked for waits at a gate before it begins (so it holds no connection, which matters on PGlite).
+ */
+export function pausedNextTransaction(deps: RuntimeDeps) {
+  const driver = deps.driver;
+  if (!driver) throw new Error('the runtime has no driver');
+  const reached = gate();
+  const release = gate();
+  let armed = false;
+  const wrapped: SqlDriver = {
+    ...driver,
+    transaction: async (fn, limits) => {
+      if (armed) {
+        armed = false;
+        reached.open();
+        await release.promise;
+      }
+      return driver.transaction(fn, limits);
+    },
+  };
+  return {
+    deps: { ...deps, driver: wrapped } as RuntimeDeps,
+    arm: () => (armed = true),
+    reached: reached.promise,
+    release: () => release.open(),
+  };
+}
