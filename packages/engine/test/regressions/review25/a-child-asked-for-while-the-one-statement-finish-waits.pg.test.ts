@@ -107,6 +107,10 @@ describe(`a child asked for while the one-statement finish waits for the run's l
     });
     await holder.query('COMMIT');
     const outcome = await live;
+    const atParentEnd = (await db.prisma.flowRun.findMany({ where: { parent_run_id: runId } })).map((k) => ({
+      open: k.finished_at === null,
+      cancelRequested: k.cancel_requested_at !== null,
+    }));
     // Let every wake run (the child's own, any the late write owes).
     await driveTree(db, e, runId);
 
@@ -116,6 +120,7 @@ describe(`a child asked for while the one-statement finish waits for the run's l
     expect({
       childStartOutcome,
       outcome,
+      atParentEnd,
       parent: { status: p.run.status, ends: p.ends, afterTheEnd: p.afterTheEnd },
       // An open 'propagate' child at the parent's end must be cancel-requested; one that finished must have
       // been cancelled by the end (it ran no action).
@@ -125,6 +130,8 @@ describe(`a child asked for while the one-statement finish waits for the run's l
     }).toEqual({
       childStartOutcome: expect.any(String),
       outcome: 'finished',
+      // A child open at the parent's end has its cancellation requested by that end.
+      atParentEnd: atParentEnd.map((k) => (k.open ? { open: true, cancelRequested: true } : k)),
       parent: { status: 'Completed', ends: 1, afterTheEnd: [] },
       children: kids.map(() => ({ cancelRequested: true, status: 'Cancelled' })),
       work: 0,
