@@ -30,15 +30,18 @@ describe(`a parent's end while its child's replay is in flight (${testDbKind()})
   });
 
   const cases = [
-    { policy: 'propagate', grandchild: false, hold: 'a2' },
-    { policy: 'propagate', grandchild: true, hold: 'a2' },
-    { policy: 'abandon', grandchild: false, hold: 'a2' },
-    { policy: 'propagate', grandchild: false, hold: 'ua1' },
-    { policy: 'abandon', grandchild: false, hold: 'ua1' },
+    { policy: 'propagate', grandchild: false, hold: 'a2', endBy: 'failure' },
+    { policy: 'propagate', grandchild: true, hold: 'a2', endBy: 'failure' },
+    { policy: 'abandon', grandchild: false, hold: 'a2', endBy: 'failure' },
+    { policy: 'propagate', grandchild: false, hold: 'ua1', endBy: 'failure' },
+    { policy: 'abandon', grandchild: false, hold: 'ua1', endBy: 'failure' },
+    // The engine's run timeout closes the parent (TimedOut) instead; side's failure comes after the end.
+    { policy: 'propagate', grandchild: true, hold: 'a2', endBy: 'timeout' },
+    { policy: 'propagate', grandchild: false, hold: 'ua1', endBy: 'timeout' },
   ] as const;
 
   for (const c of cases)
-    it(`'${c.policy}' child${c.grandchild ? ' (with a grandchild after a2)' : ''}, held in ${c.hold === 'a2' ? 'its forward action a2' : 'its compensation ua1 (a2 failed)'}`, async () => {
+    it(`'${c.policy}' child${c.grandchild ? ' (with a grandchild after a2)' : ''}, held in ${c.hold === 'a2' ? 'its forward action a2' : 'its compensation ua1 (a2 failed)'}, parent ended by ${c.endBy}`, async () => {
       const s = inFlightChild(db, { policy: c.policy, grandchild: c.grandchild, a2Fails: c.hold === 'ua1' });
       const runId = await s.start();
       const side = s.holdAction('side');
@@ -56,11 +59,25 @@ describe(`a parent's end while its child's replay is in flight (${testDbKind()})
       const childLive = executeRun(rc.deps, child.id);
       await inFlight.reached;
       // side fails for good: its late failure is written with a wake, and the parent's next replay fails it.
-      r1.mark();
-      side.release();
-      await r1.quiet();
+      if (c.endBy === 'failure') {
+        r1.mark();
+        side.release();
+        await r1.quiet();
+      } else {
+        await db.prisma.flowRun.update({
+          where: { id: runId },
+          data: { run_timeout_at: new Date(s.clock.now().getTime() - 1000) },
+        });
+      }
       await db.prisma.job.deleteMany({ where: { run_id: runId } });
       expect(await executeRun(s.e.runtime, runId)).toBe('finished');
+      if (c.endBy === 'timeout') {
+        // side fails after the parent's end: its late failure meets its fence (refused, journaled).
+        r1.mark();
+        side.release();
+        await r1.quiet();
+      }
+      const endStatus = c.endBy === 'failure' ? 'Failed' : 'TimedOut';
       const parentAtEnd = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
       const childAtParentEnd = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: child.id } });
       // Only now A's held execution goes on.
@@ -86,12 +103,12 @@ describe(`a parent's end while its child's replay is in flight (${testDbKind()})
         stuckOrDuplicated: got.filter((t) => t.stuck !== null || t.duplicateStepOutcomes.length > 0),
         grandchildren: got.filter((t) => t.depth === 2).map((t) => [t.status, t.afterTheEnd]),
       }).toEqual({
-        parentAtEnd: 'Failed',
+        parentAtEnd: endStatus,
         childCancelRequestedAtParentEnd: propagate,
         root: {
           depth: 0,
           policy: null,
-          status: 'Failed',
+          status: endStatus,
           ends: 1,
           afterTheEnd: [],
           duplicateStepOutcomes: [],
