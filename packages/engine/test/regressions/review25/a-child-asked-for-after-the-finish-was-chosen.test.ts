@@ -99,6 +99,8 @@ describe(`a child asked for after the one-statement finish was chosen (${testDbK
       await driveTree(db, e, runId);
 
       const p = await recordOf(db, runId);
+      if (process.env.R25_DEBUG)
+        console.log(JSON.stringify({ policy, finish, steps: p.steps, names: p.names, anomalies: await anomaliesOf(db, runId), ran }));
       const tree = await judgeTree(db, runId);
       const propagate = policy === 'propagate';
       expect({
