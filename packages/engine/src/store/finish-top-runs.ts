@@ -47,9 +47,11 @@ const columns: InputColumn<TopRunFinish>[] = [
 /**
  * Several top-level runs' finishes in ONE autocommitted statement (ADR 0045): for each run exactly
  * what one finish's statement did (ADR 0042), set-based over arrays, its text never changing. Per run:
- * the row locked FOR UPDATE where it is open, has no parent, and is still the version the statement's
- * snapshot saw (same xmin: a park, a stuck mark or an expiry committed while the statement waited
- * closes the gate, because the last stuck event is read from that snapshot); the last step's outcome
+ * the row locked FOR UPDATE where it is open, has no parent, has no open 'propagate' child (its end would
+ * have to cancel it: the transaction does, ADR 0094), and is still the version the statement's snapshot
+ * saw (same xmin: a park, a stuck mark, an expiry, or a child's start, which touches its parent's row,
+ * committed while the statement waited closes the gate, because the last stuck event and the children are
+ * read from that snapshot); the last step's outcome
  * under recordStepOutcome's fence ({@link fencedOutcomes}); finishRun's compare-and-swap with its SET
  * list (an expired run ends Expired); then, only where the run finished, the outcome's event, a stuck
  * episode's `run.unstuck`, the terminal event, in that order, and the job's acknowledgement. Run rows
@@ -67,6 +69,9 @@ const texts = setBasedOutcomeTexts(
        where r.id = any($1::uuid[]) and r.status in (${openStatusesText}) and r.parent_run_id is null
          and r.xmin::text = (select version from seen where seen.id = r.id)
          and r.history_epoch = coalesce((select i.epoch from input i where i.run_id = r.id), r.history_epoch)
+         and not exists (select 1 from "sagaflow"."flow_runs" c
+                          where c.parent_run_id = r.id and c.parent_cancel_policy = 'propagate'
+                            and c.status in (${openStatusesText}))
        order by r.id
          for update
     )${outcomes}, fin as (

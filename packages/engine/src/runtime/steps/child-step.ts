@@ -72,13 +72,15 @@ export async function runChildStep(
         data: { child: childId, flow: spec.flowName },
       });
       await enqueueJob(tx, { kind: 'wake-run', runId: childId, availableAt: now });
+      // The run's row is touched, so a one-statement finish waiting for its lock meanwhile finds another
+      // version and leaves the end to the transaction, which cancels this child (review 25, ADR 0094).
       // The run's cancellation (or expiry), read under the run's lock, which this transaction holds
       // (review 23, review 24). One this replay has not seen makes it stale: nothing is written, and the
       // cancellation's wake replays the run, which delivers it at this position instead of a child. One
       // it knows of, delivered at a sibling of the same Promise.all, reaches a 'propagate' child asked for
       // before the code could see it: the child is started cancelled. A child the code asked for once it
       // had seen the cancellation (a clean-up child) is left to run.
-      const cancel = await parentCancellation(tx, session.runId);
+      const cancel = await touchParent(tx, session.runId);
       if (cancel && !session.cancelRequested) throw new ReplayConflict();
       if (cancel && spec.cancellation === 'propagate' && spec.cancelWithParent)
         await cancelTree(
@@ -117,13 +119,14 @@ export async function runChildStep(
   return { kind: 'waiting', waitingFor: `child run ${child?.id ?? '(starting)'} (${spec.flowName})` };
 }
 
-/** The run's cancellation request (an operator's, a parent's, or its expiry's), as the caller's lock finds it. */
-async function parentCancellation(
-  tx: RawDb,
-  runId: string,
-): Promise<{ reason: string | null; deadline: Date | null } | null> {
-  const [row] = await tx.$queryRaw<{ reason: string | null; deadline: Date | null }[]>`
-    select cancel_reason as reason, cancel_deadline_at as deadline from "sagaflow"."flow_runs"
-     where id = ${runId}::uuid and cancel_requested_at is not null`;
-  return row ?? null;
+/**
+ * Writes a new version of the run's row, its values unchanged (no indexed column moves: a HOT update), and
+ * reads its cancellation request (an operator's, a parent's, or its expiry's), as the caller's lock finds it.
+ */
+async function touchParent(tx: RawDb, runId: string): Promise<{ reason: string | null; deadline: Date | null } | null> {
+  const [row] = await tx.$queryRaw<{ requested: boolean; reason: string | null; deadline: Date | null }[]>`
+    update "sagaflow"."flow_runs" set version = version
+     where id = ${runId}::uuid
+    returning cancel_requested_at is not null as requested, cancel_reason as reason, cancel_deadline_at as deadline`;
+  return row?.requested ? { reason: row.reason, deadline: row.deadline } : null;
 }

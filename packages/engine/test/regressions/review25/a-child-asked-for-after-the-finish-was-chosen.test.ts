@@ -99,14 +99,15 @@ describe(`a child asked for after the one-statement finish was chosen (${testDbK
       await driveTree(db, e, runId);
 
       const p = await recordOf(db, runId);
-      if (process.env.R25_DEBUG)
-        console.log(JSON.stringify({ policy, finish, steps: p.steps, names: p.names, anomalies: await anomaliesOf(db, runId), ran }));
       const tree = await judgeTree(db, runId);
       const propagate = policy === 'propagate';
       expect({
         outcome,
         parent: { status: atEnd.status, ends: p.ends, afterTheEnd: p.afterTheEnd },
-        childAtParentEnd: { open: childAtEnd.finished_at === null, cancelRequested: childAtEnd.cancel_requested_at !== null },
+        childAtParentEnd: {
+          open: childAtEnd.finished_at === null,
+          cancelRequested: childAtEnd.cancel_requested_at !== null,
+        },
         childFinally: tree.slice(1).map((t) => [t.status, t.ends, t.afterTheEnd]),
         work: ran.work ?? 0,
         stuck: tree.filter((t) => t.stuck !== null),

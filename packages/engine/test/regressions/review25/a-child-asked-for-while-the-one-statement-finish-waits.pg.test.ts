@@ -98,11 +98,12 @@ describe(`a child asked for while the one-statement finish waits for the run's l
     const childStartOutcome = await waitFor('child C to be committed, or its start to wait too', async () => {
       const c = await db.prisma.flowRun.count({ where: { parent_run_id: runId } });
       if (c > 0) return 'child committed while the finish waited';
-      const all = (
-        await db.prisma.$queryRaw<{ n: number }[]>`
+      const all =
+        (
+          await db.prisma.$queryRaw<{ n: number }[]>`
           select count(*)::int as n from pg_stat_activity
            where datname = current_database() and wait_event_type = 'Lock'`
-      )[0]?.n ?? 0;
+        )[0]?.n ?? 0;
       return all >= 2 ? 'child start waits behind the finish' : undefined;
     });
     await holder.query('COMMIT');
@@ -128,7 +129,7 @@ describe(`a child asked for while the one-statement finish waits for the run's l
       work: ran.work ?? 0,
       stuck: tree.filter((t) => t.stuck !== null),
     }).toEqual({
-      childStartOutcome: expect.any(String),
+      childStartOutcome: expect.any(String) as string,
       outcome: 'finished',
       // A child open at the parent's end has its cancellation requested by that end.
       atParentEnd: atParentEnd.map((k) => (k.open ? { open: true, cancelRequested: true } : k)),

@@ -93,7 +93,10 @@ describe(`a parent's end while its child's replay is in flight (${testDbKind()})
         : { status: c.hold === 'a2' ? 'Completed' : 'Compensated', ends: 1, afterTheEnd: [], cancelRequested: false };
       const got = tree.map((t) => ({
         ...t,
-        status: propagate && t.depth > 0 && ['Cancelled', 'Compensated'].includes(t.status) ? 'Cancelled-or-Compensated' : t.status,
+        status:
+          propagate && t.depth > 0 && ['Cancelled', 'Compensated'].includes(t.status)
+            ? 'Cancelled-or-Compensated'
+            : t.status,
       }));
       expect({
         parentAtEnd: parentAtEnd.status,
@@ -115,16 +118,28 @@ describe(`a parent's end while its child's replay is in flight (${testDbKind()})
           cancelRequested: false,
           stuck: null,
         },
-        child: { ...expectedChild, depth: undefined, policy: undefined, duplicateStepOutcomes: undefined, stuck: undefined },
+        child: {
+          ...expectedChild,
+          depth: undefined,
+          policy: undefined,
+          duplicateStepOutcomes: undefined,
+          stuck: undefined,
+        },
         stuckOrDuplicated: [],
         // A grandchild asked for after the cancellation reached A's record is never started, or is cancelled.
-        grandchildren: got
-          .filter((t) => t.depth === 2)
-          .map(() => ['Cancelled-or-Compensated', []]),
+        grandchildren: got.filter((t) => t.depth === 2).map(() => ['Cancelled-or-Compensated', []]),
       });
       // Side effects: a1 once, a2 once; a3 and g1 never for a cancelled child; ua1 once when A compensated.
       const ran = s.ran;
-      expect({ a1: ran.a1, a2: ran.a2, a3: ran.a3 ?? 0, g1: ran.g1 ?? 0, ua1: ran.ua1 ?? 0, book: ran.book, side: ran.side }).toEqual({
+      expect({
+        a1: ran.a1,
+        a2: ran.a2,
+        a3: ran.a3 ?? 0,
+        g1: ran.g1 ?? 0,
+        ua1: ran.ua1 ?? 0,
+        book: ran.book,
+        side: ran.side,
+      }).toEqual({
         a1: 1,
         a2: 1,
         a3: propagate || c.hold === 'ua1' ? 0 : 1,

@@ -55,7 +55,8 @@ export async function judgeTree(db: Database, rootId: string) {
         afterTheEnd: r.afterTheEnd,
         duplicateStepOutcomes: r.duplicateStepOutcomes,
         cancelRequested: row.cancel_requested_at !== null,
-        stuck: row.finished_at === null && jobs === 0 && row.stuck_reason === null ? 'OPEN WITH NOTHING TO WAKE IT' : null,
+        stuck:
+          row.finished_at === null && jobs === 0 && row.stuck_reason === null ? 'OPEN WITH NOTHING TO WAKE IT' : null,
       };
     }),
   );
