@@ -309,7 +309,14 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       wake?.();
       await listener?.stop();
       await looping;
-      const drained = await Promise.race([Promise.all(inFlight).then(() => true), sleep(drainMs).then(() => false)]);
+      // The bound's timer goes once the drain is done: left running, it held the host's process for the
+      // rest of it after a clean stop (a-host-exits-once-its-engine-is-stopped.pg.test.ts).
+      const bound = new AbortController();
+      const drained = await Promise.race([
+        Promise.all(inFlight).then(() => true),
+        sleep(drainMs, false, { signal: bound.signal }).catch(() => false),
+      ]);
+      bound.abort();
       await heartbeat.stop();
       await deps.heldOutcomes.release();
       // Drained: nothing is held any more. Not drained: the beats stop, and the steps still in flight
