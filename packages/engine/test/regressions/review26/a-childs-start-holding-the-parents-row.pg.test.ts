@@ -9,6 +9,7 @@ import { TestClock } from '../../../src/testing/test-clock.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine, gate } from '../harness.ts';
+import { applyStepRepairNow } from '../review18/apply-step-repair-now.ts';
 import { recordOf } from '../review20/record.ts';
 import { anomaliesOf, driveTree, judgeTree } from '../review25/support/tree.ts';
 import { heldDriver } from './support/held-driver.ts';
@@ -23,6 +24,8 @@ import { heldDriver } from './support/held-driver.ts';
  * - `finish`: the one-statement finish itself (its snapshot older than C, its xmin gate must close);
  * - `cancel`: an operator's cancel of the parent (then the finish is let go after it);
  * - `terminate`: an operator's terminate of the parent (then the finish);
+ * - `repair`: an operator's `run.resume_from_step` at x's step, drafted before C's step existed (then the
+ *   finish): applied after C's start committed, it must not orphan C (its plan reads the steps under the lock);
  * - `sibling`: the finish of sibling child B ('propagate', started and committed before C's start ran; C's
  *   start is held before it begins meanwhile), which locks B and then goes for the parent's row to settle its
  *   step (then the finish).
@@ -57,6 +60,7 @@ describe(`a child's start holding its parent's row while another writer waits (p
     { waiter: 'cancel', policy: 'abandon' },
     { waiter: 'terminate', policy: 'propagate' },
     { waiter: 'sibling', policy: 'propagate' },
+    { waiter: 'repair', policy: 'propagate' },
   ] as const;
   for (const { waiter, policy } of cases)
     it(`C ('${policy}') holds the parent's row, touched and uncommitted, while the ${waiter} waits for it`, async () => {
@@ -147,11 +151,17 @@ describe(`a child's start holding its parent's row while another writer waits (p
         await waitFor('the one-statement finish to wait for the run lock', async () =>
           (await lockWaiters('top-level run finishes')) > 0 ? true : undefined,
         );
-      } else if (waiter === 'cancel' || waiter === 'terminate') {
+      } else if (waiter === 'cancel' || waiter === 'terminate' || waiter === 'repair') {
         op =
           waiter === 'cancel'
             ? cancelRun(e.runtime, runId, { reason: 'operator' })
-            : terminateRun(e.runtime, runId, { reason: 'operator' });
+            : waiter === 'terminate'
+              ? terminateRun(e.runtime, runId, { reason: 'operator' })
+              : // Resume from x's step (drafted now, before C's step exists): it would forget C's position.
+                applyStepRepairNow(db, e, 'run.resume_from_step', { runId, stepSequence: 2 }, 'r26').then(
+                  (r) => r.status,
+                  (err: unknown) => (err as { code?: string }).code ?? String(err),
+                );
         await waitFor(`the ${waiter} to wait for the parent's row`, async () =>
           (await lockWaiters(null)) > 0 ? true : undefined,
         );
@@ -202,7 +212,14 @@ describe(`a child's start holding its parent's row while another writer waits (p
           (a) => !/^(write_refused|outcome_rejected)#/.test(a),
         ),
       }).toEqual({
-        opResult: waiter === 'cancel' ? { requested: true } : waiter === 'terminate' ? { terminated: true } : null,
+        opResult:
+          waiter === 'cancel'
+            ? { requested: true }
+            : waiter === 'terminate'
+              ? { terminated: true }
+              : waiter === 'repair'
+                ? expect.stringMatching(/^repair_(conflict|refused)$/)
+                : null,
         outcome: 'string',
         parent: { status: parentEnd, ends: 1, afterTheEnd: [] },
         childrenPerPosition: [],

@@ -11,7 +11,8 @@ import { gate } from '../../harness.ts';
  * - `childStart`: the first transaction, once armed, that wrote a child run of `parentId` waits at a gate
  *   after its work and BEFORE its commit, holding every lock it took (`childStart.reached`,
  *   `childStart.release()`). Only useful where the database has several connections (PostgreSQL).
- * - `beforeBegin`: once armed, the next transaction waits at a gate before it begins (holds no connection).
+ * - `beforeBegin`: once armed, the next transaction waits at a gate before it begins (holds no connection);
+ *   `beforeBegin.done` settles once it committed or rolled back.
  */
 export function heldDriver(deps: RuntimeDeps, parentId: () => string) {
   const driver = deps.driver;
@@ -25,6 +26,7 @@ export function heldDriver(deps: RuntimeDeps, parentId: () => string) {
   let childArmed = false;
   const beginReached = gate();
   const beginRelease = gate();
+  const beginDone = gate();
   let beginArmed = false;
   const isFinish = (t: string) => t.includes('sagaflow: top-level run finishes');
   const keep = (t: string, r: RawResult) => {
@@ -40,12 +42,14 @@ export function heldDriver(deps: RuntimeDeps, parentId: () => string) {
   const wrapped: SqlDriver = {
     ...driver,
     transaction: async (fn, limits) => {
+      let held = false;
       if (beginArmed) {
         beginArmed = false;
+        held = true;
         beginReached.open();
         await beginRelease.promise;
       }
-      return driver.transaction(async (tx) => {
+      const done = driver.transaction(async (tx) => {
         const value = await fn(tx);
         if (childArmed) {
           const [row] = await tx.query<{ n: number }>(
@@ -60,6 +64,8 @@ export function heldDriver(deps: RuntimeDeps, parentId: () => string) {
         }
         return value;
       }, limits);
+      if (held) void done.then(beginDone.open, beginDone.open);
+      return done;
     },
     statement: async (statement, limits) => {
       await hold([statement.text]);
@@ -90,6 +96,8 @@ export function heldDriver(deps: RuntimeDeps, parentId: () => string) {
       arm: () => (beginArmed = true),
       reached: beginReached.promise,
       release: () => beginRelease.open(),
+      /** Settles once the held transaction committed or rolled back. */
+      done: beginDone.promise,
     },
   };
 }
