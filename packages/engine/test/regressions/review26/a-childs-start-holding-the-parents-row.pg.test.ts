@@ -117,7 +117,8 @@ describe(`a child's start holding its parent's row while another writer waits (p
       const { runId } = await e.startFlow(parent, null);
       await db.prisma.job.deleteMany({ where: { run_id: runId } });
       const held = heldDriver(e.runtime, () => runId);
-      const childOf = (flow: string) => db.prisma.flowRun.findFirst({ where: { parent_run_id: runId, flow_name: flow } });
+      const childOf = (flow: string) =>
+        db.prisma.flowRun.findFirst({ where: { parent_run_id: runId, flow_name: flow } });
 
       const live = executeRun(held.deps, runId);
       await held.finish.reached;
@@ -218,7 +219,7 @@ describe(`a child's start holding its parent's row while another writer waits (p
             : waiter === 'terminate'
               ? { terminated: true }
               : waiter === 'repair'
-                ? expect.stringMatching(/^repair_(conflict|refused)$/)
+                ? (expect.stringMatching(/^repair_(conflict|refused)$/) as unknown)
                 : null,
         outcome: 'string',
         parent: { status: parentEnd, ends: 1, afterTheEnd: [] },
