@@ -9,7 +9,8 @@ import { childrenOf, runDueWakes, siblingParent, trackedDeps } from './support/s
  * Review 23. `await Promise.all([ctx.child(A), ctx.child(B), ctx.child(C)])`: the parent's first replay
  * (R1) parks as soon as C waits, while the starts of A and B are out (their input checks held); once it
  * has parked it drops them. The operator cancels the parent. The cancellation's wake replays the parent
- * (R2): A and B are not recorded, and the cancellation is delivered at A (a `cancel` row at step 2).
+ * (R2): A and B are not recorded, and the cancellation is delivered at A (a `cancel` row at step 2), or,
+ * where R2 parks on C first, at C's cancelled end.
  *
  * Guarantees (ADR 0006, ADR 0093): a cancelled parent starts no new child, or only one that is cancelled
  * with it: a child started after `run.cancel_delivered` (B, asked for in the same Promise.all) is
@@ -25,7 +26,7 @@ describe(`a replay that delivers the cancellation at one child of a Promise.all 
     await db.close();
   });
 
-  it('R2 delivers the cancel at A, and B (not recorded either) is not started uncancelled', async () => {
+  it("the cancel is delivered (at A, or at C's cancelled end); no child is started uncancelled", async () => {
     const s = siblingParent(db, { children: 3 });
     const runId = await s.start();
     const a = s.hold('A');
@@ -44,19 +45,22 @@ describe(`a replay that delivers the cancellation at one child of a Promise.all 
     expect(await r1.quiet()).toBe(0);
 
     // R2, the cancellation's wake, then every wake after it. R2 delivers the cancellation at A (its
-    // first step not recorded), unless its wait for C parks it first (C needs no input check); then a
-    // later replay delivers it there, once C has ended Cancelled.
+    // first step not recorded), unless its wait for C parks it first (C needs no input check). Then C,
+    // cancelled with its parent, ends Cancelled, and the replay it wakes meets that end at C first (again
+    // no input check): the cancellation reaches the code there (ADR 0006), and A and B, asked for in the
+    // same Promise.all before the code could see it, may be started, each cancelled by its own start
+    // (ADR 0093). Seen in CI: A started cancelled, no delivery row at 2.
     await executeRun(s.e.runtime, runId);
     const { openAtParentEnd } = await runDueWakes(db, s.e, runId);
     const end = await recordOf(db, runId);
     const kids = await childrenOf(db, runId);
-    const delivered = end.names.indexOf('run.cancel_delivered#2');
-    // B may be started after the delivery (the code asked for it in the same Promise.all), but only
-    // cancelled in its start's own transaction (ADR 0093): every child the parent has is cancel-requested.
-    const startedAfterDelivery = end.names.slice(delivered + 1).filter((n) => n.startsWith('child.started'));
+    const deliveredAt2 = end.names.includes('run.cancel_delivered#2');
+    const positions = kids.map((c) => c.parent_sequence);
     expect({
-      deliveredAt2: delivered >= 0,
-      startedAfterDelivery: startedAfterDelivery.filter((n) => n !== 'child.started#3'),
+      // Where the cancellation was delivered at A's position, no child was started there as well.
+      childAtADeliveredPosition: deliveredAt2 && positions.includes(2),
+      onePerPosition: new Set(positions).size === positions.length,
+      cHasItsChild: positions.includes(4),
       children: kids.map((c) => [c.parent_sequence, c.cancel_requested_at !== null, c.status]),
       childrensWork: [s.ran['work-a'] ?? 0, s.ran['work-b'] ?? 0, s.ran['work-c'] ?? 0],
       parent: [end.run.status, end.ends, end.afterTheEnd],
@@ -66,14 +70,11 @@ describe(`a replay that delivers the cancellation at one child of a Promise.all 
         (q) => !kids.some((c) => c.parent_sequence === q && c.cancel_requested_at !== null),
       ),
     }).toEqual({
-      deliveredAt2: true,
-      startedAfterDelivery: [],
-      // C, and B if a replay started it (before or after the delivery at A, whichever committed first),
-      // each cancel-requested and Cancelled.
-      children: [
-        ...(kids.some((c) => c.parent_sequence === 3) ? [[3, true, 'Cancelled']] : []),
-        [4, true, 'Cancelled'],
-      ],
+      childAtADeliveredPosition: false,
+      onePerPosition: true,
+      cHasItsChild: true,
+      // Every child the parent has (C, and A or B if a replay started them) is cancel-requested and Cancelled.
+      children: kids.map((c) => [c.parent_sequence, true, 'Cancelled']),
       childrensWork: [0, 0, 0],
       parent: ['Cancelled', 1, []],
       compensations: [[expect.stringMatching(/-unbook$/), 'Completed', 1]],
