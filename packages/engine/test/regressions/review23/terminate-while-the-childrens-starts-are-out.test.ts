@@ -68,7 +68,9 @@ describe(`terminate while the parent's sibling children are being started (${tes
           const r1 = trackedDeps(db, s.e.runtime);
           const live = executeRun(r1.deps, runId);
           await Promise.all([a?.reached, b.reached]);
-          if (!a) expect(await live).toBe('parked');
+          // R1 parks on the first child that waits: A with A's start let through, C (no input check) with three
+          // children. Its park is waited for, so the terminate is drafted against the state it meets.
+          if (!a || opts.children === 3) expect(await live).toBe('parked');
           // The starts R1 made (A's, C's) have settled: what the terminate meets is written.
           await r1.quiet();
 
