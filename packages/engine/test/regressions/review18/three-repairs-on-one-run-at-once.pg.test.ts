@@ -53,9 +53,15 @@ describe('signal, cancel and terminate repairs racing on one run (PostgreSQL)', 
       outcome(e.repairs.apply({ ...base(runId, 'run.cancel'), cleanupSeconds: 600 } as RepairCommand));
     const terminate = (runId: string) => outcome(e.repairs.apply(base(runId, 'run.terminate') as RepairCommand));
     const half = ids.length / 2;
-    const first = ids.map((runId, n) => (n < half ? [signal(runId), cancel(runId)] : [terminate(runId)]));
+    // In the first half the signal queues before the cancel (a cancel applied first turns the signal into a
+    // conflict: sent together, their order in the lock's queue was the machine's, and CI saw it both ways).
+    const first = ids.map((runId, n) => (n < half ? [signal(runId)] : [terminate(runId)]));
     await waitFor('the first repairs to queue on the held runs', async () =>
-      (await waiting()) >= half * 3 ? true : undefined,
+      (await waiting()) >= ids.length ? true : undefined,
+    );
+    const next = ids.map((runId, n) => (n < half ? [cancel(runId)] : []));
+    await waitFor('the cancels to queue behind the signals', async () =>
+      (await waiting()) >= ids.length + half ? true : undefined,
     );
     const second = ids.map((runId, n) => (n < half ? [terminate(runId)] : [signal(runId), cancel(runId)]));
     await waitFor('all the repairs to queue on the held runs', async () =>
@@ -64,7 +70,11 @@ describe('signal, cancel and terminate repairs racing on one run (PostgreSQL)', 
     await held.commit();
     const results = await Promise.all(
       ids.map(async (_, n) => {
-        const all = [...(await Promise.all(first[n]!)), ...(await Promise.all(second[n]!))];
+        const all = [
+          ...(await Promise.all(first[n]!)),
+          ...(await Promise.all(next[n]!)),
+          ...(await Promise.all(second[n]!)),
+        ];
         // As signal, cancel, terminate.
         return n < half ? all : [all[1]!, all[2]!, all[0]!];
       }),
