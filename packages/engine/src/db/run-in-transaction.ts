@@ -204,9 +204,15 @@ export async function inPgStatement(
  * there is nothing to wait for, so no timer is armed and no race is run (one of each per statement
  * otherwise, ADR 0049). An idle connection dropped in that tick leaves the pool's own 5 s limit.
  */
-export async function connectWithin(pool: pg.Pool, waitMs: number | undefined): Promise<pg.PoolClient> {
+export function connectWithin(pool: pg.Pool, waitMs: number | undefined): Promise<pg.PoolClient> {
   const connecting = pool.connect();
+  // The pool's own promise, not one of an async function around it: a statement's wait costs no more ticks.
   if (waitMs === undefined || (pool.idleCount > 0 && pool.idleCount >= pool.waitingCount)) return connecting;
+  return connectingWithin(connecting, waitMs);
+}
+
+/** {@link connectWithin}'s race of `connecting` against `waitMs`, when a connection may not come at once. */
+async function connectingWithin(connecting: Promise<pg.PoolClient>, waitMs: number): Promise<pg.PoolClient> {
   let timer: NodeJS.Timeout | undefined;
   const gaveUp = new Promise<never>((_, reject) => {
     timer = setTimeout(

@@ -1,7 +1,18 @@
 import type { Json } from '../definitions/define-action.ts';
 
-/** jsonb's order of an object's keys: shorter first (in UTF-8 bytes), then byte by byte. */
+/** Whether every UTF-16 unit of `key` is ASCII: its UTF-8 bytes are then its units, one for one. */
+function isAscii(key: string): boolean {
+  for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
+/**
+ * jsonb's order of an object's keys: shorter first (in UTF-8 bytes), then byte by byte. Two ASCII
+ * keys (most keys) compare as they are, with no UTF-8 copy of either: their lengths are their byte
+ * counts, and their units in order are their bytes.
+ */
 function jsonbKeyOrder(a: string, b: string): number {
+  if (isAscii(a) && isAscii(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
   const [x, y] = [Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')];
   return x.length - y.length || Buffer.compare(x, y);
 }

@@ -38,7 +38,7 @@ export async function inRunTransaction<T>(deps: RuntimeDeps, work: (tx: RawDb) =
  * statements, waiting for a connection for `worker.transaction_wait_ms` and again while none comes,
  * as {@link inRunTransaction} does. Only where `deps.driver` is set.
  */
-export async function sendRunStatement(
+export function sendRunStatement(
   deps: RuntimeDeps & { driver: SqlDriver },
   statement: RawStatement,
 ): Promise<RawResult> {

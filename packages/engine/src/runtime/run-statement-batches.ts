@@ -206,9 +206,9 @@ const transitionKind: RoundKind<StepTransition, TransitionResult> = {
   name: 'transitions',
   resentUnsent: true,
   statement: (items) => stepTransitionsStatement(items),
-  results: (_items, result) => stepTransitionResults(result),
+  results: (items, result) => stepTransitionResults(items, result),
   alone: async (items, _driver, deps) =>
-    stepTransitionResults(await sendRunStatement(runDepsOf(deps), stepTransitionsStatement(items))),
+    stepTransitionResults(items, await sendRunStatement(runDepsOf(deps), stepTransitionsStatement(items))),
 };
 
 const finishKind: RoundKind<TopRunFinish, FinalRunStatus | null> = {

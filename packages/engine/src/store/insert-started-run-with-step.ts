@@ -2,8 +2,7 @@ import type { RawResult, RawStatement } from '../db/raw-db.ts';
 import { inputShapeFor, inputValues, setBasedTexts, type InputColumn, type InputShape } from './batched-statement.ts';
 import type { DbFlowRun } from './find-run.ts';
 import { insertedStart, startedLease, type InsertedStart, type StartedRun } from './insert-started-run.ts';
-import type { NewStep } from './insert-step.ts';
-import type { DbActionRun } from './list-action-runs.ts';
+import { claimedStepRow, type ClaimedStepReadBack, type NewStep } from './insert-step.ts';
 import { startWakes } from './start-wakes.ts';
 import type { StepEvent } from './step-event.ts';
 
@@ -89,7 +88,7 @@ const texts = setBasedTexts(
              i.claimed_at + make_interval(secs => i.reclaim)
         from run r join input i on i.id = r.id
        order by i.k
-      returning *
+      returning id, run_id, attempts, available_at, created_at
     ), event as (
       insert into "sagaflow"."flow_events" (run_id, type, sequence, row_id, data)
       select e.run_id, e.type, e.sequence, e.row_id, e.data from (
@@ -105,7 +104,7 @@ const texts = setBasedTexts(
           from claimed c join input i on i.id = c.run_id
       ) e order by e.k, e.ord
     ), ${startWakes({ from: 'input', alias: 'i' }, ' 1')}
-    select i.k, c.*, r.input as run_input, w.id as job_id
+    select i.k, c.id, c.available_at, c.created_at, r.input as run_input, w.id as job_id
       from input i join run r on r.id = i.id join claimed c on c.run_id = r.id
       left join wakes w on w.run_id = r.id and w.locked_by is not null
      order by i.k`,
@@ -127,13 +126,18 @@ export function insertStartedRunsWithStepStatement(
  * the start's result, with its run as the load would return it and its first step's row.
  */
 export function startedWithStepResults(items: readonly StartWithFirstStep[], result: RawResult): InsertedStart[] {
-  const rows = result.rows as (DbActionRun & { k: number; run_input: DbFlowRun['input']; job_id: bigint | null })[];
+  const rows = result.rows as (ClaimedStepReadBack & { run_input: DbFlowRun['input']; job_id: bigint | null })[];
   if (rows.length !== items.length) throw new Error(`the starts wrote ${rows.length} runs for ${items.length}`);
-  return rows.map(({ k: _k, run_input: input, job_id, ...firstStep }, n) => {
+  return rows.map((r, n) => {
     const item = items[n]!;
     // The run is the row this statement wrote; only its input is read back, as jsonb keeps it.
-    const run = { ...startedRunRow(item.id, item.run), input };
-    return insertedStart({ ...run, job_id }, true, firstStep);
+    const run = { ...startedRunRow(item.id, item.run), input: r.run_input };
+    const firstStep = claimedStepRow(
+      item.step,
+      { runId: item.id, workerId: item.workerId, claimedAt: item.claimedAt },
+      r,
+    );
+    return insertedStart({ ...run, job_id: r.job_id }, true, firstStep);
   });
 }
 

@@ -47,3 +47,51 @@ export async function findStepAt(db: RawDb, s: Pick<NewStep, 'runId' | 'sequence
   if (!row) throw new Error(`step ${s.sequence} of run ${s.runId} was neither inserted nor found`);
   return row;
 }
+
+/** What a statement that inserts a step already claimed reads back of it: only what the server chose. */
+export interface ClaimedStepReadBack {
+  id: string;
+  available_at: Date;
+  created_at: Date;
+}
+
+/**
+ * The row of `step` as a statement that inserts it already claimed writes it (ADR 0042: Running at
+ * attempt 1, claimed by `workerId` at `claimedAt`, its reclaim deadline from its window), built from
+ * what was sent (its run's id from the statement's item) and the few columns the server chose (its id, and `available_at` and `created_at`,
+ * both the transaction's `now()`), so the statement returns three columns, not the row's 22 (ADR 0095).
+ * Dates come back as they were sent (raw-values.ts), so each is the one sent. `input` is the code's
+ * input, which a claimed step runs with (ADR 0048); jsonb may order its keys otherwise.
+ */
+export function claimedStepRow(
+  step: NewStep,
+  claim: { runId: string; workerId: string; claimedAt: Date },
+  read: ClaimedStepReadBack,
+): DbActionRun {
+  const { workerId, claimedAt } = claim;
+  const reclaim = step.reclaimAfterSeconds ?? null;
+  return {
+    id: read.id,
+    run_id: claim.runId,
+    sequence: step.sequence,
+    kind: step.kind,
+    name: step.name,
+    status: 'Running',
+    input: step.input,
+    output: null,
+    error: null,
+    attempts: 1,
+    max_attempts: step.maxAttempts ?? 1,
+    parallel_block: step.parallelBlock ?? null,
+    wake_at: null,
+    available_at: read.available_at,
+    reclaim_stale_after_seconds: reclaim,
+    reclaim_stale_at: reclaim === null ? null : new Date(claimedAt.getTime() + reclaim * 1_000),
+    expires_at: step.expiresAt ?? null,
+    claimed_by: workerId,
+    created_at: read.created_at,
+    updated_at: claimedAt,
+    started_at: claimedAt,
+    finished_at: null,
+  };
+}

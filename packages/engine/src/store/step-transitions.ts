@@ -1,5 +1,5 @@
 import type { RawResult, RawStatement } from '../db/raw-db.ts';
-import type { NewStep } from './insert-step.ts';
+import { claimedStepRow, type ClaimedStepReadBack, type NewStep } from './insert-step.ts';
 import type { DbActionRun } from './list-action-runs.ts';
 import type { StepEvent } from './step-event.ts';
 import type { StepOutcome } from './record-step-outcome.ts';
@@ -109,7 +109,7 @@ const texts = setBasedOutcomeTexts(
          and (i.prev_id is null or i.prev_id in (select id from upd))
        order by i.k
       on conflict (run_id, sequence) do nothing
-      returning *
+      returning id, run_id, attempts, available_at, created_at
     ), events as (
       insert into "sagaflow"."flow_events" (run_id, type, sequence, row_id, data)
       select e.run_id, e.type, e.sequence, e.row_id, e.data from (${outcomeEventRows(1)}
@@ -120,7 +120,8 @@ const texts = setBasedOutcomeTexts(
       ) e order by e.k, e.ord
     )
     select i.k, exists (select 1 from run where run.id = i.run_id) as run_open,
-           exists (select 1 from upd where upd.run_id = i.run_id) as recorded, c.*
+           exists (select 1 from upd where upd.run_id = i.run_id) as recorded,
+           c.id, c.available_at, c.created_at
       from input i left join claimed c on c.run_id = i.run_id
      order by i.k`,
 );
@@ -140,9 +141,22 @@ export function stepTransitionsStatement(
   };
 }
 
-/** Each item's result, in the items' order, from the statement's rows (one per item, ordered by `k`). */
-export function stepTransitionResults(result: RawResult): TransitionResult[] {
-  return (result.rows as (DbActionRun & { k: number; run_open: boolean; recorded: boolean })[]).map(
-    ({ k: _k, run_open: runOpen, recorded, ...row }) => ({ runOpen, recorded, row: row.id ? row : null }),
-  );
+/**
+ * Each item's result, in the items' order, from the statement's rows (one per item, ordered by `k`):
+ * the new step's row built from the item and the columns read back ({@link claimedStepRow}).
+ */
+export function stepTransitionResults(items: readonly StepTransition[], result: RawResult): TransitionResult[] {
+  const rows = result.rows as ({ k: number; run_open: boolean; recorded: boolean } & Partial<ClaimedStepReadBack>)[];
+  if (rows.length !== items.length) throw new Error(`the transitions answered ${rows.length} rows for ${items.length}`);
+  return rows.map((r, n) => {
+    const item = items[n]!;
+    const row = r.id
+      ? claimedStepRow(
+          item.step,
+          { runId: item.step.runId, workerId: item.workerId, claimedAt: item.now },
+          r as ClaimedStepReadBack,
+        )
+      : null;
+    return { runOpen: r.run_open, recorded: r.recorded, row };
+  });
 }

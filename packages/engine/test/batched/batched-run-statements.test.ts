@@ -62,7 +62,7 @@ describe(`several runs in one statement (${testDbKind()})`, () => {
   };
 
   const transitions = async (items: StepTransition[]) =>
-    stepTransitionResults(await db.driver.statement(stepTransitionsStatement(items)));
+    stepTransitionResults(items, await db.driver.statement(stepTransitionsStatement(items)));
 
   it("each run's transition meets its own gates: a terminated run, an operator's completion, an unseen cancellation and another replay's row close only their own", async () => {
     const runs = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((n) => activeRun(`batch-transitions-${n}`)));

@@ -127,7 +127,7 @@ describe(`a lone item's statement writes what the batch's writes (${testDbKind()
     const cancelled = (await insertStartedRun(db.prisma, startedRun(shape, 2))).runId;
     await db.prisma.flowRun.update({ where: { id: cancelled }, data: { cancel_requested_at: now } });
     const step = async (item: StepTransition) =>
-      stepTransitionResults(await send(stepTransitionsStatement([item], shape)));
+      stepTransitionResults([item], await send(stepTransitionsStatement([item], shape)));
     const results = [await step(transition(runId, 1))];
     const rowOf = (n: number) => results[n]![0]!.row!.id;
     results.push(await step(transition(runId, 2, outcomeOf(rowOf(0), 1, { kind: 'completed', output: tricky }))));

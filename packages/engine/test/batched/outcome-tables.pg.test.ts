@@ -70,8 +70,9 @@ describe('a transition or finish carrying no compensation outcome does not open 
 
   it("a step transition recording an action's outcome locks action_runs and not compensation_runs", async () => {
     const { runId, outcome } = await runAtStepOne('outcome-tables-transition');
-    const { result, locked } = await sendAndReadLocks(stepTransitionsStatement([transition(runId, 2, outcome)]));
-    expect(stepTransitionResults(result).map((r) => [r.runOpen, r.recorded, r.row?.sequence])).toEqual([
+    const items = [transition(runId, 2, outcome)];
+    const { result, locked } = await sendAndReadLocks(stepTransitionsStatement(items));
+    expect(stepTransitionResults(items, result).map((r) => [r.runOpen, r.recorded, r.row?.sequence])).toEqual([
       [true, true, 2],
     ]);
     expect(locked).toEqual(['action_runs']);
@@ -103,10 +104,9 @@ describe('a transition or finish carrying no compensation outcome does not open 
       outcome: { kind: 'completed', output: { undone: 1 } },
       event: { type: 'compensation.completed', sequence: 1, data: {} },
     };
-    const { result, locked } = await sendAndReadLocks(
-      stepTransitionsStatement([transition(forward.runId, 2, forward.outcome), transition(undoing.runId, 2, undone)]),
-    );
-    expect(stepTransitionResults(result).map((r) => [r.runOpen, r.recorded, r.row?.sequence])).toEqual([
+    const items = [transition(forward.runId, 2, forward.outcome), transition(undoing.runId, 2, undone)];
+    const { result, locked } = await sendAndReadLocks(stepTransitionsStatement(items));
+    expect(stepTransitionResults(items, result).map((r) => [r.runOpen, r.recorded, r.row?.sequence])).toEqual([
       [true, true, 2],
       [true, true, 2],
     ]);

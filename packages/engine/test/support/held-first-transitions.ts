@@ -20,7 +20,7 @@ export function heldFirstTransitions(db: Database) {
     send: async (items) => {
       sizes.push(items.length);
       if (sizes.length === 1) await held;
-      return stepTransitionResults(await db.driver.statement(stepTransitionsStatement(items)));
+      return stepTransitionResults(items, await db.driver.statement(stepTransitionsStatement(items)));
     },
     key: (item) => item.step.runId,
     maxInFlight: 1,

@@ -55,7 +55,8 @@ export async function readyToFinish(
   workerId: string,
   output: TopRunFinish['output'],
 ): Promise<TopRunFinish> {
-  stepTransitionResults(await db.driver.statement(stepTransitionsStatement([stepClaim(workerId, runId, 1)])));
+  const claim = [stepClaim(workerId, runId, 1)];
+  stepTransitionResults(claim, await db.driver.statement(stepTransitionsStatement(claim)));
   const row = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 1 } });
   const job = await db.prisma.job.findFirstOrThrow({ where: { run_id: runId } });
   const outcome: TransitionOutcome = {

@@ -75,7 +75,7 @@ describe(`transitions and finishes record each outcome once, whatever their outc
       if (item.step === 'action') {
         table = 'action_runs';
         const claim = stepTransition(runId, 1);
-        const [claimed] = stepTransitionResults(await db.driver.statement(stepTransitionsStatement([claim])));
+        const [claimed] = stepTransitionResults([claim], await db.driver.statement(stepTransitionsStatement([claim])));
         id = claimed!.row!.id;
       } else {
         table = 'compensation_runs';
@@ -159,12 +159,10 @@ describe(`transitions and finishes record each outcome once, whatever their outc
         const seeded: Seeded[] = [];
         for (const item of items) seeded.push(await seed(item));
         const shape: InputShape | undefined = items.length === 1 && loneAsArrays ? 'arrays' : undefined;
+        const transitions = seeded.map((s) => stepTransition(s.runId, 2, s.prev));
         const statement =
           kind === 'transition'
-            ? stepTransitionsStatement(
-                seeded.map((s) => stepTransition(s.runId, 2, s.prev)),
-                shape,
-              )
+            ? stepTransitionsStatement(transitions, shape)
             : finishTopRunsStatement(seeded.map(finish), shape);
         // The text names compensation_runs exactly when an item's outcome is in it (ADR 0062).
         expect(statement.text.includes('compensation_runs')).toBe(seeded.some((s) => s.step === 'compensation'));
@@ -172,7 +170,7 @@ describe(`transitions and finishes record each outcome once, whatever their outc
         const send = async () => {
           const result = await db.driver.statement(statement);
           return kind === 'transition'
-            ? stepTransitionResults(result).map((r) => ({
+            ? stepTransitionResults(transitions, result).map((r) => ({
                 runOpen: r.runOpen,
                 recorded: r.recorded,
                 wrote: r.row !== null,

@@ -312,9 +312,8 @@ describe('rounds against other writers (PostgreSQL)', () => {
     for (const runId of [x, twin])
       expect(await engine.cancel(runId, { reason: 'review14' })).toEqual({ requested: true });
     // The twin's transition alone: what x's must meet in the round.
-    const alone = stepTransitionResults(
-      await direct().driver.statement(stepTransitionsStatement([stepClaim(worker, twin, 1)])),
-    )[0]!;
+    const claim = [stepClaim(worker, twin, 1)];
+    const alone = stepTransitionResults(claim, await direct().driver.statement(stepTransitionsStatement(claim)))[0]!;
     counted.sent.length = 0;
     const [first, moved, finished] = await settleAfterLones(await loneClaims(deps, worker, lones), [
       transitionInBatch(deps, stepClaim(worker, x, 1)),
