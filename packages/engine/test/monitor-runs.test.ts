@@ -8,6 +8,8 @@ const log: string[] = [];
 let releaseShip: () => void = () => undefined;
 let fragileBroken = false;
 let planGate: Promise<void> | null = null;
+/** Called by a replay of `fragile` that reaches `planGate` while it is set. */
+let atPlanGate: () => void = () => undefined;
 
 const reserve = defineAction({
   name: 'mr-reserve',
@@ -50,7 +52,10 @@ const fragile = defineFlow({
   version: 1,
   run: async (ctx, input: { id: string }) => {
     if (fragileBroken) throw new Error('pricing table is gone');
-    if (planGate) await planGate;
+    if (planGate) {
+      atPlanGate();
+      await planGate;
+    }
     try {
       await ctx.action(reserve, { id: input.id }).compensateWith(unreserve, (o) => ({ id: o.id }));
       await ctx.awaitSignal('confirm', { timeoutSeconds: 3600 });
@@ -241,9 +246,12 @@ describe(`a monitor pass keeps its lease (${testDbKind()})`, () => {
     t.clock.advance(21_000);
     let open: () => void = () => undefined;
     planGate = new Promise<void>((r) => (open = r));
+    const planning = new Promise<void>((r) => (atPlanGate = r));
     const pass = t.engine.monitorPass({ doctor: false });
-    // While the first run is being planned, the lease lapses and another replica takes it.
-    await new Promise((r) => setTimeout(r, 200));
+    // While the first run is being planned (progress, not time: its planning replay waits at the gate, the
+    // pass holding the lease), the lease lapses and another replica takes it. After a fixed wait instead, a
+    // loaded machine could take it over before the pass had even taken the lease, or no row was there yet.
+    await planning;
     await t.db.prisma.lease.updateMany({
       where: { name: 'monitor' },
       data: { holder: 'replica-b', expires_at: new Date(Date.now() + 60_000) },
