@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
 import { parsePrometheus, seriesOf } from './support/parse-prometheus.ts';
+import { eventually } from './support/seed-known-set.ts';
 import { apiClient, createTestOperator, rawCall, signInCookie, testDatabaseUrl } from './support/test-plane.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
@@ -112,7 +113,13 @@ describe('approvals over HTTP: the two-person rule, the queue, the policy (Postg
       idempotencyKey: randomUUID(),
     });
     expect(cancelled.status).toBe(200);
-    const moved = await status(runId);
+    // The cancel only requests: the run stays Waiting until the plane's workers deliver it. The approval is
+    // decided once the run has observably moved on (an approval that beat that replay would find the run
+    // still Waiting, as drafted, and rightly apply).
+    const moved = await eventually('the cancellation to be delivered (the run leaves Waiting)', async () => {
+      const now = await status(runId);
+      return now === undefined || now === 'Waiting' ? undefined : now;
+    });
     const late = await call('approvals.approve', cookies.ben, { id });
     expect(late.status).toBe(409);
     expect((late.body as ErrorBody).error.data.repair?.current).toMatchObject({ exists: true });

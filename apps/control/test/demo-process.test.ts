@@ -13,6 +13,7 @@ import { createControlEngine } from '../src/control-engine.ts';
 import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
 import { fulfilmentRoutes } from '../src/demo/fulfilment-services.ts';
 import { booked, orderWhere, refunded, reserved } from './support/demo-orders.ts';
+import { eventually } from './support/seed-known-set.ts';
 import { parseEnv } from '../src/env.ts';
 
 describe('the demo fulfilment process, end to end through the outbox (PostgreSQL)', () => {
@@ -76,7 +77,13 @@ describe('the demo fulfilment process, end to end through the outbox (PostgreSQL
       'ReservingInventory>BookingShipment',
       'BookingShipment>Completed',
     ]);
-    const outbox = await db.prisma.outboxMessage.findMany({ where: { source_id: done.id } });
+    // The carrier's reply completes the instance from inside the BookShipment delivery, before the publisher
+    // marks that row Published (it does so once the delivery returns): wait for the publisher to settle
+    // every row of the instance, then judge them in the order they were written (seq).
+    const outbox = await eventually("the publisher to settle the instance's outbox rows", async () => {
+      const rows = await db.prisma.outboxMessage.findMany({ where: { source_id: done.id }, orderBy: { seq: 'asc' } });
+      return rows.some((o) => o.status === 'Pending') ? undefined : rows;
+    });
     expect(outbox.map((o) => [o.type, o.status])).toEqual([
       ['ReserveInventory', 'Published'],
       ['BookShipment', 'Published'],

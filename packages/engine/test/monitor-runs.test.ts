@@ -2,11 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAction, defineFlow, NonRetryableError } from '../src/index.ts';
 import { openTestEngine } from './support/open-test-engine.ts';
 import { testDbKind } from './support/test-database.ts';
+import { waitFor } from './support/wait-for.ts';
 
 const log: string[] = [];
 let releaseShip: () => void = () => undefined;
 let fragileBroken = false;
 let planGate: Promise<void> | null = null;
+/** Called by a replay of `fragile` that reaches `planGate` while it is set. */
+let atPlanGate: () => void = () => undefined;
 
 const reserve = defineAction({
   name: 'mr-reserve',
@@ -49,7 +52,10 @@ const fragile = defineFlow({
   version: 1,
   run: async (ctx, input: { id: string }) => {
     if (fragileBroken) throw new Error('pricing table is gone');
-    if (planGate) await planGate;
+    if (planGate) {
+      atPlanGate();
+      await planGate;
+    }
     try {
       await ctx.action(reserve, { id: input.id }).compensateWith(unreserve, (o) => ({ id: o.id }));
       await ctx.awaitSignal('confirm', { timeoutSeconds: 3600 });
@@ -115,8 +121,16 @@ describe(`the expiration monitor over runs (${testDbKind()})`, () => {
     expect(done.run.status).toBe('Expired');
     expect(done.actions.find((a) => a.name === 'mr-ship')).toMatchObject({ status: 'Expired', output: null });
     expect(log.filter((l) => l === 'unreserve b')).toHaveLength(1);
-    const codes = (await t.db.prisma.anomalyLog.findMany({ where: { run_id: runId } })).map((a) => a.code);
-    expect(codes).toContain('outcome_rejected');
+    // The late success is turned away and journaled: rejected while the run is open, refused once the
+    // rollback (the expiry's wake, replayed beside the hung worker) has ended it. Its journal row follows the
+    // hung worker's own write, which may come after the run's end: waited for.
+    const turnedAway = await waitFor('the late success to be journaled', async () => {
+      const codes = (await t.db.prisma.anomalyLog.findMany({ where: { run_id: runId } }))
+        .map((a) => a.code)
+        .filter((c) => c === 'outcome_rejected' || c === 'write_refused');
+      return codes.length > 0 ? codes : undefined;
+    });
+    expect(turnedAway.length).toBeGreaterThan(0);
   });
 
   it('a run that finished just before the sweep is not expired', async () => {
@@ -232,9 +246,12 @@ describe(`a monitor pass keeps its lease (${testDbKind()})`, () => {
     t.clock.advance(21_000);
     let open: () => void = () => undefined;
     planGate = new Promise<void>((r) => (open = r));
+    const planning = new Promise<void>((r) => (atPlanGate = r));
     const pass = t.engine.monitorPass({ doctor: false });
-    // While the first run is being planned, the lease lapses and another replica takes it.
-    await new Promise((r) => setTimeout(r, 200));
+    // While the first run is being planned (progress, not time: its planning replay waits at the gate, the
+    // pass holding the lease), the lease lapses and another replica takes it. After a fixed wait instead, a
+    // loaded machine could take it over before the pass had even taken the lease, or no row was there yet.
+    await planning;
     await t.db.prisma.lease.updateMany({
       where: { name: 'monitor' },
       data: { holder: 'replica-b', expires_at: new Date(Date.now() + 60_000) },

@@ -141,6 +141,8 @@ describe(`two-person approvals of repair commands (${testDbKind()})`, () => {
       idempotencyKey: randomUUID(),
     });
     await t.drive(runId, { skipTime: false });
+    // drive() left the workers running: their heartbeat could land between the two snapshots below.
+    await t.engine.stopWorkers();
     const moved = await runStatus(runId);
     expect(moved).not.toBe('Waiting');
     const before = await snapshotTables(t.db);

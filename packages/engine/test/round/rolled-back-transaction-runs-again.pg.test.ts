@@ -14,6 +14,7 @@ import { waitFor } from '../support/wait-for.ts';
 describe('a transaction rolled back by a deadlock runs again (PostgreSQL)', () => {
   let db: (Database & { url?: string }) | undefined;
   let side: pg.Client | undefined;
+  let sidePid = 0;
   beforeAll(async () => {
     db = await openTestDatabase();
     await db.driver.exec(
@@ -21,8 +22,10 @@ describe('a transaction rolled back by a deadlock runs again (PostgreSQL)', () =
     );
     side = new pg.Client({ connectionString: db.url! });
     await side.connect();
-    // The side checks for a deadlock only after 30 s: however loaded the machine, the attempt under
-    // test (1 s, the server's default) is the one that finds the cycle and is ended.
+    sidePid = (await side.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+    // The side checks for a deadlock only after 30 s, and it is the first of the two to wait: the attempt
+    // under test, which closes the cycle, checks 1 s (the server's default) into its own wait and is the
+    // one ended, however loaded the machine (each backend checks once per wait, deadlock_timeout in).
     await side.query("set deadlock_timeout = '30s'");
   });
   afterAll(async () => {
@@ -48,23 +51,18 @@ describe('a transaction rolled back by a deadlock runs again (PostgreSQL)', () =
         async (tx) => {
           attempts.push(attempt);
           await tx.$executeRaw`update public.deadlock_pair set v = v + 1 where id = 1`;
-          const pid = (await tx.$queryRaw<{ pid: number }[]>`select pg_backend_pid() as pid`)[0]!.pid;
           if (attempt === 1) {
-            // Row 2 is the side's: this waits for it; the side then asks for row 1, which closes the
-            // cycle, and this attempt's deadlock check (the sooner) ends it.
-            // Prisma's queries go out when awaited: then() sends it now; its error is kept and thrown below.
-            const mine = tx.$executeRaw`update public.deadlock_pair set v = v + 1 where id = 2`.then(
-              () => null,
-              (err: unknown) => err,
-            );
-            await waitFor('the first attempt waiting for row 2', async () =>
-              (await waitingForLock(pid)) ? true : undefined,
-            );
+            // Row 1 is this attempt's: the side asks for it and waits (its own check 30 s away); then this
+            // attempt asks for row 2, the side's, which closes the cycle, and its check, 1 s into that wait,
+            // ends it. Had the side asked second, after this attempt's one check had found no cycle yet
+            // (a poll slower than 1 s on a loaded machine), the side would have been the one ended.
             sideDone = side!
               .query('update public.deadlock_pair set v = v + 10 where id = 1')
               .then(() => side!.query('commit'));
-            const err = await mine;
-            if (err) throw err as Error;
+            await waitFor('the side waiting for row 1', async () =>
+              (await waitingForLock(sidePid)) ? true : undefined,
+            );
+            await tx.$executeRaw`update public.deadlock_pair set v = v + 1 where id = 2`;
           } else {
             await sideDone;
             await tx.$executeRaw`update public.deadlock_pair set v = v + 1 where id = 2`;

@@ -6,6 +6,7 @@ import { holdRuns, waitersOn, waitForWaiters } from '../../support/held-rows.ts'
 import { historyOf, readyToFinish, startOf, stepClaim } from '../../support/round-items.ts';
 import { watchSends } from '../../support/sends-in-flight.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
+import { waitFor } from '../../support/wait-for.ts';
 import { engineOn, fillSlots, flowName, letGoForRound, runsNamed, tracked, worker } from './support/two-rounds.ts';
 
 /**
@@ -128,14 +129,16 @@ describe('two rounds of one process out at once (PostgreSQL)', () => {
     const [x, yRun, z, wRun] = await runsNamed(direct(), 'victim', ['x', 'y', 'z', 'w']);
     const y = await readyToFinish(direct(), yRun, worker, { y: 1 });
     const w = await readyToFinish(direct(), wRun, worker, { w: 1 });
-    // A writer holds y, with its own deadlock check late: A claims x, then waits for y.
+    // A writer holds y, with its own deadlock check late (20 s). x is held apart for now: A, let go, waits
+    // for x while B goes beside it.
     const writer = await holdRuns(direct().url!, [yRun], '20s');
+    const xHeld = await holdRuns(direct().url!, [x]);
     const a = {
       claim: tracked(transitionInBatch(deps, stepClaim(worker, x, 1))),
       finish: tracked(finishInBatch(deps, y)),
     };
     const roundA = await letGoForRound(watched, holders[0]!);
-    await waitForWaiters(direct(), writer.pid);
+    await waitForWaiters(direct(), xHeld.pid);
     // B (z's claim, w's finish) goes beside A, and commits while A waits.
     const b = {
       claim: tracked(transitionInBatch(deps, stepClaim(worker, z, 1))),
@@ -144,8 +147,19 @@ describe('two rounds of one process out at once (PostgreSQL)', () => {
     const roundB = await letGoForRound(watched, holders[1]!);
     expect(watched.sends.find((s) => s.n === roundB)!.beside).toContain(roundA);
     await Promise.all([b.claim.promise, b.finish.promise]);
-    // The writer now asks for x, which A holds: a cycle, and A's backend (1 s check) is the victim.
-    await writer.hold(x);
+    // The writer asks for x and queues behind A; x is let go: A takes it and waits for y, the writer's, while
+    // the writer waits for A: a cycle. A backend checks for one once per wait, deadlock_timeout into it: the
+    // writer, waiting first, would check 20 s in; A checks 1 s into its wait for y and is the victim. (Had the
+    // writer asked for x only after A's wait for y began, B's round and the polls could have outlasted A's one
+    // check on a loaded machine, and the writer would have been the victim.)
+    const writerGotX = writer.hold(x);
+    await waitFor('the writer to queue for x behind A', async () => {
+      const [row] = await direct().prisma.$queryRaw<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity where pid = ${writer.pid} and wait_event_type = 'Lock'`;
+      return row!.n > 0 ? true : undefined;
+    });
+    await xHeld.commit();
+    await writerGotX;
     await writer.commit();
     const [aClaim, aFinish] = await Promise.all([a.claim.promise, a.finish.promise]);
     await holders[2]!.commit();

@@ -5,6 +5,7 @@ import type { Database } from '../../../src/db/database.ts';
 import type { StepTransition } from '../../../src/store/step-transitions.ts';
 import { activeRun as writeActiveRun } from '../../support/active-run.ts';
 import { heldFirstTransitions } from '../../support/held-first-transitions.ts';
+import { holdRuns } from '../../support/held-rows.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
@@ -20,11 +21,13 @@ const worker = 'review9-deadlock';
 
 describe('a batch of transitions chosen as a deadlock victim (PostgreSQL)', () => {
   let db: Database;
+  let url = '';
   let holder: pg.Client;
   beforeAll(async () => {
     const first = await openTestDatabase();
+    url = first.url!;
     // The batch's backends check for a cycle 3 s into a wait, the holder's after a minute: the
-    // batch, which waits first, is the one that finds the cycle and is rolled back.
+    // batch, whose wait closes the cycle (the holder waits already), is the one rolled back.
     await first.prisma.$executeRawUnsafe(
       `do $$ begin execute format('alter database %I set deadlock_timeout to %L', current_database(), '3s'); end $$`,
     );
@@ -53,6 +56,10 @@ describe('a batch of transitions chosen as a deadlock victim (PostgreSQL)', () =
     await holder.query('BEGIN');
     await holder.query(`set local deadlock_timeout = '1min'`);
     await holder.query(`select 1 from "sagaflow"."flow_runs" where id = $1 for update`, [later]);
+    const holderPid = (await holder.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+    // The earlier run is held apart at first, so that the holder queues for it behind the batch before the
+    // batch asks for the later run (see below).
+    const earlierHeld = await holdRuns(url, [earlier]);
 
     const { batcher, sizes, release } = heldFirstTransitions(db);
     // The lone run's statement is out; the two others wait for it and go together.
@@ -60,14 +67,26 @@ describe('a batch of transitions chosen as a deadlock victim (PostgreSQL)', () =
     const both = [earlier, later].map((runId) => batcher.submit(firstStep(runId)));
     release();
     await first;
-    // The batch holds the earlier run and waits for the later; the holder now asks for the earlier.
-    await waitFor('the batch to wait for the later run', async () => {
+    // The batch waits for the earlier run; the holder (which has the later one) queues for it behind the batch.
+    await waitFor('the batch to wait for the earlier run', async () => {
       const [row] = await db.prisma.$queryRaw<{ n: number }[]>`
         select count(*)::int as n from pg_stat_activity
          where datname = current_database() and wait_event_type = 'Lock' and query like '%sagaflow: step transitions%'`;
       return row!.n > 0 ? true : undefined;
     });
-    await holder.query(`select 1 from "sagaflow"."flow_runs" where id = $1 for update`, [earlier]);
+    const holderGotEarlier = holder.query(`select 1 from "sagaflow"."flow_runs" where id = $1 for update`, [earlier]);
+    await waitFor('the holder to queue for the earlier run', async () => {
+      const [row] = await db.prisma.$queryRaw<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity where pid = ${holderPid} and wait_event_type = 'Lock'`;
+      return row!.n > 0 ? true : undefined;
+    });
+    // Let go: the batch takes the earlier run and waits for the later, which the holder has, while the holder
+    // waits for the batch: a cycle. A backend checks once per wait, deadlock_timeout into it: the batch, 3 s into
+    // its wait for the later run, is the one that finds it, however loaded the machine (had the holder asked
+    // only once the batch waited for the later run, a poll slower than 3 s would have made the holder, checking
+    // a minute in, the victim).
+    await earlierHeld.commit();
+    await holderGotEarlier;
     await holder.query('COMMIT');
 
     const results = await Promise.all(both);
