@@ -9,7 +9,7 @@ import { enqueueJob } from '../store/enqueue-job.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
 import { requestCancel } from '../store/request-cancel.ts';
 import type { RawDb } from '../db/raw-db.ts';
-import { inOperatorTransaction } from './operator-transaction.ts';
+import { inOperatorTransaction, operatorStatement } from './operator-transaction.ts';
 
 /**
  * Cooperative cancellation: the flow's next step throws FlowError('cancelled') (a waiting step is
@@ -30,7 +30,9 @@ export async function cancelRun(
       : assertSeconds(opts.cleanupSeconds, 'cleanupSeconds');
   const now = deps.clock.now();
   const deadline = new Date(now.getTime() + cleanup * 1000);
-  const run = await deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { id: true } });
+  const run = await operatorStatement(deps, () =>
+    deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { id: true } }),
+  );
   if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
   const requested = await inOperatorTransaction(deps, (tx) => cancelTree(tx, runId, opts.reason, deadline, now));
   return { requested };

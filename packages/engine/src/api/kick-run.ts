@@ -8,7 +8,7 @@ import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import type { Db } from '../store/types.ts';
 import { reclaimOrphan } from './reclaim-step.ts';
-import { inOperatorTransaction } from './operator-transaction.ts';
+import { inOperatorTransaction, operatorStatement } from './operator-transaction.ts';
 
 export type KickResult = { kicked: true } | { kicked: false; reason: string };
 
@@ -25,7 +25,10 @@ export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickRes
   // Read the kick back: a transaction aborted inside (a failing statement whose error was
   // swallowed) reports success but rolls back on COMMIT, refill, job and history row with it.
   // Named by its run as well: flow_events' key is (run_id, id), so the id alone would scan (ADR 0054).
-  const landed = await deps.prisma.flowEvent.count({ where: { run_id: runId, id: result.eventId } });
+  const { eventId } = result;
+  const landed = await operatorStatement(deps, () =>
+    deps.prisma.flowEvent.count({ where: { run_id: runId, id: eventId } }),
+  );
   if (landed === 0) {
     const after = await deps.prisma.flowRun.findUniqueOrThrow({
       where: { id: runId },

@@ -1,6 +1,8 @@
 import type { Prisma } from '../generated/prisma/client.ts';
 import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { waitingForConnection } from '../runtime/in-run-transaction.ts';
+
+export { operatorStatement } from '../runtime/in-run-transaction.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 
 /**

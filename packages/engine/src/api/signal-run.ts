@@ -11,7 +11,7 @@ import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { insertSignal } from '../store/insert-signal.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
-import { inOperatorTransaction } from './operator-transaction.ts';
+import { inOperatorTransaction, operatorStatement } from './operator-transaction.ts';
 
 /**
  * Delivers a signal to an open run (buffered until the run waits for it) and wakes the run. A run
@@ -29,7 +29,9 @@ export async function signalRun(
   const rules = jsonRules(deps.config.limits, 'signal_payload_bytes');
   assertStorableJson(payload, 'payload', rules);
   // The run's flow names the schemas; a run that does not exist is reported by the transaction.
-  const run = await deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { flow_name: true } });
+  const run = await operatorStatement(deps, () =>
+    deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { flow_name: true } }),
+  );
   const checked = run ? await checkSignalPayload(deps.registry, { flowName: run.flow_name, name, payload }) : payload;
   if (checked !== payload) assertStorableJson(checked, 'payload', rules);
   const now = deps.clock.now();

@@ -9,7 +9,7 @@ import { afterRunSettled, settleRunInTransaction, type SettledRun } from '../run
 import { findRun } from '../store/find-run.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
 import { lockOpenTree } from '../store/lock-open-tree.ts';
-import { inOperatorTransaction } from './operator-transaction.ts';
+import { inOperatorTransaction, operatorStatement } from './operator-transaction.ts';
 
 /**
  * Closes a run at once as Terminated: no cleanup window, no compensation. A straggling worker's
@@ -26,7 +26,8 @@ export async function terminateRun(
   assertUuid(runId, 'runId');
   if (typeof opts !== 'object' || opts === null) throw new EngineError('invalid_input', 'options: must be an object');
   assertStorableText(opts.reason, 'reason', textRules(deps.config.limits));
-  if (!(await findRun(deps.prisma, runId))) throw new EngineError('run_not_found', `run ${runId} does not exist`);
+  if (!(await operatorStatement(deps, () => findRun(deps.prisma, runId))))
+    throw new EngineError('run_not_found', `run ${runId} does not exist`);
   const settled = await inOperatorTransaction(deps, async (tx) => {
     await lockOpenTree(tx, runId);
     return terminateInTransaction(tx, runId, opts.reason, deps.clock.now());

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { retryRolledBack } from '../db/retry-rolled-back.ts';
-import { waitingForConnection } from '../runtime/in-run-transaction.ts';
+import { operatorStatement, waitingForConnection } from '../runtime/in-run-transaction.ts';
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
@@ -93,7 +93,9 @@ export async function applyRepair(
   const cmd = parseRepairCommand(raw, deps.runtime.config.limits);
   const { guard } = opts;
   // An approved command is decided by its approval's row lock (guard.claim), never by an earlier result.
-  const prior = guard ? null : await findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey);
+  const prior = guard
+    ? null
+    : await operatorStatement(deps.runtime, () => findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey));
   if (prior) return replay(cmd, prior);
   const target = repairTarget(cmd);
   const id = randomUUID();
@@ -181,14 +183,16 @@ export async function applyRepair(
     const at = deps.runtime.clock.now();
     const row = { ...base, at, actual: err.actual, result: { blockers: err.blockers }, status: err.status };
     try {
-      if (!guard) await insertRepairCommand(deps.runtime.prisma, row);
+      if (!guard) await operatorStatement(deps.runtime, () => insertRepairCommand(deps.runtime.prisma, row));
       else {
         const { status, actual, blockers } = err;
-        await deps.runtime.prisma.$transaction(async (tx) => {
-          await guard.claim(tx);
-          await insertRepairCommand(tx, row);
-          await guard.record(tx, { status, repairId: id, result: { actual, blockers }, at });
-        });
+        await operatorStatement(deps.runtime, () =>
+          deps.runtime.prisma.$transaction(async (tx) => {
+            await guard.claim(tx);
+            await insertRepairCommand(tx, row);
+            await guard.record(tx, { status, repairId: id, result: { actual, blockers }, at });
+          }),
+        );
       }
     } catch (auditErr) {
       if (isDuplicateRepairKey(auditErr) && !guard) return replayAfterRace(deps, cmd);
@@ -262,7 +266,7 @@ async function prepare(deps: RepairDeps, cmd: RepairCommand): Promise<Prepared> 
   if (!('runId' in cmd.target)) return undefined;
   const handler = runRepairHandlers[cmd.kind];
   if (!handler?.prepare) return undefined;
-  const target = await readRunTarget(deps.runtime.prisma, cmd as never, false);
+  const target = await operatorStatement(deps.runtime, () => readRunTarget(deps.runtime.prisma, cmd as never, false));
   return handler.prepare(deps, cmd, target);
 }
 
@@ -378,7 +382,7 @@ function replay(cmd: RepairCommand, prior: DbRepairCommand): RepairResult {
 
 /** Another call with the same key committed first (the unique index said so): its result is ours. */
 async function replayAfterRace(deps: RepairDeps, cmd: RepairCommand): Promise<RepairResult> {
-  const prior = await findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey);
+  const prior = await operatorStatement(deps.runtime, () => findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey));
   if (!prior) throw new EngineError('internal', `idempotency key ${cmd.idempotencyKey} collided but has no row`);
   return replay(cmd, prior);
 }

@@ -90,3 +90,14 @@ export function isNoConnectionInTime(err: unknown, seen = new Set<unknown>()): b
   if (typeof e.message === 'string' && noConnectionText.test(e.message)) return true;
   return isNoConnectionInTime(e.cause, seen);
 }
+
+/**
+ * A statement an operator's command sends outside its transaction (a read before it, an audit row of a
+ * refusal): it waits for a pooled connection as the transaction does, starting again while none came,
+ * up to `worker.lease_seconds` (nothing of it was sent then). Before, such a read on a busy pool threw
+ * the pool's connect timeout (5 s) where the command's transaction would have waited (CI, 200 repairs at
+ * once on a loaded machine).
+ */
+export function operatorStatement<T>(deps: RuntimeDeps, send: () => Promise<T>): Promise<T> {
+  return waitingForConnection(deps, send, 'no database connection for an operator command in time; waiting again');
+}
