@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 /** Runs a command with inherited output; resolves to its exit code. */
 export function run(cmd, args, opts = {}) {
@@ -52,19 +53,40 @@ export async function step(title, fn) {
 export async function stepsTogether(steps) {
   const t0 = Date.now();
   console.error(`\n[sagaflow] ▶ ${steps.map((s) => s.title).join(', ')} (side by side)`);
-  const running = steps.map(async (s) => {
-    const started = Date.now();
-    const { code, output } = await runCaptured(s.cmd, s.args, s.opts);
-    return { ...s, code, output, secs: secsSince(started) };
-  });
   const results = [];
-  for (const done of running) {
+  for (const done of stepsHeld(steps)) {
     const r = await done;
-    console.error(`\n[sagaflow] ▶ ${r.title}`);
-    if (r.output !== '') process.stderr.write(r.output.endsWith('\n') ? r.output : `${r.output}\n`);
-    console.error(`[sagaflow] ${r.code === 0 ? '✔' : '✘'} ${r.title} (${r.secs}s)`);
-    results.push({ title: r.title, ok: r.code === 0, secs: r.secs });
+    showHeld(r);
+    results.push({ title: r.title, ok: r.ok, secs: r.secs });
   }
   console.error(`[sagaflow] side by side: ${secsSince(t0)}s in all`);
   return results;
+}
+
+/**
+ * Starts every step at once with its output kept, not shown: one promise per step, in the order given,
+ * each resolving to `{ title, ok, secs, output }` when that step ends. {@link showHeld} prints one.
+ */
+export function stepsHeld(steps) {
+  return steps.map(async (s) => {
+    const started = Date.now();
+    const { code, output } = await runCaptured(s.cmd, s.args, s.opts);
+    return { title: s.title, ok: code === 0, secs: secsSince(started), output };
+  });
+}
+
+/** Shows a held step's output whole, framed as {@link step} frames a step's. */
+export function showHeld(r) {
+  console.error(`\n[sagaflow] ▶ ${r.title}`);
+  if (r.output !== '') process.stderr.write(r.output.endsWith('\n') ? r.output : `${r.output}\n`);
+  console.error(`[sagaflow] ${r.ok ? '✔' : '✘'} ${r.title} (${r.secs}s)`);
+}
+
+/**
+ * `cmd args` at a lower CPU priority (`nice -n level`), inherited by everything it starts: it takes
+ * the cores the processes at normal priority leave idle, and yields them when those want them back.
+ */
+export function niced(cmd, args, level = 10) {
+  if (!existsSync('/usr/bin/nice')) return { cmd, args };
+  return { cmd: '/usr/bin/nice', args: ['-n', String(level), cmd, ...args] };
 }

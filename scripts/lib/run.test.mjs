@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { niced, runCaptured } from './run.mjs';
 
 const made = [];
 afterEach(() => {
@@ -91,5 +92,19 @@ describe('npm test runs its static checks side by side (stepsTogether)', () => {
     expect(stderr).toContain('b line 3');
     expect(stderr).toMatch(/✘ breaks/);
     expect(stderr).toMatch(/could not run .*no-such-command/);
+  });
+});
+
+describe('npm test runs its checks and the build beside vitest at a lower priority (niced, ADR 0095)', () => {
+  it('starts the command, and what it starts, ten nice levels below this process', async () => {
+    const probe = niced(process.execPath, [
+      '-e',
+      `const os = require('node:os'), { execFileSync } = require('node:child_process');
+       const child = execFileSync(process.execPath, ['-e', 'console.log(require("node:os").getPriority())']);
+       console.log(os.getPriority(), child.toString().trim());`,
+    ]);
+    const { code, output } = await runCaptured(probe.cmd, probe.args);
+    const expected = Math.min(19, getPriority() + 10);
+    expect({ code, output: output.trim() }).toEqual({ code: 0, output: `${expected} ${expected}` });
   });
 });
