@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
-import { niced, run, runCaptured, showHeld, step, stepsHeld } from './lib/run.mjs';
+import { niced, restorePriority, run, runCaptured, showHeld, step, stepsHeld } from './lib/run.mjs';
 import { fromRoot, unhandledErrorFailures } from './lib/unhandled-errors.mjs';
 import { buildWeb } from './lib/web-build.mjs';
 
@@ -43,13 +43,18 @@ const results = [];
  * and child processes, leaving part of both cores idle: the checks and the build fill it, and give the
  * cores back whenever a test wants them. The build starts only after the checks, as before: `next build`
  * rewrites `next-env.d.ts` and `.next/types`, which the typecheck and the lint of `apps/web` read.
+ * Once vitest has ended, whatever of them still runs goes back to normal priority.
  */
+const lanePids = new Set();
+let testsRunning = true;
+const laneCommand = (cmd, args) => (testsRunning ? niced(cmd, args) : { cmd, args });
 const checks = stepsHeld(
   [
     { title: 'typecheck', cmd: process.execPath, args: [join(root, 'scripts', 'typecheck.mjs')] },
     { title: 'lint (eslint)', cmd: bin('eslint'), args: ['.', '--max-warnings=0'] },
     { title: 'format (prettier --check)', cmd: bin('prettier'), args: ['--check', '.', '--log-level=warn'] },
-  ].map((s) => ({ title: s.title, ...niced(s.cmd, s.args), opts: { cwd: root, env } })),
+  ].map((s) => ({ title: s.title, ...laneCommand(s.cmd, s.args), opts: { cwd: root, env } })),
+  (pid) => lanePids.add(pid),
 );
 const checksAndBuild = (async () => {
   const checked = await Promise.all(checks);
@@ -58,8 +63,8 @@ const checksAndBuild = (async () => {
   const started = Date.now();
   const output = [];
   const runHeld = async (cmd, args, opts) => {
-    const n = niced(cmd, args);
-    const r = await runCaptured(n.cmd, n.args, opts);
+    const n = laneCommand(cmd, args);
+    const r = await runCaptured(n.cmd, n.args, opts, (pid) => lanePids.add(pid));
     output.push(r.output);
     return r.code;
   };
@@ -79,6 +84,8 @@ const tests = await step('unit + integration tests (vitest: PGlite and PostgreSQ
     env: { ...env, SAGAFLOW_VITEST_UNHANDLED: vitestUnhandled },
   }),
 );
+testsRunning = false;
+restorePriority(lanePids);
 const t0 = Date.now();
 const laneDone = await checksAndBuild;
 if (Date.now() - t0 > 1000)
