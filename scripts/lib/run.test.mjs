@@ -118,9 +118,10 @@ describe('npm test runs its checks and the build beside vitest at a lower priori
        setTimeout(() => {}, 60000);`,
     ]);
     const child = spawn(probe.cmd, probe.args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let grandchild = 0;
     try {
       const [line] = await once(child.stdout, 'data');
-      const grandchild = Number(String(line).trim());
+      grandchild = Number(String(line).trim());
       expect([getPriority(child.pid), getPriority(grandchild)]).toEqual([
         Math.min(19, getPriority() + 10),
         Math.min(19, getPriority() + 10),
@@ -132,6 +133,14 @@ describe('npm test runs its checks and the build beside vitest at a lower priori
     } finally {
       child.kill('SIGTERM');
       await once(child, 'exit');
+      // Its SIGTERM handler ends the grandchild too; this makes sure, however the test ended.
+      if (grandchild > 0) {
+        try {
+          process.kill(grandchild, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
     }
   });
 });
