@@ -1,6 +1,7 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 import { sourceCondition, withSourceCondition } from './scripts/lib/source-condition.mjs';
 import { recordUnhandledError } from './scripts/lib/unhandled-errors.mjs';
+import { SlowFilesFirst } from './vitest.slow-files-first.ts';
 
 // Inside this workspace @sagaflow/engine resolves to its TypeScript sources (the `@sagaflow/source`
 // export condition), so tests need no build; processes the tests spawn inherit it through NODE_OPTIONS.
@@ -30,6 +31,9 @@ export default defineConfig({
     // Two files at a time on these 2-core machines: most of a file's time is spent waiting on a database or
     // a child process, so the second file fills it (ADR 0065's second addendum, ADR 0081).
     maxWorkers: 2,
+    // Within each project, the files known to be slow start first, so the run does not end on one of
+    // them alone (ADR 0095).
+    sequence: { sequencer: SlowFilesFirst },
     // Errors no test awaited, named again at the end of `npm test` (scripts/lib/unhandled-errors.mjs).
     onUnhandledError: recordUnhandledError,
     projects: [

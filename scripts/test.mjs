@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
-import { run, step, stepsTogether } from './lib/run.mjs';
+import { niced, restorePriority, run, runCaptured, showHeld, step, stepsHeld } from './lib/run.mjs';
 import { fromRoot, unhandledErrorFailures } from './lib/unhandled-errors.mjs';
 import { buildWeb } from './lib/web-build.mjs';
 
@@ -37,38 +37,65 @@ if (!existsSync('/usr/lib/chromium/chromium-headless-shell') && !process.env.CHR
 for (const p of preflight) console.error(`[sagaflow] ${p}`);
 
 const results = [];
-// The three static checks each keep about one core busy, so they go side by side (ADR 0086).
-results.push(
-  ...(await stepsTogether([
-    {
-      title: 'typecheck',
-      cmd: process.execPath,
-      args: [join(root, 'scripts', 'typecheck.mjs')],
-      opts: { cwd: root, env },
-    },
-    { title: 'lint (eslint)', cmd: bin('eslint'), args: ['.', '--max-warnings=0'], opts: { cwd: root, env } },
-    {
-      title: 'format (prettier --check)',
-      cmd: bin('prettier'),
-      args: ['--check', '.', '--log-level=warn'],
-      opts: { cwd: root, env },
-    },
-  ])),
+/**
+ * The static checks (side by side, ADR 0086) and then the console's build run at a lower priority
+ * beside vitest, their output held until vitest ends (ADR 0095). Vitest's files mostly wait on databases
+ * and child processes, leaving part of both cores idle: the checks and the build fill it, and give the
+ * cores back whenever a test wants them. The build starts only after the checks, as before: `next build`
+ * rewrites `next-env.d.ts` and `.next/types`, which the typecheck and the lint of `apps/web` read.
+ * Once vitest has ended, whatever of them still runs goes back to normal priority.
+ */
+const lanePids = new Set();
+let testsRunning = true;
+const laneCommand = (cmd, args) => (testsRunning ? niced(cmd, args) : { cmd, args });
+const checks = stepsHeld(
+  [
+    { title: 'typecheck', cmd: process.execPath, args: [join(root, 'scripts', 'typecheck.mjs')] },
+    { title: 'lint (eslint)', cmd: bin('eslint'), args: ['.', '--max-warnings=0'] },
+    { title: 'format (prettier --check)', cmd: bin('prettier'), args: ['--check', '.', '--log-level=warn'] },
+  ].map((s) => ({ title: s.title, ...laneCommand(s.cmd, s.args), opts: { cwd: root, env } })),
+  (pid) => lanePids.add(pid),
 );
-results.push(
-  await step('unit + integration tests (vitest: PGlite and PostgreSQL 15)', () =>
-    run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`], {
-      cwd: root,
-      env: { ...env, SAGAFLOW_VITEST_UNHANDLED: vitestUnhandled },
-    }),
-  ),
+const checksAndBuild = (async () => {
+  const checked = await Promise.all(checks);
+  // The typecheck step checked the console's files; when it passed, the build does not check them again.
+  const typesChecked = checked.find((r) => r.title === 'typecheck')?.ok === true;
+  const started = Date.now();
+  const output = [];
+  const runHeld = async (cmd, args, opts) => {
+    const n = laneCommand(cmd, args);
+    const r = await runCaptured(n.cmd, n.args, opts, (pid) => lanePids.add(pid));
+    output.push(r.output);
+    return r.code;
+  };
+  const code = await buildWeb(pnpm, typesChecked ? { ...env, SAGAFLOW_CONSOLE_TYPES_CHECKED: '1' } : env, {
+    runCommand: runHeld,
+  });
+  const secs = ((Date.now() - started) / 1000).toFixed(1);
+  return [...checked, { title: 'build the console', ok: code === 0, secs, output: output.join('') }];
+})();
+console.error(
+  '\n[sagaflow] typecheck, lint and format, then the console build, run beside vitest at a lower priority;',
 );
-// The typecheck step checked the console's files; when it passed, the build does not check them again.
-const typesChecked = results.find((r) => r.title === 'typecheck')?.ok === true;
-const built = await step('build the console', () =>
-  buildWeb(pnpm, typesChecked ? { ...env, SAGAFLOW_CONSOLE_TYPES_CHECKED: '1' } : env),
+console.error("[sagaflow] their output follows vitest's.");
+const tests = await step('unit + integration tests (vitest: PGlite and PostgreSQL 15)', () =>
+  run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`], {
+    cwd: root,
+    env: { ...env, SAGAFLOW_VITEST_UNHANDLED: vitestUnhandled },
+  }),
 );
-results.push(built);
+testsRunning = false;
+restorePriority(lanePids);
+const t0 = Date.now();
+const laneDone = await checksAndBuild;
+if (Date.now() - t0 > 1000)
+  console.error(
+    `\n[sagaflow] waited ${((Date.now() - t0) / 1000).toFixed(1)}s after vitest for the checks and the build`,
+  );
+for (const r of laneDone) showHeld(r);
+const built = laneDone.at(-1);
+results.push(...laneDone.slice(0, -1).map(({ title, ok, secs }) => ({ title, ok, secs })), tests);
+results.push({ title: built.title, ok: built.ok, secs: built.secs });
 if (built.ok) {
   results.push(
     await step('e2e (Playwright, Chromium)', () =>

@@ -1,9 +1,11 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { niced, restorePriority, runCaptured } from './run.mjs';
 
 const made = [];
 afterEach(() => {
@@ -91,5 +93,54 @@ describe('npm test runs its static checks side by side (stepsTogether)', () => {
     expect(stderr).toContain('b line 3');
     expect(stderr).toMatch(/✘ breaks/);
     expect(stderr).toMatch(/could not run .*no-such-command/);
+  });
+});
+
+describe('npm test runs its checks and the build beside vitest at a lower priority (niced, ADR 0095)', () => {
+  it('starts the command, and what it starts, ten nice levels below this process', async () => {
+    const probe = niced(process.execPath, [
+      '-e',
+      `const os = require('node:os'), { execFileSync } = require('node:child_process');
+       const child = execFileSync(process.execPath, ['-e', 'console.log(require("node:os").getPriority())']);
+       console.log(os.getPriority(), child.toString().trim());`,
+    ]);
+    const { code, output } = await runCaptured(probe.cmd, probe.args);
+    const expected = Math.min(19, getPriority() + 10);
+    expect({ code, output: output.trim() }).toEqual({ code: 0, output: `${expected} ${expected}` });
+  });
+
+  it('puts a niced command and what it started back at normal priority once vitest has ended (as root)', async () => {
+    const probe = niced(process.execPath, [
+      '-e',
+      `const c = require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+       console.log(c.pid);
+       process.on('SIGTERM', () => { c.kill(); process.exit(0); });
+       setTimeout(() => {}, 60000);`,
+    ]);
+    const child = spawn(probe.cmd, probe.args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let grandchild = 0;
+    try {
+      const [line] = await once(child.stdout, 'data');
+      grandchild = Number(String(line).trim());
+      expect([getPriority(child.pid), getPriority(grandchild)]).toEqual([
+        Math.min(19, getPriority() + 10),
+        Math.min(19, getPriority() + 10),
+      ]);
+      restorePriority([child.pid]);
+      // Only root may raise a priority; anyone else's commands stay niced to their end.
+      const expected = process.getuid?.() === 0 ? 0 : Math.min(19, getPriority() + 10);
+      expect([getPriority(child.pid), getPriority(grandchild)]).toEqual([expected, expected]);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+      // Its SIGTERM handler ends the grandchild too; this makes sure, however the test ended.
+      if (grandchild > 0) {
+        try {
+          process.kill(grandchild, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+    }
   });
 });

@@ -11,8 +11,12 @@ const stamp = join(web, '.next', 'sagaflow-source-hash');
 const webSourceHash = () =>
   sourceHash(root, [web, join(root, 'apps', 'control', 'src', 'api')], [join(root, 'pnpm-lock.yaml')]);
 
-/** Builds the console unless the last build was of the same sources. */
-export async function buildWeb(pnpm, env, { force = false } = {}) {
+/**
+ * Builds the console unless the last build was of the same sources. `runCommand` runs the build
+ * (`run`'s signature, resolving to the exit code): `npm test` passes one that runs it at a lower
+ * priority with its output held.
+ */
+export async function buildWeb(pnpm, env, { force = false, runCommand = run } = {}) {
   const hash = webSourceHash();
   if (
     !force &&
@@ -23,7 +27,7 @@ export async function buildWeb(pnpm, env, { force = false } = {}) {
     console.error('[sagaflow] console build is up to date');
     return 0;
   }
-  const code = await run(pnpm, ['--filter', '@sagaflow/web', 'run', 'build'], { cwd: root, env });
+  const code = await runCommand(pnpm, ['--filter', '@sagaflow/web', 'run', 'build'], { cwd: root, env });
   if (code === 0) writeFileSync(stamp, hash);
   return code;
 }
