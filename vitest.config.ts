@@ -32,7 +32,7 @@ export default defineConfig({
     // a child process, so the second file fills it (ADR 0065's second addendum, ADR 0081).
     maxWorkers: 2,
     // Within each project, the files known to be slow start first, so the run does not end on one of
-    // them alone (ADR 0095).
+    // them alone (ADR 0096).
     sequence: { sequencer: SlowFilesFirst },
     // Errors no test awaited, named again at the end of `npm test` (scripts/lib/unhandled-errors.mjs).
     onUnhandledError: recordUnhandledError,

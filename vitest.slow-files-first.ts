@@ -38,7 +38,7 @@ const rank = new Map(slowFiles.map((file, i) => [file, i]));
 
 /**
  * Vitest's order (ADR 0081: the projects one after another, each in its workers), but within each project
- * the files known to be slow go first, slowest first (ADR 0095). On a fresh clone vitest has no timings of
+ * the files known to be slow go first, slowest first (ADR 0096). On a fresh clone vitest has no timings of
  * its own and orders by file size, so a slow small file could start last and run on alone while the other
  * worker had nothing left: the run ended with `bench/src/run-pglite-phase.test.ts`, 13 s by itself.
  */

@@ -39,7 +39,7 @@ for (const p of preflight) console.error(`[sagaflow] ${p}`);
 const results = [];
 /**
  * The static checks (side by side, ADR 0086) and then the console's build run at a lower priority
- * beside vitest, their output held until vitest ends (ADR 0095). Vitest's files mostly wait on databases
+ * beside vitest, their output held until vitest ends (ADR 0096). Vitest's files mostly wait on databases
  * and child processes, leaving part of both cores idle: the checks and the build fill it, and give the
  * cores back whenever a test wants them. The build starts only after the checks, as before: `next build`
  * rewrites `next-env.d.ts` and `.next/types`, which the typecheck and the lint of `apps/web` read.

@@ -96,7 +96,7 @@ describe('npm test runs its static checks side by side (stepsTogether)', () => {
   });
 });
 
-describe('npm test runs its checks and the build beside vitest at a lower priority (niced, ADR 0095)', () => {
+describe('npm test runs its checks and the build beside vitest at a lower priority (niced, ADR 0096)', () => {
   it('starts the command, and what it starts, ten nice levels below this process', async () => {
     const probe = niced(process.execPath, [
       '-e',
