@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAction, defineFlow, NonRetryableError } from '../src/index.ts';
 import { openTestEngine } from './support/open-test-engine.ts';
 import { testDbKind } from './support/test-database.ts';
-import { waitFor } from './support/wait-for.ts';
+import { lateOutcomeTurnedAway } from './support/late-outcome.ts';
 
 const log: string[] = [];
 let releaseShip: () => void = () => undefined;
@@ -121,16 +121,8 @@ describe(`the expiration monitor over runs (${testDbKind()})`, () => {
     expect(done.run.status).toBe('Expired');
     expect(done.actions.find((a) => a.name === 'mr-ship')).toMatchObject({ status: 'Expired', output: null });
     expect(log.filter((l) => l === 'unreserve b')).toHaveLength(1);
-    // The late success is turned away and journaled: rejected while the run is open, refused once the
-    // rollback (the expiry's wake, replayed beside the hung worker) has ended it. Its journal row follows the
-    // hung worker's own write, which may come after the run's end: waited for.
-    const turnedAway = await waitFor('the late success to be journaled', async () => {
-      const codes = (await t.db.prisma.anomalyLog.findMany({ where: { run_id: runId } }))
-        .map((a) => a.code)
-        .filter((c) => c === 'outcome_rejected' || c === 'write_refused');
-      return codes.length > 0 ? codes : undefined;
-    });
-    expect(turnedAway.length).toBeGreaterThan(0);
+    // The late success is turned away and journaled (the expiry's wake replays beside the hung worker).
+    expect((await lateOutcomeTurnedAway(t.db, runId)).length).toBeGreaterThan(0);
   });
 
   it('a run that finished just before the sweep is not expired', async () => {
