@@ -49,7 +49,15 @@ async function main(): Promise<void> {
     });
     const run = async () => {
       if (flags.has('--after-dbos')) await runDbosFirst(cluster.adminUrl, concurrency);
-      await measure(url, concurrency, seconds, cpuOnly, warmupMs, flags.has('--count-async'));
+      await measure(
+        url,
+        concurrency,
+        seconds,
+        cpuOnly,
+        warmupMs,
+        flags.has('--count-async'),
+        flags.has('--allocations'),
+      );
     };
     if (flags.has('--durable')) await withDurableServer(cluster, run);
     else await run();
@@ -65,6 +73,7 @@ async function measure(
   cpuOnly: boolean,
   warmupMs: number,
   countTurns = false,
+  allocations = false,
 ): Promise<void> {
   const bench = createBenchFlow();
   const { db, engine } = await openBenchEngine(url, concurrency, bench);
@@ -78,6 +87,10 @@ async function measure(
     }
     if (countTurns) {
       await measureAsyncWork(concurrency, seconds, (n) => peer.runOne(n));
+      return;
+    }
+    if (allocations) {
+      await measureAllocations(concurrency, seconds, (n) => peer.runOne(n));
       return;
     }
     const session = new Session();
@@ -137,6 +150,40 @@ async function measureCpu(concurrency: number, seconds: number, runOne: (n: numb
       `${((loop.flows * 1_000) / loop.windowMs).toFixed(1)} flows/s; Node CPU ${perFlow(cpu.user + cpu.system)} ms/flow ` +
       `(user ${perFlow(cpu.user)}, system ${perFlow(cpu.system)}${byThread})`,
   );
+}
+
+/**
+ * The measured window under V8's sampling heap profiler, collected objects included: bytes allocated
+ * per flow, by the function that allocated them (self), the largest first. What the garbage collector
+ * (on the main thread and its helpers) has to sweep up after each flow.
+ */
+async function measureAllocations(concurrency: number, seconds: number, runOne: (n: number) => Promise<void>) {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  progress(`sampling allocations: c=${concurrency}, ${seconds} s`);
+  const loop = await runClosedLoop(concurrency, seconds * 1_000, (n) => runOne(1_000_000 + n));
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  session.disconnect();
+  const bySite = new Map<string, number>();
+  let total = 0;
+  const walk = (node: (typeof profile)['head']): void => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const site = `${functionName || '(anonymous)'} ${url.replace(/.*node_modules\/\.pnpm\/([^/_]+).*/, '$1').replace(/.*\/(packages|bench)\//, '$1/')}:${lineNumber + 1}`;
+    bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
+    total += node.selfSize;
+    node.children.forEach(walk);
+  };
+  walk(profile.head);
+  const perFlow = (bytes: number) => (bytes / loop.flows).toFixed(0);
+  console.log(`c=${concurrency}: ${loop.flows} flows; ${perFlow(total)} bytes allocated per flow (sampled); by site:`);
+  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 50))
+    console.log(`  ${perFlow(bytes).padStart(7)}  ${site}`);
 }
 
 /** The measured window with async_hooks on: what a flow schedules (timers, immediates, ticks, promises), per flow. */

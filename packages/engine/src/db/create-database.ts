@@ -136,20 +136,17 @@ async function openPostgres(url: string, poolSize = 10, statementRounds = true):
       `statementRounds must be true or false, got ${JSON.stringify(statementRounds)}. Leave it out for rounds, or set false to send each kind's statements apart.`,
     );
   const description = maskUrl(url);
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5_000 });
+  // Idle connections stay open (idleTimeoutMillis 0): pg-pool's default closes one idle for 10 s, for
+  // which it arms a timer at every release and clears it at the next checkout, twice per statement of
+  // the hot path (ADR 0097). The pool is sized for the workers, which come back to it within a poll.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 0,
+  });
   // An idle client that errors (server restart) must not crash the host process.
   pool.on('error', () => undefined);
-  // Which client serves which backend: how a host's Prisma transaction on this pool is joined.
-  const checkedOut = new Map<number, pg.PoolClient>();
-  const backendOf = (client: pg.PoolClient) => (client as unknown as { processID: number | null }).processID;
-  pool.on('acquire', (client) => {
-    const pid = backendOf(client);
-    if (pid !== null) checkedOut.set(pid, client);
-  });
-  pool.on('release', (_err, client) => {
-    const pid = backendOf(client);
-    if (pid !== null && checkedOut.get(pid) === client) checkedOut.delete(pid);
-  });
   try {
     await pool.query('select 1');
   } catch (cause) {
@@ -183,13 +180,29 @@ async function openPostgres(url: string, poolSize = 10, statementRounds = true):
     prisma,
     driver,
     pool,
-    connectionOf: (pid) => checkedOut.get(pid),
+    connectionOf: (pid) => checkedOutClient(pool, pid),
     listen: (channel, onNotify) => listenOnOwnConnection(url, channel, onNotify),
     close: async () => {
       await prisma.$disconnect();
       await pool.end();
     },
   };
+}
+
+/**
+ * The client of `pool` checked out on backend `pid`: how a host's Prisma transaction on this pool is
+ * joined. Read from pg-pool's own lists (its clients, and the idle ones among them) when a host asks,
+ * instead of following every checkout with 'acquire' and 'release' listeners: two events and two map
+ * writes per statement on the hot path, for a lookup only a host's transaction makes (ADR 0097).
+ */
+function checkedOutClient(pool: pg.Pool, pid: number): pg.PoolClient | undefined {
+  const lists = pool as unknown as { _clients?: pg.PoolClient[]; _idle?: { client: pg.PoolClient }[] };
+  if (!Array.isArray(lists._clients) || !Array.isArray(lists._idle))
+    throw new Error("pg-pool no longer keeps its clients in _clients and _idle: a host's transaction cannot be joined");
+  const idle = new Set(lists._idle.map((item) => item.client));
+  return lists._clients.find(
+    (client) => !idle.has(client) && (client as unknown as { processID: number | null }).processID === pid,
+  );
 }
 
 async function listenOnOwnConnection(

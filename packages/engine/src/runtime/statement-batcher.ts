@@ -6,6 +6,14 @@ interface Waiting<I, R> {
   reject: (err: unknown) => void;
 }
 
+/** A statement out: its items' keys and count, when it went (ms since the epoch), and whether it is slow yet. */
+interface OutStatement {
+  keys: string[];
+  size: number;
+  sentAt: number;
+  slow: boolean;
+}
+
 export interface StatementBatcherOptions<I, R> {
   /** Sends items as ONE statement (atomic: all written or none) and returns each item's result, in order. */
   send: (items: I[]) => Promise<R[]>;
@@ -62,10 +70,12 @@ export interface StatementBatcherOptions<I, R> {
  */
 export class StatementBatcher<I, R> {
   private readonly queue: Waiting<I, R>[] = [];
-  /** The keys and item counts of the statements out. */
-  private readonly out = new Set<{ keys: string[]; size: number }>();
-  /** Statements in flight for longer than `slowMs`. */
+  /** The statements out: their keys, item counts, when each went, and whether it is slow yet. */
+  private readonly out = new Set<OutStatement>();
+  /** Statements out known to have been in flight for longer than `slowMs`. */
   private slow = 0;
+  /** Armed while items wait behind statements out: it fires when the oldest of those turns slow. */
+  private slowTimer: NodeJS.Timeout | undefined;
   /** A pump is due at the end of this turn ({@link pumpAfterTurn}). */
   private pumpScheduled = false;
 
@@ -93,7 +103,46 @@ export class StatementBatcher<I, R> {
     });
   }
 
+  /**
+   * Sends what may go, then, while items still wait behind statements out, watches for the next of
+   * those to turn slow, which may let one more go. A statement's slowness matters only to items
+   * waiting: nothing is armed while none waits (every statement at c = 1), where a timer per
+   * statement used to be (ADR 0097).
+   */
   private pump(): void {
+    if (this.queue.length === 0) return;
+    if (this.out.size > 0) this.markSlow();
+    this.pumpQueue();
+    if (this.queue.length > 0 && this.out.size > 0) this.watchSlow();
+  }
+
+  /** Counts the statements out that have been out for `slowMs` by now as slow. */
+  private markSlow(): void {
+    const now = Date.now();
+    for (const s of this.out)
+      if (!s.slow && now - s.sentAt >= this.options.slowMs) {
+        s.slow = true;
+        this.slow++;
+      }
+  }
+
+  /** Arms the timer for the moment the oldest statement out that is not slow yet turns slow. */
+  private watchSlow(): void {
+    if (this.slowTimer !== undefined) return;
+    let oldest = Infinity;
+    for (const s of this.out) if (!s.slow && s.sentAt < oldest) oldest = s.sentAt;
+    if (oldest === Infinity) return;
+    this.slowTimer = setTimeout(
+      () => {
+        this.slowTimer = undefined;
+        this.pump();
+      },
+      Math.max(0, oldest + this.options.slowMs - Date.now()),
+    );
+    this.slowTimer.unref();
+  }
+
+  private pumpQueue(): void {
     const { maxInFlight, secondFrom, outWhileNoneSlow = 1 } = this.options;
     while (this.queue.length > 0 && this.out.size < maxInFlight) {
       // A lone item with nothing out (every statement at c = 1) goes as it is: no key set, no queue rebuild.
@@ -142,19 +191,20 @@ export class StatementBatcher<I, R> {
   }
 
   private send(batch: Waiting<I, R>[]): void {
-    const statement = { keys: batch.map((w) => this.options.key(w.item)), size: batch.length };
+    const statement: OutStatement = {
+      keys: batch.map((w) => this.options.key(w.item)),
+      size: batch.length,
+      sentAt: Date.now(),
+      slow: false,
+    };
     this.out.add(statement);
-    let slow = false;
-    const timer = setTimeout(() => {
-      slow = true;
-      this.slow++;
-      this.pump();
-    }, this.options.slowMs);
-    timer.unref();
     void (batch.length === 1 ? this.sendAlone(batch[0]!) : this.flush(batch)).finally(() => {
-      clearTimeout(timer);
-      if (slow) this.slow--;
+      if (statement.slow) this.slow--;
       this.out.delete(statement);
+      if (this.out.size === 0 && this.slowTimer !== undefined) {
+        clearTimeout(this.slowTimer);
+        this.slowTimer = undefined;
+      }
       this.pump();
     });
   }

@@ -1,0 +1,201 @@
+import { isAbsolute, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { createDatabase, startCluster, uniqueDatabaseName } from '@sagaflow/test-postgres';
+import { pino } from 'pino';
+import { prepareTemplateDatabase } from './prepare-template-database.ts';
+import { progress } from './progress.ts';
+import { runClosedLoop } from './run-closed-loop.ts';
+import { withDurableServer } from './with-durable-server.ts';
+
+/**
+ * `pnpm --filter @sagaflow/bench run bench:compare-builds <checkoutA> <checkoutB> [--c=1] [--windows=24]
+ * [--window-seconds=1.5] [--warmup=5] [--durable]`: Node CPU per flow of two builds of the engine
+ * (each checkout's `packages/engine/dist`, built beforehand) in ONE process, on one throwaway server,
+ * measured in short windows that alternate between them (A, B, B, A, …) and summed. Two processes
+ * run one after the other differ by more than a small change is worth: this machine's speed drifts
+ * over minutes (10–20 % between runs of `bench:profile --cpu-only`), and alternating windows of one
+ * process see the same drift on both sides (ADR 0097). Both builds run the bench's 3-step no-op flow
+ * at concurrency `c`, each against a database of its own made from one template (the schema must be
+ * the same in both checkouts). The report: flows, Node CPU per flow (user and system) per build, and
+ * B ÷ A, over all windows and over each half of them, so a drift inside the run shows.
+ */
+
+interface EngineModule {
+  createDatabase: (options: { kind: 'postgres'; url: string; poolSize: number }) => Promise<{ close(): Promise<void> }>;
+  createEngine: (options: unknown) => {
+    startFlow(flow: unknown, input: unknown): Promise<{ runId: string }>;
+    events: { on(name: string, fn: (e: { runId: string; status: string }) => void): () => void };
+    startWorkers(): void;
+    stopWorkers(): Promise<void>;
+  };
+  defineAction: (definition: unknown) => unknown;
+  defineFlow: (definition: unknown) => unknown;
+}
+
+interface Side {
+  readonly label: string;
+  runOne(n: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function openSide(label: string, checkout: string, url: string, concurrency: number): Promise<Side> {
+  const entry = pathToFileURL(join(checkout, 'packages/engine/dist/index.js')).href;
+  const engineModule = (await import(entry)) as EngineModule;
+  const noop = engineModule.defineAction({
+    name: 'bench.noop',
+    run: async (input: { n: number; step: number }) => ({ n: input.n, step: input.step }),
+  });
+  const flow = engineModule.defineFlow({
+    name: 'bench.three-steps',
+    version: 1,
+    run: async (
+      ctx: { action(a: unknown, i: unknown): PromiseLike<{ n: number }> },
+      input: { n: number },
+    ): Promise<unknown> => {
+      const first = await ctx.action(noop, { n: input.n, step: 1 });
+      const second = await ctx.action(noop, { n: first.n, step: 2 });
+      return ctx.action(noop, { n: second.n, step: 3 });
+    },
+  });
+  const db = await engineModule.createDatabase({ kind: 'postgres', url, poolSize: concurrency + 4 });
+  const engine = engineModule.createEngine({
+    db,
+    flows: [flow],
+    actions: [noop],
+    config: { worker: { concurrency } },
+    logger: pino({ name: `sagaflow-${label}`, level: 'warn' }, pino.destination(2)),
+  });
+  const waiting = new Map<string, (status: string) => void>();
+  const early = new Map<string, string>();
+  const unsubscribe = engine.events.on('run.finished', ({ runId, status }) => {
+    const resolve = waiting.get(runId);
+    if (resolve) {
+      waiting.delete(runId);
+      resolve(status);
+    } else early.set(runId, status);
+  });
+  engine.startWorkers();
+  return {
+    label,
+    async runOne(n) {
+      const { runId } = await engine.startFlow(flow, { n });
+      const status = early.get(runId) ?? (await new Promise<string>((resolve) => waiting.set(runId, resolve)));
+      early.delete(runId);
+      if (status !== 'Completed') throw new Error(`${label}: run ${runId} finished ${status}, not Completed`);
+    },
+    async close() {
+      unsubscribe();
+      await engine.stopWorkers();
+      await db.close();
+    },
+  };
+}
+
+interface Tally {
+  flows: number;
+  userUs: number;
+  systemUs: number;
+}
+
+const emptyTally = (): Tally => ({ flows: 0, userUs: 0, systemUs: 0 });
+
+async function measureWindow(side: Side, ms: number, tally: Tally, from: number): Promise<number> {
+  const before = process.cpuUsage();
+  const loop = await runClosedLoop(concurrencyOf, ms, (n) => side.runOne(from + n));
+  const cpu = process.cpuUsage(before);
+  tally.flows += loop.flows;
+  tally.userUs += cpu.user;
+  tally.systemUs += cpu.system;
+  return loop.flows;
+}
+
+let concurrencyOf = 1;
+
+function option(name: string, fallback: number): number {
+  const flag = process.argv.find((a) => a.startsWith(`--${name}=`));
+  if (flag === undefined) return fallback;
+  const value = Number(flag.slice(name.length + 3));
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`bench:compare-builds: --${name} must be a positive number`);
+  return value;
+}
+
+const perFlow = (t: Tally) => ({
+  cpu: (t.userUs + t.systemUs) / 1_000 / t.flows,
+  user: t.userUs / 1_000 / t.flows,
+  system: t.systemUs / 1_000 / t.flows,
+});
+
+async function main(): Promise<void> {
+  const [a, b] = process.argv.slice(2).filter((x) => !x.startsWith('--'));
+  if (a === undefined || b === undefined)
+    throw new Error('usage: bench:compare-builds <checkoutA> <checkoutB> [--c=1] [--windows=24] [--durable]');
+  const checkouts = [a, b].map((dir) => (isAbsolute(dir) ? dir : join(process.cwd(), dir)));
+  concurrencyOf = option('c', 1);
+  const windows = option('windows', 24);
+  const windowMs = option('window-seconds', 1.5) * 1_000;
+  const warmupMs = option('warmup', 5) * 1_000;
+  const cluster = await startCluster({ log: (line) => progress(`test-postgres: ${line}`) });
+  try {
+    await prepareTemplateDatabase(cluster.adminUrl, 'compare_template');
+    const urls = [
+      await createDatabase(cluster.adminUrl, uniqueDatabaseName('compare_a'), { template: 'compare_template' }),
+      await createDatabase(cluster.adminUrl, uniqueDatabaseName('compare_b'), { template: 'compare_template' }),
+    ];
+    const run = async () => {
+      const sides = [
+        await openSide('A', checkouts[0]!, urls[0]!, concurrencyOf),
+        await openSide('B', checkouts[1]!, urls[1]!, concurrencyOf),
+      ];
+      try {
+        for (const side of sides) {
+          progress(`warm-up ${side.label}: c=${concurrencyOf}, ${warmupMs / 1_000} s`);
+          await runClosedLoop(concurrencyOf, warmupMs, (n) => side.runOne(n));
+        }
+        const halves = [
+          [emptyTally(), emptyTally()],
+          [emptyTally(), emptyTally()],
+        ] as const;
+        let n = 1_000_000;
+        progress(`measuring: ${windows} windows of ${windowMs / 1_000} s, alternating A B B A`);
+        for (let w = 0; w < windows; w++) {
+          // A B, then B A: neither side always follows the other.
+          const order = w % 2 === 0 ? [0, 1] : [1, 0];
+          const half = halves[w < windows / 2 ? 0 : 1];
+          for (const s of order) n += await measureWindow(sides[s]!, windowMs, half[s]!, n);
+        }
+        const total = [0, 1].map((s) => {
+          const t = emptyTally();
+          for (const half of halves) {
+            t.flows += half[s]!.flows;
+            t.userUs += half[s]!.userUs;
+            t.systemUs += half[s]!.systemUs;
+          }
+          return t;
+        });
+        const line = (name: string, ta: Tally, tb: Tally) => {
+          const pa = perFlow(ta);
+          const pb = perFlow(tb);
+          return (
+            `${name.padEnd(12)} A ${pa.cpu.toFixed(3)} ms/flow (user ${pa.user.toFixed(3)}, system ${pa.system.toFixed(3)}, ${ta.flows} flows)` +
+            `  B ${pb.cpu.toFixed(3)} ms/flow (user ${pb.user.toFixed(3)}, system ${pb.system.toFixed(3)}, ${tb.flows} flows)` +
+            `  B/A ${(pb.cpu / pa.cpu).toFixed(3)} (user ${(pb.user / pa.user).toFixed(3)})`
+          );
+        };
+        console.log(`A = ${checkouts[0]}\nB = ${checkouts[1]}\nc=${concurrencyOf}, Node CPU per flow:`);
+        console.log(line('all windows', total[0]!, total[1]!));
+        console.log(line('first half', halves[0][0], halves[0][1]));
+        console.log(line('second half', halves[1][0], halves[1][1]));
+      } finally {
+        for (const side of sides) await side.close();
+      }
+    };
+    if (process.argv.includes('--durable')) await withDurableServer(cluster, run);
+    else await run();
+  } finally {
+    await cluster.stop();
+  }
+}
+
+await main();
