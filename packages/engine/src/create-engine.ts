@@ -242,13 +242,16 @@ export function createEngine(options: EngineOptions): Engine {
         // A pool stopped meanwhile (no longer the engine's) gives the wake back: the step its start
         // claimed is opened first, so the next replay, here or elsewhere, can claim it (ADR 0048).
         if (reserved && pool !== p) await releaseFirstStep(deps, started);
-        if (started.job && started.loaded) deps.startedActive.set(started.job.id, started.loaded);
+        if (started.job && started.loaded)
+          deps.startedActive.set(started.job.id, { ...started.loaded, held: started.held ?? null });
       } finally {
         if (reserved) p?.adopt(started?.job ?? null);
         queued?.(started !== null);
         // The pool's replay took its run as it began (synchronously in adopt); one that did not (a pool
         // stopped meanwhile gave the job back) must not find it later: another worker may run it first.
         if (started?.job) deps.startedActive.delete(started.job.id);
+        // Nor may the probe's replay go on: a no-op once the pool's replay has taken it (ADR 0097).
+        started?.held?.drop();
       }
       if (!started.job) nudge();
       return { runId: started.runId };

@@ -8,7 +8,7 @@ import { checkedFlowInput } from '../input/checked-flow-input.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { insertStartedRun, startedLease, type InsertedStart, type StartedRun } from '../store/insert-started-run.ts';
 import { startInBatch } from './start-in-batch.ts';
-import { startWithFirstStep } from './start-with-first-step.ts';
+import { startWithFirstStep, type StartedFlow } from './start-with-first-step.ts';
 
 export interface StartFlowOptions {
   /** A business identity; starting a second run of the same flow with it is rejected (reject-duplicate). */
@@ -56,7 +56,7 @@ export async function startFlow(
   input: Json,
   opts: StartFlowOptions,
   leaseToSelf = false,
-): Promise<InsertedStart> {
+): Promise<StartedFlow> {
   const flow = deps.registry.flows.get(name);
   if (!flow)
     throw new EngineError('unknown_flow', `flowName: no flow named ${JSON.stringify(name)} is registered`, {

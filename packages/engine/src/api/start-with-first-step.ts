@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SqlDriver } from '../db/database.ts';
 import type { FlowDefinition } from '../definitions/flow-context.ts';
 import { inJsonbOrder } from '../input/in-jsonb-order.ts';
-import { probeFirstStep } from '../runtime/replay/probe-first-step.ts';
+import { probeFirstStep, type HeldReplay } from '../runtime/replay/probe-first-step.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { startedRunRow } from '../store/insert-started-run-with-step.ts';
 import type { InsertedStart, StartedRun } from '../store/insert-started-run.ts';
@@ -14,20 +14,39 @@ import { startInBatch, startWithStepInBatch } from './start-in-batch.ts';
  * begun here, from the row the start would write, under an id drawn now, before anything is written
  * (ADR 0048). When its first durable write is a new action step's claim, ONE statement writes the
  * start and that step, claimed by this worker at attempt 1, and the pool's replay runs the step from
- * there; otherwise (or when the claim would come at or past the run timeout, which the load refuses)
- * the start is written alone, as before, and that begun replay is dropped: it wrote nothing.
+ * there, going on with that begun replay (ADR 0097): the start's result carries it, held at the
+ * claim. Otherwise (or when the claim would come at or past the run timeout, which the load refuses)
+ * the start is written alone, as before, and that begun replay is dropped: it wrote nothing. So is
+ * it when the start fails.
  */
 export async function startWithFirstStep(
   deps: RuntimeDeps & { driver: SqlDriver },
   flow: FlowDefinition,
   run: StartedRun,
-): Promise<InsertedStart> {
+): Promise<StartedFlow> {
   const id = randomUUID();
   // The input as the replay after the start will read it back: keys in jsonb's order.
-  const first = await probeFirstStep(deps, flow, { ...startedRunRow(id, run), input: inJsonbOrder(run.input) });
-  if (!first || (run.runTimeoutAt !== null && first.claimedAt.getTime() >= run.runTimeoutAt.getTime()))
+  const probed = await probeFirstStep(deps, flow, { ...startedRunRow(id, run), input: inJsonbOrder(run.input) });
+  const first = probed?.claim;
+  if (!first || (run.runTimeoutAt !== null && first.claimedAt.getTime() >= run.runTimeoutAt.getTime())) {
+    probed?.held?.drop();
     return startInBatch(deps.driver, run);
-  return startWithStepInBatch(deps.driver, { id, run, ...first, workerId: deps.workerId });
+  }
+  let started: InsertedStart;
+  try {
+    started = await startWithStepInBatch(deps.driver, { id, run, ...first, workerId: deps.workerId });
+  } catch (err) {
+    probed.held?.drop();
+    throw err;
+  }
+  if (started.loaded?.firstStep) return { ...started, held: probed.held };
+  probed.held?.drop();
+  return started;
+}
+
+/** A start's result; with the replay its probe holds at the first step the start wrote (ADR 0097). */
+export interface StartedFlow extends InsertedStart {
+  held?: HeldReplay | null;
 }
 
 /**

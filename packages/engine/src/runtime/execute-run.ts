@@ -1,4 +1,3 @@
-import type { Json } from '../definitions/define-action.ts';
 import type { JobAck } from '../store/delete-job.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { listActionRuns } from '../store/list-action-runs.ts';
@@ -13,7 +12,7 @@ import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
 import { leftUndoneJson, planLeftUndone, readLeftUndone } from './find-left-undone.ts';
 import { inRunTransaction } from './in-run-transaction.ts';
-import { createFlowContext } from './replay/create-flow-context.ts';
+import { runFlowCode, type FlowSettled } from './replay/probe-first-step.ts';
 import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
 import {
@@ -121,20 +120,19 @@ export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck)
     return 'parked';
   }
   const { active, steps, compensations } = loaded.replay;
-  const session = new ReplaySession(deps, run, new Map(steps.map((r) => [r.sequence, r])), compensations);
+  // The start's probe held at the first step the start wrote goes on from there (ADR 0097); otherwise
+  // the flow's code runs from its first line, the start's claim waiting for its step.
+  const firstStep = startedActive?.firstStep;
+  const resumed = firstStep ? (startedActive?.held?.resume(deps, firstStep) ?? null) : null;
+  const session =
+    resumed?.session ?? new ReplaySession(deps, run, new Map(steps.map((r) => [r.sequence, r])), compensations);
   session.runVersion = active.version;
   session.historyEpoch = run.history_epoch;
-  if (startedActive?.firstStep) session.claimedByStart(startedActive.firstStep);
-  const ctx = createFlowContext(session);
+  if (firstStep && !resumed) session.claimedByStart(firstStep);
 
-  type Settled = { kind: 'ok'; output: Json } | { kind: 'threw'; error: unknown } | { kind: 'parked'; park: Park };
+  type Settled = FlowSettled | { kind: 'parked'; park: Park };
   const settled: Settled = await Promise.race([
-    Promise.resolve()
-      .then(() => flow.run(ctx, run.input as Json))
-      .then(
-        (output): Settled => ({ kind: 'ok', output: output ?? null }),
-        (error: unknown): Settled => ({ kind: 'threw', error }),
-      ),
+    resumed?.settled ?? runFlowCode(flow, session),
     session.parked.then((park): Settled => ({ kind: 'parked', park })),
   ]);
 

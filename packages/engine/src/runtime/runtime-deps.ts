@@ -1,4 +1,5 @@
 import type { HandedOverRun } from '../store/insert-started-run.ts';
+import type { HeldReplay } from './replay/probe-first-step.ts';
 import type { Logger } from 'pino';
 import type { SqlDriver } from '../db/database.ts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.ts';
@@ -69,9 +70,16 @@ export interface RuntimeDeps {
   /**
    * Runs a start wrote already active and handed to this process's pool, by their first wake's job
    * id: the replay of that job takes its run (and the first step the start claimed for it, ADR 0048)
-   * from here instead of loading it (ADR 0041). Taken once.
+   * from here instead of loading it (ADR 0041), and goes on with the replay its start's probe holds
+   * at that step, when there is one (ADR 0097). Taken once.
    */
-  startedActive: Map<bigint, HandedOverRun>;
+  startedActive: Map<bigint, StartedActiveRun>;
+}
+
+/** A run a start of this process wrote active, as its pool's replay takes it (see `startedActive`). */
+export interface StartedActiveRun extends HandedOverRun {
+  /** The start's probe, held at the first step the start wrote claimed (ADR 0097); absent or null: none. */
+  held?: HeldReplay | null;
 }
 
 /** Thrown by a fault to abandon the work the way a killed process would: nothing more is written. */

@@ -100,10 +100,11 @@ export class ReplaySession {
   planOnly = false;
   /**
    * Set on the replay of a run its start has not written yet (ADR 0048), whose handles refuse any
-   * database work: a first step's claim on the one-statement path is handed here instead of sent,
-   * and that replay goes no further.
+   * database work: a first step's claim on the one-statement path is handed here instead of sent.
+   * The step then waits for the row the start wrote (the replay goes on as the pool's, ADR 0097), or
+   * for null: the replay goes no further.
    */
-  firstStepProbe: ((claim: FirstStepClaim) => void) | null = null;
+  firstStepProbe: ((claim: FirstStepClaim) => Promise<DbActionRun | null>) | null = null;
   /** The claim of a step the start's own statement made for this replay (ADR 0048): taken once, by that step. */
   private startClaim: { rowId: string; attempts: number } | null = null;
   readonly parked: Promise<Park>;

@@ -17,12 +17,16 @@ export async function claimInOneStatement(
   args: { cancellationKnown: boolean; event: StepEvent; now: Date },
 ): Promise<{ kind: 'claimed' | 'raced'; row: DbActionRun } | null> {
   const { deps } = session;
-  // A run not written yet (ADR 0048): the start writes this claim with the run, and this replay ends
-  // here. Only a claim that comes first: once the replay stopped (code that ran two things at once,
-  // one of which met a refusing handle or claimed first), nothing more is handed over.
+  // A run not written yet (ADR 0048): the start writes this claim with the run, and this replay waits
+  // here for the row it wrote, to go on as the pool's replay (ADR 0097), or ends here. Only a claim
+  // that comes first: once the replay stopped (code that ran two things at once, one of which met a
+  // refusing handle or claimed first), nothing more is handed over.
   if (session.firstStepProbe) {
-    if (!session.park) session.firstStepProbe({ step: insert, started: args.event, claimedAt: args.now });
-    return never();
+    if (session.park) return never();
+    const row = await session.firstStepProbe({ step: insert, started: args.event, claimedAt: args.now });
+    if (row === null || session.park) return never();
+    session.recorded.set(insert.sequence, row);
+    return { kind: 'claimed', row };
   }
   const written = await session.oneStatement(async (fusable, outcome) => {
     const result = await transitionInBatch(fusable, {
