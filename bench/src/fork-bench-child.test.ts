@@ -1,5 +1,6 @@
 import { once } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildEngine } from '../../scripts/lib/engine-build.mjs';
 import { withoutSourceCondition, withSourceCondition } from '../../scripts/lib/source-condition.mjs';
 import { exitOf, forkBenchChild } from './fork-bench-child.ts';
 
@@ -16,6 +17,11 @@ async function engineEntryInChild(nodeOptions: string): Promise<string> {
 
 describe('a bench child (ADR 0064)', () => {
   const saved = process.env.NODE_OPTIONS;
+  // The child resolves the build's entry, which must exist: built here when no build is current (a
+  // fresh clone, this file alone), not left to whichever earlier test happened to build it.
+  beforeAll(async () => {
+    expect(await buildEngine()).toBe(0);
+  }, 300_000);
   afterEach(() => {
     process.env.NODE_OPTIONS = saved;
   });

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { root } from './ensure-pnpm.mjs';
 import { run } from './run.mjs';
+import { buildEngine } from './engine-build.mjs';
 import { sourceHash } from './source-hash.mjs';
 
 const control = join(root, 'apps', 'control');
@@ -70,9 +71,8 @@ export async function buildControl({ force = false } = {}) {
     console.error('[sagaflow] control plane build is up to date');
     return 0;
   }
-  const engineBuilt = await run(process.execPath, [join(root, 'scripts', 'pack-engine-assets.mjs'), 'build'], {
-    cwd: root,
-  });
+  // The engine's build, unless dist/ already holds one of its sources as they are (one build at a time).
+  const engineBuilt = await buildEngine();
   if (engineBuilt !== 0) return engineBuilt;
   // A fresh output: a module left from an older build must not be loaded.
   rmSync(join(control, 'dist'), { recursive: true, force: true });

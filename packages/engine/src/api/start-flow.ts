@@ -6,7 +6,7 @@ import { assertStorableText } from '../input/assert-storable-text.ts';
 import { jsonRules, textRules } from '../input/input-limits.ts';
 import { checkedFlowInput } from '../input/checked-flow-input.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
-import { insertStartedRun, startedLease, type InsertedStart, type StartedRun } from '../store/insert-started-run.ts';
+import { insertStartedRun, startedLease, type StartedRun } from '../store/insert-started-run.ts';
 import { startInBatch } from './start-in-batch.ts';
 import { startWithFirstStep, type StartedFlow } from './start-with-first-step.ts';
 
