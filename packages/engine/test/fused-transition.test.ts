@@ -4,6 +4,7 @@ import { defineAction, defineFlow } from '../src/index.ts';
 import { executeRun } from '../src/runtime/execute-run.ts';
 import { insertStep } from '../src/store/insert-step.ts';
 import { countStatements } from './support/count-statements.ts';
+import { completedStepsHistory, stepHistory } from './support/step-history.ts';
 import { openTestDatabase, testDbKind } from './support/test-database.ts';
 import { bareEngine } from './regressions/harness.ts';
 
@@ -32,10 +33,7 @@ describe(`one statement per step transition (${testDbKind()})`, () => {
     await db.close();
   });
 
-  const history = async (runId: string) =>
-    (await db.prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } })).map((e) =>
-      e.sequence === null ? e.type : `${e.type}#${e.sequence}`,
-    );
+  const history = (runId: string) => stepHistory(db, runId);
 
   it('a 3-step flow of no-op actions sends 1 statement per transition and 1 for the finish, no transaction but the load', async () => {
     const counted = countStatements(db);
@@ -57,17 +55,7 @@ describe(`one statement per step transition (${testDbKind()})`, () => {
     expect(counted.sent.length, sent.join('\n')).toBeLessThanOrEqual(7);
     const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect([run.status, run.output]).toEqual(['Completed', { done: 'fused-three' }]);
-    expect(await history(runId)).toEqual([
-      'run.started',
-      'run.running',
-      'action.started#1',
-      'action.completed#1',
-      'action.started#2',
-      'action.completed#2',
-      'action.started#3',
-      'action.completed#3',
-      'run.completed',
-    ]);
+    expect(await history(runId)).toEqual(completedStepsHistory(3));
     const steps = await db.prisma.actionRun.findMany({ where: { run_id: runId }, orderBy: { sequence: 'asc' } });
     expect(steps.map((s) => [s.sequence, s.status, s.attempts, s.claimed_by, s.started_at !== null])).toEqual(
       [1, 2, 3].map((n) => [n, 'Completed', 1, e.runtime.workerId, true]),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineAction, defineFlow, EngineError } from '../src/index.ts';
+import { completedStepsHistory, stepHistory } from './support/step-history.ts';
 import { testDbKind } from './support/test-database.ts';
 import { finished, useEngineWithPool } from './regressions/review10/use-engine-with-pool.ts';
 
@@ -75,18 +76,7 @@ describe(`a start's pool goes on with the replay its probe holds (${testDbKind()
       [2, 'probe-goes-on-two', 'Completed', 1, 3],
       [3, 'probe-goes-on-three', 'Completed', 1, 4],
     ]);
-    const events = await db.prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } });
-    expect(events.map((e) => (e.sequence === null ? e.type : `${e.type}#${e.sequence}`))).toEqual([
-      'run.started',
-      'run.running',
-      'action.started#1',
-      'action.completed#1',
-      'action.started#2',
-      'action.completed#2',
-      'action.started#3',
-      'action.completed#3',
-      'run.completed',
-    ]);
+    expect(await stepHistory(db, runId)).toEqual(completedStepsHistory(3));
   });
 
   it('many starts at once: each run goes on from its own probe, none from another', async () => {

@@ -4,6 +4,7 @@ import type { Database } from '../src/db/database.ts';
 import { defineAction, defineFlow, type Json } from '../src/index.ts';
 import { createTestEngine, type TestEngine } from '../src/testing/create-test-engine.ts';
 import { countStatements, type SentStatement } from './support/count-statements.ts';
+import { completedStepsHistory, stepHistory } from './support/step-history.ts';
 import { openTestDatabase, testDbKind } from './support/test-database.ts';
 import { waitFor } from './support/wait-for.ts';
 import { bareEngine } from './regressions/harness.ts';
@@ -93,17 +94,7 @@ const startsText = '/* sagaflow: starts */';
 const poolOwn = (s: SentStatement) =>
   s.text.startsWith('update "sagaflow"."jobs" j') || s.text.startsWith('insert into "sagaflow"."workers"');
 const fused = (sent: SentStatement[]) => sent.filter((s) => s.text.startsWith(fusedText));
-const threeStepHistory = [
-  'run.started',
-  'run.running',
-  'action.started#1',
-  'action.completed#1',
-  'action.started#2',
-  'action.completed#2',
-  'action.started#3',
-  'action.completed#3',
-  'run.completed',
-];
+const threeStepHistory = completedStepsHistory(3);
 
 describe(`a start handed to its own pool writes its first step in the same statement (${testDbKind()})`, () => {
   let db: Database;
@@ -140,10 +131,7 @@ describe(`a start handed to its own pool writes its first step in the same state
     counted.sent.length = 0;
     return t;
   };
-  const history = async (runId: string) =>
-    (await db.prisma.flowEvent.findMany({ where: { run_id: runId }, orderBy: { id: 'asc' } })).map((e) =>
-      e.sequence === null ? e.type : `${e.type}#${e.sequence}`,
-    );
+  const history = (runId: string) => stepHistory(db, runId);
   const finished = (runId: string) =>
     waitFor(`run ${runId} to finish`, async () => {
       const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.ts';
 import { defineAction, defineFlow } from '../../src/index.ts';
 import { executeRun } from '../../src/runtime/execute-run.ts';
+import { completedStepsHistory, stepHistory } from '../support/step-history.ts';
 import { countStatements } from '../support/count-statements.ts';
 import { openTestDatabase, testDbKind } from '../support/test-database.ts';
 import { bareEngine } from '../regressions/harness.ts';
@@ -66,18 +67,7 @@ describe(`runs side by side share statements (${testDbKind()})`, () => {
       expect(rows.map((r) => [r.sequence, r.status, r.attempts, r.output])).toEqual(
         ['shared-one', 'shared-two', 'shared-three'].map((name, i) => [i + 1, 'Completed', 1, { done: name, run: n }]),
       );
-      const events = await db.prisma.flowEvent.findMany({ where: { run_id: id }, orderBy: { id: 'asc' } });
-      expect(events.map((ev) => (ev.sequence === null ? ev.type : `${ev.type}#${ev.sequence}`))).toEqual([
-        'run.started',
-        'run.running',
-        'action.started#1',
-        'action.completed#1',
-        'action.started#2',
-        'action.completed#2',
-        'action.started#3',
-        'action.completed#3',
-        'run.completed',
-      ]);
+      expect(await stepHistory(db, id)).toEqual(completedStepsHistory(3));
       for (const name of ['shared-one', 'shared-two', 'shared-three']) expect(executed.get(`${n}:${name}`)).toBe(1);
     }
   });
