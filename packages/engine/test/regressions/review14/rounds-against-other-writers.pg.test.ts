@@ -42,15 +42,22 @@ describe('rounds against other writers (PostgreSQL)', () => {
   let db: (Database & { url?: string }) | undefined;
   let other: Database | undefined;
   let holder: pg.Client | undefined;
+  let lateCheck: Database | undefined;
   beforeAll(async () => {
     db = await openTestDatabase();
     // A second handle on the same database: another engine process's pool and batcher.
     other = await createDatabase({ kind: 'postgres', url: db.url!, poolSize: 4 });
+    // A handle whose backends check for a deadlock only after 5 s of waiting (the server's 1 s
+    // otherwise): a backend checks once per wait, so a cycle must close before its check to end it.
+    const url = new URL(db.url!);
+    url.searchParams.set('options', '-c deadlock_timeout=5s');
+    lateCheck = await createDatabase({ kind: 'postgres', url: url.toString(), poolSize: 4 });
     holder = new pg.Client({ connectionString: db.url! });
     await holder.connect();
   });
   afterAll(async () => {
     await holder?.end();
+    await lateCheck?.close();
     await other?.close();
     await db?.close();
   });
@@ -83,8 +90,8 @@ describe('rounds against other writers (PostgreSQL)', () => {
    * y, as a terminate or a repair would, with its deadlock check after `deadlockTimeout`: returned once
    * the round has claimed x (its transitions statement ran) and waits for y in its finishes statement.
    */
-  const roundWaitingOnHeldRun = async (prefix: string, deadlockTimeout: string) => {
-    const counted = countStatements(direct());
+  const roundWaitingOnHeldRun = async (prefix: string, deadlockTimeout: string, handle = direct()) => {
+    const counted = countStatements(handle);
     const deps = engineOn(counted.db);
     const { lones, x, finish } = await roundOfTwo(prefix);
     const pid = await sidePid();
@@ -101,9 +108,12 @@ describe('rounds against other writers (PostgreSQL)', () => {
   };
 
   it('a deadlock between a round and a writer holding the finished run ends the round, and its items then go alone', async () => {
-    // The writer's own deadlock check comes late.
-    const { counted, x, finish, settled } = await roundWaitingOnHeldRun('dl-round', '20s');
-    // The writer now asks for x: a cycle. The round's backend checks first (1 s) and is ended with 40P01.
+    // The writer's own deadlock check comes late (20 s); the round's after 5 s, however long the test
+    // takes to see the round wait and ask for x (it had 1 s, which a loaded machine can miss).
+    const shown = await lateCheck!.pool!.query<{ deadlock_timeout: string }>('show deadlock_timeout');
+    expect(shown.rows[0]?.deadlock_timeout).toBe('5s');
+    const { counted, x, finish, settled } = await roundWaitingOnHeldRun('dl-round', '20s', lateCheck);
+    // The writer now asks for x: a cycle. The round's backend checks first (5 s) and is ended with 40P01.
     const writerGotX = lockRun(x);
     await writerGotX;
     await side().query('commit');
