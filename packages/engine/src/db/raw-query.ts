@@ -114,16 +114,14 @@ export class RawQuery extends pg.Query {
     );
     this.name = name;
     this.received = [];
+    // A failure's stack is taken again by its awaiter (`rawOn`), as node-postgres does, so that it leads
+    // back to the statement's sender, not to the socket.
     this.result = new Promise<RawResult>((resolve, reject) => {
       settle = (err, result) => {
         const failure = err ?? (this.parseError as Error | undefined);
         if (failure !== undefined) reject(failure);
         else resolve({ rows: this.received, rowCount: result?.rowCount ?? 0 });
       };
-    }).catch((err: Error) => {
-      // As node-postgres does: the stack then leads back to the statement's sender, not to the socket.
-      Error.captureStackTrace(err);
-      throw err;
     });
   }
 

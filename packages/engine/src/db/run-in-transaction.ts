@@ -45,6 +45,8 @@ export async function rawOn(client: Pick<pg.ClientBase, 'query'>, statement: Raw
     client.query(query);
     return await query.result;
   } catch (err) {
+    // As node-postgres does: the stack then leads back to the statement's sender, not to the socket.
+    if (err instanceof Error) Error.captureStackTrace(err);
     // Prepared before its result changed shape (a migration added a column): renamed, it is
     // planned afresh, so the run's work is worth trying again (the pool retries a replay).
     if (named !== undefined && isStalePlan(err)) {

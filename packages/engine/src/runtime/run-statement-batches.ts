@@ -106,10 +106,17 @@ const unsentRounds = new WeakSet<object>();
  * sent: the transitions and finishes go as their own statements under their own rules, and a start
  * gets the pool's error, having waited as long as alone (ADR 0070).
  */
-async function sendRound(driver: SqlDriver, items: RoundItem[]): Promise<unknown[]> {
+function sendRound(driver: SqlDriver, items: RoundItem[]): Promise<unknown[]> {
   const first = items[0]!;
-  // A lone item (every statement at c = 1) goes as its kind's own statement, with nothing built for a round.
+  // A lone item (every statement at c = 1) goes as its kind's own statement, with nothing built for a
+  // round, and no async frame of its own around it (ADR 0097).
   if (items.length === 1) return first.kind.alone([first.item], driver, first.deps);
+  return sendSeveral(driver, items);
+}
+
+/** {@link sendRound} of two items or more. */
+async function sendSeveral(driver: SqlDriver, items: RoundItem[]): Promise<unknown[]> {
+  const first = items[0]!;
   const byKind = new Map<RoundKind<unknown, unknown>, RoundItem[]>();
   for (const item of items) {
     const same = byKind.get(item.kind);

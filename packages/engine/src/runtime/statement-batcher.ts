@@ -198,7 +198,7 @@ export class StatementBatcher<I, R> {
       slow: false,
     };
     this.out.add(statement);
-    void (batch.length === 1 ? this.sendAlone(batch[0]!) : this.flush(batch)).finally(() => {
+    const returned = () => {
       if (statement.slow) this.slow--;
       this.out.delete(statement);
       if (this.out.size === 0 && this.slowTimer !== undefined) {
@@ -206,10 +206,34 @@ export class StatementBatcher<I, R> {
         this.slowTimer = undefined;
       }
       this.pump();
-    });
+    };
+    if (batch.length > 1) {
+      void this.flush(batch).finally(returned);
+      return;
+    }
+    // A lone item (every statement at c = 1): its result goes straight to its waiter, and the slot is
+    // given back in the same tick, before the waiter goes on (ADR 0097).
+    const [waiting] = batch as [Waiting<I, R>];
+    const failed = (err: unknown) => {
+      waiting.reject(err);
+      returned();
+    };
+    let sent: Promise<R[]>;
+    try {
+      sent = this.options.send([waiting.item]);
+    } catch (err) {
+      // A send that throws before it returns a promise fails its item like one that rejects (after
+      // this pump, which must not be entered again from inside its own send).
+      queueMicrotask(() => failed(err));
+      return;
+    }
+    sent.then(([result]) => {
+      waiting.resolve(result!);
+      returned();
+    }, failed);
   }
 
-  /** Several items as one statement (a lone item goes straight to {@link sendAlone}). */
+  /** Several items as one statement (a lone item goes as {@link send} sends it). */
   private async flush(batch: Waiting<I, R>[]): Promise<void> {
     let results: R[];
     try {

@@ -47,12 +47,13 @@ function noteStarts(db: Database): { driver: SqlDriver; sizes: number[]; release
 }
 
 /**
- * Stops the clock a statement turns slow by (the batcher's `slowMs` timer) while the starts are held: what
- * goes beside the statements out is then decided by the rules alone. On a loaded machine a turn can take
- * longer than `slowMs`, and a statement that turned slow rightly lets one more go. Only timers are faked:
- * `setImmediate`, which ends a turn, stays real. The real clock is back before the statements are answered.
+ * Stops the clock a statement turns slow by (the batcher reads `Date.now()` and arms a `slowMs` timer,
+ * ADR 0097) while the starts are held: what goes beside the statements out is then decided by the rules
+ * alone. On a loaded machine a turn can take longer than `slowMs`, and a statement that turned slow
+ * rightly lets one more go. Only timers and Date are faked: `setImmediate`, which ends a turn, stays real.
+ * The real clock is back before the statements are answered.
  */
-const stopTheSlowClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+const stopTheSlowClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
 
 describe(`starts go beside the start statement out once they would fill one as well (${testDbKind()})`, () => {
   let db: Database;
