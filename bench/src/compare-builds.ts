@@ -2,10 +2,13 @@ import { isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { createDatabase, startCluster, uniqueDatabaseName } from '@sagaflow/test-postgres';
+import type { Database, Engine } from '@sagaflow/engine';
 import { pino } from 'pino';
+import type { BenchFlow } from './bench-flow.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
 import { progress } from './progress.ts';
 import { runClosedLoop } from './run-closed-loop.ts';
+import { driveEngine } from './sagaflow-peer.ts';
 import { withDurableServer } from './with-durable-server.ts';
 
 /**
@@ -22,13 +25,8 @@ import { withDurableServer } from './with-durable-server.ts';
  */
 
 interface EngineModule {
-  createDatabase: (options: { kind: 'postgres'; url: string; poolSize: number }) => Promise<{ close(): Promise<void> }>;
-  createEngine: (options: unknown) => {
-    startFlow(flow: unknown, input: unknown): Promise<{ runId: string }>;
-    events: { on(name: string, fn: (e: { runId: string; status: string }) => void): () => void };
-    startWorkers(): void;
-    stopWorkers(): Promise<void>;
-  };
+  createDatabase: (options: { kind: 'postgres'; url: string; poolSize: number }) => Promise<unknown>;
+  createEngine: (options: unknown) => unknown;
   defineAction: (definition: unknown) => unknown;
   defineFlow: (definition: unknown) => unknown;
 }
@@ -66,30 +64,13 @@ async function openSide(label: string, checkout: string, url: string, concurrenc
     config: { worker: { concurrency } },
     logger: pino({ name: `sagaflow-${label}`, level: 'warn' }, pino.destination(2)),
   });
-  const waiting = new Map<string, (status: string) => void>();
-  const early = new Map<string, string>();
-  const unsubscribe = engine.events.on('run.finished', ({ runId, status }) => {
-    const resolve = waiting.get(runId);
-    if (resolve) {
-      waiting.delete(runId);
-      resolve(status);
-    } else early.set(runId, status);
-  });
-  engine.startWorkers();
-  return {
-    label,
-    async runOne(n) {
-      const { runId } = await engine.startFlow(flow, { n });
-      const status = early.get(runId) ?? (await new Promise<string>((resolve) => waiting.set(runId, resolve)));
-      early.delete(runId);
-      if (status !== 'Completed') throw new Error(`${label}: run ${runId} finished ${status}, not Completed`);
-    },
-    async close() {
-      unsubscribe();
-      await engine.stopWorkers();
-      await db.close();
-    },
-  };
+  // Driven as the bench drives its own engine: the other build's objects, under this build's types.
+  const peer = driveEngine(
+    { flow, action: noop, actionTime: { calls: 0, ms: 0 } } as unknown as BenchFlow,
+    db as Database,
+    engine as Engine,
+  );
+  return { label, runOne: (n) => peer.runOne(n), close: () => peer.close() };
 }
 
 interface Tally {
