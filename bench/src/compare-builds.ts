@@ -4,9 +4,11 @@ import { pathToFileURL } from 'node:url';
 import { createDatabase, startCluster, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import type { Database, Engine } from '@sagaflow/engine';
 import { pino } from 'pino';
+import { analyzeLikeAutovacuum, warmupFlowsBeforeAnalyze } from './analyze-like-autovacuum.ts';
 import type { BenchFlow } from './bench-flow.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
 import { progress } from './progress.ts';
+import { readPostgresCpu } from './read-postgres-process-cpu.ts';
 import { runClosedLoop } from './run-closed-loop.ts';
 import { driveEngine } from './sagaflow-peer.ts';
 import { withDurableServer } from './with-durable-server.ts';
@@ -20,8 +22,9 @@ import { withDurableServer } from './with-durable-server.ts';
  * over minutes (10–20 % between runs of `bench:profile --cpu-only`), and alternating windows of one
  * process see the same drift on both sides (ADR 0097). Both builds run the bench's 3-step no-op flow
  * at concurrency `c`, each against a database of its own made from one template (the schema must be
- * the same in both checkouts). The report: flows, Node CPU per flow (user and system) per build, and
- * B ÷ A, over all windows and over each half of them, so a drift inside the run shows.
+ * the same in both checkouts), each warmed up, analyzed and warmed up again as a bench phase is. The report: flows, Node CPU per flow (user and system) per build, and
+ * B ÷ A, over all windows and over each half of them, so a drift inside the run shows; then the CPU of
+ * each build's own backends per flow (from /proc, read at each window's ends) and its flows/s.
  */
 
 interface EngineModule {
@@ -33,6 +36,8 @@ interface EngineModule {
 
 interface Side {
   readonly label: string;
+  /** Its database's name: its backends are `client backend@<name>` in pg_stat_activity. */
+  readonly database: string;
   runOne(n: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -70,21 +75,45 @@ async function openSide(label: string, checkout: string, url: string, concurrenc
     db as Database,
     engine as Engine,
   );
-  return { label, runOne: (n) => peer.runOne(n), close: () => peer.close() };
+  return {
+    label,
+    database: new URL(url).pathname.slice(1),
+    runOne: (n) => peer.runOne(n),
+    close: () => peer.close(),
+  };
 }
 
 interface Tally {
   flows: number;
   userUs: number;
   systemUs: number;
+  /** CPU of the side's own backends (their database's), nanoseconds. */
+  postgresNs: number;
+  /** Wall time of its windows. */
+  ms: number;
 }
 
-const emptyTally = (): Tally => ({ flows: 0, userUs: 0, systemUs: 0 });
+const emptyTally = (): Tally => ({ flows: 0, userUs: 0, systemUs: 0, postgresNs: 0, ms: 0 });
 
-async function measureWindow(side: Side, ms: number, tally: Tally, from: number): Promise<number> {
+/** Where the server is, to read its backends' CPU from /proc. */
+interface Server {
+  readonly dataDir: string;
+  readonly adminUrl: string;
+}
+
+async function backendNs(server: Server, database: string): Promise<number> {
+  const snapshot = await readPostgresCpu(server.dataDir, server.adminUrl);
+  return snapshot.processes.filter((p) => p.kind === `client backend@${database}`).reduce((sum, p) => sum + p.runNs, 0);
+}
+
+async function measureWindow(side: Side, server: Server, ms: number, tally: Tally, from: number): Promise<number> {
+  const postgresBefore = await backendNs(server, side.database);
+  const started = performance.now();
   const before = process.cpuUsage();
   const loop = await runClosedLoop(concurrencyOf, ms, (n) => side.runOne(from + n));
   const cpu = process.cpuUsage(before);
+  tally.ms += performance.now() - started;
+  tally.postgresNs += (await backendNs(server, side.database)) - postgresBefore;
   tally.flows += loop.flows;
   tally.userUs += cpu.user;
   tally.systemUs += cpu.system;
@@ -106,6 +135,8 @@ const perFlow = (t: Tally) => ({
   cpu: (t.userUs + t.systemUs) / 1_000 / t.flows,
   user: t.userUs / 1_000 / t.flows,
   system: t.systemUs / 1_000 / t.flows,
+  postgres: t.postgresNs / 1e6 / t.flows,
+  flowsPerSecond: (t.flows * 1_000) / t.ms,
 });
 
 async function main(): Promise<void> {
@@ -124,15 +155,21 @@ async function main(): Promise<void> {
       await createDatabase(cluster.adminUrl, uniqueDatabaseName('compare_a'), { template: 'compare_template' }),
       await createDatabase(cluster.adminUrl, uniqueDatabaseName('compare_b'), { template: 'compare_template' }),
     ];
+    const server: Server = { dataDir: cluster.dataDir, adminUrl: cluster.adminUrl };
     const run = async () => {
       const sides = [
         await openSide('A', checkouts[0]!, urls[0]!, concurrencyOf),
         await openSide('B', checkouts[1]!, urls[1]!, concurrencyOf),
       ];
       try {
-        for (const side of sides) {
-          progress(`warm-up ${side.label}: c=${concurrencyOf}, ${warmupMs / 1_000} s`);
-          await runClosedLoop(concurrencyOf, warmupMs, (n) => side.runOne(n));
+        // As a bench phase does (ADR 0051): plans made for empty tables are not what a deployment runs.
+        for (const [s, side] of sides.entries()) {
+          progress(`warm-up ${side.label}: c=${concurrencyOf}, ${warmupMs / 1_000} s, then ANALYZE`);
+          await runClosedLoop(concurrencyOf, warmupMs, (n) => side.runOne(n), {
+            atLeastFlows: warmupFlowsBeforeAnalyze,
+          });
+          await analyzeLikeAutovacuum(urls[s]!);
+          await runClosedLoop(concurrencyOf, warmupMs / 2, (n) => side.runOne(500_000 + n));
         }
         const halves = [
           [emptyTally(), emptyTally()],
@@ -144,7 +181,7 @@ async function main(): Promise<void> {
           // A B, then B A: neither side always follows the other.
           const order = w % 2 === 0 ? [0, 1] : [1, 0];
           const half = halves[w < windows / 2 ? 0 : 1];
-          for (const s of order) n += await measureWindow(sides[s]!, windowMs, half[s]!, n);
+          for (const s of order) n += await measureWindow(sides[s]!, server, windowMs, half[s]!, n);
         }
         const total = [0, 1].map((s) => {
           const t = emptyTally();
@@ -152,6 +189,8 @@ async function main(): Promise<void> {
             t.flows += half[s]!.flows;
             t.userUs += half[s]!.userUs;
             t.systemUs += half[s]!.systemUs;
+            t.postgresNs += half[s]!.postgresNs;
+            t.ms += half[s]!.ms;
           }
           return t;
         });
@@ -164,10 +203,22 @@ async function main(): Promise<void> {
             `  B/A ${(pb.cpu / pa.cpu).toFixed(3)} (user ${(pb.user / pa.user).toFixed(3)})`
           );
         };
+        const serverLine = (name: string, ta: Tally, tb: Tally) => {
+          const [pa, pb] = [perFlow(ta), perFlow(tb)];
+          return (
+            `${name.padEnd(12)} A ${pa.postgres.toFixed(3)} ms/flow, ${pa.flowsPerSecond.toFixed(0)} flows/s` +
+            `  B ${pb.postgres.toFixed(3)} ms/flow, ${pb.flowsPerSecond.toFixed(0)} flows/s` +
+            `  B/A ${(pb.postgres / pa.postgres).toFixed(3)}, flows/s ${(pb.flowsPerSecond / pa.flowsPerSecond).toFixed(3)}`
+          );
+        };
         console.log(`A = ${checkouts[0]}\nB = ${checkouts[1]}\nc=${concurrencyOf}, Node CPU per flow:`);
         console.log(line('all windows', total[0]!, total[1]!));
         console.log(line('first half', halves[0][0], halves[0][1]));
         console.log(line('second half', halves[1][0], halves[1][1]));
+        console.log(`PostgreSQL CPU per flow (each side's own backends) and flows/s:`);
+        console.log(serverLine('all windows', total[0]!, total[1]!));
+        console.log(serverLine('first half', halves[0][0], halves[0][1]));
+        console.log(serverLine('second half', halves[1][0], halves[1][1]));
       } finally {
         for (const side of sides) await side.close();
       }

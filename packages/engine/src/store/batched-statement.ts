@@ -1,8 +1,5 @@
 import type { TransitionOutcome } from './step-transitions.ts';
-import { openRunStatuses } from './types.ts';
-
-/** The open run statuses as a SQL list of literals, for a statement whose text never changes. */
-export const openStatusesText = openRunStatuses.map((s) => `'${s.replaceAll("'", "''")}'`).join(', ');
+import { runningStepByKeyText } from './keyed-status.ts';
 
 /** One array parameter of a set-based statement (ADR 0045): a column of its `input`, one value per item. */
 export interface InputColumn<T> {
@@ -20,6 +17,16 @@ export interface InputColumn<T> {
  */
 export type InputShape = 'arrays' | 'scalars';
 
+/**
+ * Array parameter `n` of type `type`[] as a statement's body reads it: through a scalar subquery, so
+ * the planner does not know its length, neither in a custom plan (made with the values) nor in the
+ * generic one (ADR 0098). Its estimate is then the same in both, so PostgreSQL keeps the generic plan
+ * made after five executions instead of planning every execution again: with a batch's length in the
+ * custom plans, a plan that finds each item's rows by their keys costs the custom plan less than the
+ * generic plan's estimate of ten items, and PostgreSQL would plan every batch anew.
+ */
+export const arrayParam = (n: number, type: string): string => `(select $${n}::${type}[])::${type}[]`;
+
 /** The shape a statement for `items` is sent in: scalars for a lone item, arrays otherwise. */
 export const inputShapeFor = (items: readonly unknown[]): InputShape => (items.length === 1 ? 'scalars' : 'arrays');
 
@@ -27,11 +34,12 @@ export const inputShapeFor = (items: readonly unknown[]): InputShape => (items.l
  * The `input` CTE's body: the columns side by side, the first `columns.length` parameters, and `k`,
  * each item's place (from 1, a bigint as `with ordinality` gives). Its text depends only on the
  * columns and the shape, never on the number of items. In both shapes the first parameter is an array
- * (of one value for `scalars`): the statements' bodies find their runs with `= any($1::uuid[])`.
+ * (of one value for `scalars`): the statements' bodies find their runs with `= any(${arrayParam(1, 'uuid')})`.
  */
 function inputCte<T>(columns: readonly InputColumn<T>[], shape: InputShape): string {
   if (shape === 'arrays') {
-    const arrays = columns.map((c, n) => `$${n + 1}::${c.type}[]`).join(', ');
+    // The first array hidden is enough: unnest's estimate is its longest argument's, ten for a hidden one.
+    const arrays = columns.map((c, n) => (n === 0 ? arrayParam(1, c.type) : `$${n + 1}::${c.type}[]`)).join(', ');
     return `select * from unnest(${arrays}) with ordinality as i(${columns.map((c) => c.name).join(', ')}, k)`;
   }
   const scalars = columns.map((c, n) => (n === 0 ? `($1::${c.type}[])[1]` : `$${n + 1}::${c.type}`) + ` as ${c.name}`);
@@ -102,7 +110,7 @@ const fencedUpdate = (table: 'action_runs' | 'compensation_runs') => `
              updated_at = i.now, finished_at = case when i.prev_status = 'Failed' then null else i.now end
         from input i
        where i.prev_table = '${table}' and s.id = i.prev_id and s.run_id = i.run_id
-         and s.run_id in (select id from run) and s.attempts = i.prev_attempts and s.status = 'Running'
+         and s.run_id in (select id from run) and s.attempts = i.prev_attempts and ${runningStepByKeyText('s.status')}
       returning s.id, s.run_id, s.attempts`;
 
 /**

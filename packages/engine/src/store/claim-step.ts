@@ -1,7 +1,8 @@
 import { Prisma } from '../generated/prisma/client.ts';
-import { openRunStatusesSql, tableSql, type StepTable } from './step-table.ts';
+import { tableSql, type StepTable } from './step-table.ts';
 import type { RawDb } from '../db/raw-db.ts';
 import { stepEventCte, type StepEvent } from './step-event.ts';
+import { openRunByKey, runningStepByKey } from './keyed-status.ts';
 
 /**
  * The claim: ONE conditional update (compare-and-swap) on an action or compensation row. It accepts
@@ -31,7 +32,7 @@ export async function claimStep(
     with run as (
       select r.id from "sagaflow"."flow_runs" r
        where r.id = (select t.run_id from ${tableSql(args.table)} t where t.id = ${args.id}::uuid)
-         and r.status in ${openRunStatusesSql}
+         and ${openRunByKey('r.status')}
          and (r.cancel_requested_at is null or ${args.cancellationKnown ?? true})
          for key share
     ), claimed as (
@@ -46,7 +47,7 @@ export async function claimStep(
        where s.id = ${args.id}::uuid
          and (s.status = 'Pending'
               or (s.status = 'Failed' and s.available_at <= ${args.now}::timestamptz)
-              or (s.status = 'Running' and s.reclaim_stale_at is not null and s.reclaim_stale_at < ${args.now}::timestamptz))
+              or (${runningStepByKey('s.status')} and s.reclaim_stale_at is not null and s.reclaim_stale_at < ${args.now}::timestamptz))
          and s.run_id in (select id from run)
       returning s.id, s.run_id, s.attempts)${stepEventCte(args.event, 'claimed')}
     select attempts from claimed`);

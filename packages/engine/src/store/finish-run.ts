@@ -1,7 +1,7 @@
 import { Prisma } from '../generated/prisma/client.ts';
-import { openRunStatusesSql } from './step-table.ts';
 import type { Json } from '../definitions/define-action.ts';
 import type { RawDb } from '../db/raw-db.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 export type FinalRunStatus =
   'Completed' | 'Failed' | 'Compensated' | 'Expired' | 'Cancelled' | 'Terminated' | 'TimedOut';
@@ -30,10 +30,10 @@ export async function finishRun(
     { status: FinalRunStatus; flow_name: string; parent_run_id: string | null; parent_sequence: number | null }[]
   >`
     with locked as (
-      select id from "sagaflow"."flow_runs" where id = ${args.id}::uuid and status in ${openRunStatusesSql} for update)
+      select id from "sagaflow"."flow_runs" where id = ${args.id}::uuid and ${openRunByKey('status')} for update)
     update "sagaflow"."flow_runs"
        set ${finishedRunSet(args)}
-     where id = (select id from locked) and status in ${openRunStatusesSql}
+     where id = (select id from locked) and ${openRunByKey('status')}
     returning status, flow_name, parent_run_id::text as parent_run_id, parent_sequence`;
   const r = rows[0];
   return r

@@ -5,12 +5,13 @@ import {
   inputValues,
   setBasedOutcomeTexts,
   outcomeTablesFor,
-  openStatusesText,
   outcomeColumns,
   outcomeEventRows,
   type InputColumn,
   type InputShape,
+  arrayParam,
 } from './batched-statement.ts';
+import { openRunByKeyText } from './keyed-status.ts';
 import type { JobAck } from './delete-job.ts';
 import type { FinalRunStatus } from './finish-run.ts';
 import type { TransitionOutcome } from './step-transitions.ts';
@@ -63,15 +64,15 @@ const texts = setBasedOutcomeTexts(
     with input as (
       ${input}
     ), seen as (
-      select r.id, r.xmin::text as version from "sagaflow"."flow_runs" r where r.id = any($1::uuid[])
+      select r.id, r.xmin::text as version from "sagaflow"."flow_runs" r where r.id = any(${arrayParam(1, 'uuid')})
     ), run as (
       select r.id from "sagaflow"."flow_runs" r
-       where r.id = any($1::uuid[]) and r.status in (${openStatusesText}) and r.parent_run_id is null
+       where r.id = any(${arrayParam(1, 'uuid')}) and ${openRunByKeyText('r.status')} and r.parent_run_id is null
          and r.xmin::text = (select version from seen where seen.id = r.id)
          and r.history_epoch = coalesce((select i.epoch from input i where i.run_id = r.id), r.history_epoch)
          and not exists (select 1 from "sagaflow"."flow_runs" c
                           where c.parent_run_id = r.id and c.parent_cancel_policy = 'propagate'
-                            and c.status in (${openStatusesText}))
+                            and ${openRunByKeyText('c.status')})
        order by r.id
          for update
     )${outcomes}, fin as (
@@ -81,7 +82,7 @@ const texts = setBasedOutcomeTexts(
              output = i.output::jsonb, error = i.error::jsonb, waiting_for = null, stuck_reason = null,
              finished_at = i.now, updated_at = i.now, version = f.version + 1
         from input i
-       where f.id = i.run_id and f.id in (select id from run) and f.status in (${openStatusesText})
+       where f.id = i.run_id and f.id in (select id from run) and ${openRunByKeyText('f.status')}
          and (i.prev_id is null or i.prev_id in (select id from upd))
       returning f.id, f.status
     ), events as (

@@ -1,6 +1,6 @@
 import { recordStuckChange } from './record-stuck-change.ts';
-import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 /**
  * Counts a failed attempt to expire a run and holds the run off for a window that doubles per
@@ -21,7 +21,7 @@ export async function holdOffExpiry(
              least(${args.maxSeconds}::float8, ${args.baseSeconds}::float8 * power(2, least(expiry_attempts, 40)))),
            stuck_reason = 'expiry_failed: past its business deadline, but its rollback could not be planned (attempt '
              || (expiry_attempts + 1)::text || '): ' || left(${args.error}, 500)
-     where id = ${args.runId}::uuid and expired_at is null and status in ${openRunStatusesSql}
+     where id = ${args.runId}::uuid and expired_at is null and ${openRunByKey('status')}
        and (expiry_retry_at is null or expiry_retry_at <= ${args.now}::timestamptz)
     returning expiry_attempts as attempts, expiry_retry_at as retry_at, stuck_reason`;
   const row = rows[0];

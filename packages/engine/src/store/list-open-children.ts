@@ -1,5 +1,5 @@
 import type { RawDb } from '../db/raw-db.ts';
-import { openRunStatusesSql } from './step-table.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 /**
  * Open child runs that a parent's cancellation reaches (policy propagate), in id order: the order
@@ -10,7 +10,7 @@ export async function listOpenChildren(db: RawDb, parentRunId: string): Promise<
   const rows = await db.$queryRaw<{ id: string }[]>`
     select id from "sagaflow"."flow_runs"
      where parent_run_id = ${parentRunId}::uuid and parent_cancel_policy = 'propagate'
-       and status in ${openRunStatusesSql}
+       and ${openRunByKey('status')}
      order by id`;
   return rows.map((r) => r.id);
 }

@@ -1,6 +1,6 @@
 import type { DbFlowRun } from './find-run.ts';
-import { openRunStatusesSql } from './step-table.ts';
 import type { RawDb } from '../db/raw-db.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 /** A run as a replay loads it: the row as it was, and the version its marking active produced. */
 export interface LoadedRun {
@@ -32,7 +32,7 @@ export async function loadRunForReplay(
              started_at = coalesce(r.started_at, ${args.now}::timestamptz), updated_at = ${args.now}::timestamptz,
              version = r.version + 1
         from prev p
-       where r.id = p.id and p.status in ${openRunStatusesSql}
+       where r.id = p.id and ${openRunByKey('p.status')}
          and (p.run_timeout_at is null or p.run_timeout_at > ${args.now}::timestamptz)
          and (p.cancel_deadline_at is null or p.cancel_deadline_at > ${args.now}::timestamptz)
          and p.flow_name = any(${[...args.flows]}::text[])

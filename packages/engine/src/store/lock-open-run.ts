@@ -1,6 +1,6 @@
 import { Prisma } from '../generated/prisma/client.ts';
-import { openRunStatusesSql } from './step-table.ts';
 import type { RawDb } from '../db/raw-db.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 /**
  * Locks an open run's row FOR KEY SHARE until the caller's transaction ends, and says whether the
@@ -33,7 +33,7 @@ export async function lockOpenRunEpoch(
 ): Promise<number | null> {
   const rows = await db.$queryRaw<{ epoch: number }[]>(Prisma.sql`
     select r.history_epoch as epoch from "sagaflow"."flow_runs" r
-     where r.id = ${runId}::uuid and r.status in ${openRunStatusesSql}
+     where r.id = ${runId}::uuid and ${openRunByKey('r.status')}
        ${Prisma.raw(`for ${strength}`)}`);
   return rows[0]?.epoch ?? null;
 }

@@ -1,6 +1,6 @@
 import { Prisma } from '../generated/prisma/client.ts';
 import type { RawDb } from '../db/raw-db.ts';
-import { openRunStatusesSql } from './step-table.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 /** Rounds of "list the tree, lock what is new" before giving up on a tree that keeps growing. */
 const maxRounds = 10;
@@ -15,10 +15,10 @@ export async function listOpenTree(db: RawDb, rootId: string): Promise<{ id: str
   return db.$queryRaw<{ id: string; depth: number }[]>(Prisma.sql`
     with recursive tree (id, depth, path) as (
       select r.id, 0, array[r.id] from "sagaflow"."flow_runs" r
-       where r.id = ${rootId}::uuid and r.status in ${openRunStatusesSql}
+       where r.id = ${rootId}::uuid and ${openRunByKey('r.status')}
       union all
       select c.id, t.depth + 1, t.path || c.id from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
-       where c.parent_cancel_policy = 'propagate' and c.status in ${openRunStatusesSql}
+       where c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
     )
     select id::text as id, depth from tree order by path`);
 }
@@ -43,7 +43,7 @@ export async function lockOpenTree(db: RawDb, rootId: string): Promise<void> {
       select r.id::text as id from "sagaflow"."flow_runs" r
         join unnest(${fresh.map((n) => n.id)}::uuid[], ${fresh.map((n) => n.depth)}::int[]) as t (id, depth)
           on r.id = t.id
-       where r.status in ${openRunStatusesSql}
+       where ${openRunByKey('r.status')}
        order by t.depth desc, r.id
          for update of r`);
     // A run not locked had finished meanwhile: it is out of the next listing, and so is what is under it.

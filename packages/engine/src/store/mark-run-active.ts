@@ -1,5 +1,5 @@
-import { openRunStatusesSql } from './step-table.ts';
 import type { RawDb } from '../db/raw-db.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 /**
  * An open run being replayed shows Running (or Compensating), with no wait or stuck reason.
@@ -19,7 +19,7 @@ export async function markRunActive(
          set status = ${args.status}, waiting_for = null, stuck_reason = null,
              started_at = coalesce(r.started_at, ${args.now}::timestamptz), updated_at = ${args.now}::timestamptz, version = r.version + 1
         from (select id, status as was from "sagaflow"."flow_runs" where id = ${args.runId}::uuid for no key update) prev
-       where r.id = prev.id and prev.was in ${openRunStatusesSql}
+       where r.id = prev.id and ${openRunByKey('prev.was')}
       returning r.id, prev.was, r.version)
     select was, version from upd`;
   const row = rows[0];

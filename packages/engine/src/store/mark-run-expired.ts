@@ -1,6 +1,6 @@
 import { recordStuckChange } from './record-stuck-change.ts';
-import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 /**
  * Expires an overdue run once, with a conditional write (still open, still overdue, not expired or
@@ -19,7 +19,7 @@ export async function markRunExpired(
            cancel_reason = ${args.reason}, cancel_deadline_at = ${args.cleanupUntil}::timestamptz,
            expiry_retry_at = null, stuck_reason = null, updated_at = ${args.now}::timestamptz, version = version + 1
      where id = ${args.runId}::uuid and expired_at is null and cancel_requested_at is null
-       and expires_at <= ${args.now}::timestamptz and status in ${openRunStatusesSql}`;
+       and expires_at <= ${args.now}::timestamptz and ${openRunByKey('status')}`;
   if (n !== 1) return false;
   await recordStuckChange(db, { runId: args.runId, reason: null, by: 'run.expiry_started' });
   return true;

@@ -1,6 +1,6 @@
 import { recordStuckChange } from './record-stuck-change.ts';
-import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 /**
  * Gives an open run a stuck reason found from outside its replay (the monitor), unless it already
@@ -13,7 +13,7 @@ export async function markRunStuck(db: Db, args: { runId: string; stuckReason: s
   const n = await db.$executeRaw`
     update "sagaflow"."flow_runs"
        set stuck_reason = ${args.stuckReason}, updated_at = ${args.now}::timestamptz, version = version + 1
-     where id = ${args.runId}::uuid and status in ${openRunStatusesSql} and stuck_reason is null`;
+     where id = ${args.runId}::uuid and ${openRunByKey('status')} and stuck_reason is null`;
   if (n !== 1) return false;
   await recordStuckChange(db, { runId: args.runId, reason: args.stuckReason, by: 'monitor' });
   return true;

@@ -1,6 +1,6 @@
 import { recordStuckChange } from './record-stuck-change.ts';
-import { openRunStatusesSql } from './step-table.ts';
 import type { RawDb } from '../db/raw-db.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 /**
  * Parks an open run: Waiting with what it waits for (healthy) or why it cannot move (stuck); a run
@@ -24,7 +24,7 @@ export async function parkRun(
     update "sagaflow"."flow_runs"
        set status = case when status = 'Compensating' then 'Compensating' else 'Waiting' end, waiting_for = ${args.waitingFor}, stuck_reason = ${args.stuckReason},
            updated_at = ${args.now}::timestamptz, version = version + 1
-     where id = ${args.runId}::uuid and status in ${openRunStatusesSql}
+     where id = ${args.runId}::uuid and ${openRunByKey('status')}
        and (${args.expectedVersion}::int is null or version = ${args.expectedVersion}::int)`;
   if (n !== 1) return false;
   await recordStuckChange(db, { runId: args.runId, reason: args.stuckReason, by: 'park' });

@@ -1,8 +1,9 @@
 import type { Json } from '../definitions/define-action.ts';
 import { Prisma } from '../generated/prisma/client.ts';
-import { openRunStatusesSql, tableSql, type StepTable } from './step-table.ts';
+import { tableSql, type StepTable } from './step-table.ts';
 import { stepEventCte, type StepEvent } from './step-event.ts';
 import type { RawDb } from '../db/raw-db.ts';
+import { openRunByKey, runningStepByKey } from './keyed-status.ts';
 
 export type StepOutcome =
   | { kind: 'completed'; output: Json }
@@ -32,7 +33,7 @@ export async function recordStepOutcome(
       select s.id, s.run_id from ${tableSql(args.table)} s where s.id = ${args.id}::uuid
     ), run as (
       select r.id from "sagaflow"."flow_runs" r
-       where r.id = (select run_id from step) and r.status in ${openRunStatusesSql}
+       where r.id = (select run_id from step) and ${openRunByKey('r.status')}
          for key share
     ), target as (
       select s.id, exists (select 1 from run) as run_open from step s
@@ -40,7 +41,7 @@ export async function recordStepOutcome(
       update ${tableSql(args.table)} s
          set ${outcomeSet(args.outcome, args.now)}
         from target t
-       where s.id = t.id and t.run_open and s.attempts = ${args.attempts}::int and s.status = 'Running'
+       where s.id = t.id and t.run_open and s.attempts = ${args.attempts}::int and ${runningStepByKey('s.status')}
       returning s.id, s.run_id, s.attempts)${stepEventCte(args.event, 'upd')}
     select t.run_open, exists (select 1 from upd) as updated from target t`);
   const r = rows[0];

@@ -1,5 +1,5 @@
-import { openRunStatusesSql } from './step-table.ts';
 import type { RawDb } from '../db/raw-db.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 /** Records a cancellation request once on an open run; returns whether this call recorded it. */
 export async function requestCancel(
@@ -11,6 +11,6 @@ export async function requestCancel(
        set cancel_requested_at = ${args.now}::timestamptz, cancel_reason = ${args.reason},
            cancel_deadline_at = ${args.deadline}::timestamptz, updated_at = ${args.now}::timestamptz, version = version + 1
      where id = ${args.runId}::uuid and cancel_requested_at is null
-       and status in ${openRunStatusesSql}`;
+       and ${openRunByKey('status')}`;
   return n === 1;
 }

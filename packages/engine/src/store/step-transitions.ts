@@ -5,7 +5,6 @@ import type { StepEvent } from './step-event.ts';
 import type { StepOutcome } from './record-step-outcome.ts';
 import type { StepTable } from './step-table.ts';
 import {
-  openStatusesText,
   inputShapeFor,
   inputValues,
   setBasedOutcomeTexts,
@@ -14,7 +13,9 @@ import {
   outcomeEventRows,
   type InputColumn,
   type InputShape,
+  arrayParam,
 } from './batched-statement.ts';
+import { openRunByKeyText } from './keyed-status.ts';
 
 /** The previous step's outcome a transition records, under the fence of recordStepOutcome. */
 export interface TransitionOutcome {
@@ -93,8 +94,8 @@ const texts = setBasedOutcomeTexts(
       ${input}
     ), run as (
       select r.id from "sagaflow"."flow_runs" r
-       where r.id = any($1::uuid[]) and r.status in (${openStatusesText})
-         and (r.cancel_requested_at is null or r.id = any($${columns.length + 1}::uuid[]))
+       where r.id = any(${arrayParam(1, 'uuid')}) and ${openRunByKeyText('r.status')}
+         and (r.cancel_requested_at is null or r.id = any(${arrayParam(columns.length + 1, 'uuid')}))
          and r.history_epoch = coalesce((select i.epoch from input i where i.run_id = r.id), r.history_epoch)
        order by r.id
          for no key update
