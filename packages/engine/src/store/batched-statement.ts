@@ -1,5 +1,5 @@
 import type { TransitionOutcome } from './step-transitions.ts';
-import { runningStepByKeyText } from './keyed-status.ts';
+import { statusInText } from './keyed-status.ts';
 
 /** One array parameter of a set-based statement (ADR 0045): a column of its `input`, one value per item. */
 export interface InputColumn<T> {
@@ -110,7 +110,7 @@ const fencedUpdate = (table: 'action_runs' | 'compensation_runs') => `
              updated_at = i.now, finished_at = case when i.prev_status = 'Failed' then null else i.now end
         from input i
        where i.prev_table = '${table}' and s.id = i.prev_id and s.run_id = i.run_id
-         and s.run_id in (select id from run) and s.attempts = i.prev_attempts and ${runningStepByKeyText('s.status')}
+         and s.run_id in (select id from run) and s.attempts = i.prev_attempts and ${statusInText('s.status', ['Running'])}
       returning s.id, s.run_id, s.attempts`;
 
 /**

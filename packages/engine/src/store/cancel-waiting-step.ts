@@ -1,4 +1,5 @@
 import type { RawDb } from '../db/raw-db.ts';
+import { statusIn } from './keyed-status.ts';
 
 /**
  * Cancels an action step that is not running (waiting for its first try or for a retry), compare-
@@ -8,6 +9,6 @@ export async function cancelWaitingStep(db: RawDb, args: { id: string; now: Date
   const n = await db.$executeRaw`
     update "sagaflow"."action_runs"
        set status = 'Cancelled', updated_at = ${args.now}::timestamptz, finished_at = ${args.now}::timestamptz
-     where id = ${args.id}::uuid and status in ('Pending', 'Failed')`;
+     where id = ${args.id}::uuid and ${statusIn('status', ['Pending', 'Failed'])}`;
   return n === 1;
 }

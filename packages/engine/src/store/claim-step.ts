@@ -2,7 +2,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 import { tableSql, type StepTable } from './step-table.ts';
 import type { RawDb } from '../db/raw-db.ts';
 import { stepEventCte, type StepEvent } from './step-event.ts';
-import { openRunByKey, runningStepByKey } from './keyed-status.ts';
+import { openRunByKey, statusIn } from './keyed-status.ts';
 
 /**
  * The claim: ONE conditional update (compare-and-swap) on an action or compensation row. It accepts
@@ -45,9 +45,9 @@ export async function claimStep(
              reclaim_stale_at = case when s.reclaim_stale_after_seconds is null then null
                                      else ${args.now}::timestamptz + make_interval(secs => s.reclaim_stale_after_seconds) end
        where s.id = ${args.id}::uuid
-         and (s.status = 'Pending'
-              or (s.status = 'Failed' and s.available_at <= ${args.now}::timestamptz)
-              or (${runningStepByKey('s.status')} and s.reclaim_stale_at is not null and s.reclaim_stale_at < ${args.now}::timestamptz))
+         and (${statusIn('s.status', ['Pending'])}
+              or (${statusIn('s.status', ['Failed'])} and s.available_at <= ${args.now}::timestamptz)
+              or (${statusIn('s.status', ['Running'])} and s.reclaim_stale_at is not null and s.reclaim_stale_at < ${args.now}::timestamptz))
          and s.run_id in (select id from run)
       returning s.id, s.run_id, s.attempts)${stepEventCte(args.event, 'claimed')}
     select attempts from claimed`);

@@ -1,5 +1,5 @@
 import type { Db } from './types.ts';
-import { runningStepByKey } from './keyed-status.ts';
+import { statusIn } from './keyed-status.ts';
 
 /**
  * An expired run's actions that hold a claim (Running) are marked Expired too, so a worker that
@@ -15,6 +15,6 @@ export async function expireRunningSteps(
        set status = 'Expired', reclaim_stale_at = null, updated_at = ${args.now}::timestamptz,
            finished_at = ${args.now}::timestamptz,
            error = jsonb_build_object('name', 'RunExpired', 'message', 'the run''s business deadline passed while this step was running')
-     where run_id = ${args.runId}::uuid and kind = 'action' and ${runningStepByKey('status')}
+     where run_id = ${args.runId}::uuid and kind = 'action' and ${statusIn('status', ['Running'])}
     returning id::text as id, sequence, name`;
 }

@@ -1,4 +1,5 @@
 import type { Db } from './types.ts';
+import { statusIn } from './keyed-status.ts';
 
 export interface DbInstanceTimeout {
   id: string;
@@ -16,7 +17,7 @@ export async function listInstanceTimeouts(db: Db, instanceId: string, limit: nu
   return db.$queryRaw<DbInstanceTimeout[]>`
     select id::text as id, name, expected_state, due_at, status, attempts, last_error, retry_at
       from "sagaflow"."process_timeouts"
-     where instance_id = ${instanceId}::uuid and status = 'Pending'
+     where instance_id = ${instanceId}::uuid and ${statusIn('status', ['Pending'])}
      order by due_at, id
      limit ${limit}`;
 }

@@ -1,4 +1,5 @@
 import type { Db } from './types.ts';
+import { statusIn } from './keyed-status.ts';
 
 /**
  * Records that the broker or handler acknowledged these rows, all in one statement (one round trip
@@ -8,10 +9,11 @@ import type { Db } from './types.ts';
  */
 export async function markOutboxBatchPublished(db: Db, args: { ids: string[]; now: Date }): Promise<Set<string>> {
   if (args.ids.length === 0) return new Set();
+  // The ids through a subquery: no plan knows the batch's length, so the generic one is kept (ADR 0098).
   const rows = await db.$queryRaw<{ id: string }[]>`
     update "sagaflow"."outbox"
        set status = 'Published', published_at = ${args.now}::timestamptz
-     where id = any(${args.ids}::uuid[]) and status = 'Pending'
+     where id = any((select ${args.ids}::uuid[])::uuid[]) and ${statusIn('status', ['Pending'])}
     returning id::text as id`;
   return new Set(rows.map((row) => row.id));
 }

@@ -1,4 +1,5 @@
 import type { Db } from './types.ts';
+import { statusIn } from './keyed-status.ts';
 
 /** A timeout whose delivery threw stays Pending with its deadline; it is tried again at `retryAt`. */
 export async function markProcessTimeoutFailed(
@@ -8,5 +9,5 @@ export async function markProcessTimeoutFailed(
   await db.$executeRaw`
     update "sagaflow"."process_timeouts"
        set attempts = attempts + 1, last_error = ${args.error.slice(0, 1000)}, retry_at = ${args.retryAt}::timestamptz
-     where id = ${args.id}::uuid and status = 'Pending'`;
+     where id = ${args.id}::uuid and ${statusIn('status', ['Pending'])}`;
 }

@@ -1,6 +1,6 @@
 import { tableSql, type StepTable } from './step-table.ts';
 import type { Db } from './types.ts';
-import { runningStepByKey } from './keyed-status.ts';
+import { statusIn } from './keyed-status.ts';
 
 /**
  * Opens a Running row held by a gone worker to the ordinary claim: its reclaim deadline becomes now.
@@ -15,7 +15,7 @@ export async function markStepReclaimable(
   const n = await db.$executeRaw`
     update ${tableSql(args.table)}
        set reclaim_stale_at = ${args.now}::timestamptz - interval '1 millisecond', updated_at = ${args.now}::timestamptz
-     where id = ${args.id}::uuid and ${runningStepByKey('status')} and attempts = ${args.attempts}::int
+     where id = ${args.id}::uuid and ${statusIn('status', ['Running'])} and attempts = ${args.attempts}::int
        and claimed_by = ${args.claimedBy}`;
   return n === 1;
 }

@@ -1,4 +1,5 @@
 import type { Db } from './types.ts';
+import { statusIn } from './keyed-status.ts';
 
 /**
  * Records a failed publish: back to Pending, due again at `retryAt`, or Dead once the row has used
@@ -16,7 +17,7 @@ export async function recordOutboxFailure(
            available_at = case when attempts >= ${args.maxAttempts}::int then available_at
                                else ${args.retryAt}::timestamptz end,
            last_error = ${args.error}
-     where id = ${args.id}::uuid and status = 'Pending' and attempts = ${args.attempts}::int
+     where id = ${args.id}::uuid and ${statusIn('status', ['Pending'])} and attempts = ${args.attempts}::int
     returning status`;
   return rows[0]?.status ?? null;
 }

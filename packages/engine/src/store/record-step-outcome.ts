@@ -3,7 +3,7 @@ import { Prisma } from '../generated/prisma/client.ts';
 import { tableSql, type StepTable } from './step-table.ts';
 import { stepEventCte, type StepEvent } from './step-event.ts';
 import type { RawDb } from '../db/raw-db.ts';
-import { openRunByKey, runningStepByKey } from './keyed-status.ts';
+import { openRunByKey, statusIn } from './keyed-status.ts';
 
 export type StepOutcome =
   | { kind: 'completed'; output: Json }
@@ -41,7 +41,7 @@ export async function recordStepOutcome(
       update ${tableSql(args.table)} s
          set ${outcomeSet(args.outcome, args.now)}
         from target t
-       where s.id = t.id and t.run_open and s.attempts = ${args.attempts}::int and ${runningStepByKey('s.status')}
+       where s.id = t.id and t.run_open and s.attempts = ${args.attempts}::int and ${statusIn('s.status', ['Running'])}
       returning s.id, s.run_id, s.attempts)${stepEventCte(args.event, 'upd')}
     select t.run_open, exists (select 1 from upd) as updated from target t`);
   const r = rows[0];

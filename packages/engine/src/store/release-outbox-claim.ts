@@ -1,4 +1,5 @@
 import type { Db } from './types.ts';
+import { statusIn } from './keyed-status.ts';
 
 /**
  * Hands back a claimed row that was never tried (an earlier row of its source failed in the same
@@ -9,6 +10,6 @@ export async function releaseOutboxClaim(db: Db, args: { id: string; attempts: n
   const updated = await db.$executeRaw`
     update "sagaflow"."outbox"
        set available_at = ${args.now}::timestamptz, attempts = attempts - 1
-     where id = ${args.id}::uuid and status = 'Pending' and attempts = ${args.attempts}::int`;
+     where id = ${args.id}::uuid and ${statusIn('status', ['Pending'])} and attempts = ${args.attempts}::int`;
   return updated === 1;
 }

@@ -1,4 +1,5 @@
 import type { Db } from './types.ts';
+import { statusIn } from './keyed-status.ts';
 
 /**
  * Returns a quarantined instance to ACTIVE and clears its failure record, conditional on the version
@@ -15,6 +16,6 @@ export async function releaseSagaInstance(
            failure_message = null, failure_message_type = null, failure_payload = null,
            first_failed_at = null,
            version = version + 1, updated_at = ${args.now}::timestamptz
-     where id = ${args.id}::uuid and version = ${args.expectedVersion}::int and status = 'QUARANTINED'`;
+     where id = ${args.id}::uuid and version = ${args.expectedVersion}::int and ${statusIn('status', ['QUARANTINED'])}`;
   return n === 1;
 }

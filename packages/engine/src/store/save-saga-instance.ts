@@ -1,4 +1,5 @@
 import type { Db } from './types.ts';
+import { statusIn } from './keyed-status.ts';
 
 /**
  * Saves a transition: state, its visit, data, status, the next due timer of that visit. Conditional on the
@@ -31,7 +32,7 @@ export async function saveSagaInstance(
            updated_at = ${args.now}::timestamptz,
            completed_at = case when ${args.status} = 'COMPLETED' then ${args.now}::timestamptz else null end,
            next_timer_due_at = (select min(t.due_at) from "sagaflow"."process_timeouts" t
-                                 where t.instance_id = i.id and t.status = 'Pending' and t.expected_state = ${args.state}
+                                 where t.instance_id = i.id and ${statusIn('t.status', ['Pending'])} and t.expected_state = ${args.state}
                                    -- a timeout of a visit the instance left is stale, not next
                                    and t.armed_visit = ${args.stateVisit}::int
                                    -- the timeout being delivered (its id is the message id) is not next

@@ -1,5 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import type { RawDb } from '../db/raw-db.ts';
+import { statusIn } from './keyed-status.ts';
 
 /**
  * Settles a waiting step (signal, timer, child) once: compare-and-swap from Waiting, so two replays
@@ -16,6 +17,6 @@ export async function settleWaitStep(
            error = ${args.error === undefined ? null : JSON.stringify(args.error)}::jsonb,
            updated_at = ${args.now}::timestamptz,
            finished_at = ${args.now}::timestamptz
-     where id = ${args.id}::uuid and status = 'Waiting'`;
+     where id = ${args.id}::uuid and ${statusIn('status', ['Waiting'])}`;
   return n === 1;
 }

@@ -1,4 +1,5 @@
 import type { Db } from './types.ts';
+import { statusIn } from './keyed-status.ts';
 
 export interface FailureRecord {
   /** The failing message's id: what tells it apart from its own redelivery. */
@@ -34,6 +35,6 @@ export async function writeInstanceFailure(
            status = case when ${args.quarantine} then 'QUARANTINED' else status end,
            version = version + 1,
            updated_at = ${args.now}::timestamptz
-     where id = ${args.id}::uuid and version = ${args.expectedVersion}::int and status = 'ACTIVE'`;
+     where id = ${args.id}::uuid and version = ${args.expectedVersion}::int and ${statusIn('status', ['ACTIVE'])}`;
   return n === 1;
 }

@@ -1,4 +1,5 @@
 import type { Db } from '../types.ts';
+import { statusIs } from '../keyed-status.ts';
 
 /**
  * Makes an action step claimable now, compare-and-swap on the status and attempts the repair saw:
@@ -16,6 +17,6 @@ export async function makeStepDue(
            max_attempts = case when status = 'Errored' then greatest(max_attempts, attempts + 1) else max_attempts end,
            finished_at = case when status = 'Errored' then null else finished_at end,
            available_at = ${args.now}::timestamptz, updated_at = ${args.now}::timestamptz
-     where id = ${args.id}::uuid and status = ${args.status} and attempts = ${args.attempts}::int`;
+     where id = ${args.id}::uuid and ${statusIs('status', args.status)} and attempts = ${args.attempts}::int`;
   return changed === 1;
 }

@@ -1,6 +1,6 @@
 import { tableSql, type StepTable } from '../step-table.ts';
 import type { Db } from '../types.ts';
-import { runningStepByKey } from '../keyed-status.ts';
+import { statusIn } from '../keyed-status.ts';
 
 /**
  * Puts a Running action or compensation row held by a gone worker back to Pending, compare-and-swap
@@ -17,7 +17,7 @@ export async function releaseOrphanedStep(
     update ${tableSql(args.table)}
        set status = 'Pending', claimed_by = null, reclaim_stale_at = null,
            available_at = ${args.now}::timestamptz, updated_at = ${args.now}::timestamptz
-     where id = ${args.id}::uuid and ${runningStepByKey('status')} and attempts = ${args.attempts}::int
+     where id = ${args.id}::uuid and ${statusIn('status', ['Running'])} and attempts = ${args.attempts}::int
        and claimed_by = ${args.claimedBy}`;
   return changed === 1;
 }
