@@ -1,6 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import type { RawDb } from '../db/raw-db.ts';
-import { statusIn } from './keyed-status.ts';
+import {} from './keyed-status.ts';
 
 /**
  * Takes the oldest pending signal of that name for the run, compare-and-swap: a signal is consumed
@@ -14,9 +14,9 @@ export async function consumeSignal(
     update "sagaflow"."signals"
        set status = 'Consumed', consumed_at = ${args.now}::timestamptz, consumed_by_sequence = ${args.sequence}::int
      where id = (select id from "sagaflow"."signals"
-                  where run_id = ${args.runId}::uuid and name = ${args.name} and ${statusIn('status', ['Pending'])}
+                  where run_id = ${args.runId}::uuid and name = ${args.name} and status = 'Pending'
                   order by seq limit 1 for update skip locked)
-       and ${statusIn('status', ['Pending'])}
+       and status = 'Pending'
     returning payload`;
   return rows[0] ?? null;
 }

@@ -1,9 +1,13 @@
 import { Prisma } from '../generated/prisma/client.ts';
 import { openRunStatusesSql, tableSql, type StepTable } from './step-table.ts';
 import type { Db } from './types.ts';
+import { statusIn } from './keyed-status.ts';
 
 /** The step statuses a business deadline can still end; the partial index holds exactly these (migration 0015). */
-export const openStepStatusesSql = Prisma.sql`('Pending', 'Running', 'Failed')`;
+const openStepStatuses = ['Pending', 'Running', 'Failed'];
+// Constants in the text, not parameters: the sweeps' partial index has this predicate, and only a
+// constant list proves it.
+export const openStepStatusesSql = Prisma.raw(`(${openStepStatuses.map((s) => `'${s}'`).join(', ')})`);
 
 /**
  * The monitor's step sweep, one batch in ONE statement: marks up to `limit` overdue actions or
@@ -47,7 +51,7 @@ export function expireOverdueStepsSql(args: ExpireOverdueStepsArgs): Prisma.Sql 
          set status = 'Expired', reclaim_stale_at = null, updated_at = ${args.now}::timestamptz,
              finished_at = ${args.now}::timestamptz,
              error = jsonb_build_object('name', 'StepExpired', 'message', 'the step''s business deadline passed at ' || s.expires_at::text)
-       where s.id = any(array(select id from picked)) and s.status in ${openStepStatusesSql}
+       where s.id = any(array(select id from picked)) and ${statusIn('s.status', openStepStatuses)}
       returning s.id, s.run_id, ${sequence} as sequence, s.name
     ), history as (
       insert into "sagaflow"."flow_events" (run_id, type, sequence, row_id, data)

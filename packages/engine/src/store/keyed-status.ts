@@ -16,8 +16,11 @@ import { openRunStatuses } from './types.ts';
  *
  * A sweep that looks for rows BY their status keeps the plain test: the status's index is its path.
  */
-export const statusInText = (column: string, statuses: readonly string[]): string =>
-  `"sagaflow"."status_in"(${column}, '{${statuses.join(',')}}'::text[])`;
+export function statusInText(column: string, statuses: readonly string[]): string {
+  // Written into the text as an array literal: a status is a word (no quote, comma, brace or space).
+  for (const s of statuses) if (!/^[A-Za-z_]+$/.test(s)) throw new Error(`not a status: ${JSON.stringify(s)}`);
+  return `"sagaflow"."status_in"(${column}, '{${statuses.join(',')}}'::text[])`;
+}
 
 /** `column` (a run's status) is open: Pending, Running, Waiting or Compensating. */
 export const openRunByKeyText = (column: string): string => statusInText(column, openRunStatuses);

@@ -1,7 +1,7 @@
 import { Prisma } from '../generated/prisma/client.ts';
 import { repairCandidatesSql, type RepairCandidatesArgs } from './repair-candidates-sql.ts';
-import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
+import { openRunByKey } from './keyed-status.ts';
 
 export interface RedispatchBatch {
   /** Candidate rows read (the keyset's progress), whether or not their run was re-dispatched. */
@@ -39,7 +39,7 @@ export function redispatchLostRunsSql(args: RedispatchArgs): Prisma.Sql {
          set repair_count = r.repair_count + 1
         from picked p
        where r.id = any(array(select run_id from picked)) and r.id = p.run_id
-         and r.status in ${openRunStatusesSql} and r.repair_count < ${args.budget}::int
+         and ${openRunByKey('r.status')} and r.repair_count < ${args.budget}::int
          and not exists (select 1 from "sagaflow"."jobs" j where j.run_id = r.id)
       returning r.id, p.rule, p.detail
     ), wakes as (

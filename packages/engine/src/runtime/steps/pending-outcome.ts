@@ -9,6 +9,7 @@ import type { StepEvent } from '../../store/step-event.ts';
 import { tableSql, type StepTable } from '../../store/step-table.ts';
 import type { EngineEventName } from '../engine-events.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
+import { statusIs } from '../../store/keyed-status.ts';
 
 /**
  * A finished step whose outcome is not written yet: a completion waiting for the replay's next
@@ -75,7 +76,7 @@ async function alreadyOurs(tx: RawDb, o: PendingOutcome): Promise<boolean> {
   const column = Prisma.raw(outcome.kind === 'completed' ? 'output' : 'error');
   const rows = await tx.$queryRaw<{ ours: boolean }[]>(Prisma.sql`
     select true as ours from ${tableSql(o.table)} s
-     where s.id = ${o.rowId}::uuid and s.status = ${statusOf[outcome.kind]} and s.attempts = ${o.attempts}::int
+     where s.id = ${o.rowId}::uuid and ${statusIs('s.status', statusOf[outcome.kind])} and s.attempts = ${o.attempts}::int
        and s.${column} = ${value}::jsonb`);
   return rows.length === 1;
 }

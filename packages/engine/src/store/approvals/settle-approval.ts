@@ -1,5 +1,6 @@
 import type { Json } from '../../definitions/define-action.ts';
 import type { Db } from '../types.ts';
+import { statusIs } from '../keyed-status.ts';
 
 export type ApprovalStatus = 'pending' | 'applying' | 'applied' | 'conflict' | 'refused' | 'rejected' | 'expired';
 
@@ -29,7 +30,7 @@ export async function settleApproval(
            decided_at = coalesce(decided_at, ${args.at}::timestamptz),
            decision_reason = coalesce(${args.reason ?? null}, decision_reason),
            result = coalesce(${result}::jsonb, result)
-     where id = ${args.id}::uuid and status = ${args.from}
+     where id = ${args.id}::uuid and ${statusIs('status', args.from)}
        and (${args.unexpiredAt ?? null}::timestamptz is null or expires_at > ${args.unexpiredAt ?? null}::timestamptz)`;
   return changed === 1;
 }

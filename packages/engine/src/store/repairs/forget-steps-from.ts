@@ -1,5 +1,5 @@
 import type { Db } from '../types.ts';
-import { statusIn } from '../keyed-status.ts';
+import {} from '../keyed-status.ts';
 
 export interface ForgottenStep {
   sequence: number;
@@ -22,7 +22,7 @@ export async function forgetStepsFrom(db: Db, runId: string, sequence: number): 
   await db.$executeRaw`
     update "sagaflow"."signals"
        set status = 'Pending', consumed_by_sequence = null, consumed_at = null
-     where run_id = ${runId}::uuid and ${statusIn('status', ['Consumed'])} and consumed_by_sequence >= ${sequence}::int`;
+     where run_id = ${runId}::uuid and status = 'Consumed' and consumed_by_sequence >= ${sequence}::int`;
   await db.$executeRaw`
     delete from "sagaflow"."timers" where run_id = ${runId}::uuid and sequence >= ${sequence}::int`;
   return db.$queryRaw<ForgottenStep[]>`

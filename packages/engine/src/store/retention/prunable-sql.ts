@@ -1,6 +1,6 @@
 import { Prisma } from '../../generated/prisma/client.ts';
-import { openRunStatusesSql } from '../step-table.ts';
 import { terminalRunStatuses } from '../types.ts';
+import { openRunByKey } from '../keyed-status.ts';
 
 const terminalRunStatusesSql = Prisma.sql`(${Prisma.join([...terminalRunStatuses])})`;
 
@@ -31,9 +31,9 @@ export function prunableRunsWhere(cutoff: Date): Prisma.Sql {
         r.status in ${terminalRunStatusesSql}
     and r.finished_at < ${cutoff}::timestamptz
     and not exists (select 1 from "sagaflow"."flow_runs" p
-                     where p.id = r.parent_run_id and p.status in ${openRunStatusesSql})
+                     where p.id = r.parent_run_id and ${openRunByKey('p.status')})
     and not exists (select 1 from "sagaflow"."flow_runs" c
-                     where c.parent_run_id = r.id and c.status in ${openRunStatusesSql})
+                     where c.parent_run_id = r.id and ${openRunByKey('c.status')})
     and not exists (select 1 from (${heldTargetsSql('runId')}) h where h.id = r.id::text)`;
 }
 
