@@ -147,6 +147,11 @@ async function openPostgres(url: string, poolSize = 10, statementRounds = true):
   });
   // An idle client that errors (server restart) must not crash the host process.
   pool.on('error', () => undefined);
+  // Nor a checked-out one: a server that ends the session while a connection is checked out and idle
+  // (between its holder's statements, or held by a host through db.pool) sends it an error no query
+  // takes, and node-postgres emits it on the client. Each connection keeps this listener for life; its
+  // holder learns of the end from its next statement, which fails, and the pool drops it on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   try {
     await pool.query('select 1');
   } catch (cause) {
