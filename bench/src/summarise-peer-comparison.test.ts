@@ -16,6 +16,7 @@ function poolCounters(claims: number, handOffs: number): WorkerPoolCounters {
     handOffsRefused: { stopped: 0, full: 0, queued: claims, stale: 0 },
     notifications: { own: claims, others: 1 },
     polls: 0,
+    slotsTaken: 0,
   };
 }
 

@@ -224,6 +224,11 @@ describe(`a start handed to its own pool writes its first step in the same state
     const ranBefore = ran.length;
     const { runId } = await engine.startFlow(threeSteps, { n: 2 }, { businessKey: 'first-step-dup' });
     await finished(runId);
+    // The finish is seen committed before the pool has read its answer and freed the slot (CI once
+    // refused the next start as full, and it went without its first step).
+    await waitFor('the run to free its slot', async () =>
+      engine.workerCounters()!.slotsTaken === 0 ? true : undefined,
+    );
     counted.sent.length = 0;
     await expect(engine.startFlow(threeSteps, { n: 3 }, { businessKey: 'first-step-dup' })).rejects.toMatchObject({
       code: 'duplicate_business_key',

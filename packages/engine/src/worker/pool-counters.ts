@@ -40,6 +40,11 @@ export interface WorkerPoolCounters {
   notifications: { own: number; others: number };
   /** Times the loop woke because its poll interval ran out rather than for a wake. */
   polls: number;
+  /**
+   * Not a counter: the slots taken when the copy was made (reserved by starts, and runs in flight
+   * whose finish has not committed). A start is handed over only while it is below the concurrency.
+   */
+  slotsTaken: number;
 }
 
 export function newPoolCounters(): WorkerPoolCounters {
@@ -54,6 +59,7 @@ export function newPoolCounters(): WorkerPoolCounters {
     handOffsRefused: { stopped: 0, full: 0, queued: 0, stale: 0 },
     notifications: { own: 0, others: 0 },
     polls: 0,
+    slotsTaken: 0,
   };
 }
 

@@ -303,7 +303,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       wake?.();
     },
     expectOwnNotification: () => (listener ? own.expect() : () => undefined),
-    counters: () => copyPoolCounters(counters),
+    counters: () => ({ ...copyPoolCounters(counters), slotsTaken: busy() }),
     stop: async (drainMs = 10_000) => {
       running = false;
       wake?.();
