@@ -96,6 +96,8 @@ describe(`a start while the pool's LISTEN takes hold is handed off (${testDbKind
     await waitFor('the first run to complete', async () =>
       (await engine.getRun(first))?.run.status === 'Completed' ? true : undefined,
     );
+    // The finish can be seen committed before the pool has read its answer: wait for the slot itself.
+    await waitFor('the first run to free its slot', async () => (counters().slotsTaken === 0 ? true : undefined));
     // The slot is free, and the look is still out.
     const { runId: second } = await engine.startFlow(flow, 1);
     const c = counters();
