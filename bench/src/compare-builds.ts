@@ -12,10 +12,12 @@ import { readPostgresCpu } from './read-postgres-process-cpu.ts';
 import { runClosedLoop } from './run-closed-loop.ts';
 import { driveEngine } from './sagaflow-peer.ts';
 import { withDurableServer } from './with-durable-server.ts';
+import { withPgClient } from './with-pg-client.ts';
+import { readFile } from 'node:fs/promises';
 
 /**
  * `pnpm --filter @sagaflow/bench run bench:compare-builds <checkoutA> <checkoutB> [--c=1] [--windows=24]
- * [--window-seconds=1.5] [--warmup=5] [--durable]`: Node CPU per flow of two builds of the engine
+ * [--window-seconds=1.5] [--warmup=5] [--durable] [--b-sql=<file>]`: Node CPU per flow of two builds of the engine
  * (each checkout's `packages/engine/dist`, built beforehand) in ONE process, on one throwaway server,
  * measured in short windows that alternate between them (A, B, B, A, …) and summed. Two processes
  * run one after the other differ by more than a small change is worth: this machine's speed drifts
@@ -25,6 +27,8 @@ import { withDurableServer } from './with-durable-server.ts';
  * the same in both checkouts), each warmed up, analyzed and warmed up again as a bench phase is. The report: flows, Node CPU per flow (user and system) per build, and
  * B ÷ A, over all windows and over each half of them, so a drift inside the run shows; then the CPU of
  * each build's own backends per flow (from /proc, read at each window's ends) and its flows/s.
+ * `--b-sql` compares a schema change instead: the file's SQL is run on B's database once it is made
+ * (give the same checkout twice), so A has the migrations as they are and B has them plus the file.
  */
 
 interface EngineModule {
@@ -155,6 +159,12 @@ async function main(): Promise<void> {
       await createDatabase(cluster.adminUrl, uniqueDatabaseName('compare_a'), { template: 'compare_template' }),
       await createDatabase(cluster.adminUrl, uniqueDatabaseName('compare_b'), { template: 'compare_template' }),
     ];
+    const bSql = process.argv.find((x) => x.startsWith('--b-sql='))?.slice('--b-sql='.length);
+    if (bSql !== undefined) {
+      const text = await readFile(bSql, 'utf8');
+      await withPgClient(urls[1]!, (c) => c.query(text));
+      progress(`B's database: ${bSql} applied`);
+    }
     const server: Server = { dataDir: cluster.dataDir, adminUrl: cluster.adminUrl };
     const run = async () => {
       const sides = [
