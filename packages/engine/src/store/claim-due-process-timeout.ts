@@ -14,6 +14,11 @@ export interface DbDueTimeout {
 /**
  * Claims one due timeout for the rest of the caller's transaction. SKIP LOCKED lets any number of
  * schedulers sweep at once. A quarantined instance's timers are not claimed: they stay armed.
+ *
+ * `due_at <= now` bounds the walk of the armed timers' index (due_at, id): without it the test on
+ * `coalesce(retry_at, due_at)` bounds nothing, and a pass's last claim, which finds nothing due,
+ * read every armed timer to the index's end. It drops no due timer: retry_at is only set by a failed
+ * delivery, to the failing pass's now plus the retry interval, so it is never before due_at.
  */
 export async function claimDueProcessTimeout(
   db: Db,
@@ -25,6 +30,7 @@ export async function claimDueProcessTimeout(
       from "sagaflow"."process_timeouts" t
       join "sagaflow"."saga_instances" i on i.id = t.instance_id
      where t.status = 'Pending'
+       and t.due_at <= ${args.now}::timestamptz
        and coalesce(t.retry_at, t.due_at) <= ${args.now}::timestamptz
        and i.status <> 'QUARANTINED'
        and i.process_name = any(${args.processNames}::text[])

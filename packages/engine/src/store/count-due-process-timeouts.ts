@@ -2,7 +2,8 @@ import type { Db } from './types.ts';
 
 /**
  * Due timeouts the scheduler could claim now (armed, due or due for a retry, instance not
- * quarantined): its "rows left", read through the partial index on armed timers (migration 0015).
+ * quarantined): its "rows left", read through the partial index on armed timers (migration 0015),
+ * up to now only (the same bound as claimDueProcessTimeout's).
  */
 export async function countDueProcessTimeouts(
   db: Db,
@@ -13,6 +14,7 @@ export async function countDueProcessTimeouts(
       from "sagaflow"."process_timeouts" t
       join "sagaflow"."saga_instances" i on i.id = t.instance_id
      where t.status = 'Pending'
+       and t.due_at <= ${args.now}::timestamptz
        and coalesce(t.retry_at, t.due_at) <= ${args.now}::timestamptz
        and i.status <> 'QUARANTINED'
        and i.process_name = any(${args.processNames}::text[])`;
