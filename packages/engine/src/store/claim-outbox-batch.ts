@@ -34,13 +34,43 @@ export interface DbOutboxMessage {
  *    statement locked.
  *
  * Returns the claimed rows in `seq` order (insertion order; see migration 0004).
+ *
+ * The plans, whatever the statistics (ADR 0098's addendum). An outage downstream leaves thousands of
+ * Pending rows in backoff at the FRONT of the queue, often before any ANALYZE has seen one Pending
+ * row. With such statistics `status = 'Pending'` is estimated at exactly no row, so every read of
+ * the Pending rows looks free, and `outbox_pending_seq_idx` (whose `seq` follows the heap, so its
+ * heap reads cost nothing by that estimate) wins over `outbox_pending_source_id_seq_idx`: a
+ * source's rows, its head, and the skip scan's next source were read by walking the whole queue in
+ * `seq` order, filtered by source (0.96 M entries over the backlog test's six passes). So:
+ * - a source's rows and its head are asked for as a range of the source index, `source_id >= s and
+ *   source_id <= s` (the same rows as `= s`, but no equality that would make `source_id` a constant
+ *   of the ordering), ordered by `(source_id, seq)`: an order only that index gives without a sort;
+ * - the claim's statements run with `enable_sort` off, so the walk, which needs a sort to give that
+ *   order (or the skip scan's order by `source_id`), is not taken while a path without one exists.
+ *   No form of the predicate alone does it: with the status estimated at no row, the walk plus a sort
+ *   of "one row" still costs less than the source index's estimated heap read. The sorts that remain
+ *   (the batch in `seq` order, the front's heads) have no alternative and are kept;
+ * - `jit` is off with it: the cost the planner adds to those remaining sorts would otherwise push
+ *   every claim past `jit_above_cost` and compile it (measured on a loaded machine: 85 to 635 ms a
+ *   statement, the backlog test's outbox case 18 s instead of 6).
+ * Both are set with `set_config(…, true)` (SET LOCAL: the claim's transaction only) and put back as
+ * they were before returning. A statement that fails aborts the transaction, which drops them too.
+ * The window keeps its default frame: PostgreSQL's window aggregate reads one row past its current
+ * row even with a ROWS frame (measured: two index entries for a share of one either way); through
+ * the source index that row is the source's next, or the end of its range.
  */
 export async function claimOutboxBatch(
   db: Db,
   args: { now: Date; limit: number; visibilityTimeoutSeconds: number },
 ): Promise<DbOutboxMessage[]> {
+  const [setting] = await db.$queryRaw<{ sort: string; jit: string }[]>`
+    select current_setting('enable_sort') as sort, current_setting('jit') as jit,
+           set_config('enable_sort', 'off', true) as sort_off, set_config('jit', 'off', true) as jit_off`;
   const sources = await pickDueSources(db, args);
-  if (sources.length === 0) return [];
+  if (sources.length === 0) {
+    await restorePlanner(db, setting!);
+    return [];
+  }
   const share = Math.ceil(args.limit / sources.length);
   const rows = await db.$queryRaw<DbOutboxMessage[]>`
     update "sagaflow"."outbox" o
@@ -52,10 +82,10 @@ export async function claimOutboxBatch(
           select q.id
             from unnest(${sources}::text[]) s(source_id)
             cross join lateral (select p.id, p.seq,
-                                       bool_and(p.available_at <= ${args.now}::timestamptz) over (order by p.seq) as clear
+                                       bool_and(p.available_at <= ${args.now}::timestamptz) over (order by p.source_id, p.seq) as clear
                                   from "sagaflow"."outbox" p
-                                 where p.status = 'Pending' and p.source_id = s.source_id
-                                 order by p.seq
+                                 where p.status = 'Pending' and p.source_id >= s.source_id and p.source_id <= s.source_id
+                                 order by p.source_id, p.seq
                                  limit ${share}::int) q
            where q.clear
            order by q.seq
@@ -63,7 +93,14 @@ export async function claimOutboxBatch(
         for update skip locked)
     returning o.id::text as id, o.seq, o.message_id, o.source_kind, o.source_id, o.type, o.destination, o.payload,
               o.headers, o.attempts, o.created_at`;
+  await restorePlanner(db, setting!);
   return rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+}
+
+/** Puts the transaction's `enable_sort` and `jit` back as the claim found them. */
+async function restorePlanner(db: Db, previous: { sort: string; jit: string }) {
+  await db.$queryRaw`
+    select set_config('enable_sort', ${previous.sort}, true) as sort, set_config('jit', ${previous.jit}, true) as jit`;
 }
 
 /** The front read covers `limit × 4` Pending rows: room for a batch of sources with a few rows queued each. */
@@ -100,6 +137,10 @@ async function pickDueSources(db: Db, args: { now: Date; limit: number }): Promi
 /**
  * Step 1 the long way: one index probe for the next source with Pending rows, one into
  * `outbox_pending_source_id_seq_idx` for its head; a cost per source with Pending rows (ADR 0026).
+ * Both go through that index only because the claim runs with `enable_sort` off (see
+ * claimOutboxBatch); the head is asked for as a range of it, like the claim's per-source read. A
+ * backlog of many sources whose heads wait for their backoff is still read head by head: two
+ * entries per such source per pass.
  */
 async function lockedHeadsBySkipScan(db: Db, args: { now: Date; limit: number }): Promise<string[]> {
   const locked = await db.$queryRaw<{ source_id: string }[]>`
@@ -115,8 +156,9 @@ async function lockedHeadsBySkipScan(db: Db, args: { now: Date; limit: number })
       from (select sources.source_id, head.seq
               from sources
               cross join lateral (select h.seq, h.available_at from "sagaflow"."outbox" h
-                                   where h.status = 'Pending' and h.source_id = sources.source_id
-                                   order by h.seq limit 1) head
+                                   where h.status = 'Pending' and h.source_id >= sources.source_id
+                                     and h.source_id <= sources.source_id
+                                   order by h.source_id, h.seq limit 1) head
              where head.available_at <= ${args.now}::timestamptz
              order by head.seq
              limit ${args.limit}::int) due
