@@ -4,7 +4,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { defineProcess, inProcessTransport, instancePendingWork, publishOutboxBatch } from '../src/index.ts';
 import { openTestEngine } from './support/open-test-engine.ts';
-import { waitFor } from './support/wait-for.ts';
+import { waitForBackendsToExit } from './support/wait-for-backends-to-exit.ts';
 
 /** Quarantine budget: a message failing again this long after its first failure quarantines the instance. */
 const budgetMs = 30_000;
@@ -214,20 +214,7 @@ describe('an outbox row, a timeout or an instance is found by its key however ma
   /** The counters once the engine is closed and every backend of its database has exited (flushing them). */
   const countersAtEnd = async () => {
     await close();
-    const admin = new pg.Client({ connectionString: inject('pgAdminUrl') });
-    await admin.connect();
-    try {
-      const database = new URL(url).pathname.slice(1);
-      await waitFor('the engine backends to exit', async () => {
-        const { rows } = await admin.query<{ n: number }>(
-          `select count(*)::int as n from pg_stat_activity where datname = $1`,
-          [database],
-        );
-        return rows[0]?.n === 0 ? true : undefined;
-      });
-    } finally {
-      await admin.end();
-    }
+    await waitForBackendsToExit(inject('pgAdminUrl'), url);
     return countersOf();
   };
 

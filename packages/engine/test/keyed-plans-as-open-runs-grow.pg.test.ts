@@ -4,7 +4,7 @@ import { defineAction, defineFlow } from '../src/index.ts';
 import { openRunByKeyText, statusInText } from '../src/store/keyed-status.ts';
 import { openRunStatuses, terminalRunStatuses } from '../src/store/types.ts';
 import { openTestEngine } from './support/open-test-engine.ts';
-import { waitFor } from './support/wait-for.ts';
+import { waitForBackendsToExit } from './support/wait-for-backends-to-exit.ts';
 
 const step = defineAction({ name: 'keyed.step', run: async (n: number) => n });
 const flow = defineFlow({
@@ -174,20 +174,7 @@ describe('a run is found by its key however many runs are open (PostgreSQL)', ()
     await runSagas(2, 200);
 
     await close();
-    const admin = new pg.Client({ connectionString: inject('pgAdminUrl') });
-    await admin.connect();
-    try {
-      const database = new URL(url).pathname.slice(1);
-      await waitFor('the engine backends to exit', async () => {
-        const { rows } = await admin.query<{ n: number }>(
-          `select count(*)::int as n from pg_stat_activity where datname = $1`,
-          [database],
-        );
-        return rows[0]?.n === 0 ? true : undefined;
-      });
-    } finally {
-      await admin.end();
-    }
+    await waitForBackendsToExit(inject('pgAdminUrl'), url);
     const reader = new pg.Client({ connectionString: url });
     await reader.connect();
     try {
