@@ -5,7 +5,7 @@
  * PostgreSQL 15 cluster (test-postgres's settings: fsync off), rows seeded by set-based SQL and
  * ANALYZEd outside the timed drain. Prints rows/s; a measurement, not a test.
  *
- *   pnpm --filter @sagaflow/bench run bench:outbox -- [--rows 100000] [--batch 100,1000]
+ *   pnpm --filter @sagaflow/bench run bench:outbox [--rows 100000] [--batch 100,1000]
  */
 import { parseArgs } from 'node:util';
 import { createDatabase, inProcessTransport, migrate, publishOutboxBatch, type Database } from '@sagaflow/engine';
