@@ -145,10 +145,11 @@ const historySql = (now: string) => `
  * more than 1 k entries, and all of them together fewer than half a read of the backlog.
  *
  * The statements that look rows up BY their status (the publisher's claim, the timeout scheduler's
- * claim and its hold-back of a quarantined instance's timers) are not this test's subject, except
- * the publisher's claim, which the outbox case holds to the same bound with its backlog in front of
- * the queue. Where the others read a backlog on their own, each case says how it keeps them off it,
- * or allows for it.
+ * claim and its hold-back of a quarantined instance's timers) are held to the same bound where their
+ * case puts the backlog in their way: the outbox case's backlog is in front of the queue, and the
+ * instances case's scheduler holds back a quarantined instance's timer beside 20 k quarantined
+ * instances (each due timer's instance found by its id: before, every open instance was read per
+ * due timer, 120 k entries over the phase). Where a case keeps one of them off its backlog, it says so.
  */
 describe('an outbox row, a timeout or an instance is found by its key however many share its status (PostgreSQL)', () => {
   let t: Awaited<ReturnType<typeof openTestEngine>> | undefined;
@@ -397,23 +398,33 @@ describe('an outbox row, a timeout or an instance is found by its key however ma
     const pm = t!.engine.processes;
     let round = 0;
     /**
-     * Two orders placed (saveSagaInstance, 2); a poison note on one fails (writeInstanceFailure: the
-     * failure record) and fails again past the budget (writeInstanceFailure: the quarantine); the
-     * instance is released, the note skipped (releaseSagaInstance); a note on the other (a save).
-     * No timeout scheduler after the backlog: its hold-back of a quarantined instance's due timers
-     * reads, with these statistics, every quarantined instance per due timer (not this test's subject).
+     * Two orders placed (saveSagaInstance, 2); a note on the second (a save); a poison note on the first
+     * fails (writeInstanceFailure: the failure record) and fails again past the budget
+     * (writeInstanceFailure: the quarantine). Both deadlines pass: the scheduler's pass holds the
+     * quarantined one back (recordHeldTimeouts: its history row, found by the instance's id) and
+     * delivers the other's. The instance is released, the note skipped (releaseSagaInstance), and the
+     * next pass delivers its deadline.
      */
     const runRound = async () => {
       round++;
       const [a] = await place([`a-${round}`, `b-${round}`]);
+      const note = { id: `note-${round}`, type: 'Note', payload: { orderId: `b-${round}`, poison: false } };
+      expect((await pm.deliver('keyed.orders', note)).outcome).toBe('applied');
       const poison = { id: `poison-${round}`, type: 'Note', payload: { orderId: `a-${round}`, poison: true } };
       await expect(pm.deliver('keyed.orders', poison)).rejects.toThrow('cannot handle this note');
       t!.clock.advance(budgetMs);
       expect(await pm.deliver('keyed.orders', poison)).toEqual({ outcome: 'quarantined', instanceId: a });
+      t!.clock.advance(shipmentDueMs);
+      expect(await pm.sweepProcessTimeouts()).toEqual({ delivered: 1, failed: 0 });
+      const [held] = await t!.db.driver.query<{ n: number }>(
+        `select count(*)::int as n from "sagaflow"."process_transitions"
+          where instance_id = $1 and outcome = 'skipped_quarantined' and message_type = 'ShipmentDue'`,
+        [a],
+      );
+      expect(held!.n).toBe(1);
       const released = await pm.release(a!, { mode: 'skip', operator: 'test', reason: 'keyed plans' });
       expect(released.outcome).toBe('skipped');
-      const note = { id: `note-${round}`, type: 'Note', payload: { orderId: `b-${round}`, poison: false } };
-      expect((await pm.deliver('keyed.orders', note)).outcome).toBe('applied');
+      expect(await pm.sweepProcessTimeouts()).toEqual({ delivered: 1, failed: 0 });
     };
     for (let i = 0; i < 3; i++) await runRound();
     // A day of orders in flight, and as many quarantined by a message none of them could handle.
@@ -431,8 +442,8 @@ describe('an outbox row, a timeout or an instance is found by its key however ma
     for (let i = 0; i < 2; i++) await runRound();
 
     const { rows, entries } = readBetween(before, await countersAtEnd());
-    // 2 rounds of 7 keyed statements read a few entries each (about 30 in all when written); one read of
-    // either backlog is 20 k.
+    // 2 rounds of keyed statements read a few entries each (about 30 in all when written), and two
+    // passes of the scheduler a round; one read of either backlog is 20 k.
     expect(rows.filter((r) => r.entries > 1_000)).toEqual([]);
     expect(entries).toBeLessThan(backlog / 2);
   });

@@ -1,9 +1,15 @@
+import { statusIn } from './keyed-status.ts';
 import type { Db } from './types.ts';
 
 /**
  * Records, once per timer, that a due timeout of a quarantined instance was held back: a
  * `skipped_quarantined` history row named after the timeout. The timeout itself stays Pending
  * (armed); it fires after a release. Returns how many were newly recorded.
+ *
+ * The due timers are looked up by their status (the armed timers' index is the path); each one's
+ * instance by its id, its status tested through `status_in` (ADR 0098). A plain `i.status =
+ * 'QUARANTINED'` let the planner, from statistics taken while no instance was open, read every open
+ * instance of the process through their partial index for each due timer.
  */
 export async function recordHeldTimeouts(
   db: Db,
@@ -17,7 +23,7 @@ export async function recordHeldTimeouts(
       join "sagaflow"."saga_instances" i on i.id = t.instance_id
      where t.status = 'Pending'
        and t.due_at <= ${args.now}::timestamptz
-       and i.status = 'QUARANTINED'
+       and ${statusIn('i.status', ['QUARANTINED'])}
        and i.process_name = any(${args.processNames}::text[])
        and not exists (select 1 from "sagaflow"."process_transitions" p
                         where p.instance_id = t.instance_id and p.message_id = t.id::text
