@@ -3,7 +3,6 @@ import { claimOutboxBatch, type DbOutboxMessage } from '../store/claim-outbox-ba
 import { markOutboxBatchPublished } from '../store/mark-outbox-batch-published.ts';
 import { recordOutboxFailure } from '../store/record-outbox-failure.ts';
 import { releaseOutboxClaim } from '../store/release-outbox-claim.ts';
-import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
 import { outboxBackoffMs } from './outbox-backoff.ts';
 import { toOutboxEnvelope } from './outbox-envelope.ts';
 import {
@@ -43,13 +42,12 @@ export async function publishOutboxBatch(options: OutboxPublisherOptions): Promi
 /** @internal The loop resolves its options once and calls this every pass. */
 export async function publishWith(deps: OutboxPublisherDeps): Promise<OutboxBatchResult> {
   const { config } = deps;
-  const claimed = await inSweepTransaction(deps.prisma, config.transaction_timeout_ms, (tx) =>
-    claimOutboxBatch(tx, {
-      now: deps.clock.now(),
-      limit: config.batch_size,
-      visibilityTimeoutSeconds: config.visibility_timeout_seconds,
-    }),
-  );
+  const claimed = await claimOutboxBatch(deps.prisma, {
+    now: deps.clock.now(),
+    limit: config.batch_size,
+    visibilityTimeoutSeconds: config.visibility_timeout_seconds,
+    timeoutMs: config.transaction_timeout_ms,
+  });
   const result: OutboxBatchResult = {
     claimed: claimed.length,
     published: 0,

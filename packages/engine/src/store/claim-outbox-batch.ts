@@ -1,3 +1,5 @@
+import type { PrismaClient } from '../generated/prisma/client.ts';
+import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
 import type { Db } from './types.ts';
 
 export interface DbOutboxMessage {
@@ -16,7 +18,8 @@ export interface DbOutboxMessage {
 }
 
 /**
- * Claims due outbox rows for one publisher, in per-source order. Must run inside a transaction:
+ * Claims due outbox rows for one publisher, in per-source order, in a transaction of its own bounded
+ * by `timeoutMs` (the sweeps' transaction limit):
  *
  * 1. pick the `limit` sources whose FIRST Pending row (their head) is due, oldest head first, and
  *    take a transaction-scoped advisory lock on each (try-lock: a source another publisher is
@@ -53,26 +56,33 @@ export interface DbOutboxMessage {
  * - `jit` is off with it: the cost the planner adds to those remaining sorts would otherwise push
  *   every claim past `jit_above_cost` and compile it (measured on a loaded machine: 85 to 635 ms a
  *   statement, the backlog test's outbox case 18 s instead of 6).
- * Both are set with `set_config(…, true)` (SET LOCAL: the claim's transaction only) and put back as
- * they were before returning. A statement that fails aborts the transaction, which drops them too.
+ * Both are set local to the claim's transaction, in the statement that sets its time limit
+ * (inSweepTransaction's settings), so they cost no round trip and end with the transaction, whose
+ * only work is this claim.
+ *
  * The window keeps its default frame: PostgreSQL's window aggregate reads one row past its current
  * row even with a ROWS frame (measured: two index entries for a share of one either way); through
  * the source index that row is the source's next, or the end of its range.
  */
 export async function claimOutboxBatch(
+  prisma: PrismaClient,
+  args: { now: Date; limit: number; visibilityTimeoutSeconds: number; timeoutMs: number },
+): Promise<DbOutboxMessage[]> {
+  const rows = await inSweepTransaction(prisma, args.timeoutMs, (tx) => claimIn(tx, args), claimPlanner);
+  return rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+}
+
+/** The planner switches the claim's statements run with (see claimOutboxBatch). */
+const claimPlanner = { enable_sort: 'off', jit: 'off' } as const;
+
+async function claimIn(
   db: Db,
   args: { now: Date; limit: number; visibilityTimeoutSeconds: number },
 ): Promise<DbOutboxMessage[]> {
-  const [setting] = await db.$queryRaw<{ sort: string; jit: string }[]>`
-    select current_setting('enable_sort') as sort, current_setting('jit') as jit,
-           set_config('enable_sort', 'off', true) as sort_off, set_config('jit', 'off', true) as jit_off`;
   const sources = await pickDueSources(db, args);
-  if (sources.length === 0) {
-    await restorePlanner(db, setting!);
-    return [];
-  }
+  if (sources.length === 0) return [];
   const share = Math.ceil(args.limit / sources.length);
-  const rows = await db.$queryRaw<DbOutboxMessage[]>`
+  return db.$queryRaw<DbOutboxMessage[]>`
     update "sagaflow"."outbox" o
        set available_at = ${args.now}::timestamptz + make_interval(secs => ${args.visibilityTimeoutSeconds}::int),
            attempts = o.attempts + 1
@@ -93,14 +103,6 @@ export async function claimOutboxBatch(
         for update skip locked)
     returning o.id::text as id, o.seq, o.message_id, o.source_kind, o.source_id, o.type, o.destination, o.payload,
               o.headers, o.attempts, o.created_at`;
-  await restorePlanner(db, setting!);
-  return rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
-}
-
-/** Puts the transaction's `enable_sort` and `jit` back as the claim found them. */
-async function restorePlanner(db: Db, previous: { sort: string; jit: string }) {
-  await db.$queryRaw`
-    select set_config('enable_sort', ${previous.sort}, true) as sort, set_config('jit', ${previous.jit}, true) as jit`;
 }
 
 /** The front read covers `limit × 4` Pending rows: room for a batch of sources with a few rows queued each. */

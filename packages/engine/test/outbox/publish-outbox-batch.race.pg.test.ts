@@ -79,9 +79,12 @@ describe('concurrent outbox publishers on real PostgreSQL connections', () => {
       const now = new Date(Date.now() + 1000);
       const claims = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          replicas[i % replicas.length]!.prisma.$transaction((tx) =>
-            claimOutboxBatch(tx, { now, limit: 10, visibilityTimeoutSeconds: 30 }),
-          ),
+          claimOutboxBatch(replicas[i % replicas.length]!.prisma, {
+            now,
+            limit: 10,
+            visibilityTimeoutSeconds: 30,
+            timeoutMs: 10_000,
+          }),
         ),
       );
       const ids = claims.flat().map((r) => r.id);
