@@ -3,6 +3,7 @@ import { createDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { analyzeLikeAutovacuum } from './analyze-like-autovacuum.ts';
 import { createBenchFlow } from './bench-flow.ts';
 import { markdownTable } from './markdown-table.ts';
+import { labelPoolCounters } from './pool-counters-per-flow.ts';
 import { openBenchEngine } from './open-bench-engine.ts';
 import { prepareTemplateDatabase } from './prepare-template-database.ts';
 import { progress } from './progress.ts';
@@ -14,7 +15,8 @@ import { startBenchCluster } from './start-bench-cluster.ts';
 import { withPgClient } from './with-pg-client.ts';
 
 /**
- * `pnpm --filter @sagaflow/bench run bench:statements [concurrency] [seconds] [--no-analyze]`: what
+ * `pnpm --filter @sagaflow/bench run bench:statements [concurrency] [seconds] [--no-analyze]
+ * [--separate-starter]`: what
  * PostgreSQL does per flow for the engine's hot path, statement by statement, to say where its CPU
  * goes before changing a statement (issue 11). The bench's closed loop of the 3-step no-op flow on a
  * throwaway PostgreSQL 15 (test-postgres's settings: fsync off); after a warm-up the database is
@@ -28,7 +30,10 @@ async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     args: process.argv.slice(2).filter((a) => a !== '--'),
-    options: { 'no-analyze': { type: 'boolean', default: false } },
+    options: {
+      'no-analyze': { type: 'boolean', default: false },
+      'separate-starter': { type: 'boolean', default: false },
+    },
   });
   const concurrency = Number(positionals[0] ?? 8);
   const seconds = Number(positionals[1] ?? 10);
@@ -45,7 +50,9 @@ async function main(): Promise<void> {
     const name = new URL(url).pathname.slice(1);
     const bench = createBenchFlow();
     const { db, engine } = await openBenchEngine(url, concurrency, bench);
-    const peer = driveEngine(bench, db, engine);
+    // --separate-starter: the flows are started by a second engine that runs no workers.
+    const starter = values['separate-starter'] ? await openBenchEngine(url, concurrency, bench) : undefined;
+    const peer = driveEngine(bench, db, engine, starter?.engine);
     let allFlows = 0;
     try {
       progress(`warm-up: c=${concurrency}, 3 s`);
@@ -57,16 +64,24 @@ async function main(): Promise<void> {
       }
       await withPgClient(cluster.adminUrl, (c) => c.query('select pg_stat_statements_reset()'));
       const before = await readCpuTimes(cluster.dataDir);
+      const poolBefore = labelPoolCounters(engine.workerCounters()!);
       progress(`measuring: c=${concurrency}, ${seconds} s`);
       const loop = await runClosedLoop(concurrency, seconds * 1_000, (n) => peer.runOne(n));
       const after = await readCpuTimes(cluster.dataDir);
+      const poolAfter = labelPoolCounters(engine.workerCounters()!);
       const flows = loop.flows;
       allFlows += flows;
       const perFlow = (n: number | string, digits = 3) => (Number(n) / flows).toFixed(digits);
       console.log(
-        `c=${concurrency}${values['no-analyze'] ? ' (never analyzed)' : ' (analyzed)'}: ` +
+        `c=${concurrency}${values['no-analyze'] ? ' (never analyzed)' : ' (analyzed)'}${starter ? ', started by another engine' : ''}: ` +
           `${((flows * 1_000) / loop.windowMs).toFixed(0)} flows/s; Node CPU ${perFlow(after.nodeMs - before.nodeMs, 2)} ms/flow; ` +
           `PostgreSQL CPU ${perFlow((after.postgresMs ?? 0) - (before.postgresMs ?? 0), 2)} ms/flow\n`,
+      );
+      console.log(
+        markdownTable(
+          ['worker pool', 'per flow'],
+          poolAfter.map(([label, n], i) => [label, perFlow(n - (poolBefore[i]?.[1] ?? 0), 2)]),
+        ) + '\n',
       );
       const statements = await withPgClient(cluster.adminUrl, (c) =>
         c.query<Record<string, string>>(
@@ -101,6 +116,7 @@ async function main(): Promise<void> {
       );
     } finally {
       await peer.close();
+      await starter?.db.close();
     }
     // Every backend has exited, so has flushed its counts: the writes of the whole phase, warm-ups included.
     await waitForNoSessions(cluster.adminUrl, name);

@@ -24,9 +24,11 @@ export function sagaflowPeer(options: BenchEngineOptions = {}): PeerSystem {
 /**
  * Starts `engine`'s workers and drives it the comparison's way: `runOne` starts the bench flow and
  * resolves on its `run.finished` event. Shared by the PostgreSQL and the PGlite phases so both
- * measure the same thing; `close` stops the workers and closes `db`.
+ * measure the same thing; `close` stops the workers and closes `db`. With `starter`, the flows are
+ * started through that engine instead (one that runs no workers, as a service that only starts
+ * runs does), so they reach `engine`'s pool through the job table, not handed over in process.
  */
-export function driveEngine(bench: BenchFlow, db: Database, engine: Engine): OpenPeer {
+export function driveEngine(bench: BenchFlow, db: Database, engine: Engine, starter: Engine = engine): OpenPeer {
   const waiting = new Map<string, (status: string) => void>();
   // A run can in principle finish before startFlow has returned its id to the waiter.
   const early = new Map<string, string>();
@@ -40,7 +42,7 @@ export function driveEngine(bench: BenchFlow, db: Database, engine: Engine): Ope
   engine.startWorkers();
   return {
     async runOne(n) {
-      const { runId } = await engine.startFlow(bench.flow, { n });
+      const { runId } = await starter.startFlow(bench.flow, { n });
       const status = early.get(runId) ?? (await new Promise<string>((resolve) => waiting.set(runId, resolve)));
       early.delete(runId);
       if (status !== 'Completed') throw new Error(`Sagaflow run ${runId} finished ${status}, not Completed`);
