@@ -1,52 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database, SqlDriver } from '../../../src/db/database.ts';
+import type { Database } from '../../../src/db/database.ts';
 import type { Engine } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
-import type { RuntimeDeps } from '../../../src/runtime/runtime-deps.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { judgeSiblings, replayChild, runDueWakes, trackedDeps } from '../review23/support/sibling-children.ts';
 import { anomaliesOf, lateParent } from '../review24/support/late-flows.ts';
 import { drivenOn } from '../review20/record.ts';
-import { bareEngine, gate } from '../harness.ts';
-import { watchHolds } from './support/outage.ts';
-
-/**
- * A driver for worker A: while `mode` is 'fail' every transaction fails (the database away); while it
- * is 'hang' each new transaction waits at `hung` (a connection that does not answer) and then goes on
- * to the database once `resume()` is called.
- */
-function outageDeps(deps: RuntimeDeps) {
-  const driver = deps.driver;
-  if (!driver) throw new Error('the runtime has no driver');
-  let resumeGate = gate();
-  const hungGate = gate();
-  const state = { mode: 'up' as 'up' | 'fail' | 'hang', refused: 0, hung: 0 };
-  const wrapped: SqlDriver = {
-    ...driver,
-    transaction: async (fn, limits) => {
-      if (state.mode === 'fail') {
-        state.refused += 1;
-        throw new Error('review27: the database is away');
-      }
-      if (state.mode === 'hang') {
-        state.hung += 1;
-        hungGate.open();
-        await resumeGate.promise;
-      }
-      return driver.transaction(fn, limits);
-    },
-  };
-  return {
-    deps: { ...deps, driver: wrapped } as RuntimeDeps,
-    state,
-    hung: hungGate.promise,
-    resume: () => {
-      state.mode = 'up';
-      resumeGate.open();
-      resumeGate = gate();
-    },
-  };
-}
+import { bareEngine } from '../harness.ts';
+import { outageDeps, watchHolds } from './support/outage.ts';
 
 type Reclaim = 'reclaimStep' | 'deadline';
 type LateWrite = 'in-the-backlog' | 'in-flight';

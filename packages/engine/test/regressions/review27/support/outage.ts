@@ -123,3 +123,42 @@ export function twoSideParent(db: Database, opts: { outcomeRetryAttempts?: numbe
     start: async () => (await e.startFlow(parent, null)).runId,
   };
 }
+
+/**
+ * A driver for worker A: while `mode` is 'fail' every transaction fails (the database away); while it
+ * is 'hang' each new transaction waits at `hung` (a connection that does not answer) and then goes on
+ * to the database once `resume()` is called.
+ */
+export function outageDeps(deps: RuntimeDeps) {
+  const driver = deps.driver;
+  if (!driver) throw new Error('the runtime has no driver');
+  let resumeGate = gate();
+  const hungGate = gate();
+  const state = { mode: 'up' as 'up' | 'fail' | 'hang', refused: 0, hung: 0 };
+  const wrapped: SqlDriver = {
+    ...driver,
+    transaction: async (fn, limits) => {
+      if (state.mode === 'fail') {
+        state.refused += 1;
+        throw new Error('review27: the database is away');
+      }
+      if (state.mode === 'hang') {
+        state.hung += 1;
+        hungGate.open();
+        await resumeGate.promise;
+      }
+      return driver.transaction(fn, limits);
+    },
+  };
+  return {
+    deps: { ...deps, driver: wrapped } as RuntimeDeps,
+    state,
+    hung: hungGate.promise,
+    resume: () => {
+      state.mode = 'up';
+      resumeGate.open();
+      resumeGate = gate();
+    },
+  };
+}
+
