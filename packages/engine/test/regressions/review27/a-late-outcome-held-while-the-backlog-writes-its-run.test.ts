@@ -29,7 +29,7 @@ describe(`a late outcome handed to the backlog while the backlog writes its run 
     await db.close();
   });
 
-  it('the second outcome survives while the first one\'s commit is on its way back (no listener)', async () => {
+  it("the second outcome survives while the first one's commit is on its way back (no listener)", async () => {
     const s = twoSideParent(db);
     const runId = await s.start();
     const holds = watchHolds(s.e.runtime);

@@ -36,10 +36,9 @@ describe(`a late write through an outage and a reclaim of its step (${testDbKind
     await db.close();
   });
 
-  const setup = (reclaim: Reclaim) => {
-    const s = lateParent(db, { shape: 'child+step', sideEnds: 'completes' });
-    const reclaimConfig =
-      reclaim === 'deadline' ? { reclaim: { actions: { enabled: true, after_seconds: 60 } } } : {};
+  const setup = (reclaim: Reclaim, sideEnds: 'completes' | 'fails-then-retries' = 'completes') => {
+    const s = lateParent(db, { shape: 'child+step', sideEnds });
+    const reclaimConfig = reclaim === 'deadline' ? { reclaim: { actions: { enabled: true, after_seconds: 60 } } } : {};
     const engineLike = (attempts: number): Engine =>
       bareEngine(db, {
         clock: s.clock,
@@ -82,67 +81,68 @@ describe(`a late write through an outage and a reclaim of its step (${testDbKind
 
   for (const reclaim of ['reclaimStep', 'deadline'] as const)
     for (const late of ['in-the-backlog', 'in-flight'] as const)
-      it(`attack 1: ${reclaim}, A's late write ${late} while B runs the step again`, async () => {
-        const { s, a, b } = setup(reclaim);
-        const holds = watchHolds(a.runtime);
-        const { runId, side, outage, row } = await parkWithSideRunning(s, a);
+      for (const sideEnds of ['completes', 'fails-then-retries'] as const)
+        it(`attack 1: ${reclaim}, A's late write (${sideEnds}) ${late} while B runs the step again`, async () => {
+          const { s, a, b } = setup(reclaim, sideEnds);
+          const holds = watchHolds(a.runtime);
+          const { runId, side, outage, row } = await parkWithSideRunning(s, a);
 
-        // The outage, for worker A. `side` (attempt 1) ends in R1, which has parked.
-        outage.state.mode = late === 'in-the-backlog' ? 'fail' : 'hang';
-        side.release();
-        if (late === 'in-the-backlog') await holds.heldFor(3);
-        else await outage.hung;
+          // The outage, for worker A. `side` (attempt 1) ends in R1, which has parked.
+          outage.state.mode = late === 'in-the-backlog' ? 'fail' : 'hang';
+          side.release();
+          if (late === 'in-the-backlog') await holds.heldFor(3);
+          else await outage.hung;
 
-        // B takes the step over.
-        if (reclaim === 'reclaimStep') {
-          await workerGone(a.runtime.workerId);
-          expect(await b.reclaimStep(runId, { stepId: row.id })).toEqual({ reclaimed: true, stepId: row.id });
-        } else {
-          s.clock.advance(61_000);
-        }
-        await db.prisma.job.deleteMany({ where: { run_id: runId } });
-        const r2 = trackedDeps(db, b.runtime);
-        expect(await executeRun(r2.deps, runId)).toBe('parked');
-        await r2.quiet();
-        const afterB = await db.prisma.actionRun.findUniqueOrThrow({ where: { id: row.id } });
+          // B takes the step over.
+          if (reclaim === 'reclaimStep') {
+            await workerGone(a.runtime.workerId);
+            expect(await b.reclaimStep(runId, { stepId: row.id })).toEqual({ reclaimed: true, stepId: row.id });
+          } else {
+            s.clock.advance(61_000);
+          }
+          await db.prisma.job.deleteMany({ where: { run_id: runId } });
+          const r2 = trackedDeps(db, b.runtime);
+          expect(await executeRun(r2.deps, runId)).toBe('parked');
+          await r2.quiet();
+          const afterB = await db.prisma.actionRun.findUniqueOrThrow({ where: { id: row.id } });
 
-        // The database answers A again: its late write goes out (the backlog's next poll, or the hung
-        // connection answering).
-        if (late === 'in-the-backlog') {
-          outage.state.mode = 'up';
-          await a.runtime.heldOutcomes.retry();
-        } else {
-          outage.resume();
-        }
-        const anomalies = await (async () => {
-          const { lateOutcomeTurnedAway } = await import('../../support/late-outcome.ts');
-          return lateOutcomeTurnedAway(db, runId);
-        })();
-        const afterLate = await db.prisma.actionRun.findUniqueOrThrow({ where: { id: row.id } });
+          // The database answers A again: its late write goes out (the backlog's next poll, or the hung
+          // connection answering).
+          if (late === 'in-the-backlog') {
+            outage.state.mode = 'up';
+            await a.runtime.heldOutcomes.retry();
+          } else {
+            outage.resume();
+          }
+          const anomalies = await (async () => {
+            const { lateOutcomeTurnedAway } = await import('../../support/late-outcome.ts');
+            return lateOutcomeTurnedAway(db, runId);
+          })();
+          const afterLate = await db.prisma.actionRun.findUniqueOrThrow({ where: { id: row.id } });
 
-        expect(await replayChild(db, b, runId, 2)).toBe('Completed');
-        await runDueWakes(db, b, runId);
-        const judged = await judgeSiblings(db, runId);
-        expect({
-          afterB: [afterB.status, afterB.attempts, afterB.claimed_by],
-          afterLate: [afterLate.status, afterLate.attempts, afterLate.output],
-          turnedAway: anomalies,
-          held: a.runtime.heldOutcomes.size,
-          parent: [judged.parent.status, judged.parent.ends, judged.parent.afterTheEnd],
-          duplicates: judged.parent.duplicateStepOutcomes,
-          ranSide: s.ran.side,
-          anomalies: (await anomaliesOf(db, runId)).filter((x) => !x.startsWith('claim_lost#')),
-        }).toEqual({
-          afterB: ['Completed', 2, b.runtime.workerId],
-          afterLate: ['Completed', 2, 'side:null'],
-          turnedAway: ['outcome_rejected'],
-          held: 0,
-          parent: ['Completed', 1, []],
-          duplicates: [],
-          ranSide: 2,
-          anomalies: ['outcome_rejected#3'],
+          expect(await replayChild(db, b, runId, 2)).toBe('Completed');
+          await runDueWakes(db, b, runId);
+          const judged = await judgeSiblings(db, runId);
+          expect({
+            afterB: [afterB.status, afterB.attempts, afterB.claimed_by],
+            afterLate: [afterLate.status, afterLate.attempts, afterLate.output],
+            turnedAway: anomalies,
+            held: a.runtime.heldOutcomes.size,
+            parent: [judged.parent.status, judged.parent.ends, judged.parent.afterTheEnd],
+            duplicates: judged.parent.duplicateStepOutcomes,
+            ranSide: s.ran.side,
+            anomalies: (await anomaliesOf(db, runId)).filter((x) => !x.startsWith('claim_lost#')),
+          }).toEqual({
+            afterB: ['Completed', 2, b.runtime.workerId],
+            afterLate: ['Completed', 2, 'side:null'],
+            turnedAway: ['outcome_rejected'],
+            held: 0,
+            parent: ['Completed', 1, []],
+            duplicates: [],
+            ranSide: 2,
+            anomalies: ['outcome_rejected#3'],
+          });
         });
-      });
 
   for (const reclaim of ['reclaimStep', 'deadline'] as const)
     it(`attack 2: ${reclaim}, the outage ends and A's late write lands before B looks`, async () => {
