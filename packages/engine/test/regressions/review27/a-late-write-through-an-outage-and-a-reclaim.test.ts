@@ -189,4 +189,58 @@ describe(`a late write through an outage and a reclaim of its step (${testDbKind
         anomalies: [],
       });
     });
+
+  for (const reclaim of ['reclaimStep', 'deadline'] as const)
+    it(`attack 2: ${reclaim}, A's late write lands while B's reclaiming claim is on its way`, async () => {
+      const { s, a, b } = setup(reclaim);
+      const holds = watchHolds(a.runtime);
+      const { runId, side, outage, row } = await parkWithSideRunning(s, a);
+
+      outage.state.mode = 'fail';
+      side.release();
+      await holds.heldFor(3);
+      // B takes the step over: the row is open to the claim (reclaimStep) or past its deadline, and B's
+      // replay has decided to claim it; its claim waits at a gate before its transaction.
+      let reclaimed: unknown = null;
+      if (reclaim === 'reclaimStep') {
+        await workerGone(a.runtime.workerId);
+        reclaimed = await b.reclaimStep(runId, { stepId: row.id });
+      } else s.clock.advance(61_000);
+      await db.prisma.job.deleteMany({ where: { run_id: runId } });
+      const claim = s.holdClaim('side');
+      const r2 = trackedDeps(db, b.runtime);
+      const live2 = executeRun(r2.deps, runId);
+      await claim.reached;
+      // Now the database answers A, and its late write goes out first.
+      outage.state.mode = 'up';
+      await a.runtime.heldOutcomes.retry();
+      const landed = await db.prisma.actionRun.findUniqueOrThrow({ where: { id: row.id } });
+      claim.release();
+      await live2;
+      await r2.quiet();
+
+      expect(await replayChild(db, b, runId, 2)).toBe('Completed');
+      await runDueWakes(db, b, runId);
+      const judged = await judgeSiblings(db, runId);
+      const final = await db.prisma.actionRun.findUniqueOrThrow({ where: { id: row.id } });
+      expect({
+        reclaimed: reclaim === 'reclaimStep' ? (reclaimed as { reclaimed: boolean }).reclaimed : true,
+        landed: [landed.status, landed.attempts],
+        final: [final.status, final.attempts, final.output],
+        parent: [judged.parent.status, judged.parent.ends, judged.parent.afterTheEnd],
+        duplicates: judged.parent.duplicateStepOutcomes,
+        ranSide: s.ran.side,
+        drivenOn: await drivenOn(db, b, runId),
+        turnedAway: (await anomaliesOf(db, runId)).filter((x) => !x.startsWith('claim_lost#')),
+      }).toEqual({
+        reclaimed: true,
+        landed: ['Completed', 1],
+        final: ['Completed', 1, 'side:null'],
+        parent: ['Completed', 1, []],
+        duplicates: [],
+        ranSide: 1,
+        drivenOn: true,
+        turnedAway: [],
+      });
+    });
 });
