@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { waitFor } from '../../support/wait-for.ts';
 import { recordOf, drivenOn } from '../review20/record.ts';
 import { replayChild, runDueWakes, trackedDeps } from '../review23/support/sibling-children.ts';
 import { gate } from '../harness.ts';

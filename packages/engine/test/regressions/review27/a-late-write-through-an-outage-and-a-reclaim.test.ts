@@ -10,7 +10,6 @@ import { bareEngine } from '../harness.ts';
 import { outageDeps, watchHolds } from './support/outage.ts';
 
 type Reclaim = 'reclaimStep' | 'deadline';
-type LateWrite = 'in-the-backlog' | 'in-flight';
 
 /**
  * Review 27, attacks 1 and 2 (ADR 0093/0094's open point, ADR 0010). Worker A (its own engine) replays the
