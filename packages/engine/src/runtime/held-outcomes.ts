@@ -86,16 +86,22 @@ export class HeldOutcomes {
     this.held.set(runId, [...(this.held.get(runId) ?? []), ...outcomes]);
   }
 
-  /** One attempt for each run's held outcomes; those written (recorded, or rejected and journaled) leave the backlog. */
+  /**
+   * One attempt for each run's held outcomes; those written (recorded, or rejected and journaled)
+   * leave the backlog. Only those: an outcome of the same run handed over while the write was out
+   * (another step's retry budget ran out meanwhile) stays for the next attempt (review 27).
+   */
   async retry(): Promise<void> {
     for (const [runId, outcomes] of [...this.held]) {
       try {
         await writeOnce(this.deps(), runId, outcomes);
-        this.held.delete(runId);
-        this.deps().logger.info({ runId, steps: outcomes.map((o) => o.sequence) }, 'held step outcomes written');
       } catch {
         return; // the database is still away: the next poll tries again
       }
+      const left = (this.held.get(runId) ?? []).filter((o) => !outcomes.includes(o));
+      if (left.length > 0) this.held.set(runId, left);
+      else this.held.delete(runId);
+      this.deps().logger.info({ runId, steps: outcomes.map((o) => o.sequence) }, 'held step outcomes written');
     }
   }
 
