@@ -92,7 +92,7 @@ const fusedText = '/* sagaflow: start with first step */';
 const startsText = '/* sagaflow: starts */';
 /** The pool's own statements (its job claims, its heartbeat), which come whenever they come: not the runs'. */
 const poolOwn = (s: SentStatement) =>
-  s.text.startsWith('update "sagaflow"."jobs" j') || s.text.startsWith('insert into "sagaflow"."workers"');
+  s.text.startsWith('/* sagaflow: job claims */') || s.text.startsWith('insert into "sagaflow"."workers"');
 const fused = (sent: SentStatement[]) => sent.filter((s) => s.text.startsWith(fusedText));
 const threeStepHistory = completedStepsHistory(3);
 

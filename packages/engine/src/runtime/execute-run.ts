@@ -3,7 +3,7 @@ import { enqueueJob } from '../store/enqueue-job.ts';
 import { listActionRuns } from '../store/list-action-runs.ts';
 import { listCompensationRuns } from '../store/list-compensation-runs.ts';
 import type { HandedOverRun } from '../store/insert-started-run.ts';
-import { loadRunForReplay } from '../store/load-run-for-replay.ts';
+import { loadRunForReplay, type LoadedRun } from '../store/load-run-for-replay.ts';
 import type { DbActionRun } from '../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../store/list-compensation-runs.ts';
 import { parkRun } from '../store/park-run.ts';
@@ -33,12 +33,19 @@ export type ExecuteOutcome = 'finished' | 'parked' | 'not-open';
  * An engine-internal failure (database down) is rethrown so the job is redelivered. A run this
  * replay finishes acknowledges `ack` (its job) in the finishing transaction.
  */
-export async function executeRun(deps: RuntimeDeps, runId: string, ack?: JobAck): Promise<ExecuteOutcome> {
+export async function executeRun(
+  deps: RuntimeDeps,
+  runId: string,
+  ack?: JobAck,
+  claimed?: LoadedRun,
+): Promise<ExecuteOutcome> {
   const now = deps.clock.now();
-  // A run this process's start wrote already active and handed over: no load (ADR 0041). Taken
-  // before the first await, once: a retry of this replay loads the run like any other.
-  const startedActive = ack ? deps.startedActive.get(ack.id) : undefined;
-  if (ack && startedActive) deps.startedActive.delete(ack.id);
+  // A run this process's start wrote already active and handed over (ADR 0041), or one the job's
+  // claim marked active (`claimed`, ADR 0100): no load. Taken before the first await, once: a retry
+  // of this replay loads the run like any other.
+  const handedOver = ack ? deps.startedActive.get(ack.id) : undefined;
+  if (ack && handedOver) deps.startedActive.delete(ack.id);
+  const startedActive = handedOver ?? (claimed ? { ...claimed, firstStep: null, held: null } : undefined);
   // Otherwise one transaction loads the run and marks it active in one statement, then reads its record.
   const loaded = startedActive
     ? fromStart(startedActive)

@@ -99,8 +99,15 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     try {
       const runId = job.run_id;
       // A run that finishes acknowledges its job in its finishing transaction (ADR 0029).
-      if (job.kind === 'wake-run' && runId)
-        await withStoreRetry(transientReplayRetry, () => executeRun(deps, runId, ack));
+      if (job.kind === 'wake-run' && runId) {
+        // The run as the claim marked it active, for the first try only: a retry loads it (ADR 0100).
+        let claimed = job.loaded;
+        await withStoreRetry(transientReplayRetry, () => {
+          const loaded = claimed;
+          claimed = undefined;
+          return executeRun(deps, runId, ack, loaded);
+        });
+      }
       if (!ack.done) await deleteJob(db, ack);
     } catch (err) {
       if (err instanceof SimulatedCrash) return;
@@ -243,6 +250,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
             limit: free,
             leaseSeconds,
             now: deps.clock.now(),
+            flows: [...deps.registry.flows.keys()],
           });
           counters.jobsClaimed += jobs.length;
           if (jobs.length === 0) counters.emptyClaims += 1;
