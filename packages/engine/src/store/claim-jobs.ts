@@ -38,6 +38,11 @@ type ClaimRow = Partial<DbFlowRun> & {
  * SKIP LOCKED: one another transaction holds (a cancellation, a repair) is left to the load, which
  * waits for it, so the claim never waits for a run. A Pending run has no step rows, so nothing else
  * is read for it; every other run is loaded by its replay as before.
+ *
+ * The runs are found by their ids only: the flow test is on the locked rows, not in their scan. In
+ * the scan, `flow_name = any(…)` let the planner read them through an index led by the flow's name
+ * (filtering by id), every run of the flow per claim, as soon as the statistics made that look cheap
+ * (the runs' backlog test caught it: ADR 0098).
  */
 export async function claimJobs(
   db: RawDb,
@@ -62,7 +67,6 @@ export async function claimJobs(
          and ${statusIn('r.status', ['Pending'])}
          and (r.run_timeout_at is null or r.run_timeout_at > ${args.now}::timestamptz)
          and (r.cancel_deadline_at is null or r.cancel_deadline_at > ${args.now}::timestamptz)
-         and r.flow_name = any(${[...(args.flows ?? [])]}::text[])
        order by r.id
          for no key update skip locked
     ), upd as (
@@ -71,7 +75,7 @@ export async function claimJobs(
              started_at = coalesce(r.started_at, ${args.now}::timestamptz), updated_at = ${args.now}::timestamptz,
              version = r.version + 1
         from prev p
-       where r.id = p.id
+       where r.id = p.id and p.flow_name = any(${[...(args.flows ?? [])]}::text[])
       returning r.id, r.version
     ), event as (
       insert into "sagaflow"."flow_events" (run_id, type)
