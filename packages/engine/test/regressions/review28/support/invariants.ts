@@ -8,7 +8,7 @@ import { deleteJob, type JobAck } from '../../../../src/store/delete-job.ts';
 import type { TestClock } from '../../../../src/testing/test-clock.ts';
 import { stepHistory } from '../../../support/step-history.ts';
 
-export const terminalEvent = /^run\.(completed|failed|cancelled|terminated|expired|compensated|timed_out)$/;
+export const terminalEvent = /^run\.(completed|failed|cancelled|terminated|expired|compensated|timed_?out)$/;
 const terminalStatuses = ['Completed', 'Failed', 'Cancelled', 'Terminated', 'Expired', 'Compensated', 'TimedOut'];
 
 /** Claims as a pool does (its flows), through the worker's own autocommitted statements. */
