@@ -68,9 +68,9 @@ describe(`pools racing and stopping over runs their claims marked (${testDbKind(
     await waitFor('the queue to drain', async () =>
       (await db.prisma.job.count({ where: { run_id: { in: runIds } } })) === 0 ? true : undefined,
     WAIT_MS);
+    const claimedBy = { a: a.workerCounters()?.jobsClaimed, b: b.workerCounters()?.jobsClaimed };
     await a.stopWorkers(5000);
     await b.stopWorkers(5000);
-    const claimedBy = { a: a.workerCounters()!.jobsClaimed, b: b.workerCounters()!.jobsClaimed };
     for (const [i, runId] of runIds.entries()) {
       const history = await assertRunGuarantees(db, runId, { effects: effectsOf(tags[i]!), expectTerminal: true });
       expect(history.at(-1), JSON.stringify(claimedBy)).toBe('run.completed');
@@ -141,6 +141,7 @@ describe(`pools racing and stopping over runs their claims marked (${testDbKind(
     pools.push(a);
     a.startWorkers();
     await answered.promise;
+    expect(await db.prisma.flowRun.count({ where: { id: { in: runIds }, status: 'Running' } })).toBeGreaterThan(0);
     const stopping = a.stopWorkers(5000);
     held.open();
     await stopping;
