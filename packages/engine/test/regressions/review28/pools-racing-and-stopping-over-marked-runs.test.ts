@@ -29,22 +29,20 @@ describe(`pools racing and stopping over runs their claims marked (${testDbKind(
     for (const p of pools) await p.stopWorkers(2000).catch(() => undefined);
     await db.close();
   });
-  const allEnded = (runIds: string[]) =>
-    waitFor(
+  const allEnded = (runIds: string[]) => {
+    let open = '';
+    return waitFor(
+      () => `every run to end; open: ${open}`,
       async () => {
-        const open = await db.prisma.flowRun.findMany({
+        const rows = await db.prisma.flowRun.findMany({
           where: { id: { in: runIds }, status: { in: ['Pending', 'Running', 'Waiting', 'Compensating'] } },
         });
-        return `every run to end; open: ${open.map((r) => `${r.id} ${r.status} ${r.stuck_reason}`).join('; ')}`;
-      },
-      async () => {
-        const n = await db.prisma.flowRun.count({
-          where: { id: { in: runIds }, status: { in: ['Pending', 'Running', 'Waiting', 'Compensating'] } },
-        });
-        return n === 0 ? true : undefined;
+        open = rows.map((r) => `${r.id} ${r.status} ${r.stuck_reason}`).join('; ');
+        return rows.length === 0 ? true : undefined;
       },
       WAIT_MS,
     );
+  };
 
   it('two pools race for the start wake, a kick and a re-dispatch of each Pending run: one outcome per step', async () => {
     const starter = bareEngine(db, { flows, actions, clock });
@@ -65,9 +63,11 @@ describe(`pools racing and stopping over runs their claims marked (${testDbKind(
     a.startWorkers();
     b.startWorkers();
     await allEnded(runIds);
-    await waitFor('the queue to drain', async () =>
-      (await db.prisma.job.count({ where: { run_id: { in: runIds } } })) === 0 ? true : undefined,
-    WAIT_MS);
+    await waitFor(
+      'the queue to drain',
+      async () => ((await db.prisma.job.count({ where: { run_id: { in: runIds } } })) === 0 ? true : undefined),
+      WAIT_MS,
+    );
     const claimedBy = { a: a.workerCounters()?.jobsClaimed, b: b.workerCounters()?.jobsClaimed };
     await a.stopWorkers(5000);
     await b.stopWorkers(5000);
@@ -106,9 +106,11 @@ describe(`pools racing and stopping over runs their claims marked (${testDbKind(
     const own = await a.startFlow(twoSteps, 'given-back-own');
     runIds.push(own.runId);
     held.open();
-    await waitFor('the claimed wakes to be given back', async () =>
-      (a.workerCounters()?.jobsGivenBack ?? 0) > 0 ? true : undefined,
-    WAIT_MS);
+    await waitFor(
+      'the claimed wakes to be given back',
+      async () => ((a.workerCounters()?.jobsGivenBack ?? 0) > 0 ? true : undefined),
+      WAIT_MS,
+    );
     await a.stopWorkers(5000);
     // Every open run is visible: a wake due, or a stuck reason.
     for (const runId of runIds) await assertRunGuarantees(db, runId, {});
@@ -152,7 +154,10 @@ describe(`pools racing and stopping over runs their claims marked (${testDbKind(
     await allEnded(runIds);
     await b.stopWorkers(5000);
     for (const [i, runId] of runIds.entries()) {
-      const history = await assertRunGuarantees(db, runId, { effects: effectsOf(`stopped-${i}`), expectTerminal: true });
+      const history = await assertRunGuarantees(db, runId, {
+        effects: effectsOf(`stopped-${i}`),
+        expectTerminal: true,
+      });
       expect(history.at(-1)).toBe('run.completed');
     }
   }, 120_000);

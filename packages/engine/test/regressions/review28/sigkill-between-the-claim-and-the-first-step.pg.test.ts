@@ -69,7 +69,9 @@ describe('a worker SIGKILLed between the claim that marked its run and the first
     await waitFor(
       'both runs to complete here',
       async () =>
-        (await db.prisma.flowRun.count({ where: { id: { in: runIds }, status: 'Completed' } })) === 2 ? true : undefined,
+        (await db.prisma.flowRun.count({ where: { id: { in: runIds }, status: 'Completed' } })) === 2
+          ? true
+          : undefined,
       WAIT_MS,
     );
     await engine.stopWorkers(2000);

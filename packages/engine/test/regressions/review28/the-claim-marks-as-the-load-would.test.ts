@@ -86,7 +86,11 @@ describe(`the claim marks a Pending run exactly as the load would (${testDbKind(
         await db.prisma.job.deleteMany({});
         const tag = `${name}-${path}`;
         const s = bareEngine(db, { flows, actions, clock });
-        const { runId } = await s.startFlow(twoSteps, tag, opts?.expiresInSeconds ? { expiresInSeconds: opts.expiresInSeconds } : {});
+        const { runId } = await s.startFlow(
+          twoSteps,
+          tag,
+          opts?.expiresInSeconds ? { expiresInSeconds: opts.expiresInSeconds } : {},
+        );
         await setup(db, runId, s, clock);
         const before = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
         expect(before.status).toBe('Pending');
@@ -94,7 +98,10 @@ describe(`the claim marks a Pending run exactly as the load would (${testDbKind(
         const worker = bareEngine(db, { flows: workerFlows, actions, clock });
         const jobs = await claimFor(worker, clock, path === 'claim' ? names : []);
         const mine = jobs.filter((j) => j.run_id === runId);
-        expect(mine.some((j) => j.loaded), path).toBe(path === 'claim');
+        expect(
+          mine.some((j) => j.loaded),
+          path,
+        ).toBe(path === 'claim');
         const marked = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
         for (const j of jobs) await runJob(worker, j);
         await drain(worker, clock, names);
@@ -107,7 +114,10 @@ describe(`the claim marks a Pending run exactly as the load would (${testDbKind(
           stuck: after.stuck_reason,
           waitingFor: after.waiting_for,
           versionMoved: after.version - before.version,
-          startedAtMoved: before.started_at === null ? after.started_at !== null : after.started_at?.getTime() === before.started_at.getTime(),
+          startedAtMoved:
+            before.started_at === null
+              ? after.started_at !== null
+              : after.started_at?.getTime() === before.started_at.getTime(),
           output: JSON.stringify(after.output ?? null).replaceAll(tag, 'TAG'),
           error: (after.error as { name?: string } | null)?.name ?? null,
           effects: [...effectsOf(tag).entries()],

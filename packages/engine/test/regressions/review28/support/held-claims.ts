@@ -27,6 +27,6 @@ export function holdClaims(db: Database, after: (rows: unknown) => Promise<void>
       });
     },
     statement,
-  } as Database['driver'];
+  };
   return { ...db, driver };
 }

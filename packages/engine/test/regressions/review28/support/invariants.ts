@@ -22,7 +22,11 @@ export function claimFor(worker: Engine, clock: TestClock, flows: readonly strin
   });
 }
 
-export const ackOf = (worker: Engine, job: DbJob): JobAck => ({ id: job.id, workerId: worker.runtime.workerId, done: false });
+export const ackOf = (worker: Engine, job: DbJob): JobAck => ({
+  id: job.id,
+  workerId: worker.runtime.workerId,
+  done: false,
+});
 
 /** Runs one claimed job as the pool's handle does (first try with the claim's row; the wake deleted if not acked). */
 export async function runJob(worker: Engine, job: DbJob, loaded = job.loaded) {
@@ -75,7 +79,8 @@ export async function assertRunGuarantees(
   for (const [seq, n] of outcomes) expect(n, `step ${seq} has ${n} final outcomes: ${why}`).toBe(1);
   if (opts.effects) {
     const steps = await db.prisma.actionRun.findMany({ where: { run_id: runId, kind: 'action' } });
-    for (const s of steps) expect(opts.effects.get(s.sequence) ?? 0, `step ${s.sequence} side effects vs attempts: ${why}`).toBe(s.attempts);
+    for (const s of steps)
+      expect(opts.effects.get(s.sequence) ?? 0, `step ${s.sequence} side effects vs attempts: ${why}`).toBe(s.attempts);
     for (const [seq, n] of opts.effects)
       if (!steps.some((s) => s.sequence === seq)) expect(n, `side effect of unrecorded step ${seq}: ${why}`).toBe(0);
   }
