@@ -1,22 +1,15 @@
-import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { expect } from 'vitest';
-import { createEngine, type Database, type Engine } from '../../src/index.ts';
+import { createEngine } from '../../src/index.ts';
 import { fusedSigkillConfig } from '../regressions/fused-steps/support/fused-sigkill-flow.ts';
 import { burstKillFlow } from '../regressions/review13/support/burst-kill-flow.ts';
-import { spawnWorker } from './spawn-worker.ts';
+import type { childWorkerSuite } from './spawn-worker.ts';
 import { waitFor } from './wait-for.ts';
 
 const workerScript = fileURLToPath(new URL('../regressions/review14/support/round-kill-worker.ts', import.meta.url));
 /** Progress-driven waits: each fails only when its condition has not come in this long (a loaded 2-core machine). */
 const WAIT_MS = 60_000;
-
-/** What a test that SIGKILLs a worker with rounds out holds, so its afterAll can end them. */
-export interface KillState {
-  child: ChildProcess | null;
-  engine: Engine | null;
-}
 
 /**
  * Reviews 14 and 16 (ADR 0070, 0077): a worker process (review 14's round-kill worker: review 13's
@@ -26,9 +19,9 @@ export interface KillState {
  * whatever did, exactly once per step: every run ends Completed, none left open or stuck, no start
  * written twice, and steps the dead worker held were taken back (not vacuous).
  */
-export async function killWithRoundsOut(db: Database & { url?: string }, inFlight: number, state: KillState) {
-  if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
-  const { proc } = await spawnWorker(workerScript, db.url, (p) => (state.child = p));
+export async function killWithRoundsOut(suite: ReturnType<typeof childWorkerSuite>, inFlight: number) {
+  const { db } = suite;
+  const { proc } = await suite.spawn(workerScript);
   let out = 0;
   let back = 0;
   let lines = '';
@@ -56,17 +49,11 @@ export async function killWithRoundsOut(db: Database & { url?: string }, inFligh
     WAIT_MS,
   );
   expect(await exited).toBe('SIGKILL');
-  state.child = null;
 
   const { flow, actions } = burstKillFlow(async (n) => n);
-  const engine = createEngine({
-    db,
-    flows: [flow],
-    actions,
-    config: fusedSigkillConfig,
-    logger: pino({ level: 'silent' }),
-  });
-  state.engine = engine;
+  const engine = suite.adopt(
+    createEngine({ db, flows: [flow], actions, config: fusedSigkillConfig, logger: pino({ level: 'silent' }) }),
+  );
   engine.startWorkers();
   const open = () => db.prisma.flowRun.count({ where: { status: { in: ['Pending', 'Running', 'Waiting'] } } });
   await waitFor('every run to end', async () => ((await open()) === 0 ? true : undefined), WAIT_MS);

@@ -1,10 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Database, type Engine } from '../../../src/index.ts';
-import { spawnWorker } from '../../support/spawn-worker.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
+import { createEngine } from '../../../src/index.ts';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { firstStepSigkillConfig, firstStepSigkillFlow } from './support/first-step-sigkill-flow.ts';
 
@@ -19,47 +17,32 @@ const WAIT_MS = 30_000;
  * process's worker takes the run, reclaims step 1 and finishes the run: one outcome per step.
  */
 describe('a worker SIGKILLed right after its start wrote the first step (real PostgreSQL, real process)', () => {
-  let db: Database & { url?: string };
-  let child: ChildProcess | null = null;
-  let engine: Engine | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    child?.kill('SIGKILL');
-    await engine?.stopWorkers(2000);
-    await db.close();
-  });
+  const suite = childWorkerSuite();
 
   it('the run is reclaimed and finishes with one outcome per step', async () => {
-    if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
-    let out = '';
-    const { proc, workerId } = await spawnWorker(workerScript, db.url, (p) => {
-      child = p;
-      p.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    });
-    const [, runId, statement] = /^start (\S+) (.*)$/m.exec(out) ?? [];
-    if (!runId) throw new Error(`the child did not say which run it started: ${out}`);
+    const { db } = suite;
+    const child = await suite.spawn(workerScript);
+    const [, runId, statement] = /^start (\S+) (.*)$/m.exec(child.output()) ?? [];
+    if (!runId) throw new Error(`the child did not say which run it started: ${child.output()}`);
     // The start and the first step's claim were one statement.
     expect(statement).toBe('/* sagaflow: start with first step */');
     const held = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId } });
-    expect([held.sequence, held.status, held.attempts, held.claimed_by]).toEqual([1, 'Running', 1, workerId]);
+    expect([held.sequence, held.status, held.attempts, held.claimed_by]).toEqual([1, 'Running', 1, child.workerId]);
     expect(held.reclaim_stale_at?.getTime()).toBe(held.started_at!.getTime() + 1_000);
 
-    const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_code, signal) => r(signal)));
-    proc.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
-    child = null;
+    expect(await child.kill()).toBe('SIGKILL');
 
     const ranHere: string[] = [];
     const { flow, actions } = firstStepSigkillFlow(async () => 'first', ranHere);
-    engine = createEngine({
-      db,
-      flows: [flow],
-      actions,
-      config: firstStepSigkillConfig,
-      logger: pino({ level: 'silent' }),
-    });
+    const engine = suite.adopt(
+      createEngine({
+        db,
+        flows: [flow],
+        actions,
+        config: firstStepSigkillConfig,
+        logger: pino({ level: 'silent' }),
+      }),
+    );
     engine.startWorkers();
     const done = await waitFor(
       'the run to complete here',

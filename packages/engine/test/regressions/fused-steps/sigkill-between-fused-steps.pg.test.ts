@@ -1,10 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Database, type Engine } from '../../../src/index.ts';
-import { spawnWorker } from '../../support/spawn-worker.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
+import { createEngine } from '../../../src/index.ts';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { oneSlotFusedSigkillConfig, fusedSigkillFlow } from './support/fused-sigkill-flow.ts';
 
@@ -21,30 +19,22 @@ const WAIT_MS = 30_000;
  * step 1 never run again.
  */
 describe('a worker SIGKILLed between two fused step transitions (real PostgreSQL, real process)', () => {
-  let db: Database & { url?: string };
-  let child: ChildProcess | null = null;
-  let engine: Engine | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    child?.kill('SIGKILL');
-    await engine?.stopWorkers(2000);
-    await db.close();
-  });
+  const suite = childWorkerSuite();
 
   it('the run is reclaimed and finishes with one outcome per step', async () => {
-    if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
-    const { proc, workerId } = await spawnWorker(workerScript, db.url, (p) => (child = p));
+    const { db } = suite;
+    const child = await suite.spawn(workerScript);
     const ranHere: string[] = [];
     const { flow, actions } = fusedSigkillFlow(async () => 'middle', ranHere);
-    engine = createEngine({
-      db,
-      flows: [flow],
-      actions,
-      config: oneSlotFusedSigkillConfig,
-      logger: pino({ level: 'silent' }),
-    });
+    const engine = suite.adopt(
+      createEngine({
+        db,
+        flows: [flow],
+        actions,
+        config: oneSlotFusedSigkillConfig,
+        logger: pino({ level: 'silent' }),
+      }),
+    );
     const { runId } = await engine.startFlow(flow, null);
 
     const held = await waitFor(
@@ -52,7 +42,7 @@ describe('a worker SIGKILLed between two fused step transitions (real PostgreSQL
       async () => {
         const steps = await db.prisma.actionRun.findMany({ where: { run_id: runId }, orderBy: { sequence: 'asc' } });
         const [first, middle] = steps;
-        return first?.status === 'Completed' && middle?.status === 'Running' && middle.claimed_by === workerId
+        return first?.status === 'Completed' && middle?.status === 'Running' && middle.claimed_by === child.workerId
           ? middle
           : undefined;
       },
@@ -62,10 +52,7 @@ describe('a worker SIGKILLed between two fused step transitions (real PostgreSQL
     expect(held.attempts).toBe(1);
     expect(held.reclaim_stale_at?.getTime()).toBe(held.started_at!.getTime() + 1_000);
 
-    const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_code, signal) => r(signal)));
-    proc.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
-    child = null;
+    expect(await child.kill()).toBe('SIGKILL');
 
     engine.startWorkers();
     const done = await waitFor(
@@ -83,7 +70,7 @@ describe('a worker SIGKILLed between two fused step transitions (real PostgreSQL
     const completions = history.filter((e) => e.type === 'action.completed').map((e) => e.sequence);
     expect({
       output: done.output,
-      steps: steps.map((s) => [s.sequence, s.status, s.attempts, s.claimed_by === workerId]),
+      steps: steps.map((s) => [s.sequence, s.status, s.attempts, s.claimed_by === child.workerId]),
       completions,
       ranHere,
       last: history.at(-1)?.type,

@@ -1,10 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Database, type Engine } from '../../../src/index.ts';
-import { spawnWorker } from '../../support/spawn-worker.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
+import { createEngine } from '../../../src/index.ts';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { fusedSigkillConfig } from '../fused-steps/support/fused-sigkill-flow.ts';
 import { burstKillFlow } from './support/burst-kill-flow.ts';
@@ -21,36 +19,25 @@ const WAIT_MS = 40_000;
  * not commit may show, and no run may be left open or stuck.
  */
 describe('a worker SIGKILLed in the middle of bursts of starts (real PostgreSQL, real process)', () => {
-  let db: Database & { url?: string };
-  let child: ChildProcess | null = null;
-  let engine: Engine | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    child?.kill('SIGKILL');
-    await engine?.stopWorkers(2000);
-    await db.close();
-  });
+  const suite = childWorkerSuite();
 
   it('every run it committed completes here, each step recorded once', async () => {
-    if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
-    const { proc } = await spawnWorker(workerScript, db.url, (p) => (child = p));
+    const { db } = suite;
+    const child = await suite.spawn(workerScript);
     const runCount = () => db.prisma.flowRun.count();
     await waitFor('some of its starts to commit', async () => ((await runCount()) >= 12 ? true : undefined), WAIT_MS);
-    const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_code, signal) => r(signal)));
-    proc.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
-    child = null;
+    expect(await child.kill()).toBe('SIGKILL');
 
     const { flow, actions } = burstKillFlow(async (n) => n);
-    engine = createEngine({
-      db,
-      flows: [flow],
-      actions,
-      config: fusedSigkillConfig,
-      logger: pino({ level: 'silent' }),
-    });
+    const engine = suite.adopt(
+      createEngine({
+        db,
+        flows: [flow],
+        actions,
+        config: fusedSigkillConfig,
+        logger: pino({ level: 'silent' }),
+      }),
+    );
     engine.startWorkers();
     await waitFor(
       'every run to end',

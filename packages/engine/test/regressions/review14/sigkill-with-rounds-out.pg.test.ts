@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import type { Database } from '../../../src/index.ts';
-import { killWithRoundsOut, type KillState } from '../../support/kill-with-rounds-out.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { describe, it } from 'vitest';
+import { killWithRoundsOut } from '../../support/kill-with-rounds-out.ts';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 
 /**
  * Review 14 (ADR 0070): a worker process SIGKILLed while one of its rounds (ADR 0066) is out, after
@@ -10,18 +9,9 @@ import { openTestDatabase } from '../../support/test-database.ts';
  * open or stuck, no start written twice.
  */
 describe('a worker SIGKILLed with a round out (real PostgreSQL, real process)', () => {
-  let db: Database & { url?: string };
-  const state: KillState = { child: null, engine: null };
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    state.child?.kill('SIGKILL');
-    await state.engine?.stopWorkers(2000);
-    await db.close();
-  });
+  const suite = childWorkerSuite();
 
   it('every run ends here with one outcome per step and one finish', async () => {
-    await killWithRoundsOut(db, 1, state);
+    await killWithRoundsOut(suite, 1);
   }, 180_000);
 });

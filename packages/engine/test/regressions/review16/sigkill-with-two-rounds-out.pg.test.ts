@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import type { Database } from '../../../src/index.ts';
-import { killWithRoundsOut, type KillState } from '../../support/kill-with-rounds-out.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { describe, it } from 'vitest';
+import { killWithRoundsOut } from '../../support/kill-with-rounds-out.ts';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 
 /**
  * Review 16 (ADR 0077): review 14's worker SIGKILLed with TWO of its rounds out (ADR 0076), each one
@@ -9,18 +8,9 @@ import { openTestDatabase } from '../../support/test-database.ts';
  * the other. After reclaim, one outcome per step and one finish per run; every run ends.
  */
 describe('a worker SIGKILLed with two rounds out (real PostgreSQL, real process)', () => {
-  let db: Database & { url?: string };
-  const state: KillState = { child: null, engine: null };
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    state.child?.kill('SIGKILL');
-    await state.engine?.stopWorkers(2000);
-    await db.close();
-  });
+  const suite = childWorkerSuite();
 
   it('every run ends here with one outcome per step and one finish', async () => {
-    await killWithRoundsOut(db, 2, state);
+    await killWithRoundsOut(suite, 2);
   }, 180_000);
 });

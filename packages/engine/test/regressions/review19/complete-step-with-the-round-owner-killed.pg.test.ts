@@ -1,11 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import type { RepairCommand } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
-import { spawnWorker } from '../../support/spawn-worker.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine } from '../harness.ts';
 import { applyRepairNow } from './apply-repair-now.ts';
@@ -26,19 +23,11 @@ const WAIT_MS = 60_000;
  * audit rows applied.
  */
 describe('complete_step with the round owner SIGKILLed (real PostgreSQL, real process)', () => {
-  let db: Database & { url?: string };
-  let child: ChildProcess | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    child?.kill('SIGKILL');
-    await db.close();
-  });
+  const suite = childWorkerSuite();
 
   it("the operator's value stands, the dead owner's other branch is stuck with owner_gone, reclaimed, and the run ends once", async () => {
-    if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
-    const { proc, workerId } = await spawnWorker(workerScript, db.url, (p) => (child = p));
+    const { db } = suite;
+    const child = await suite.spawn(workerScript);
     const ran: string[] = [];
     const { flow, actions } = roundOutFlow(async (name) => (ran.push(name), `here-${name}`));
     const e = bareEngine(db, { flows: [flow], actions, config: roundOutConfig });
@@ -47,16 +36,13 @@ describe('complete_step with the round owner SIGKILLed (real PostgreSQL, real pr
       'the child to hold both branches',
       async () => {
         const rows = await db.prisma.actionRun.findMany({
-          where: { run_id: runId, status: 'Running', claimed_by: workerId },
+          where: { run_id: runId, status: 'Running', claimed_by: child.workerId },
         });
         return rows.length === 2 ? true : undefined;
       },
       WAIT_MS,
     );
-    const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_code, signal) => r(signal)));
-    proc.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
-    child = null;
+    expect(await child.kill()).toBe('SIGKILL');
 
     const completed = await applyRepairNow(
       db,
@@ -67,7 +53,7 @@ describe('complete_step with the round owner SIGKILLed (real PostgreSQL, real pr
     expect(completed.status).toBe('applied');
     // The dead owner's lease lapses (its last heartbeat an hour ago, on the database clock).
     await db.prisma
-      .$executeRaw`update "sagaflow"."workers" set heartbeat_at = now() - interval '1 hour' where id = ${workerId}`;
+      .$executeRaw`update "sagaflow"."workers" set heartbeat_at = now() - interval '1 hour' where id = ${child.workerId}`;
 
     // The repair's wake: B finds branch 2 held by a gone worker.
     expect(await executeRun(e.runtime, runId)).toBe('parked');

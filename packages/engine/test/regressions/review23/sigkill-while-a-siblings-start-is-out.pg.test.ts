@@ -1,10 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import { holdRuns } from '../../support/held-rows.ts';
-import { spawnWorker } from '../../support/spawn-worker.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine } from '../harness.ts';
 import { lockWaiters } from '../review21/lock-waiters.ts';
@@ -13,27 +10,6 @@ import { judgeSiblings, runDueWakes } from './support/sibling-children.ts';
 
 const workerScript = fileURLToPath(new URL('./support/kill-worker.ts', import.meta.url));
 const WAIT_MS = 60_000;
-const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
-
-/** The kill worker in `stdin` mode (its stdin a pipe the test writes to), once it printed `ready`. */
-function spawnStdinWorker(url: string, onSpawn: (proc: ChildProcess) => void) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', workerScript, url, 'stdin'], {
-    cwd: repoRoot,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  onSpawn(proc);
-  let out = '';
-  const seen = (re: RegExp) =>
-    new Promise<void>((resolve) => {
-      const look = () => re.test(out) && resolve();
-      proc.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        look();
-      });
-      look();
-    });
-  return { proc, seen, ready: seen(/^ready \S+$/m).then(() => /^ready (\S+)$/m.exec(out)?.[1] ?? '') };
-}
 
 /**
  * Review 23. `await Promise.all([ctx.child(A), ctx.child(B)])` run by a real worker process whose check of
@@ -47,26 +23,11 @@ function spawnStdinWorker(url: string, onSpawn: (proc: ChildProcess) => void) {
  * both outputs, nothing after its end; no child is left open.
  */
 describe("SIGKILL while a sibling child's start is out (real PostgreSQL, real process)", () => {
-  let db: Database & { url?: string };
-  let child: ChildProcess | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    child?.kill('SIGKILL');
-    await db.close();
-  });
+  const suite = childWorkerSuite();
 
   it('the worker dies with the parent job held and B unstarted; the tree recovers once', async () => {
-    if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
-    const { proc, workerId } = await spawnWorker(workerScript, db.url, (p) => (child = p));
-    let out = '';
-    const secondCheck = new Promise<void>((resolve) =>
-      proc.stdout?.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        if (/^b-check 2$/m.test(out)) resolve();
-      }),
-    );
+    const { db } = suite;
+    const child = await suite.spawn(workerScript);
     const ranHere: string[] = [];
     const starter = killFlows(
       () => Promise.resolve(),
@@ -74,18 +35,15 @@ describe("SIGKILL while a sibling child's start is out (real PostgreSQL, real pr
     );
     const starting = bareEngine(db, { flows: starter.flows, actions: starter.actions });
     const { runId } = await starting.startFlow(starter.parent, null);
-    await secondCheck;
+    await child.printed(/^b-check 2$/m, WAIT_MS);
     // The second replay holds the parent's job; A is over.
     const held = await waitFor(
       'the child worker to hold the parent job',
-      async () => (await db.prisma.job.findFirst({ where: { run_id: runId, locked_by: workerId } })) ?? undefined,
+      async () => (await db.prisma.job.findFirst({ where: { run_id: runId, locked_by: child.workerId } })) ?? undefined,
       WAIT_MS,
     );
-    expect(held.locked_by).toBe(workerId);
-    const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_code, signal) => r(signal)));
-    proc.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
-    child = null;
+    expect(held.locked_by).toBe(child.workerId);
+    expect(await child.kill()).toBe('SIGKILL');
     const before = await judgeSiblings(db, runId);
     expect([before.parent.status, before.runsPerSeq, before.children.map((c) => [c.seq, c.status])]).toEqual([
       'Running',
@@ -95,7 +53,7 @@ describe("SIGKILL while a sibling child's start is out (real PostgreSQL, real pr
 
     // The dead worker's lease lapses; this process replays what is due (its clock starts after the kill).
     await db.prisma
-      .$executeRaw`update "sagaflow"."jobs" set locked_until = now() - interval '1 hour' where locked_by = ${workerId}`;
+      .$executeRaw`update "sagaflow"."jobs" set locked_until = now() - interval '1 hour' where locked_by = ${child.workerId}`;
     const ranAfter: string[] = [];
     const recovery = killFlows(
       () => Promise.resolve(),
@@ -131,9 +89,8 @@ describe("SIGKILL while a sibling child's start is out (real PostgreSQL, real pr
   });
 
   it("the worker dies with both starts waiting on the parent's row, uncommitted; the tree recovers once", async () => {
-    if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
-    const w = spawnStdinWorker(db.url, (p) => (child = p));
-    const workerId = await w.ready;
+    const { db } = suite;
+    const child = await suite.spawn(workerScript, { args: ['stdin'] });
     const starter = killFlows(
       () => Promise.resolve(),
       () => undefined,
@@ -141,15 +98,13 @@ describe("SIGKILL while a sibling child's start is out (real PostgreSQL, real pr
     const starting = bareEngine(db, { flows: starter.flows, actions: starter.actions });
     const { runId } = await starting.startFlow(starter.parent, null);
     // R1 (in the worker) has booked and asked for A and B; both checks wait for a line.
-    await Promise.all([w.seen(/^a-check$/m), w.seen(/^b-check 1$/m)]);
-    const holder = await holdRuns(db.url, [runId]);
-    w.proc.stdin?.write('go\ngo\n');
+    await Promise.all([child.printed(/^a-check$/m, WAIT_MS), child.printed(/^b-check 1$/m, WAIT_MS)]);
+    const holder = await holdRuns(suite.url, [runId]);
+    child.say();
+    child.say();
     // Both starts' transactions now wait on the parent's row (held here): neither has committed.
     await lockWaiters(db, 2);
-    const exited = new Promise<NodeJS.Signals | null>((r) => w.proc.once('exit', (_code, signal) => r(signal)));
-    w.proc.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
-    child = null;
+    expect(await child.kill()).toBe('SIGKILL');
     await holder.commit();
     // The dead worker's backends end without a commit (nothing of theirs may land).
     await waitFor(
@@ -170,15 +125,15 @@ describe("SIGKILL while a sibling child's start is out (real PostgreSQL, real pr
       {},
       {},
       'Running',
-      workerId,
+      child.workerId,
     ]);
 
     // Its lease and heartbeat lapse; a replay here finds step 1 held by a gone worker (owner_gone, ADR 0023),
     // and the safe repair runs it again (at least once for a dead worker's step, by design).
     await db.prisma
-      .$executeRaw`update "sagaflow"."jobs" set locked_until = now() - interval '1 hour' where locked_by = ${workerId}`;
+      .$executeRaw`update "sagaflow"."jobs" set locked_until = now() - interval '1 hour' where locked_by = ${child.workerId}`;
     await db.prisma
-      .$executeRaw`update "sagaflow"."workers" set heartbeat_at = now() - interval '1 hour' where id = ${workerId}`;
+      .$executeRaw`update "sagaflow"."workers" set heartbeat_at = now() - interval '1 hour' where id = ${child.workerId}`;
     const ranAfter: string[] = [];
     const recovery = killFlows(
       () => Promise.resolve(),

@@ -1,10 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { enqueueJob } from '../../../src/store/enqueue-job.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine } from '../harness.ts';
 import { recordOf } from '../review20/record.ts';
@@ -12,7 +10,6 @@ import { childrenOf } from '../review23/support/sibling-children.ts';
 import { endKillFlows } from './support/end-kill-flows.ts';
 
 const workerScript = fileURLToPath(new URL('./support/end-kill-worker.ts', import.meta.url));
-const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 
 /**
  * Review 24 (ADR 0093, decision 3), a real worker process on PostgreSQL. `Promise.all([ctx.child(A),
@@ -28,28 +25,11 @@ const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
  * here at most once (the reclaim).
  */
 describe("SIGKILL right after a parent's end that cancels its open child (real PostgreSQL, real process)", () => {
-  let db: Database & { url?: string };
-  let proc: ChildProcess | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    proc?.kill('SIGKILL');
-    await db.close();
-  });
+  const suite = childWorkerSuite();
 
   it('the worker dies once the end committed; the child is cancelled once', async () => {
-    if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
-    const child = spawn(process.execPath, ['--import', 'tsx', workerScript, db.url], {
-      cwd: repoRoot,
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    proc = child;
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const printed = (re: RegExp) => waitFor(`the worker to print ${re}`, async () => (re.test(out) ? true : undefined));
-    await printed(/^ready \S+$/m);
-    const workerId = /^ready (\S+)$/m.exec(out)?.[1] ?? '';
+    const { db } = suite;
+    const child = await suite.spawn(workerScript);
 
     const ranHere: string[] = [];
     const flows = endKillFlows(
@@ -60,10 +40,10 @@ describe("SIGKILL right after a parent's end that cancels its open child (real P
     const e = bareEngine(db, { flows: flows.flows, actions: flows.actions });
     const { runId } = await e.startFlow(flows.parent, null);
     // The worker's first replay started A and parked on it; A's action hangs; `side` waits.
-    await printed(/^ran side$/m);
-    await printed(/^ran work-a$/m);
+    await child.printed(/^ran side$/m);
+    await child.printed(/^ran work-a$/m);
     const a = await waitFor('A to exist', async () => (await childrenOf(db, runId))[0]);
-    child.stdin?.write('go\n');
+    child.say();
     await waitFor('side to be recorded Errored', async () =>
       (await db.prisma.actionRun.findFirst({ where: { run_id: runId, sequence: 3, status: 'Errored' } }))
         ? true
@@ -75,12 +55,10 @@ describe("SIGKILL right after a parent's end that cancels its open child (real P
     await waitFor('the parent to end', async () =>
       (await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } })).finished_at ? true : undefined,
     );
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
-    proc = null;
+    await child.kill();
 
     // Recovery here: the dead worker counts as gone; A's step held by it is reclaimed; A's wakes are followed.
-    await db.prisma.worker.update({ where: { id: workerId }, data: { stopped_at: new Date() } });
+    await db.prisma.worker.update({ where: { id: child.workerId }, data: { stopped_at: new Date() } });
     const aStep = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: a.id, sequence: 1 } });
     await db.prisma.job.deleteMany({ where: { run_id: { in: [runId, a.id] } } });
     expect(await e.reclaimStep(a.id, { stepId: aStep.id })).toEqual({ reclaimed: true, stepId: aStep.id });

@@ -1,8 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../../src/db/database.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine } from '../harness.ts';
 import { recordOf } from '../review20/record.ts';
@@ -12,7 +10,6 @@ import { startCutProxy } from './support/cut-proxy.ts';
 import { killFlows } from './support/kill-flows.ts';
 
 const workerScript = fileURLToPath(new URL('./support/kill-worker.ts', import.meta.url));
-const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 
 /**
  * Review 27, attack 4 (ADR 0010's consequences, ADR 0093 decision 1), a real worker process on PostgreSQL
@@ -26,31 +23,13 @@ const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
  * attempt (once in the worker, once here); the parent ends once, Completed, nothing after its end.
  */
 describe('SIGKILL of a worker holding a late write through an outage (real PostgreSQL, real process)', () => {
-  let db: Database & { url?: string };
-  let proc: ChildProcess | null = null;
-  let proxy: Awaited<ReturnType<typeof startCutProxy>> | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    proc?.kill('SIGKILL');
-    await proxy?.close();
-    await db.close();
-  });
+  const suite = childWorkerSuite();
 
   it('the late write dies with its worker; the step is reclaimed, run again and recorded once', async () => {
-    if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
-    proxy = await startCutProxy(db.url);
-    const child = spawn(process.execPath, ['--import', 'tsx', workerScript, proxy.url], {
-      cwd: repoRoot,
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    proc = child;
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const printed = (re: RegExp) => waitFor(`the worker to print ${re}`, async () => (re.test(out) ? true : undefined));
-    await printed(/^ready \S+$/m);
-    const workerId = /^ready (\S+)$/m.exec(out)?.[1] ?? '';
+    const { db } = suite;
+    const proxy = await startCutProxy(suite.url);
+    suite.onClose(() => proxy.close());
+    const child = await suite.spawn(workerScript, { url: proxy.url });
 
     const ranHere: string[] = [];
     const flows = killFlows(
@@ -60,27 +39,25 @@ describe('SIGKILL of a worker holding a late write through an outage (real Postg
     const e = bareEngine(db, { flows: flows.flows, actions: flows.actions });
     const { runId } = await e.startFlow(flows.parent, null);
     // The worker's replay started A and parked on it while `side` runs.
-    await printed(/^ran side$/m);
+    await child.printed(/^ran side$/m);
     const a = await waitFor('A to exist', async () => (await childrenOf(db, runId))[0]);
     await waitFor('the parent to park', async () => {
       const p = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
       return p.status === 'Waiting' ? true : undefined;
     });
     const row = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 3 } });
-    expect([row.status, row.attempts, row.claimed_by]).toEqual(['Running', 1, workerId]);
+    expect([row.status, row.attempts, row.claimed_by]).toEqual(['Running', 1, child.workerId]);
 
     // The outage: the worker's connections are cut. `side` ends; its late write fails and is retried.
     proxy.cut();
-    child.stdin?.write('go\n');
-    await printed(/writing step outcomes failed; trying again/);
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
-    proc = null;
+    child.say();
+    await child.printed(/writing step outcomes failed; trying again/);
+    await child.kill();
     proxy.restore();
     const afterKill = await db.prisma.actionRun.findUniqueOrThrow({ where: { id: row.id } });
 
     // Recovery: the worker is gone; the step is reclaimed; A gets its signal; every wake is followed.
-    await db.prisma.worker.update({ where: { id: workerId }, data: { stopped_at: new Date() } });
+    await db.prisma.worker.update({ where: { id: child.workerId }, data: { stopped_at: new Date() } });
     expect(await e.reclaimStep(runId, { stepId: row.id })).toEqual({ reclaimed: true, stepId: row.id });
     await e.signal(a.id, 'go', 'ok');
     await runDueWakes(db, e, runId);
@@ -93,7 +70,7 @@ describe('SIGKILL of a worker holding a late write through an outage (real Postg
       parent: [rec.run.status, rec.ends, rec.afterTheEnd],
       child: [aRec.run.status, aRec.ends, aRec.afterTheEnd],
       duplicates: rec.duplicateStepOutcomes,
-      ranInWorker: (out.match(/^ran side$/gm) ?? []).length,
+      ranInWorker: (child.output().match(/^ran side$/gm) ?? []).length,
       ranHere: ranHere.filter((n) => n === 'side').length,
       anomalies: (await anomaliesOf(db, runId)).filter((x) => !x.startsWith('claim_lost#')),
     }).toEqual({

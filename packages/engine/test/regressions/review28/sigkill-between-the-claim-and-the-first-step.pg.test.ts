@@ -1,11 +1,9 @@
-import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Database, type Engine } from '../../../src/index.ts';
-import { spawnWorker } from '../../support/spawn-worker.ts';
+import { describe, expect, it } from 'vitest';
+import { createEngine } from '../../../src/index.ts';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 import { stepHistory } from '../../support/step-history.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { assertRunGuarantees } from './support/invariants.ts';
 import { killConfig, killFlow } from './support/kill-flow.ts';
@@ -21,32 +19,18 @@ const WAIT_MS = 60_000;
  * per step, each action once.
  */
 describe('a worker SIGKILLed between the claim that marked its run and the first step (PostgreSQL, real process)', () => {
-  let db: Database & { url?: string };
-  let child: ChildProcess | null = null;
-  let engine: Engine | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    child?.kill('SIGKILL');
-    await engine?.stopWorkers(2000);
-    await db.close();
-  });
+  const suite = childWorkerSuite();
 
   it('the marked runs are reclaimed after the lease and finish with one outcome per step', async () => {
-    if (!db.url) throw new Error('this test needs the PostgreSQL project');
+    const { db } = suite;
     const ranHere: string[] = [];
     const { flow, actions } = killFlow(async () => undefined, ranHere);
     const starter = createEngine({ db, flows: [flow], actions, config: killConfig, logger: pino({ level: 'silent' }) });
     const runIds = [(await starter.startFlow(flow, null)).runId, (await starter.startFlow(flow, null)).runId];
-    let out = '';
-    const { proc, workerId } = await spawnWorker(workerScript, db.url, (p) => {
-      child = p;
-      p.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    });
+    const child = await suite.spawn(workerScript);
     await waitFor(
-      () => `both runs in the child's flow code: ${out}`,
-      async () => (runIds.every((id) => out.includes(`in-flow ${id}`)) ? true : undefined),
+      () => `both runs in the child's flow code: ${child.output()}`,
+      async () => (runIds.every((id) => child.output().includes(`in-flow ${id}`)) ? true : undefined),
       WAIT_MS,
     );
     for (const runId of runIds) {
@@ -55,16 +39,15 @@ describe('a worker SIGKILLed between the claim that marked its run and the first
       expect(await stepHistory(db, runId)).toEqual(['run.started', 'run.running']);
       expect(await db.prisma.actionRun.count({ where: { run_id: runId } })).toBe(0);
       const jobs = await db.prisma.job.findMany({ where: { run_id: runId } });
-      expect(jobs.map((j) => j.locked_by)).toContain(workerId);
+      expect(jobs.map((j) => j.locked_by)).toContain(child.workerId);
     }
-    const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_c, signal) => r(signal)));
-    proc.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
-    child = null;
+    expect(await child.kill()).toBe('SIGKILL');
     // Never invisible: each open run keeps a wake (leased by the dead worker, due again after the lease).
     for (const runId of runIds) await assertRunGuarantees(db, runId);
 
-    engine = createEngine({ db, flows: [flow], actions, config: killConfig, logger: pino({ level: 'silent' }) });
+    const engine = suite.adopt(
+      createEngine({ db, flows: [flow], actions, config: killConfig, logger: pino({ level: 'silent' }) }),
+    );
     engine.startWorkers();
     await waitFor(
       'both runs to complete here',

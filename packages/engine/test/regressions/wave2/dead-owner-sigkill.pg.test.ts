@@ -1,10 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Database, type Engine } from '../../../src/index.ts';
-import { spawnWorker } from '../../support/spawn-worker.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../../../src/index.ts';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { sigkillConfig, sigkillFlow } from './support/sigkill-flow.ts';
 
@@ -21,27 +19,15 @@ const WAIT_MS = 25_000;
  * and the run completes with one outcome for the step and `run.unstuck` in its history.
  */
 describe('wave 2: a step held by a SIGKILLed worker process is stuck with a reason and a kick repairs it (real PostgreSQL, real process)', () => {
-  let db: Database & { url?: string };
-  let child: ChildProcess | null = null;
-  let engine: Engine | null = null;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-  });
-  afterAll(async () => {
-    child?.kill('SIGKILL');
-    await engine?.stopMonitor();
-    await engine?.stopWorkers(2000);
-    await db.close();
-  });
-
-  /** Starts the child worker process; resolves with its worker id once its pool is running. */
-  const startChild = (url: string) => spawnWorker(workerScript, url, (proc) => (child = proc));
+  const suite = childWorkerSuite();
 
   it('SIGKILL mid-step: owner_gone and run.stuck, then kick; the run completes, the step has one outcome, run.unstuck is in the history', async () => {
-    if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the child)');
-    const { proc, workerId } = await startChild(db.url);
+    const { db } = suite;
+    const child = await suite.spawn(workerScript);
     const { flow, actions } = sigkillFlow(async () => ({ by: 'test-process' }));
-    engine = createEngine({ db, flows: [flow], actions, config: sigkillConfig, logger: pino({ level: 'silent' }) });
+    const engine = suite.adopt(
+      createEngine({ db, flows: [flow], actions, config: sigkillConfig, logger: pino({ level: 'silent' }) }),
+    );
     const completed: { name: string; attempt: number }[] = [];
     engine.events.on('action.completed', (e) => void completed.push({ name: e.name, attempt: e.attempt }));
     const { runId } = await engine.startFlow(flow, null);
@@ -50,18 +36,15 @@ describe('wave 2: a step held by a SIGKILLed worker process is stuck with a reas
       'the child to hold the charge step',
       async () => {
         const s = await db.prisma.actionRun.findFirst({ where: { run_id: runId, name: 'sigkill-charge' } });
-        return s?.status === 'Running' && s.claimed_by === workerId ? s : undefined;
+        return s?.status === 'Running' && s.claimed_by === child.workerId ? s : undefined;
       },
       WAIT_MS,
     );
     expect(held.reclaim_stale_at).toBeNull(); // reclaim is off: nothing but the owner's liveness can free it
 
-    const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_code, signal) => r(signal)));
-    proc.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
-    child = null;
+    expect(await child.kill()).toBe('SIGKILL');
     // Killed, not stopped: the worker row still says it never stopped; only its silent heartbeat tells.
-    const row = await db.prisma.worker.findUniqueOrThrow({ where: { id: workerId } });
+    const row = await db.prisma.worker.findUniqueOrThrow({ where: { id: child.workerId } });
     expect(row.stopped_at).toBeNull();
 
     engine.startMonitor({ intervalMs: 100 });
@@ -73,7 +56,7 @@ describe('wave 2: a step held by a SIGKILLed worker process is stuck with a reas
       },
       WAIT_MS,
     );
-    expect(reason).toContain(`step 1 (sigkill-charge) held by worker ${workerId} which is gone since `);
+    expect(reason).toContain(`step 1 (sigkill-charge) held by worker ${child.workerId} which is gone since `);
     const stuck = await db.prisma.flowEvent.findMany({ where: { run_id: runId, type: 'run.stuck' } });
     expect(stuck.map((e) => (e.data as { reason: string }).reason)).toEqual([reason]);
 
@@ -109,7 +92,7 @@ describe('wave 2: a step held by a SIGKILLed worker process is stuck with a reas
     const types = history.map((e) => e.type);
     expect({
       run: [done.status, done.output, done.stuck_reason],
-      charge: charge.map((s) => [s.status, s.attempts, s.output, s.claimed_by === workerId]),
+      charge: charge.map((s) => [s.status, s.attempts, s.output, s.claimed_by === child.workerId]),
       completedHere: completed.filter((e) => e.name === 'sigkill-charge'),
     }).toEqual({
       run: ['Completed', { by: 'test-process' }, null],

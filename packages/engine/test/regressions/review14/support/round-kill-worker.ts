@@ -1,15 +1,13 @@
 // The child worker of sigkill-with-rounds-out.pg.test.ts and review 16's two-rounds-out test: review 13's
 // starts (an even run's first step never returns), on a handle whose rounds (ADR 0066) it reports on
 // stdout as they go out (`round out`) and come back (`round back`), so the test can kill it while rounds are out.
-import { pino } from 'pino';
-import { createDatabase, createEngine, type Database } from '../../../../src/index.ts';
+import { createDatabase, type Database } from '../../../../src/index.ts';
+import { startChildPool, urlFromArgs } from '../../../support/child-worker-main.ts';
 import { fusedSigkillConfig } from '../../fused-steps/support/fused-sigkill-flow.ts';
 import { burstKillFlow } from '../../review13/support/burst-kill-flow.ts';
 
-const url = process.argv[2];
-if (!url) throw new Error('usage: round-kill-worker.ts <database url>');
 const { flow, actions } = burstKillFlow(async (n) => (n % 2 === 0 ? new Promise<never>(() => undefined) : n));
-const opened = await createDatabase({ kind: 'postgres', url, poolSize: 6 });
+const opened = await createDatabase({ kind: 'postgres', url: urlFromArgs(), poolSize: 6 });
 const { driver } = opened;
 if (driver.statements === undefined) throw new Error('rounds are on by default: the driver must send them');
 // Each round ends, inside its transaction and after its writes, by waiting (up to 2 s) for another
@@ -46,17 +44,14 @@ const db: Database = {
     },
   },
 };
-const engine = createEngine({
+const engine = await startChildPool({
   db,
   flows: [flow],
   actions,
   // Slots for every hanging run it can start before the kill, so rounds keep going out (with 8, the
   // hanging even runs filled the pool and the rounds stopped).
   config: { ...fusedSigkillConfig, worker: { ...fusedSigkillConfig.worker, concurrency: 512 } },
-  logger: pino({ level: 'silent' }),
 });
-engine.startWorkers();
-process.stdout.write(`ready ${engine.runtime.workerId}\n`);
 // Bursts of 8 starts every 20 ms until the test kills it (1,000 runs at most). Not one burst after
 // another: a burst waiting on a held round would hold up the next, and no other round would form
 // beside it (in CI, 52 rounds went and came back one at a time and then the starts ran out).

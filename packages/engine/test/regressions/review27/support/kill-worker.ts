@@ -3,27 +3,11 @@
 // starts, and its warnings as JSON lines; `side` returns once a line arrives on stdin. The late write's retry
 // budget is long (it keeps trying through the outage). It waits to be killed.
 import { pino } from 'pino';
-import { createDatabase, createEngine } from '../../../../src/index.ts';
+import { linesFromTest, startChildPool } from '../../../support/child-worker-main.ts';
 import { killFlows } from './kill-flows.ts';
 
-const url = process.argv[2];
-if (!url) throw new Error('usage: kill-worker.ts <database url>');
-let lines = 0;
-const waiters: (() => void)[] = [];
-process.stdin.on('data', (chunk: Buffer) => {
-  lines += chunk.toString().split('\n').length - 1;
-  while (lines > 0 && waiters.length > 0) {
-    lines -= 1;
-    waiters.shift()?.();
-  }
-});
-const { flows, actions } = killFlows(
-  (name) => process.stdout.write(`ran ${name}\n`),
-  () => new Promise<void>((resolve) => waiters.push(resolve)),
-);
-const db = await createDatabase({ kind: 'postgres', url, poolSize: 4 });
-const engine = createEngine({
-  db,
+const { flows, actions } = killFlows((name) => process.stdout.write(`ran ${name}\n`), linesFromTest());
+await startChildPool({
   flows,
   actions,
   logger: pino({ level: 'warn' }, process.stdout),
@@ -36,5 +20,3 @@ const engine = createEngine({
     logging: { anomaly_level: null },
   },
 });
-engine.startWorkers();
-process.stdout.write(`ready ${engine.runtime.workerId}\n`);

@@ -1,13 +1,7 @@
 // The child worker process of dead-owner-sigkill.pg.test.ts: an engine with its pool on the
 // database URL in argv[2], whose charge step never returns. It prints its worker id, then waits to be killed.
-import { pino } from 'pino';
-import { createDatabase, createEngine } from '../../../../src/index.ts';
+import { startChildPool } from '../../../support/child-worker-main.ts';
 import { sigkillConfig, sigkillFlow } from './sigkill-flow.ts';
 
-const url = process.argv[2];
-if (!url) throw new Error('usage: sigkill-worker.ts <database url>');
 const { flow, actions } = sigkillFlow(() => new Promise<never>(() => undefined));
-const db = await createDatabase({ kind: 'postgres', url, poolSize: 4 });
-const engine = createEngine({ db, flows: [flow], actions, config: sigkillConfig, logger: pino({ level: 'silent' }) });
-engine.startWorkers();
-process.stdout.write(`ready ${engine.runtime.workerId}\n`);
+await startChildPool({ flows: [flow], actions, config: sigkillConfig });
