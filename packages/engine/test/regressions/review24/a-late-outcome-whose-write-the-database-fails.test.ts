@@ -1,30 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database, SqlDriver } from '../../../src/db/database.ts';
+import type { Database } from '../../../src/db/database.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
-import type { RuntimeDeps } from '../../../src/runtime/runtime-deps.ts';
+import { failingDeps } from '../../support/failing-deps.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { judgeSiblings, replayChild, runDueWakes, trackedDeps } from '../review23/support/sibling-children.ts';
 import { bareEngine } from '../harness.ts';
 import { lateParent } from './support/late-flows.ts';
-
-/** The runtime with a driver whose transactions fail (as with the database away) while `failing` is on. */
-function failingDeps(deps: RuntimeDeps) {
-  const driver = deps.driver;
-  if (!driver) throw new Error('the runtime has no driver');
-  const state = { failing: false, refused: 0 };
-  const wrapped: SqlDriver = {
-    ...driver,
-    transaction: (fn, limits) => {
-      if (state.failing) {
-        state.refused += 1;
-        return Promise.reject(new Error('review24: the database is away'));
-      }
-      return driver.transaction(fn, limits);
-    },
-  };
-  return { deps: { ...deps, driver: wrapped } as RuntimeDeps, state };
-}
 
 /**
  * Review 24 (ADR 0093, decision 1, with ADR 0010's outage path). `Promise.all([ctx.child(A), ctx.action(side)])`:

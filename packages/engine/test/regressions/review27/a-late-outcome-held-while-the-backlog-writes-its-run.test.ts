@@ -5,7 +5,53 @@ import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { recordOf, drivenOn } from '../review20/record.ts';
 import { replayChild, runDueWakes, trackedDeps } from '../review23/support/sibling-children.ts';
 import { gate } from '../harness.ts';
-import { failingDeps, twoSideParent, watchHolds } from './support/outage.ts';
+import { failingDeps } from '../../support/failing-deps.ts';
+import { twoSideParent, watchHolds } from './support/outage.ts';
+
+/** The parent parked with `s1` and `s2` running, each held in its action; the worker's transactions fail on demand. */
+async function parkedWithTwoSidesOut(db: Database) {
+  const s = twoSideParent(db);
+  const runId = await s.start();
+  const holds = watchHolds(s.e.runtime);
+  const h1 = s.holdAction('s1');
+  const h2 = s.holdAction('s2');
+  const failing = failingDeps(s.e.runtime);
+  const r1 = trackedDeps(db, failing.deps);
+  const live = executeRun(r1.deps, runId);
+  await h1.reached;
+  await h2.reached;
+  expect(await live).toBe('parked');
+  await r1.quiet();
+  return { s, runId, holds, h1, h2, failing };
+}
+
+/**
+ * The backlog holds one outcome once its first write is done (the one handed over meanwhile); written now
+ * (as the pool's next poll would), `s2` is recorded once and the parent driven on to its one end.
+ */
+async function expectSecondOutcomeKept(db: Database, s: ReturnType<typeof twoSideParent>, runId: string) {
+  const heldAfter = s.e.runtime.heldOutcomes.size;
+  await s.e.runtime.heldOutcomes.retry();
+  const s2Row = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 4 } });
+  expect(await replayChild(db, s.e, runId, 2)).toBe('Completed');
+  await runDueWakes(db, s.e, runId);
+  const rec = await recordOf(db, runId);
+  expect({
+    heldAfterFirstWrite: heldAfter,
+    s2: [s2Row.status, s2Row.attempts],
+    parent: [rec.run.status, rec.ends, rec.afterTheEnd],
+    duplicates: rec.duplicateStepOutcomes,
+    drivenOn: await drivenOn(db, s.e, runId),
+    ran: [s.ran.s1, s.ran.s2],
+  }).toEqual({
+    heldAfterFirstWrite: 1,
+    s2: ['Completed', 1],
+    parent: ['Completed', 1, []],
+    duplicates: [],
+    drivenOn: true,
+    ran: [1, 1],
+  });
+}
 
 /**
  * Review 27, attack 3/5 (ADR 0010 decision 2, ADR 0093 decision 1). Two late outcomes of one run meet an
@@ -29,18 +75,7 @@ describe(`a late outcome handed to the backlog while the backlog writes its run 
   });
 
   it("the second outcome survives while the first one's commit is on its way back (no listener)", async () => {
-    const s = twoSideParent(db);
-    const runId = await s.start();
-    const holds = watchHolds(s.e.runtime);
-    const h1 = s.holdAction('s1');
-    const h2 = s.holdAction('s2');
-    const failing = failingDeps(s.e.runtime);
-    const r1 = trackedDeps(db, failing.deps);
-    const live = executeRun(r1.deps, runId);
-    await h1.reached;
-    await h2.reached;
-    expect(await live).toBe('parked');
-    await r1.quiet();
+    const { s, runId, holds, h1, h2, failing } = await parkedWithTwoSidesOut(db);
 
     failing.state.failing = true;
     h1.release();
@@ -75,43 +110,11 @@ describe(`a late outcome handed to the backlog while the backlog writes its run 
     await retrying;
     s.e.runtime.driver = driver;
     failing.state.failing = false;
-    const heldAfter = s.e.runtime.heldOutcomes.size;
-    await s.e.runtime.heldOutcomes.retry();
-
-    const s2Row = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 4 } });
-    expect(await replayChild(db, s.e, runId, 2)).toBe('Completed');
-    await runDueWakes(db, s.e, runId);
-    const rec = await recordOf(db, runId);
-    expect({
-      heldAfterFirstWrite: heldAfter,
-      s2: [s2Row.status, s2Row.attempts],
-      parent: [rec.run.status, rec.ends, rec.afterTheEnd],
-      duplicates: rec.duplicateStepOutcomes,
-      drivenOn: await drivenOn(db, s.e, runId),
-      ran: [s.ran.s1, s.ran.s2],
-    }).toEqual({
-      heldAfterFirstWrite: 1,
-      s2: ['Completed', 1],
-      parent: ['Completed', 1, []],
-      duplicates: [],
-      drivenOn: true,
-      ran: [1, 1],
-    });
+    await expectSecondOutcomeKept(db, s, runId);
   });
 
   it('the second outcome of the run survives the first one being written', async () => {
-    const s = twoSideParent(db);
-    const runId = await s.start();
-    const holds = watchHolds(s.e.runtime);
-    const h1 = s.holdAction('s1');
-    const h2 = s.holdAction('s2');
-    const failing = failingDeps(s.e.runtime);
-    const r1 = trackedDeps(db, failing.deps);
-    const live = executeRun(r1.deps, runId);
-    await h1.reached;
-    await h2.reached;
-    expect(await live).toBe('parked');
-    await r1.quiet();
+    const { s, runId, holds, h1, h2, failing } = await parkedWithTwoSidesOut(db);
 
     // The outage: s1 ends, its late write fails through its budget and reaches the backlog.
     failing.state.failing = true;
@@ -135,28 +138,6 @@ describe(`a late outcome handed to the backlog while the backlog writes its run 
     await s.e.runtime.heldOutcomes.retry();
     await inListener.promise;
     failing.state.failing = false;
-    const heldAfter = s.e.runtime.heldOutcomes.size;
-    // Whatever the backlog still holds is written now (as the pool's next poll would).
-    await s.e.runtime.heldOutcomes.retry();
-
-    const s2Row = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, sequence: 4 } });
-    expect(await replayChild(db, s.e, runId, 2)).toBe('Completed');
-    await runDueWakes(db, s.e, runId);
-    const rec = await recordOf(db, runId);
-    expect({
-      heldAfterFirstWrite: heldAfter,
-      s2: [s2Row.status, s2Row.attempts],
-      parent: [rec.run.status, rec.ends, rec.afterTheEnd],
-      duplicates: rec.duplicateStepOutcomes,
-      drivenOn: await drivenOn(db, s.e, runId),
-      ran: [s.ran.s1, s.ran.s2],
-    }).toEqual({
-      heldAfterFirstWrite: 1,
-      s2: ['Completed', 1],
-      parent: ['Completed', 1, []],
-      duplicates: [],
-      drivenOn: true,
-      ran: [1, 1],
-    });
+    await expectSecondOutcomeKept(db, s, runId);
   });
 });

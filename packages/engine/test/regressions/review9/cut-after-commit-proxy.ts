@@ -1,7 +1,7 @@
-import net from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { createDatabase } from '../../../src/db/create-database.ts';
 import type { Database } from '../../../src/db/database.ts';
+import { startTcpProxy } from '../../support/tcp-proxy.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 
 /** A TCP proxy in front of PostgreSQL that cuts one client's connection right after a statement committed. */
@@ -37,12 +37,9 @@ function afterReadyForQuery(data: Buffer): number {
  * bytes after an armed statement start on a message boundary.
  */
 export async function startCutAfterCommitProxy(url: string): Promise<CutAfterCommitProxy> {
-  const target = new URL(url);
   let armed: { match: (sent: string) => boolean; done: (sent: string) => void } | undefined;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    sockets.add(client).add(upstream);
+  const proxy = await startTcpProxy(url, (client, open) => {
+    const upstream = open();
     let cutting: { sent: string; answer: Buffer[]; done: (sent: string) => void } | undefined;
     client.on('data', (chunk: Buffer) => {
       const text = chunk.toString('latin1');
@@ -61,26 +58,11 @@ export async function startCutAfterCommitProxy(url: string): Promise<CutAfterCom
       upstream.destroy();
       cutting.done(cutting.sent);
     });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
-      sockets.delete(client);
-      sockets.delete(upstream);
-    };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const proxied = new URL(url);
-  proxied.hostname = '127.0.0.1';
-  proxied.port = String((server.address() as net.AddressInfo).port);
   return {
-    url: proxied.toString(),
+    url: proxy.url,
     cutAfter: (match) => new Promise<string>((done) => (armed = { match, done })),
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: proxy.close,
   };
 }
 

@@ -9,27 +9,6 @@ import { bareEngine, gate } from '../../harness.ts';
 let n = 0;
 
 /**
- * The runtime with a driver whose transactions fail (the database away, as seen by this worker) while
- * `failing` is on. Every refusal is counted.
- */
-export function failingDeps(deps: RuntimeDeps) {
-  const driver = deps.driver;
-  if (!driver) throw new Error('the runtime has no driver');
-  const state = { failing: false, refused: 0 };
-  const wrapped: SqlDriver = {
-    ...driver,
-    transaction: (fn, limits) => {
-      if (state.failing) {
-        state.refused += 1;
-        return Promise.reject(new Error('review27: the database is away'));
-      }
-      return driver.transaction(fn, limits);
-    },
-  };
-  return { deps: { ...deps, driver: wrapped } as RuntimeDeps, state };
-}
-
-/**
  * Wraps the engine's HeldOutcomes.hold so a test can wait, by progress, until a late outcome whose retry
  * budget ran out has been handed to the backlog.
  */
