@@ -38,74 +38,77 @@ for (const p of preflight) console.error(`[sagaflow] ${p}`);
 
 const results = [];
 /**
- * The static checks (side by side, ADR 0086) and then the console's build run at a lower priority
- * beside vitest, their output held until vitest ends (ADR 0096). Vitest's files mostly wait on databases
- * and child processes, leaving part of both cores idle: the checks and the build fill it, and give the
- * cores back whenever a test wants them. The build starts only after the checks, as before: `next build`
- * rewrites `next-env.d.ts` and `.next/types`, which the typecheck and the lint of `apps/web` read.
- * Once vitest has ended, whatever of them still runs goes back to normal priority.
+ * The console's build and then the static checks (side by side, ADR 0086) run at a lower priority beside
+ * vitest, their output held until the end (ADR 0096). Vitest's files mostly wait on databases and child
+ * processes, leaving part of both cores idle: the build and the checks fill it, and give the cores back
+ * whenever a test wants them. The build goes first (ADR 0096's addendum): `next build` rewrites
+ * `next-env.d.ts` and `.next/types`, which the typecheck and the lint of `apps/web` read, so the two never
+ * overlap; and the e2e, which needs only the build, starts as soon as vitest has ended while whatever of the
+ * checks is left goes on, still niced, beside it. The build skips its own type check: the typecheck step
+ * checks the console's files (and the types the build generated), and fails the run when they are wrong.
  */
 const lanePids = new Set();
-let testsRunning = true;
-const laneCommand = (cmd, args) => (testsRunning ? niced(cmd, args) : { cmd, args });
-const checks = stepsHeld(
-  [
-    { title: 'typecheck', cmd: process.execPath, args: [join(root, 'scripts', 'typecheck.mjs')] },
-    { title: 'lint (eslint)', cmd: bin('eslint'), args: ['.', '--max-warnings=0'] },
-    { title: 'format (prettier --check)', cmd: bin('prettier'), args: ['--check', '.', '--log-level=warn'] },
-  ].map((s) => ({ title: s.title, ...laneCommand(s.cmd, s.args), opts: { cwd: root, env } })),
-  (pid) => lanePids.add(pid),
-);
-const checksAndBuild = (async () => {
-  const checked = await Promise.all(checks);
-  // The typecheck step checked the console's files; when it passed, the build does not check them again.
-  const typesChecked = checked.find((r) => r.title === 'typecheck')?.ok === true;
+let lowPriority = true;
+const laneCommand = (cmd, args) => (lowPriority ? niced(cmd, args) : { cmd, args });
+const runHeld = (output) => async (cmd, args, opts) => {
+  const n = laneCommand(cmd, args);
+  const r = await runCaptured(n.cmd, n.args, opts, (pid) => lanePids.add(pid));
+  output.push(r.output);
+  return r.code;
+};
+const building = (async () => {
   const started = Date.now();
   const output = [];
-  const runHeld = async (cmd, args, opts) => {
-    const n = laneCommand(cmd, args);
-    const r = await runCaptured(n.cmd, n.args, opts, (pid) => lanePids.add(pid));
-    output.push(r.output);
-    return r.code;
-  };
-  const code = await buildWeb(pnpm, typesChecked ? { ...env, SAGAFLOW_CONSOLE_TYPES_CHECKED: '1' } : env, {
-    runCommand: runHeld,
-  });
+  const code = await buildWeb(pnpm, { ...env, SAGAFLOW_CONSOLE_TYPES_CHECKED: '1' }, { runCommand: runHeld(output) });
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  return [...checked, { title: 'build the console', ok: code === 0, secs, output: output.join('') }];
+  return { title: 'build the console', ok: code === 0, secs, output: output.join('') };
 })();
-console.error(
-  '\n[sagaflow] typecheck, lint and format, then the console build, run beside vitest at a lower priority;',
+const checking = building.then(() =>
+  Promise.all(
+    stepsHeld(
+      [
+        { title: 'typecheck', cmd: process.execPath, args: [join(root, 'scripts', 'typecheck.mjs')] },
+        { title: 'lint (eslint)', cmd: bin('eslint'), args: ['.', '--max-warnings=0'] },
+        { title: 'format (prettier --check)', cmd: bin('prettier'), args: ['--check', '.', '--log-level=warn'] },
+      ].map((s) => ({ title: s.title, ...laneCommand(s.cmd, s.args), opts: { cwd: root, env } })),
+      (pid) => lanePids.add(pid),
+    ),
+  ),
 );
-console.error("[sagaflow] their output follows vitest's.");
+console.error(
+  '\n[sagaflow] the console build, then typecheck, lint and format, run beside vitest at a lower priority;',
+);
+console.error("[sagaflow] their output follows the tests'.");
 const tests = await step('unit + integration tests (vitest: PGlite and PostgreSQL 15)', () =>
   run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`], {
     cwd: root,
     env: { ...env, SAGAFLOW_VITEST_UNHANDLED: vitestUnhandled },
   }),
 );
-testsRunning = false;
-restorePriority(lanePids);
-const t0 = Date.now();
-const laneDone = await checksAndBuild;
-if (Date.now() - t0 > 1000)
-  console.error(
-    `\n[sagaflow] waited ${((Date.now() - t0) / 1000).toFixed(1)}s after vitest for the checks and the build`,
-  );
-for (const r of laneDone) showHeld(r);
-const built = laneDone.at(-1);
-results.push(...laneDone.slice(0, -1).map(({ title, ok, secs }) => ({ title, ok, secs })), tests);
-results.push({ title: built.title, ok: built.ok, secs: built.secs });
+const waitedFrom = Date.now();
+const built = await building;
+const waited = (Date.now() - waitedFrom) / 1000;
+if (waited > 1) console.error(`\n[sagaflow] waited ${waited.toFixed(1)}s after vitest for the console build`);
+let e2e = null;
 if (built.ok) {
-  results.push(
-    await step('e2e (Playwright, Chromium)', () =>
-      run(pnpm, ['exec', 'playwright', 'test'], {
-        cwd: join(root, 'e2e'),
-        env: { ...env, PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson, SAGAFLOW_E2E_JSON: playwrightJson },
-      }),
-    ),
+  e2e = await step('e2e (Playwright, Chromium)', () =>
+    run(pnpm, ['exec', 'playwright', 'test'], {
+      cwd: join(root, 'e2e'),
+      env: { ...env, PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson, SAGAFLOW_E2E_JSON: playwrightJson },
+    }),
   );
 }
+// Whatever of the checks still runs goes back to normal priority once nothing else wants the cores.
+lowPriority = false;
+restorePriority(lanePids);
+const checkedFrom = Date.now();
+const checked = await checking;
+if (Date.now() - checkedFrom > 1000)
+  console.error(`\n[sagaflow] waited ${((Date.now() - checkedFrom) / 1000).toFixed(1)}s at the end for the checks`);
+for (const r of [built, ...checked]) showHeld(r);
+results.push(...checked.map(({ title, ok, secs }) => ({ title, ok, secs })), tests);
+results.push({ title: built.title, ok: built.ok, secs: built.secs });
+if (e2e) results.push(e2e);
 
 let passed = 0;
 let failed = 0;
