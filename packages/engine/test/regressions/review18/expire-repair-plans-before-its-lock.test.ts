@@ -4,7 +4,8 @@ import { defineAction, defineFlow } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
-import { bareEngine, gate } from '../harness.ts';
+import { bareEngine } from '../harness.ts';
+import { stalePlanFlow } from './stale-plan-flow.ts';
 
 /**
  * Review 18. run.expire (and run.cancel) plan their rollback in `prepare`, a replay that writes
@@ -27,59 +28,10 @@ describe(`an expire repair whose rollback plan is read before its lock (${testDb
   });
 
   it("the audit row's compensations are the ones the expiry runs", async () => {
-    let invocations = 0;
-    const plan = { reached: gate(), release: gate() };
-    const two = { reached: gate(), release: gate() };
-    const three = { reached: gate(), release: gate() };
-    const undone: string[] = [];
-    const a = defineAction({ name: 'review18-expire-a', run: async () => 'a' });
-    const b = defineAction({
-      name: 'review18-expire-b',
-      run: async () => {
-        two.reached.open();
-        await two.release.promise;
-        return 'b';
-      },
-    });
-    const c = defineAction({
-      name: 'review18-expire-c',
-      run: async () => {
-        three.reached.open();
-        await three.release.promise;
-        return 'c';
-      },
-    });
-    const undoA = defineAction({ name: 'review18-expire-undo-a', run: async () => (undone.push('a'), null) });
-    const undoB = defineAction({ name: 'review18-expire-undo-b', run: async () => (undone.push('b'), null) });
-    const flow = defineFlow({
-      name: 'review18-expire-stale-plan',
-      version: 1,
-      run: async (ctx) => {
-        invocations += 1;
-        if (invocations === 2) {
-          plan.reached.open();
-          await plan.release.promise;
-        }
-        try {
-          await ctx
-            .action(a, null)
-            .compensateWith(undoA, () => null)
-            .run();
-          await ctx
-            .action(b, null)
-            .compensateWith(undoB, () => null)
-            .run();
-          await ctx.action(c, null).run();
-          return 'done';
-        } catch (err) {
-          await ctx.compensate();
-          throw err;
-        }
-      },
-    });
+    const { flow, actions, plan, two, three, undone } = stalePlanFlow('review18-expire');
     const e = bareEngine(db, {
       flows: [flow],
-      actions: [a, b, c, undoA, undoB],
+      actions,
       config: { monitor: { expiration: { plan_timeout_ms: 60_000 } } },
     });
     const { runId } = await e.startFlow(flow, null);

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { TestClock } from '../../../src/testing/test-clock.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
-import { bareEngine, gate } from '../harness.ts';
+import { bareEngine } from '../harness.ts';
+import { stalePlanFlow } from '../review18/stale-plan-flow.ts';
 import { driveToEnd, recordOf } from './record.ts';
 
 /**
@@ -30,59 +30,10 @@ describe(`the monitor's expiry plans its rollback before its transaction (${test
 
   it('run.expiry_started and run.expired name the compensations the expiry runs', async () => {
     const clock = new TestClock();
-    let invocations = 0;
-    const plan = { reached: gate(), release: gate() };
-    const two = { reached: gate(), release: gate() };
-    const three = { reached: gate(), release: gate() };
-    const undone: string[] = [];
-    const a = defineAction({ name: 'review20-mexp-a', run: async () => 'a' });
-    const b = defineAction({
-      name: 'review20-mexp-b',
-      run: async () => {
-        two.reached.open();
-        await two.release.promise;
-        return 'b';
-      },
-    });
-    const c = defineAction({
-      name: 'review20-mexp-c',
-      run: async () => {
-        three.reached.open();
-        await three.release.promise;
-        return 'c';
-      },
-    });
-    const undoA = defineAction({ name: 'review20-mexp-undo-a', run: async () => (undone.push('a'), null) });
-    const undoB = defineAction({ name: 'review20-mexp-undo-b', run: async () => (undone.push('b'), null) });
-    const flow = defineFlow({
-      name: 'review20-monitor-expiry-stale-plan',
-      version: 1,
-      run: async (ctx) => {
-        invocations += 1;
-        if (invocations === 2) {
-          plan.reached.open();
-          await plan.release.promise;
-        }
-        try {
-          await ctx
-            .action(a, null)
-            .compensateWith(undoA, () => null)
-            .run();
-          await ctx
-            .action(b, null)
-            .compensateWith(undoB, () => null)
-            .run();
-          await ctx.action(c, null).run();
-          return 'done';
-        } catch (err) {
-          await ctx.compensate();
-          throw err;
-        }
-      },
-    });
+    const { flow, actions, plan, two, three, undone } = stalePlanFlow('review20-mexp');
     const e = bareEngine(db, {
       flows: [flow],
-      actions: [a, b, c, undoA, undoB],
+      actions,
       clock,
       config: { monitor: { expiration: { plan_timeout_ms: 60_000 } } },
     });
