@@ -82,17 +82,8 @@ describe(`run.kick in the back-to-back window (${testDbKind()})`, () => {
     };
   }
 
-  it('kicked between two steps, the duplicate replay runs to the end first: the owner then writes nothing', async () => {
-    const { e, flow, ran, between } = flowBetweenSteps('b-first', { gateStep3: false });
-    const { runId } = await e.startFlow(flow, null);
-    const liveA = executeRun(e.runtime, runId);
-    await between.reached.promise;
-    // No row is Running: the block's outcomes were written on their own. The kick applies.
-    const kick = await applyRepairNow(db, e, { kind: 'run.kick', runId }, 'kick between two steps');
-    expect(kick.status).toBe('applied');
-    expect(await executeRun(e.runtime, runId)).toBe('finished');
-    between.release.open();
-    await liveA;
+  /** The run ended once, Completed, each step recorded and run once, after `kicks` kicks all applied. */
+  async function expectEachStepOnce(runId: string, ran: Record<string, number>, kicks: number) {
     expect(await recordOf(runId)).toEqual({
       run: ['Completed', [['p1', 'p2'], 's3', 's4']],
       steps: [
@@ -104,10 +95,24 @@ describe(`run.kick in the back-to-back window (${testDbKind()})`, () => {
       duplicateStepEvents: [],
       afterTheEnd: [],
       ends: 1,
-      kicked: 1,
-      audits: [['run.kick', 'applied']],
+      kicked: kicks,
+      audits: Array.from({ length: kicks }, () => ['run.kick', 'applied']),
     });
     expect(ran).toEqual({ p1: 1, p2: 1, s3: 1, s4: 1 });
+  }
+
+  it('kicked between two steps, the duplicate replay runs to the end first: the owner then writes nothing', async () => {
+    const { e, flow, ran, between } = flowBetweenSteps('b-first', { gateStep3: false });
+    const { runId } = await e.startFlow(flow, null);
+    const liveA = executeRun(e.runtime, runId);
+    await between.reached.promise;
+    // No row is Running: the block's outcomes were written on their own. The kick applies.
+    const kick = await applyRepairNow(db, e, { kind: 'run.kick', runId }, 'kick between two steps');
+    expect(kick.status).toBe('applied');
+    expect(await executeRun(e.runtime, runId)).toBe('finished');
+    between.release.open();
+    await liveA;
+    await expectEachStepOnce(runId, ran, 1);
   });
 
   it('kicked between two steps, the owner claims the next step first: the duplicate parks, the owner ends the run', async () => {
@@ -123,21 +128,7 @@ describe(`run.kick in the back-to-back window (${testDbKind()})`, () => {
     expect(await executeRun(e.runtime, runId)).toBe('parked');
     step3.release.open();
     await liveA;
-    expect(await recordOf(runId)).toEqual({
-      run: ['Completed', [['p1', 'p2'], 's3', 's4']],
-      steps: [
-        [1, 'Completed', 1],
-        [2, 'Completed', 1],
-        [3, 'Completed', 1],
-        [4, 'Completed', 1],
-      ],
-      duplicateStepEvents: [],
-      afterTheEnd: [],
-      ends: 1,
-      kicked: 1,
-      audits: [['run.kick', 'applied']],
-    });
-    expect(ran).toEqual({ p1: 1, p2: 1, s3: 1, s4: 1 });
+    await expectEachStepOnce(runId, ran, 1);
   });
 
   it('kicked mid-step (Running, no reclaim deadline, owner alive): refused, and nothing is written', async () => {
@@ -227,23 +218,6 @@ describe(`run.kick in the back-to-back window (${testDbKind()})`, () => {
     between.release.open();
     await liveA;
     expect(outcomes).toContain('finished');
-    expect(await recordOf(runId)).toEqual({
-      run: ['Completed', [['p1', 'p2'], 's3', 's4']],
-      steps: [
-        [1, 'Completed', 1],
-        [2, 'Completed', 1],
-        [3, 'Completed', 1],
-        [4, 'Completed', 1],
-      ],
-      duplicateStepEvents: [],
-      afterTheEnd: [],
-      ends: 1,
-      kicked: 2,
-      audits: [
-        ['run.kick', 'applied'],
-        ['run.kick', 'applied'],
-      ],
-    });
-    expect(ran).toEqual({ p1: 1, p2: 1, s3: 1, s4: 1 });
+    await expectEachStepOnce(runId, ran, 2);
   });
 });
