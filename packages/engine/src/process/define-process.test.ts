@@ -36,6 +36,14 @@ describe('defineProcess', () => {
     expect(() =>
       defineProcess({ ...base, compensating: { Open: ['Gone'] }, on: { Push: [{ from: 'Closed', to: 'Open' }] } }),
     ).toThrow(/compensating state "Open" has no transition to "Gone"/);
+    expect(() =>
+      defineProcess({
+        ...base,
+        on: {},
+        operatorInputs: { Restore: z.object({}) },
+        operatorCommands: { Restore: { from: ['Closed', 'Gone'], to: 'Closed', description: 'put it back' } },
+      }),
+    ).toThrow(/operator command "Restore" leaves final state "Gone"/);
   });
 
   it('guards choose among transitions in order; a failing guard on all is a recorded no-op reason', () => {

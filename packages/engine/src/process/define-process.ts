@@ -204,7 +204,11 @@ export function defineProcess<
   >;
   for (const [c, cmd] of Object.entries(operatorCommands)) {
     if (!(c in operatorInputs)) invalid(name, `operator command "${c}" has no input schema in operatorInputs`);
-    for (const f of cmd.from) isState(f, `operator command "${c}"`);
+    for (const f of cmd.from) {
+      isState(f, `operator command "${c}"`);
+      // An operator command is a transition like any other (ADR 0008): none may leave a final state.
+      if (spec.final.includes(f as S)) invalid(name, `operator command "${c}" leaves final state "${f}"`);
+    }
     isState(cmd.to, `operator command "${c}"`);
   }
   return {

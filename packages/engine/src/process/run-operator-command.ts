@@ -93,7 +93,9 @@ export function checkOperatorCommand(
   const currentState = row.current_state;
   if (row.status === 'QUARANTINED') return { outcome: 'rejected', reason: 'quarantined', currentState };
   if (currentState !== expectedState) return { outcome: 'rejected', reason: 'expected_state_changed', currentState };
-  if (!spec.from.includes(currentState)) return { outcome: 'rejected', reason: 'not_allowed_in_state', currentState };
+  // A COMPLETED instance is in a final state, which no transition leaves (the definition refuses such a `from`).
+  if (row.status === 'COMPLETED' || !spec.from.includes(currentState))
+    return { outcome: 'rejected', reason: 'not_allowed_in_state', currentState };
   return null;
 }
 
