@@ -12,9 +12,18 @@ import type { ProcessDefinition } from './define-process.ts';
 import { checkStateToStore } from './decode-state.ts';
 import type { ProcessDeps } from './process-deps.ts';
 
-/** The outbox id of the `index`-th command caused by a message: the same on every retry of it. */
+/**
+ * A part of a command id with its `%` and `/` escaped (as in a URL path), so the parts' boundaries are
+ * unambiguous. A part holding neither is unchanged (ADR 0101).
+ */
+const idPart = (part: string) => part.replace(/%/g, '%25').replace(/\//g, '%2F');
+
+/**
+ * The outbox id of the `index`-th command caused by a message: the same on every retry of it, and never
+ * the same for two (process, message) pairs, whatever their names hold (review 29).
+ */
 export function commandMessageId(processName: string, causationId: string, index: number): string {
-  return `${processName}/${causationId}/${index}`;
+  return `${idPart(processName)}/${idPart(causationId)}/${index}`;
 }
 
 /**

@@ -61,5 +61,9 @@ describe(`an outbox command id two processes derive alike (${testDbKind()})`, ()
       select: { source_id: true, message_id: true },
     });
     expect(queued.map((q) => q.source_id).sort()).toEqual([a.instanceId, b.instanceId].sort());
+    // Each part's `/` (and `%`) is escaped, so the parts' boundaries stay apart (ADR 0101).
+    expect(queued.map((q) => q.message_id).sort()).toEqual(
+      [`review29-billing/refunds%2F${evt}/0`, `review29-billing%2Frefunds/${evt}/0`].sort(),
+    );
   });
 });
