@@ -1,3 +1,4 @@
+import { assertInteger } from '../input/assert-integer.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import type { Database } from '../db/database.ts';
@@ -153,7 +154,9 @@ export function buildProcessManager(
       return { delivered, failed };
     },
     startTimeoutScheduler(opts = {}) {
-      scheduler ??= startTimeoutScheduler(deps, { intervalMs: opts.intervalMs ?? 1000 });
+      const intervalMs =
+        opts.intervalMs === undefined ? 1000 : assertInteger(opts.intervalMs, 'intervalMs', 1, 3_600_000);
+      scheduler ??= startTimeoutScheduler(deps, { intervalMs });
     },
     async stopTimeoutScheduler() {
       const s = scheduler;

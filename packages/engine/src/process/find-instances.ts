@@ -1,4 +1,7 @@
 import { EngineError } from '../errors/engine-error.ts';
+import { assertInteger } from '../input/assert-integer.ts';
+import { assertStorableText } from '../input/assert-storable-text.ts';
+import { textRules } from '../input/input-limits.ts';
 import { findSagaInstance } from '../store/find-saga-instance.ts';
 import { findSagaInstancesByStatus } from '../store/find-saga-instances-by-status.ts';
 import { decodeState } from './decode-state.ts';
@@ -28,11 +31,16 @@ export async function findInstancesByStatus(
   opts: { processName?: string } = {},
 ): Promise<ProcessInstance[]> {
   if (!instanceStatuses.includes(status))
-    throw new EngineError('invalid_input', `status must be one of ${instanceStatuses.join(', ')}`);
+    throw new EngineError('invalid_input', `status: must be one of ${instanceStatuses.join(', ')}`, {
+      field: 'status',
+    });
   if (!(updatedBefore instanceof Date) || Number.isNaN(updatedBefore.getTime()))
-    throw new EngineError('invalid_input', 'updatedBefore must be a valid date');
-  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
-    throw new EngineError('invalid_input', 'limit must be an integer from 1 to 10000');
-  const rows = await findSagaInstancesByStatus(deps.prisma, { status, updatedBefore, limit, ...opts });
+    throw new EngineError('invalid_input', 'updatedBefore: must be a valid date', { field: 'updatedBefore' });
+  assertInteger(limit, 'limit', 1, 10_000);
+  const processName =
+    opts.processName === undefined
+      ? undefined
+      : assertStorableText(opts.processName, 'processName', textRules(deps.limits));
+  const rows = await findSagaInstancesByStatus(deps.prisma, { status, updatedBefore, limit, processName });
   return rows.map((r) => toProcessInstance(r, null));
 }

@@ -1,5 +1,6 @@
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import { assertInteger } from '../input/assert-integer.ts';
 import { listProcessTransitions } from '../store/list-process-transitions.ts';
 import type { ProcessDeps } from './process-deps.ts';
 import { requireInstanceId } from './run-operator-command.ts';
@@ -34,7 +35,7 @@ export async function instanceHistory(
   opts: { limit?: number; before?: string; after?: string } = {},
 ): Promise<{ transitions: InstanceTransition[]; truncated: boolean }> {
   const id = requireInstanceId(instanceId);
-  const limit = Math.min(Math.max(Math.trunc(opts.limit ?? 500), 1), 1000);
+  const limit = opts.limit === undefined ? 500 : assertInteger(opts.limit, 'limit', 1, 1000);
   const rows = await listProcessTransitions(deps.prisma, {
     instanceId: id,
     limit: limit + 1,

@@ -1,3 +1,4 @@
+import { assertInteger } from '../input/assert-integer.ts';
 import { claimDueProcessTimeout, type DbDueTimeout } from '../store/claim-due-process-timeout.ts';
 import { countDueProcessTimeouts } from '../store/count-due-process-timeouts.ts';
 import { markProcessTimeoutDelivered } from '../store/mark-process-timeout-delivered.ts';
@@ -21,7 +22,10 @@ export async function sweepProcessTimeouts(
   deps: ProcessDeps,
   opts: { limit?: number } = {},
 ): Promise<{ delivered: number; failed: number; more: boolean }> {
-  const limit = opts.limit ?? Infinity;
+  const limit =
+    opts.limit === undefined || opts.limit === Infinity
+      ? Infinity
+      : assertInteger(opts.limit, 'limit', 1, Number.MAX_SAFE_INTEGER);
   const pass = deps.progress.start('process_timeouts', { budgetMs: deps.sweepBudgetMs, logger: deps.logger });
   const processNames = [...deps.definitions.keys()];
   let delivered = 0;
