@@ -40,6 +40,13 @@ export interface DeliverableMessage {
   id: string;
   type: string;
   payload: unknown;
+  /**
+   * The payload as its sender sent it, before the message's schema: what a kept message stores, so a
+   * release parses it again (a schema may transform what it accepts). `payload` when not given.
+   */
+  received?: unknown;
+  /** The sender's position of the message, kept with it when the instance is quarantined. */
+  position?: bigint | null;
   expectedState?: string;
   armedVisit?: number;
 }
@@ -89,7 +96,13 @@ export async function deliverInTransaction(
       // on. A timeout is not kept here: its row stays Pending and fires on the next sweep after release.
       detail:
         message.expectedState === undefined
-          ? { stoppedOn: row.failure_redelivery_key, payload: message.payload as Json }
+          ? {
+              stoppedOn: row.failure_redelivery_key,
+              payload: (message.received === undefined ? message.payload : message.received) as Json,
+              ...(message.position === undefined || message.position === null
+                ? {}
+                : { position: String(message.position) }),
+            }
           : { stoppedOn: row.failure_redelivery_key },
       now,
     });

@@ -20,6 +20,8 @@ export interface ParsedMessage {
   id: string;
   type: string;
   payload: unknown;
+  /** The payload as sent, before the schema: what a failure record and a kept message store (review 29). */
+  received: unknown;
   position: bigint | null;
   headers: Record<string, string>;
 }
@@ -80,5 +82,5 @@ export async function parseMessage(
     storable(() =>
       assertStorableText(value, `message.headers[${JSON.stringify(name)}]`, textRules(limits, { allowBlank: true })),
     );
-  return { id, type: m.type, payload: parsed.value, position, headers: { ...(m.headers ?? {}) } };
+  return { id, type: m.type, payload: parsed.value, received: m.payload, position, headers: { ...(m.headers ?? {}) } };
 }

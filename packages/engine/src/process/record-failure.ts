@@ -83,7 +83,8 @@ export async function recordFailure(
         const record = {
           redeliveryKey: message.id,
           messageType: message.type,
-          payload: message.payload,
+          // As sent: a release parses it again with the deployed schema.
+          payload: message.received,
           position: message.position,
           errorType: errorType(err),
           message: errorMessage(err),

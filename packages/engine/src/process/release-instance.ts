@@ -124,7 +124,7 @@ export async function releaseInTransaction(
           tx,
           deps,
           def,
-          { id: kept.messageId, type: kept.messageType, payload },
+          { id: kept.messageId, type: kept.messageType, payload, received: kept.payload, position: kept.position },
           { id },
         );
         await tx.$executeRawUnsafe('release savepoint sagaflow_kept_message');
@@ -194,7 +194,7 @@ async function quarantineAgain(
   tx: Prisma.TransactionClient,
   deps: ProcessDeps,
   id: string,
-  kept: { messageId: string; messageType: string; payload: unknown },
+  kept: { messageId: string; messageType: string; payload: unknown; position: bigint | null },
   err: unknown,
   now: Date,
 ): Promise<NonNullable<ReleaseResult['stoppedOn']>> {
@@ -208,7 +208,7 @@ async function quarantineAgain(
       redeliveryKey: kept.messageId,
       messageType: kept.messageType,
       payload: kept.payload,
-      position: null,
+      position: kept.position,
       ...failure,
       firstFailedAt: now,
     },
