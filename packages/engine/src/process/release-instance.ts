@@ -165,7 +165,9 @@ export async function releaseInTransaction(
       outcome: 'applied',
       detail: { release: 'retry' },
     });
-    await auditRow(decision.to, {});
+    // The move is the message's `applied` row just written; the audit row records the release at the state
+    // it found, so one transition is one row among the applied and repair rows (review 29).
+    await auditRow(at, { appliedTo: decision.to });
     return await resume({ mode: 'retry', messageId, outcome: 'applied', from: at, to: decision.to });
   } catch (err) {
     const e = toEngineError(err);
