@@ -12,8 +12,11 @@ export interface DbDueTimeout {
 }
 
 /**
- * Claims one due timeout for the rest of the caller's transaction. SKIP LOCKED lets any number of
- * schedulers sweep at once. A quarantined instance's timers are not claimed: they stay armed.
+ * Claims one due timeout for the rest of the caller's transaction, and locks its instance for the
+ * delivery that follows. SKIP LOCKED lets any number of schedulers sweep at once, and passes over a
+ * timer whose instance another transaction holds (a delivery, a release, a host's open transaction):
+ * it is claimed on a later pass, and this pass goes on with the others instead of waiting (review 29).
+ * A quarantined instance's timers are not claimed: they stay armed.
  *
  * `due_at <= now` bounds the walk of the armed timers' index (due_at, id): without it the test on
  * `coalesce(retry_at, due_at)` bounds nothing, and a pass's last claim, which finds nothing due,
@@ -36,6 +39,6 @@ export async function claimDueProcessTimeout(
        and i.process_name = any(${args.processNames}::text[])
      order by t.due_at, t.id
      limit 1
-       for update of t skip locked`;
+       for update of t, i skip locked`;
   return rows[0] ?? null;
 }

@@ -6,6 +6,10 @@ import type { Db } from './types.ts';
  * `skipped_quarantined` history row named after the timeout. The timeout itself stays Pending
  * (armed); it fires after a release. Returns how many were newly recorded.
  *
+ * An instance another transaction holds (a delivery to it, a release) is passed over: its timers are
+ * noted on a later pass. Without SKIP LOCKED the insert's foreign-key check waited for that
+ * transaction, and the whole timeout pass with it (review 29).
+ *
  * The due timers are looked up by their status (the armed timers' index is the path); each one's
  * instance by its id, its status tested through `status_in` (ADR 0098). A plain `i.status =
  * 'QUARANTINED'` let the planner, from statistics taken while no instance was open, read every open
@@ -27,5 +31,6 @@ export async function recordHeldTimeouts(
        and i.process_name = any(${args.processNames}::text[])
        and not exists (select 1 from "sagaflow"."process_transitions" p
                         where p.instance_id = t.instance_id and p.message_id = t.id::text
-                          and p.outcome = 'skipped_quarantined')`;
+                          and p.outcome = 'skipped_quarantined')
+       for key share of i skip locked`;
 }
