@@ -34,7 +34,9 @@ export interface DbOutboxMessage {
  *    another claim, holds back the rows behind it. Each source reads only its share through
  *    `outbox_pending_source_id_seq_idx`. The claim pushes `available_at` forward by the visibility
  *    timeout (the claim window) and counts the attempt. SKIP LOCKED keeps it off rows another
- *    statement locked.
+ *    statement locked, and a source's rows behind one it could not lock are left too: a row another
+ *    publisher still writes its result to (its claim window lapsed) holds back the rows behind it as
+ *    a row in flight does, so a source is never published out of its order (review 29).
  *
  * Returns the claimed rows in `seq` order (insertion order; see migration 0004).
  *
@@ -83,24 +85,31 @@ async function claimIn(
   if (sources.length === 0) return [];
   const share = Math.ceil(args.limit / sources.length);
   return db.$queryRaw<DbOutboxMessage[]>`
+    with candidate as (
+      select q.id, q.seq, s.source_id
+        from unnest(${sources}::text[]) s(source_id)
+        cross join lateral (select p.id, p.seq,
+                                   bool_and(p.available_at <= ${args.now}::timestamptz) over (order by p.source_id, p.seq) as clear
+                              from "sagaflow"."outbox" p
+                             where p.status = 'Pending' and p.source_id >= s.source_id and p.source_id <= s.source_id
+                             order by p.source_id, p.seq
+                             limit ${share}::int) q
+       where q.clear
+       order by q.seq
+       limit ${args.limit}::int),
+    locked as (
+      select id from "sagaflow"."outbox" where id in (select id from candidate) for update skip locked),
+    held_back as (
+      select c.source_id, min(c.seq) as seq from candidate c
+       where not exists (select 1 from locked l where l.id = c.id)
+       group by c.source_id)
     update "sagaflow"."outbox" o
        set available_at = ${args.now}::timestamptz + make_interval(secs => ${args.visibilityTimeoutSeconds}::int),
            attempts = o.attempts + 1
-     where o.id in (
-       select id from "sagaflow"."outbox"
-        where id in (
-          select q.id
-            from unnest(${sources}::text[]) s(source_id)
-            cross join lateral (select p.id, p.seq,
-                                       bool_and(p.available_at <= ${args.now}::timestamptz) over (order by p.source_id, p.seq) as clear
-                                  from "sagaflow"."outbox" p
-                                 where p.status = 'Pending' and p.source_id >= s.source_id and p.source_id <= s.source_id
-                                 order by p.source_id, p.seq
-                                 limit ${share}::int) q
-           where q.clear
-           order by q.seq
-           limit ${args.limit}::int)
-        for update skip locked)
+      from candidate c
+     where o.id = c.id
+       and exists (select 1 from locked l where l.id = c.id)
+       and not exists (select 1 from held_back h where h.source_id = c.source_id and h.seq < c.seq)
     returning o.id::text as id, o.seq, o.message_id, o.source_kind, o.source_id, o.type, o.destination, o.payload,
               o.headers, o.attempts, o.created_at`;
 }
