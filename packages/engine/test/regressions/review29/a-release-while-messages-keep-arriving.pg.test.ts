@@ -82,9 +82,10 @@ describe('releases, timeouts and repairs racing deliveries on one instance (post
       holdAt = kept[2]!.id;
       const release = pm.release(quarantined.id, { mode: 'skip', operator: 'ops', reason: 'unfileable note' });
       await hold.arrived;
-      // A sweep meanwhile: its note of the held timer references the instance (a key-share lock), so it
-      // queues behind the release too, then claims the timer once the instance is ACTIVE again.
-      const sweep = pm.sweepProcessTimeouts();
+      // A sweep meanwhile passes over the instance the release holds (SKIP LOCKED: it neither notes nor
+      // claims its timer) and ends at once; the timer fires on a sweep after the release.
+      const sweep = await pm.sweepProcessTimeouts();
+      expect(sweep).toEqual({ delivered: 0, failed: 0 });
       const fresh = Array.from({ length: 3 }, (_, i) => msg.note(order, `fresh ${i + 1}`));
       const racing = [
         ...fresh.map((m) => settle(pm.deliver('order-fulfilment', m))),
@@ -103,8 +104,8 @@ describe('releases, timeouts and repairs racing deliveries on one instance (post
         ),
       ];
       await waitFor(
-        'the sweep, the five deliveries and the repair to queue behind the release',
-        async () => ((await waitingOnLocks(db)) >= 7 ? true : undefined),
+        'the five deliveries and the repair to queue behind the release',
+        async () => ((await waitingOnLocks(db)) >= 6 ? true : undefined),
         30_000,
       );
       hold.open();
@@ -118,8 +119,8 @@ describe('releases, timeouts and repairs racing deliveries on one instance (post
       expect(redeliveredPending).toMatchObject({ ok: true, value: { outcome: 'duplicate' } });
       expect(repair).toMatchObject({ ok: false, error: { code: 'repair_conflict' } });
 
-      // The due timeout fires after the release (by the racing sweep or the next one), once, in its own visit.
-      const raced = await sweep;
+      // The due timeout fires after the release, once, in its own visit.
+      const raced = sweep;
       const next = await pm.sweepProcessTimeouts();
       expect({ failed: raced.failed + next.failed, delivered: raced.delivered + next.delivered }).toEqual({
         failed: 0,
@@ -149,7 +150,7 @@ describe('releases, timeouts and repairs racing deliveries on one instance (post
     }
   });
 
-  it('a timeout claimed while a move out of its state and back is uncommitted is stale once it gets the lock', async () => {
+  it('a timeout due while a move out of its state and back is uncommitted is passed over, then found stale once the move commits', async () => {
     const alarm = defineProcess({
       name: 'review29-alarm',
       states: ['Idle', 'Waiting', 'Cancelled', 'Rang'],
@@ -175,7 +176,8 @@ describe('releases, timeouts and repairs racing deliveries on one instance (post
     clock.advance(5_000); // the first visit's Ring is due
 
     // A host transaction moves the instance out of Waiting and back (uncommitted, holding its row);
-    // the sweep claims the first visit's due Ring meanwhile and queues for the instance.
+    // a sweep meanwhile passes over the instance (its claim locks the instance SKIP LOCKED) and claims
+    // nothing. Once the move commits, the first visit's due Ring is claimed and found stale.
     const host = new pg.Client({ connectionString: db.url });
     await host.connect();
     try {
@@ -183,15 +185,9 @@ describe('releases, timeouts and repairs racing deliveries on one instance (post
       const cancel = await pm.deliver(alarm, send('Cancel'), { tx: host });
       const rearm = await pm.deliver(alarm, send('Arm'), { tx: host });
       expect([cancel.outcome, rearm.outcome]).toEqual(['applied', 'applied']);
-      const sweep = pm.sweepProcessTimeouts();
-      await waitFor('the sweep to claim the due Ring and wait for the instance', async () => {
-        const [row] = await db.prisma.$queryRaw<{ n: number }[]>`
-          select count(*)::int as n from pg_stat_activity
-           where datname = current_database() and wait_event_type = 'Lock' and query like '%saga_instances%for update%'`;
-        return (row?.n ?? 0) >= 1 ? true : undefined;
-      });
+      expect(await pm.sweepProcessTimeouts()).toEqual({ delivered: 0, failed: 0 });
       await host.query('COMMIT');
-      expect(await sweep).toMatchObject({ delivered: 1, failed: 0 });
+      expect(await pm.sweepProcessTimeouts()).toMatchObject({ delivered: 1, failed: 0 });
     } finally {
       await host.query('ROLLBACK').catch(() => undefined);
       await host.end();
