@@ -136,7 +136,14 @@ describe(`reclaim repairs (${testDbKind()})`, () => {
     };
     const alive = compensationCmd(d);
     const preview = await t.engine.repairs.preview(alive);
-    expect(preview).toMatchObject({ expectedHolds: true, applicable: false });
+    // Seen once in CI (s36): expectedHolds false, not reproduced in 12 runs under load; the state found says why.
+    expect(
+      preview,
+      `drafted against ${JSON.stringify(alive.expected)}, found ${JSON.stringify(preview.actual)}`,
+    ).toMatchObject({
+      expectedHolds: true,
+      applicable: false,
+    });
     expect(preview.blockers[0]).toMatch(/compensation rep-undo-a .* is held by worker .* not known to be gone/);
     expect(await refusal(alive)).toMatchObject({ code: 'repair_refused', field: 'target' });
     const attempts = { ...alive, expected: { ...alive.expected, stepAttempts: 2 }, idempotencyKey: randomUUID() };
