@@ -1,25 +1,9 @@
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, defineAction, defineFlow, type Database, type Engine } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../support/wait-for.ts';
 import { gate } from '../harness.ts';
-import { losableListen } from './support/lose-listen.ts';
+import { losableListenSuite } from './support/lose-listen.ts';
 
 const release = gate();
-const entered = new Set<number>();
-const ran = new Map<number, number>();
-const step = defineAction({
-  name: 'review13-full-step',
-  run: async (n: number) => {
-    entered.add(n);
-    ran.set(n, (ran.get(n) ?? 0) + 1);
-    if (n === 0) await release.promise;
-    return n;
-  },
-});
-const flow = defineFlow({ name: 'review13-full', version: 1, run: async (ctx, n: number) => ctx.action(step, n) });
-
 /**
  * ADR 0064 with every slot taken: the pool's LISTEN is lost and, while it is held back, another
  * process queues a run whose NOTIFY nobody hears. When the LISTEN takes hold the pool owes a look
@@ -28,37 +12,20 @@ const flow = defineFlow({ name: 'review13-full', version: 1, run: async (ctx, n:
  * claimed and runs once. The poll is a minute away, so only the owed look can find it.
  */
 describe('a full pool whose LISTEN is lost and retaken (postgres)', () => {
-  let db: Database;
-  let pool: Engine;
-  let other: Engine;
-  let listener: ReturnType<typeof losableListen>;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-    listener = losableListen(db);
-    const make = (d: Database) =>
-      createEngine({
-        db: d,
-        flows: [flow],
-        actions: [step],
-        logger: pino({ level: 'silent' }),
-        config: { worker: { concurrency: 1, poll_interval_ms: 60_000 } },
-      });
-    pool = make(listener.database);
-    other = make(db);
-  });
-  afterAll(async () => {
-    listener.retake();
-    release.open();
-    await pool.stopWorkers();
-    await db.close();
+  const { flow, ran, suite } = losableListenSuite({
+    tag: 'full',
+    concurrency: 1,
+    hold: (n) => (n === 0 ? release.promise : undefined),
+    release: release.open,
   });
 
   it('looks at the queue at once, and claims the queued run when the slot frees, each run once', async () => {
+    const { db, pool, other, listener } = suite;
     pool.startWorkers();
     const counters = () => pool.workerCounters()!;
     await waitFor("the pool's first claim", async () => (counters().emptyClaims > 0 ? true : undefined));
     const { runId: holding } = await pool.startFlow(flow, 0);
-    await waitFor('the only slot to be taken', async () => (entered.has(0) ? true : undefined));
+    await waitFor('the only slot to be taken', async () => (ran.has(0) ? true : undefined));
 
     await listener.lose();
     const { runId: queued } = await other.startFlow(flow, 1);

@@ -1,19 +1,6 @@
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, defineAction, defineFlow, type Database, type Engine } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../support/wait-for.ts';
-import { losableListen } from './support/lose-listen.ts';
-
-const ran = new Map<number, number>();
-const step = defineAction({
-  name: 'review13-listen-step',
-  run: async (n: number) => {
-    ran.set(n, (ran.get(n) ?? 0) + 1);
-    return n;
-  },
-});
-const flow = defineFlow({ name: 'review13-listen', version: 1, run: async (ctx, n: number) => ctx.action(step, n) });
+import { losableListenSuite } from './support/lose-listen.ts';
 
 /**
  * ADR 0064 reviewed (ADR 0069): a LISTEN taking hold no longer nudges the pool; it marks a claim
@@ -24,37 +11,15 @@ const flow = defineFlow({ name: 'review13-listen', version: 1, run: async (ctx, 
  * stopped the moment its LISTEN takes hold (a claim owed) must leave its job in the queue, not lost.
  */
 describe('a pool whose LISTEN is lost and retaken repeatedly (postgres)', () => {
-  let db: Database;
-  let pool: Engine;
-  let other: Engine;
-  let listener: ReturnType<typeof losableListen>;
-  beforeAll(async () => {
-    db = await openTestDatabase();
-    listener = losableListen(db);
-    const make = (d: Database) =>
-      createEngine({
-        db: d,
-        flows: [flow],
-        actions: [step],
-        logger: pino({ level: 'silent' }),
-        config: { worker: { concurrency: 2, poll_interval_ms: 60_000 } },
-      });
-    pool = make(listener.database);
-    // Another process's engine with no pool: its starts go through the job table and its NOTIFY.
-    other = make(db);
-  });
-  afterAll(async () => {
-    listener.retake();
-    await pool.stopWorkers();
-    await db.close();
-  });
+  const { flow, ran, suite } = losableListenSuite({ tag: 'listen', concurrency: 2 });
 
   const completed = (runId: string) =>
     waitFor(`run ${runId} completes`, async () =>
-      (await pool.getRun(runId))?.run.status === 'Completed' ? true : undefined,
+      (await suite.pool.getRun(runId))?.run.status === 'Completed' ? true : undefined,
     );
 
   it('finds each job queued while nobody listened, once, and refuses no start for it', async () => {
+    const { db, pool, other, listener } = suite;
     pool.startWorkers();
     const counters = () => pool.workerCounters()!;
     await waitFor("the pool's first claim", async () => (counters().emptyClaims > 0 ? true : undefined));
@@ -77,6 +42,7 @@ describe('a pool whose LISTEN is lost and retaken repeatedly (postgres)', () => 
   });
 
   it('stopped the moment its LISTEN takes hold, leaves the owed job in the queue for the next pool', async () => {
+    const { db, pool, other, listener } = suite;
     await listener.lose();
     const { runId } = await other.startFlow(flow, 50);
     listener.retake();

@@ -1,24 +1,9 @@
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, defineAction, defineFlow, type Database, type Engine } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../../support/wait-for.ts';
 import { gate } from '../harness.ts';
-import { losableListen } from './support/lose-listen.ts';
+import { losableListenSuite } from './support/lose-listen.ts';
 
 const stepGate = gate();
-const ran = new Map<number, number>();
-const step = defineAction({
-  name: 'review13-owed-step',
-  run: async (n: number) => {
-    ran.set(n, (ran.get(n) ?? 0) + 1);
-    // Run 1 holds the pool's only slot until the test lets it go.
-    if (n === 1) await stepGate.promise;
-    return n;
-  },
-});
-const flow = defineFlow({ name: 'review13-owed', version: 1, run: async (ctx, n: number) => ctx.action(step, n) });
-
 /**
  * ADR 0064 says a claim that returns with `owed` set is followed by another claim or look. Attacked:
  * the LISTEN takes hold while a claim is out, and that claim fills the pool. The wake the LISTEN gave
@@ -29,51 +14,40 @@ const flow = defineFlow({ name: 'review13-owed', version: 1, run: async (ctx, n:
  * only the owed look can find the second queued job here.
  */
 describe('a look owed while a claim is out that fills the pool (postgres)', () => {
-  let db: Database;
-  let pool: Engine;
-  let other: Engine;
-  let listener: ReturnType<typeof losableListen>;
   let holdClaims = false;
   const heldClaims: (() => void)[] = [];
-  beforeAll(async () => {
-    db = await openTestDatabase();
-    listener = losableListen(db);
-    const statement = db.driver.statement.bind(db.driver);
-    const held: Database = {
-      ...listener.database,
-      driver: {
-        ...db.driver,
-        statement: async (s, limits) => {
-          if (holdClaims && s.text.includes('update "sagaflow"."jobs" j') && s.text.includes('skip locked')) {
-            const claim = gate();
-            heldClaims.push(claim.open);
-            await claim.promise;
-          }
-          return statement(s, limits);
+  const { flow, ran, suite } = losableListenSuite({
+    tag: 'owed',
+    concurrency: 1,
+    // Run 1 holds the pool's only slot until the test lets it go.
+    hold: (n) => (n === 1 ? stepGate.promise : undefined),
+    // The pool's job claims wait, while `holdClaims`, until the test lets each go.
+    wrap: (db, listening) => {
+      const statement = db.driver.statement.bind(db.driver);
+      return {
+        ...listening,
+        driver: {
+          ...db.driver,
+          statement: async (s, limits) => {
+            if (holdClaims && s.text.includes('update "sagaflow"."jobs" j') && s.text.includes('skip locked')) {
+              const claim = gate();
+              heldClaims.push(claim.open);
+              await claim.promise;
+            }
+            return statement(s, limits);
+          },
         },
-      },
-    };
-    const make = (d: Database) =>
-      createEngine({
-        db: d,
-        flows: [flow],
-        actions: [step],
-        logger: pino({ level: 'silent' }),
-        config: { worker: { concurrency: 1, poll_interval_ms: 60_000 } },
-      });
-    pool = make(held);
-    other = make(db);
-  });
-  afterAll(async () => {
-    listener.retake();
-    holdClaims = false;
-    for (const open of heldClaims) open();
-    stepGate.open();
-    await pool.stopWorkers();
-    await db.close();
+      };
+    },
+    release: () => {
+      holdClaims = false;
+      for (const open of heldClaims) open();
+      stepGate.open();
+    },
   });
 
   it('looks at the queue as soon as that claim returns', async () => {
+    const { pool, other, listener } = suite;
     pool.startWorkers();
     const counters = () => pool.workerCounters()!;
     await waitFor("the pool's first claim", async () => (counters().emptyClaims > 0 ? true : undefined));
