@@ -8,7 +8,7 @@ import {
   runDueWakes,
   siblingParent,
   trackedDeps,
-  type SiblingOptions,
+  siblingVariants,
 } from './support/sibling-children.ts';
 
 /**
@@ -21,11 +21,7 @@ import {
  * is recorded once in the parent (one `child.finished` per sequence); every action runs once; the parent
  * finishes once, Completed with every child's output, and nothing follows its end; no child is left open.
  */
-const variants: [string, SiblingOptions][] = [
-  ['two children', { children: 2 }],
-  ['three children', { children: 3 }],
-  ['two children and a step', { children: 2, withStep: true }],
-];
+const variants = siblingVariants;
 
 describe(`a wake of the parent while a sibling child's start is out (${testDbKind()})`, () => {
   let db: Database;

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import type { Engine } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import {
@@ -8,7 +7,8 @@ import {
   runDueWakes,
   siblingParent,
   trackedDeps,
-  type SiblingOptions,
+  siblingVariants,
+  stopCommands,
 } from './support/sibling-children.ts';
 
 /**
@@ -22,30 +22,8 @@ import {
  * Cancelled and none of the children's actions runs after the cancellation; a child open when the parent
  * ended has its cancellation requested, and none is left open; each child is started at most once.
  */
-const variants: [string, SiblingOptions][] = [
-  ['two children', { children: 2 }],
-  ['three children', { children: 3 }],
-  ['two children and a step', { children: 2, withStep: true }],
-];
-
-const cancels: [string, (e: Engine, db: Database, runId: string) => Promise<unknown>][] = [
-  ['engine.cancel', (e, _db, runId) => e.cancel(runId, { reason: 'review23: stop', cleanupSeconds: 60 })],
-  [
-    'the run.cancel repair',
-    async (e, db, runId) => {
-      const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
-      return e.repairs.apply({
-        kind: 'run.cancel',
-        target: { runId },
-        expected: { runStatus: run.status as 'Running' },
-        actor: 'review23@example.test',
-        reason: 'review23: stop',
-        cleanupSeconds: 60,
-        idempotencyKey: `review23-cancel-${runId}`,
-      });
-    },
-  ],
-];
+const variants = siblingVariants;
+const cancels = stopCommands('cancel');
 
 describe(`cancel while the parent's sibling children are being started (${testDbKind()})`, () => {
   let db: Database;

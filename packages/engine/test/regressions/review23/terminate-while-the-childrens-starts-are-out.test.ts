@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import type { Engine } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import {
@@ -8,7 +7,8 @@ import {
   runDueWakes,
   siblingParent,
   trackedDeps,
-  type SiblingOptions,
+  siblingVariants,
+  stopCommands,
 } from './support/sibling-children.ts';
 
 /**
@@ -24,29 +24,8 @@ import {
  * was started ends Terminated in the same command and none is left open; a start let go after the
  * terminate writes nothing (no child run, no `child.started`); no child's action runs.
  */
-const variants: [string, SiblingOptions][] = [
-  ['two children', { children: 2 }],
-  ['three children', { children: 3 }],
-  ['two children and a step', { children: 2, withStep: true }],
-];
-
-const terminates: [string, (e: Engine, db: Database, runId: string) => Promise<unknown>][] = [
-  ['engine.terminate', (e, _db, runId) => e.terminate(runId, { reason: 'review23: stop' })],
-  [
-    'the run.terminate repair',
-    async (e, db, runId) => {
-      const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
-      return e.repairs.apply({
-        kind: 'run.terminate',
-        target: { runId },
-        expected: { runStatus: run.status as 'Running' },
-        actor: 'review23@example.test',
-        reason: 'review23: stop',
-        idempotencyKey: `review23-terminate-${runId}`,
-      });
-    },
-  ],
-];
+const variants = siblingVariants;
+const terminates = stopCommands('terminate');
 
 describe(`terminate while the parent's sibling children are being started (${testDbKind()})`, () => {
   let db: Database;

@@ -276,3 +276,45 @@ export async function judgeSiblings(db: Database, parentId: string) {
     orphans: parentRow.finished_at === null ? [] : children.filter((c) => c.open).map((c) => c.seq),
   };
 }
+
+/** The sibling set-ups the cancel and terminate tests run each case over. */
+export const siblingVariants: [string, SiblingOptions][] = [
+  ['two children', { children: 2 }],
+  ['three children', { children: 3 }],
+  ['two children and a step', { children: 2, withStep: true }],
+];
+
+/**
+ * An operator stopping a run both ways: the engine's own `cancel` / `terminate`, and the repair of that
+ * kind (`run.cancel` / `run.terminate`) drafted against the run's status as it is.
+ */
+export function stopCommands(
+  kind: 'cancel' | 'terminate',
+): [string, (e: Engine, db: Database, runId: string) => Promise<unknown>][] {
+  const reason = 'review23: stop';
+  return [
+    [
+      `engine.${kind}`,
+      (e, _db, runId) =>
+        kind === 'cancel' ? e.cancel(runId, { reason, cleanupSeconds: 60 }) : e.terminate(runId, { reason }),
+    ],
+    [
+      `the run.${kind} repair`,
+      async (e, db, runId) => {
+        const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+        const common = {
+          target: { runId },
+          expected: { runStatus: run.status as 'Running' },
+          actor: 'review23@example.test',
+          reason,
+          idempotencyKey: `review23-${kind}-${runId}`,
+        };
+        return e.repairs.apply(
+          kind === 'cancel'
+            ? { kind: 'run.cancel', ...common, cleanupSeconds: 60 }
+            : { kind: 'run.terminate', ...common },
+        );
+      },
+    ],
+  ];
+}
