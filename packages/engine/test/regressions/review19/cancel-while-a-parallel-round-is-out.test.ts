@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow, isFlowError } from '../../../src/index.ts';
+import { isFlowError } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
-import { waitFor } from '../../support/wait-for.ts';
-import { TestClock } from '../../../src/testing/test-clock.ts';
-import { bareEngine, gate } from '../harness.ts';
+import { parallelRoundOut } from './parallel-round-out.ts';
 
 /**
  * Review 19, nearby. The same shape as complete_step against a round that is out, with a cancellation
@@ -97,57 +95,9 @@ describe(`cancel while a parallel round is out (${testDbKind()})`, () => {
 
 /** Replay A holds both branches, the run is cancelled, and B (the cancel's wake) has parked on them. */
 async function cancelledWithTheRoundOut(db: Database, tag: string) {
-  const clock = new TestClock();
-  const log: string[] = [];
-  const x = { reached: gate(), release: gate() };
-  const y = { reached: gate(), release: gate() };
-  const branchX = defineAction({
-    name: `review19-cancel-x-${tag}`,
-    run: async () => {
-      log.push('x');
-      x.reached.open();
-      await x.release.promise;
-      return 'x';
-    },
-  });
-  const branchY = defineAction({
-    name: `review19-cancel-y-${tag}`,
-    run: async () => {
-      log.push('y');
-      y.reached.open();
-      await y.release.promise;
-      return 'y';
-    },
-  });
-  const undo = defineAction({
-    name: `review19-cancel-undo-${tag}`,
-    run: async (what: unknown) => (log.push(`undo-${String(what)}`), null),
-  });
-  const after = defineAction({ name: `review19-cancel-after-${tag}`, run: async () => (log.push('after'), 'after') });
-  const flow = defineFlow({
-    name: `review19-cancel-in-round-${tag}`,
-    version: 1,
-    run: async (ctx) => {
-      try {
-        const both = await ctx.parallel([
-          ctx.action(branchX, null).compensateWith(undo, () => 'x'),
-          ctx.action(branchY, null).compensateWith(undo, () => 'y'),
-        ]);
-        return [both, await ctx.action(after, null)];
-      } catch (err) {
-        if (isFlowError(err, 'cancelled')) await ctx.compensate();
-        throw err;
-      }
-    },
-  });
-  const e = bareEngine(db, { flows: [flow], actions: [branchX, branchY, undo, after], clock });
-  const { runId } = await e.startFlow(flow, null);
-  const liveA = executeRun(e.runtime, runId);
-  await x.reached.promise;
-  await y.reached.promise;
-  await waitFor('both branches Running', async () => {
-    const rows = await db.prisma.actionRun.findMany({ where: { run_id: runId, status: 'Running' } });
-    return rows.length === 2 ? true : undefined;
+  const { e, runId, x, y, liveA, log, clock } = await parallelRoundOut(db, {
+    tag: `review19-cancel-${tag}`,
+    compensateOn: (err) => isFlowError(err, 'cancelled'),
   });
 
   await e.cancel(runId, { reason: 'review19: customer left', cleanupSeconds: 600 });

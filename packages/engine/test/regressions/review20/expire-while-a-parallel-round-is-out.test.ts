@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction, defineFlow } from '../../../src/index.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
-import { TestClock } from '../../../src/testing/test-clock.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
-import { bareEngine, gate } from '../harness.ts';
+import { parallelRoundOut } from '../review19/parallel-round-out.ts';
 import { driveToEnd, drivenOn, recordOf } from './record.ts';
 
 /**
@@ -109,7 +107,7 @@ describe(`expiry while a parallel round is out (${testDbKind()})`, () => {
         // Only the wakes due now: the window's close is not reached.
         await driveToEnd(db, s.e, s.runId);
         const rec = await recordOf(db, s.runId);
-        const undo = `review20-exp-undo-${s.tag}`;
+        const undo = s.undoName;
         // What happens (held): undo-x runs once, in the window; branch 2's late outcome is turned away once.
         expect({ ...rec, names: undefined, expiryStarted: null, auditCompensations: null }).toEqual({
           ...rec,
@@ -170,7 +168,7 @@ describe(`expiry while a parallel round is out (${testDbKind()})`, () => {
     await s.liveA;
     await driveToEnd(db, s.e, s.runId);
     const rec = await recordOf(db, s.runId);
-    const undo = `review20-exp-undo-${s.tag}`;
+    const undo = s.undoName;
     // Held: cancelled in the window, both branches undone once each.
     expect([rec.run.status, rec.run.error, rec.compensations.map((c) => [c[1], c[2]]), rec.afterTheEnd]).toEqual([
       'Cancelled',
@@ -189,66 +187,16 @@ describe(`expiry while a parallel round is out (${testDbKind()})`, () => {
 
 /** Replay A holds both branches of the round; the run's deadline is 60 s after its start. */
 async function roundOut(db: Database, tag: string) {
-  const clock = new TestClock();
-  const log: string[] = [];
-  const x = { reached: gate(), release: gate() };
-  const y = { reached: gate(), release: gate() };
-  const branchX = defineAction({
-    name: `review20-exp-x-${tag}`,
-    run: async () => {
-      log.push('x');
-      x.reached.open();
-      await x.release.promise;
-      return 'x';
-    },
-  });
-  const branchY = defineAction({
-    name: `review20-exp-y-${tag}`,
-    run: async () => {
-      log.push('y');
-      y.reached.open();
-      await y.release.promise;
-      return 'y';
-    },
-  });
-  const undo = defineAction({
-    name: `review20-exp-undo-${tag}`,
-    run: async (what: unknown) => (log.push(`undo-${String(what)}`), null),
-  });
-  const after = defineAction({ name: `review20-exp-after-${tag}`, run: async () => (log.push('after'), 'after') });
-  const flow = defineFlow({
-    name: `review20-exp-round-${tag}`,
-    version: 1,
-    run: async (ctx) => {
-      try {
-        const both = await ctx.parallel([
-          ctx.action(branchX, null).compensateWith(undo, () => 'x'),
-          ctx.action(branchY, null).compensateWith(undo, () => 'y'),
-        ]);
-        return [both, await ctx.action(after, null)];
-      } catch (err) {
-        await ctx.compensate();
-        throw err;
-      }
-    },
-  });
-  const e = bareEngine(db, {
-    flows: [flow],
-    actions: [branchX, branchY, undo, after],
-    clock,
-    config: { monitor: { expiration: { plan_timeout_ms: 60_000 } } },
-  });
   const emitted: string[][] = [];
-  e.events.on('run.expired', (ev) => {
-    emitted.push(ev.compensations.map((c) => c.name));
-  });
-  const { runId } = await e.startFlow(flow, null, { expiresInSeconds: 60 });
-  const liveA = executeRun(e.runtime, runId);
-  await x.reached.promise;
-  await y.reached.promise;
-  await waitFor('both branches Running', async () => {
-    const rows = await db.prisma.actionRun.findMany({ where: { run_id: runId, status: 'Running' } });
-    return rows.length === 2 ? true : undefined;
+  const { e, runId, x, y, liveA, log, clock, undoName } = await parallelRoundOut(db, {
+    tag: `review20-exp-${tag}`,
+    compensateOn: () => true,
+    config: { monitor: { expiration: { plan_timeout_ms: 60_000 } } },
+    expiresInSeconds: 60,
+    beforeStart: (engine) =>
+      engine.events.on('run.expired', (ev) => {
+        emitted.push(ev.compensations.map((c) => c.name));
+      }),
   });
   return {
     e,
@@ -258,7 +206,7 @@ async function roundOut(db: Database, tag: string) {
     liveA,
     log,
     clock,
-    tag,
+    undoName,
     emitted,
     async expire(mode: 'repair' | 'monitor') {
       if (mode === 'monitor') {
