@@ -63,7 +63,7 @@ export async function submitBulkRepair(deps: RepairDeps, raw: unknown): Promise<
   const first = items[0] as RepairCommand;
   const db = deps.runtime.prisma;
   const drafted = await findApprovalByKey(db, bulk.idempotencyKey);
-  if (drafted) return sameDraft(drafted, first.kind, `${items.length} targets`);
+  if (drafted) return sameBulkDraft(deps, drafted, first.kind, items);
   const policy = toStoredPolicy(await readApprovalPolicy(db));
   if (!policyGates(policy, first.kind, items.length)) return applyBulkRepair(deps, raw);
   const previews: Json[] = [];
@@ -81,7 +81,8 @@ export async function submitBulkRepair(deps: RepairDeps, raw: unknown): Promise<
     targetType: 'bulk',
     targetId: `${items.length} targets`,
     bulk: true,
-    payload: raw as Json,
+    // As parsed (ids in lower case, nothing but what a bulk carries), in the form applyBulkRepair takes.
+    payload: storedBulk(bulk, items),
     preview: previews,
     reason: first.reason,
     idempotencyKey: bulk.idempotencyKey,
@@ -111,6 +112,43 @@ async function draft(
   const row = await findApprovalByKey(db, a.idempotencyKey);
   if (!row) throw new EngineError('internal', `approval ${id} was stored but cannot be read back`);
   return { status: 'awaiting_approval', approvalId: id, approval: toApprovalView(row), replayed: false };
+}
+
+/** A bulk as its approval stores it: the shared fields of its first item's command and each item's target and expectation. */
+function storedBulk(bulk: BulkRepairCommand, items: RepairCommand[]): Json {
+  const { target: _target, expected: _expected, ...shared } = items[0] as RepairCommand;
+  return {
+    ...shared,
+    idempotencyKey: bulk.idempotencyKey,
+    items: items.map((item) => ({ target: item.target, expected: item.expected })),
+  } as unknown as Json;
+}
+
+/**
+ * An existing bulk draft of this key, if it is the same kind over the same targets; a key reused for a
+ * bulk over other targets is bad input (ADR 0020), as for a single command (review 30).
+ */
+function sameBulkDraft(
+  deps: RepairDeps,
+  row: DbRepairApproval,
+  kind: string,
+  items: RepairCommand[],
+): AwaitingApproval {
+  const targets = (cmds: RepairCommand[]) => cmds.map((c) => repairTarget(c).id).join(' ');
+  const stored = (() => {
+    try {
+      return row.bulk ? parseBulk(deps, row.payload) : [];
+    } catch {
+      return [];
+    }
+  })();
+  if (row.command === kind && targets(stored) !== targets(items))
+    throw new EngineError(
+      'invalid_input',
+      `idempotencyKey: already used by the draft of ${row.command} over ${row.target_id}; use a fresh key for another bulk`,
+      { field: 'idempotencyKey' },
+    );
+  return sameDraft(row, kind, `${items.length} targets`);
 }
 
 /** An existing draft of this key, if it is the same command; a key reused for another command is bad input. */

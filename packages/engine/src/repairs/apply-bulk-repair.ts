@@ -91,7 +91,15 @@ export function parseBulk(deps: RepairDeps, raw: unknown): RepairCommand[] {
   return items.map((item, i) => {
     if (typeof item !== 'object' || item === null)
       throw new EngineError('invalid_input', `items[${i}]: must be an object`, { field: `items[${i}]` });
-    const { target, expected } = item as { target?: unknown; expected?: unknown };
+    const { target, expected, ...rest } = item as { target?: unknown; expected?: unknown };
+    // An item names a target and the state expected of it; anything else would be stored unchecked.
+    const extra = Object.keys(rest)[0];
+    if (extra !== undefined)
+      throw new EngineError(
+        'invalid_input',
+        `items[${i}].${extra}: is not a field of a bulk item (an item has only target and expected)`,
+        { field: `items[${i}].${extra}` },
+      );
     try {
       // The key is checked with the item's target appended, then rebuilt from the parsed target.
       const cmd = parseRepairCommand({ ...shared, target, expected, idempotencyKey }, deps.runtime.config.limits);

@@ -117,8 +117,9 @@ export function parseRepairCommand(raw: unknown, limits: InputLimits): RepairCom
   if (cmd.via !== undefined) assertStorableText(cmd.via, 'via', text);
   assertStorableText(cmd.reason, 'reason', text);
   assertStorableText(cmd.idempotencyKey, 'idempotencyKey', text);
-  if ('runId' in cmd.target) assertUuid(cmd.target.runId, 'target.runId');
-  if ('instanceId' in cmd.target) assertUuid(cmd.target.instanceId, 'target.instanceId');
+  // Ids in lower case, as the database prints them: the audit row and an approval store them as text.
+  if ('runId' in cmd.target) cmd.target.runId = assertUuid(cmd.target.runId, 'target.runId');
+  if ('instanceId' in cmd.target) cmd.target.instanceId = assertUuid(cmd.target.instanceId, 'target.instanceId');
   if ('state' in cmd.expected) assertStorableText(cmd.expected.state, 'expected.state', text);
   switch (cmd.kind) {
     case 'run.cancel':
