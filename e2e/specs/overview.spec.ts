@@ -83,8 +83,11 @@ test('the charts refresh on their own: a run finished while the page is open is 
   await expect(runs).toBeVisible();
   const before = Number(await runs.getAttribute('data-total'));
   await finishedDemoRuns(request, 1);
-  // Started and finished: two more in the drawn figures, after the page's own 15 s refresh.
-  await expect.poll(async () => Number(await runs.getAttribute('data-total')), { timeout: 40_000 }).toBe(before + 2);
+  // Started and finished: at least two more in the drawn figures, after the page's own 15 s refresh (the other
+  // lane's specs share the stack and may start or finish runs of their own meanwhile: seen once, one more).
+  await expect
+    .poll(async () => Number(await runs.getAttribute('data-total')), { timeout: 40_000 })
+    .toBeGreaterThanOrEqual(before + 2);
 });
 
 test('keyboard: the window select and the attention links are reachable with Tab', async ({ page }) => {

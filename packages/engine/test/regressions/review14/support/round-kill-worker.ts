@@ -49,14 +49,16 @@ const engine = await startChildPool({
   flows: [flow],
   actions,
   // Slots for every hanging run it can start before the kill, so rounds keep going out (with 8, the
-  // hanging even runs filled the pool and the rounds stopped).
-  config: { ...fusedSigkillConfig, worker: { ...fusedSigkillConfig.worker, concurrency: 512 } },
+  // hanging even runs filled the pool and the rounds stopped; with 512, on an idle machine, the pool was
+  // full before five rounds had come back, the starts then went to the queue as one kind, and no round
+  // formed after that: seen 0 to 4 rounds and a timeout).
+  config: { ...fusedSigkillConfig, worker: { ...fusedSigkillConfig.worker, concurrency: 1000 } },
 });
-// Bursts of 8 starts every 20 ms until the test kills it (1,000 runs at most). Not one burst after
+// Bursts of 8 starts every 20 ms until the test kills it (1,500 runs at most: the hanging half fits in the pool). Not one burst after
 // another: a burst waiting on a held round would hold up the next, and no other round would form
 // beside it (in CI, 52 rounds went and came back one at a time and then the starts ran out).
 let started = 0;
 const bursts = setInterval(() => {
-  for (let i = 0; i < 8 && started < 1000; i++) void engine.startFlow(flow, started++).catch(() => undefined);
-  if (started >= 1000) clearInterval(bursts);
+  for (let i = 0; i < 8 && started < 1500; i++) void engine.startFlow(flow, started++).catch(() => undefined);
+  if (started >= 1500) clearInterval(bursts);
 }, 20);
