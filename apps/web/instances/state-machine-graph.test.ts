@@ -17,10 +17,14 @@ describe('machineEdges', () => {
         { from: 'B', to: 'C', outcome: 'applied', messageType: 'Late' },
         { from: 'B', to: 'B', outcome: 'ignored', messageType: 'Paid' },
         { from: 'C', to: 'A', outcome: 'repair', messageType: 'operator:force_transition' },
+        // A release: by skip only its audit row; by retry the message's applied row and the audit row.
+        { from: 'A', to: 'A', outcome: 'repair', messageType: 'Paid', detail: { release: 'skip' } },
+        { from: 'A', to: 'B', outcome: 'applied', messageType: 'Paid', detail: { release: 'retry' } },
+        { from: 'A', to: 'A', outcome: 'repair', messageType: 'Paid', detail: { release: 'retry', appliedTo: 'B' } },
       ],
     );
     expect(edges.map((e) => [e.id, e.triggers.map((t) => t.name).join('+'), e.taken])).toEqual([
-      ['A->B', 'Paid', 1],
+      ['A->B', 'Paid', 2],
       ['B->C', 'Late+Timeout', 2],
       ['C->B', 'Retry', 1],
       ['C->A', 'operator:force_transition', 1],

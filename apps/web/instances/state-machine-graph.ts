@@ -19,12 +19,13 @@ interface Transition {
 /**
  * Folds the definition's transitions and operator commands into one edge per (from, to), and counts
  * the instance's history rows on each (applied messages and repairs; a row whose edge the
- * definition does not declare, such as a forced transition, gets an edge of its own).
+ * definition does not declare, such as a forced transition, gets an edge of its own). A release's
+ * audit row is not a move: the instance's state does not change when its quarantine is lifted.
  */
 export function machineEdges(
   transitions: Transition[],
   commands: { name: string; from: string[]; to: string }[],
-  history: { from: string; to: string; outcome: string; messageType: string }[],
+  history: { from: string; to: string; outcome: string; messageType: string; detail?: unknown }[],
 ): MachineEdge[] {
   const edges = new Map<string, MachineEdge>();
   const edge = (from: string, to: string) => {
@@ -41,9 +42,14 @@ export function machineEdges(
     for (const from of c.from) edge(from, c.to).triggers.push({ name: c.name, kind: 'command' });
   for (const h of history) {
     if (h.outcome !== 'applied' && h.outcome !== 'repair') continue;
+    // A release's audit row stays at the state it found: the release moved no edge (a release by
+    // retry has the message's own applied row for its move).
+    if (h.outcome === 'repair' && isRelease(h.detail)) continue;
     const e = edge(h.from, h.to);
     e.taken += 1;
     if (e.triggers.length === 0) e.triggers.push({ name: h.messageType, kind: 'command' });
   }
   return [...edges.values()];
 }
+
+const isRelease = (detail: unknown) => typeof detail === 'object' && detail !== null && 'release' in detail;
