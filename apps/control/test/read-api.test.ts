@@ -115,6 +115,18 @@ describe('the read API (PostgreSQL, HTTP)', () => {
           outcome: 'ignored',
           at: at(17),
         },
+        // Not a transition either: a release's audit row stays at the state it found.
+        {
+          instance_id: instanceId,
+          process_name: 'series.proc',
+          from_state: 'Shipping',
+          to_state: 'Shipping',
+          message_id: 'm4',
+          message_type: 'Ship',
+          outcome: 'repair',
+          detail: { release: 'skip', operator: 'alice', reason: 'poison' },
+          at: at(18),
+        },
       ],
     });
     const repair = (i: number, command: string, status: string, when: Date, target = okRuns[0]!) => ({
@@ -449,7 +461,7 @@ describe('the read API (PostgreSQL, HTTP)', () => {
       expect(res.headers.get('content-disposition')).toBe(`attachment; filename="instance-${instanceId}.json"`);
       const body = (await res.json()) as { instance: { id: string }; transitions: unknown[]; outbox: unknown[] };
       expect(body.instance.id).toBe(instanceId);
-      expect(body.transitions).toHaveLength(3);
+      expect(body.transitions).toHaveLength(4);
       expect(body.outbox).toHaveLength(2);
 
       expect((await get(`/history/runs/${randomUUID()}`)).status).toBe(404);

@@ -27,7 +27,7 @@ const ago = (t0: number, seconds: number) => new Date(t0 - seconds * 1000);
  * the tables the metrics read (the engine's own writing of them is proven by the engine suite):
  * anomalies (2 claim_lost, 1 outcome_rejected), instances of a process "metrics.proc" (2 ACTIVE in
  * AwaitingPayment, 1 QUARANTINED in Shipping, 1 COMPLETED) with their transitions (applied, repair,
- * and an ignored one that is not a transition), outbox rows (1 Pending not yet due, 1 Dead), and one
+ * and an ignored one and a release's audit row, which are not transitions), outbox rows (1 Pending not yet due, 1 Dead), and one
  * repair refused as a conflict (its audit row).
  */
 export async function seedKnownSet(plane: ControlPlane): Promise<KnownSet> {
@@ -100,6 +100,12 @@ export async function seedKnownSet(plane: ControlPlane): Promise<KnownSet> {
       transition(q.id, 'AwaitingPayment', 'Shipping', 'applied'),
       transition(q.id, 'Shipping', 'Shipping', 'repair'),
       transition(b.id, 'AwaitingPayment', 'AwaitingPayment', 'ignored'),
+      // A release's audit row stays at the state it found: a quarantine lifted is not a transition.
+      {
+        ...transition(q.id, 'Shipping', 'Shipping', 'repair'),
+        message_id: `${q.id}-release`,
+        detail: { release: 'skip' },
+      },
     ],
   });
   const outbox = (id: string, status: string) => ({

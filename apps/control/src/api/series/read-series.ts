@@ -1,6 +1,7 @@
 import type { Database } from '@sagaflow/engine';
 import type { SqlReader } from '../../metrics/reads/sql-reader.ts';
 import { withReadSnapshot } from '../../metrics/reads/with-read-snapshot.ts';
+import { countedTransition } from '../../metrics/reads/counted-transitions.ts';
 import { bucketEdges, countByBucket } from './count-by-bucket.ts';
 import { bucketGrid, zeroFilled, type BucketGrid, type SeriesInput } from './series-window.ts';
 
@@ -88,7 +89,7 @@ export async function readSeries(
         from: '"sagaflow"."process_transitions" t',
         time: 't.at',
         keys: ['t.process_name as "process"', 't.from_state as "from"', 't.to_state as "to"'],
-        where: `t.outcome in ('applied', 'repair')`,
+        where: countedTransition('t'),
       });
       const anomalies = await countByBucket<'code'>(tx, grid, {
         from: '"sagaflow"."anomaly_log" a',
