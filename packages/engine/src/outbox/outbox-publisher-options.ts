@@ -5,6 +5,7 @@ import type { PrismaClient } from '../generated/prisma/client.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
 import { parseEngineConfig, type EngineConfig, type EngineConfigInput } from '../runtime/engine-config.ts';
 import { createSweepProgress, type SweepProgress } from '../sweeps/sweep-progress.ts';
+import { EngineError } from '../errors/engine-error.ts';
 import type { OutboxTransport } from './outbox-transport.ts';
 
 export interface OutboxPublisherOptions {
@@ -38,11 +39,32 @@ export function resolveOutboxPublisher(options: OutboxPublisherOptions): OutboxP
   const publisherId = options.publisherId ?? `outbox-${randomUUID().slice(0, 8)}`;
   return {
     prisma: options.db.prisma,
-    routes: options.routes,
+    routes: checkedRoutes(options.routes),
     config: parseEngineConfig({ outbox: options.config ?? {} }).outbox,
     logger: (options.logger ?? pino({ name: 'sagaflow' })).child({ component: 'outbox', publisherId }),
     clock: options.clock ?? systemClock,
     publisherId,
     progress: options.progress ?? createSweepProgress(),
   };
+}
+
+/**
+ * The routes as given, once each is a transport: refused before any row is claimed, naming the
+ * route, instead of failing every row routed to it until it is Dead (review 32).
+ */
+function checkedRoutes(routes: unknown): Readonly<Record<string, OutboxTransport>> {
+  if (typeof routes !== 'object' || routes === null || Array.isArray(routes))
+    throw new EngineError('invalid_input', 'routes: must be an object of destination name → transport', {
+      field: 'routes',
+    });
+  for (const [name, transport] of Object.entries(routes)) {
+    const t = transport as Partial<OutboxTransport> | null;
+    if (typeof t !== 'object' || t === null || typeof t.publish !== 'function' || typeof t.kind !== 'string')
+      throw new EngineError(
+        'invalid_input',
+        `routes.${name}: must be a transport (an object with a kind and a publish function), such as webhookTransport(...)`,
+        { field: `routes.${name}` },
+      );
+  }
+  return routes as Readonly<Record<string, OutboxTransport>>;
 }

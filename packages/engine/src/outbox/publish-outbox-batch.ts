@@ -36,15 +36,40 @@ const maxErrorLength = 1000;
  * const result = await publishOutboxBatch({ db, routes: { billing: webhookTransport({ url, secret }) } });
  */
 export async function publishOutboxBatch(options: OutboxPublisherOptions): Promise<OutboxBatchResult> {
-  return publishWith(resolveOutboxPublisher(options));
+  const deps = resolveOutboxPublisher(options);
+  const { result, outstanding } = await publishWith(deps, createPublishedMarker(deps), {
+    limit: deps.config.batch_size,
+  });
+  await outstanding;
+  return result;
 }
 
-/** @internal The loop resolves its options once and calls this every pass. */
-export async function publishWith(deps: OutboxPublisherDeps): Promise<OutboxBatchResult> {
+/** One pass as the loop runs it: what it did so far, and the sources it left still publishing. */
+export interface OutboxPass {
+  result: OutboxBatchResult;
+  /** Settles once every source of the pass is done and its delivered rows are marked (never rejects). */
+  outstanding: Promise<void>;
+  /** Rows of the pass whose source was still publishing when the pass returned. */
+  stillOut: number;
+}
+
+/**
+ * @internal The loop resolves its options once and calls this every pass. Sources publish
+ * concurrently, and each source's delivered rows are marked Published as it finishes, together with
+ * whatever other sources finished meanwhile (the marker). With `detachAfterMs` the pass returns once
+ * that long has passed even if some sources are still publishing: their rows stay claimed (their
+ * source is held back), they finish and are marked on their own, and the loop goes on with the
+ * other sources (review 32: one slow or hung consumer costs only its own source).
+ */
+export async function publishWith(
+  deps: OutboxPublisherDeps,
+  marker: PublishedMarker,
+  opts: { limit: number; detachAfterMs?: number },
+): Promise<OutboxPass> {
   const { config } = deps;
   const claimed = await claimOutboxBatch(deps.prisma, {
     now: deps.clock.now(),
-    limit: config.batch_size,
+    limit: opts.limit,
     visibilityTimeoutSeconds: config.visibility_timeout_seconds,
     timeoutMs: config.transaction_timeout_ms,
   });
@@ -58,10 +83,29 @@ export async function publishWith(deps: OutboxPublisherDeps): Promise<OutboxBatc
   };
   const bySource = new Map<string, DbOutboxMessage[]>();
   for (const row of claimed) bySource.set(row.source_id, [...(bySource.get(row.source_id) ?? []), row]);
-  const delivered = await Promise.all([...bySource.values()].map((rows) => publishSource(deps, rows, result)));
-  await markDelivered(deps, delivered.flat(), result);
-  if (result.claimed > 0) deps.logger.debug({ ...result }, 'outbox pass');
-  return result;
+  let done = 0;
+  const sources = [...bySource.values()].map(async (rows) => {
+    const delivered = await publishSource(deps, rows, result).catch((err: unknown) => {
+      deps.logger.warn(
+        { err, rows: rows.length },
+        'outbox source failed unexpectedly; its rows are retried after their claim window',
+      );
+      return [];
+    });
+    await marker.mark(delivered, result);
+    done += rows.length;
+  });
+  const outstanding = Promise.all(sources).then(() => {
+    if (result.claimed > 0) deps.logger.debug({ ...result }, 'outbox pass');
+  });
+  if (opts.detachAfterMs === undefined) await outstanding;
+  else {
+    let timer: NodeJS.Timeout | undefined;
+    const detach = new Promise<void>((resolve) => (timer = setTimeout(resolve, opts.detachAfterMs)));
+    await Promise.race([outstanding, detach]);
+    clearTimeout(timer);
+  }
+  return { result, outstanding, stillOut: claimed.length - done };
 }
 
 /** Publishes one source's claimed rows in order; stops at the first that does not get through. Returns those delivered. */
@@ -78,11 +122,11 @@ async function publishSource(deps: OutboxPublisherDeps, rows: DbOutboxMessage[],
 /** True when the transport acknowledged the row; false (failure recorded) stops its source for this pass. */
 async function deliverRow(deps: OutboxPublisherDeps, row: DbOutboxMessage, result: OutboxBatchResult) {
   try {
-    const transport = deps.routes[row.destination];
+    const transport = Object.hasOwn(deps.routes, row.destination) ? deps.routes[row.destination] : undefined;
     if (transport === undefined) {
       throw new EngineError('outbox_unroutable', `no transport is configured for destination "${row.destination}"`);
     }
-    await transport.publish(toOutboxEnvelope(row));
+    await acknowledgedWithin(deps, transport.kind, transport.publish(toOutboxEnvelope(row)));
     return true;
   } catch (err) {
     await recordFailure(deps, row, toEngineError(err, 'outbox_publish_failed'), result);
@@ -91,19 +135,81 @@ async function deliverRow(deps: OutboxPublisherDeps, row: DbOutboxMessage, resul
 }
 
 /**
- * Marks the batch's delivered rows Published in one statement. Until it commits they stay claimed
- * (their claim window holds back the rows behind them), so nothing overtakes them. If it fails, every
- * row of it is delivered again after its claim window: duplicates the consumer's inbox absorbs.
+ * A publish that is not acknowledged within `publish_timeout_ms` (never past the claim window: another
+ * publisher may take the row from then on) fails like any other: recorded, retried with backoff, Dead
+ * after max_attempts. The transport's own promise is left to settle; if it delivered after all, the
+ * consumer's inbox absorbs the redelivery (ADR 0009).
  */
-async function markDelivered(deps: OutboxPublisherDeps, rows: DbOutboxMessage[], result: OutboxBatchResult) {
-  if (rows.length === 0) return;
+async function acknowledgedWithin(deps: OutboxPublisherDeps, kind: string, publishing: Promise<void>) {
+  const ms = Math.min(deps.config.publish_timeout_ms, deps.config.visibility_timeout_seconds * 1000);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(new EngineError('outbox_publish_failed', `the ${kind} transport did not acknowledge within ${ms} ms`)),
+      ms,
+    );
+  });
+  publishing.catch(() => undefined);
+  try {
+    await Promise.race([publishing, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Marks delivered rows Published; rows handed to it while a mark is being sent go together in the next. */
+export interface PublishedMarker {
+  /** Settles once these rows' mark is done (never rejects: a failed mark is logged, the rows go again). */
+  mark(rows: DbOutboxMessage[], result: OutboxBatchResult): Promise<void>;
+}
+
+/**
+ * The publisher's marks, one statement at a time: rows delivered while one is out (or in the same turn
+ * of the event loop) go together in the next, so a batch of quick deliveries is still one or two
+ * statements (ADR 0026), and a source that finishes late is marked without waiting for the others.
+ */
+export function createPublishedMarker(deps: OutboxPublisherDeps): PublishedMarker {
+  let waiting: { row: DbOutboxMessage; result: OutboxBatchResult }[] = [];
+  let tail = Promise.resolve();
+  return {
+    mark(rows, result) {
+      if (rows.length === 0) return Promise.resolve();
+      const first = waiting.length === 0;
+      waiting.push(...rows.map((row) => ({ row, result })));
+      if (first)
+        tail = tail
+          .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+          .then(async () => {
+            const batch = waiting;
+            waiting = [];
+            await markDelivered(deps, batch);
+          });
+      return tail;
+    },
+  };
+}
+
+/**
+ * Marks delivered rows Published in one statement. Until it commits they stay claimed (their claim
+ * window holds back the rows behind them), so nothing overtakes them. If it fails, every row of it is
+ * delivered again after its claim window: duplicates the consumer's inbox absorbs.
+ */
+async function markDelivered(
+  deps: OutboxPublisherDeps,
+  entries: { row: DbOutboxMessage; result: OutboxBatchResult }[],
+) {
+  const rows = entries.map((e) => e.row);
   try {
     const marked = await markOutboxBatchPublished(deps.prisma, {
       ids: rows.map((row) => row.id),
       now: deps.clock.now(),
     });
-    result.published += marked.size;
-    for (const row of rows.filter((r) => !marked.has(r.id))) {
+    for (const { row, result } of entries) {
+      if (marked.has(row.id)) {
+        result.published++;
+        continue;
+      }
       result.lost++;
       deps.logger.info(
         { messageId: row.message_id, destination: row.destination, attempt: row.attempts },

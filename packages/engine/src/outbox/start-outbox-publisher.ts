@@ -1,10 +1,10 @@
 import { countDueOutbox } from '../store/count-due-outbox.ts';
 import { resolveOutboxPublisher, type OutboxPublisherOptions } from './outbox-publisher-options.ts';
 import { startLoop } from '../worker/start-loop.ts';
-import { publishWith } from './publish-outbox-batch.ts';
+import { createPublishedMarker, publishWith } from './publish-outbox-batch.ts';
 
 export interface OutboxPublisher {
-  /** Finishes the pass in flight, then stops. */
+  /** Finishes the pass in flight and waits for the deliveries still out (each ends within publish_timeout_ms), then stops. */
   stop(): Promise<void>;
 }
 
@@ -22,6 +22,11 @@ export interface OutboxPublisher {
  */
 export function startOutboxPublisher(options: OutboxPublisherOptions): OutboxPublisher {
   const deps = resolveOutboxPublisher(options);
+  const marker = createPublishedMarker(deps);
+  // Sources a pass left still publishing (a slow or hung consumer): their rows count against the
+  // batch size of the passes after it, so what one publisher has out stays within one batch.
+  const out = new Set<Promise<void>>();
+  let rowsOut = 0;
   let stopping = false;
   const loop = startLoop({
     intervalMs: deps.config.poll_interval_ms,
@@ -29,13 +34,26 @@ export function startOutboxPublisher(options: OutboxPublisherOptions): OutboxPub
       const pass = deps.progress.start('outbox', { budgetMs: deps.config.pass_budget_ms, logger: deps.logger });
       let full = true;
       while (full && !stopping && !pass.outOfTime()) {
-        const result = await publishWith(deps);
+        const limit = deps.config.batch_size - rowsOut;
+        if (limit <= 0) break;
+        const { result, outstanding, stillOut } = await publishWith(deps, marker, {
+          limit,
+          detachAfterMs: deps.config.poll_interval_ms,
+        });
+        if (stillOut > 0) {
+          rowsOut += stillOut;
+          const settled = outstanding.then(() => {
+            rowsOut -= stillOut;
+            out.delete(settled);
+          });
+          out.add(settled);
+        }
         pass.add(result.published + result.dead);
-        full = result.claimed >= deps.config.batch_size;
+        full = result.claimed >= limit;
       }
       const left = full ? await countDueOutbox(deps.prisma, { now: deps.clock.now() }) : 0;
       pass.end(left);
-      return left > 0;
+      return left > 0 && rowsOut < deps.config.batch_size;
     },
     onError: (err) => deps.logger.warn({ err }, 'outbox pass failed; it will try again'),
   });
@@ -43,6 +61,8 @@ export function startOutboxPublisher(options: OutboxPublisherOptions): OutboxPub
     async stop() {
       stopping = true;
       await loop.stop();
+      // What is still out ends within publish_timeout_ms (a publish past it is a recorded failure).
+      await Promise.all(out);
     },
   };
 }

@@ -7,6 +7,8 @@ const seconds = z
   .int()
   .min(1)
   .max(10 * 365 * 86_400);
+/** A retry delay: at most ten years, as `seconds`, so a retry's time is always a date. */
+const maxBackoffMs = 10 * 365 * 86_400_000;
 /** A JSON size limit: at most 100 MiB (PostgreSQL's jsonb holds at most 255 MB). */
 const bytes = z
   .number()
@@ -151,11 +153,17 @@ export const engineConfigSchema = z
         transaction_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
         /** While batches come back full the publisher goes on at once; it reports progress every this long. */
         pass_budget_ms: z.number().int().min(10).max(600_000).default(5000),
+        /**
+         * A publish not acknowledged within this long fails (recorded, retried with backoff), whatever
+         * the transport; never longer than the claim window. A source whose publish is still out after
+         * a poll interval no longer holds back the other sources' next pass.
+         */
+        publish_timeout_ms: z.number().int().min(10).max(600_000).default(30_000),
         /** Retry n waits base * 2^(n-1), at most max. */
         backoff: z
           .object({
-            base_delay_ms: z.number().int().min(0).default(1000),
-            max_delay_ms: z.number().int().min(0).default(300_000),
+            base_delay_ms: z.number().int().min(0).max(maxBackoffMs).default(1000),
+            max_delay_ms: z.number().int().min(0).max(maxBackoffMs).default(300_000),
           })
           .strict()
           .prefault({}),

@@ -130,7 +130,7 @@ describe(`review 32: bad publisher and transport options (${testDbKind()})`, () 
       routes: { inventory: failing },
       clock,
       logger,
-      config: { max_attempts: 1000, backoff: { base_delay_ms: year, max_delay_ms: 100 * year } },
+      config: { max_attempts: 1000, backoff: { base_delay_ms: year, max_delay_ms: 10 * year } },
     });
     const row = await outboxRow(db, id!);
     expect({ status: row.status, attempts: row.attempts, lastError: row.last_error }).toEqual({
