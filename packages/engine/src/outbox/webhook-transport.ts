@@ -70,12 +70,7 @@ export function webhookTransport(options: WebhookTransportOptions): OutboxTransp
 function checkedOptions(options: WebhookTransportOptions): { timeoutMs: number } {
   const refuse = (field: string, why: string) => new EngineError('invalid_input', `${field}: ${why}`, { field });
   if (typeof options !== 'object' || options === null) throw refuse('options', 'must be an object');
-  let url: URL | null = null;
-  try {
-    url = typeof options.url === 'string' ? new URL(options.url) : null;
-  } catch {
-    url = null;
-  }
+  const url = typeof options.url === 'string' && URL.canParse(options.url) ? new URL(options.url) : null;
   if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:'))
     throw refuse('url', 'must be an absolute http:// or https:// URL');
   if (typeof options.secret !== 'string' || options.secret.length === 0)
