@@ -92,7 +92,7 @@ export async function startControlPlane(
     isReady: () => ready,
     limits: { maxBodyBytes: env.SAGAFLOW_API_MAX_BODY_BYTES, maxBatchSize: env.SAGAFLOW_API_MAX_BATCH_SIZE },
     probes: { readyz, metrics: metrics.apiRoute },
-    history: (req, res) => void history(req, res),
+    history,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -38,14 +38,17 @@ export function createHistoryRoute(deps: { db: Pick<Database, 'prisma'>; auth: A
     }
     const match = historyPath.exec(req.url ?? '');
     const kind = match?.[1] === 'instances' ? 'instance' : 'run';
-    const id = decodeURIComponent(match?.[2] ?? '').toLowerCase();
+    let id = match?.[2] ?? '';
     try {
       const session = await resolveSession(deps.db.prisma, deps.auth, sessionTokenFrom(req.headers.cookie));
       if (session.state !== 'active')
         return answer(res, 401, session.state === 'ended' ? 'your session has ended; sign in again' : 'sign in first');
       if (!roleAllows(session.operator.role, 'viewer'))
         return answer(res, 403, `this needs the viewer role; ${session.operator.name} is ${session.operator.role}`);
-      if (!uuid.test(id)) return answer(res, 400, `${kind} id: not a UUID (${JSON.stringify(id.slice(0, 80))})`);
+      const decoded = decodedOrNull(id)?.toLowerCase() ?? null;
+      if (decoded === null || !uuid.test(decoded))
+        return answer(res, 400, `${kind} id: not a UUID (${JSON.stringify(id.slice(0, 80))})`);
+      id = decoded;
       const history = kind === 'run' ? await readRunHistory(deps.db, id) : await readInstanceHistory(deps.db, id);
       if (!history) return answer(res, 404, `${kind} ${id} does not exist`);
       const body = toJson({ exportedAt: deps.auth.now().toISOString(), ...history });
@@ -61,4 +64,13 @@ export function createHistoryRoute(deps: { db: Pick<Database, 'prisma'>; auth: A
       answer(res, 500, 'internal error reading the history; see the control plane log');
     }
   };
+}
+
+/** The path segment decoded, or null when its percent-encoding is malformed (`%E0%A4%A`). */
+function decodedOrNull(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }

@@ -16,7 +16,7 @@ export interface ApiLimits {
   maxBatchSize: number;
 }
 
-type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void;
+type RouteHandler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
 /**
  * Serves the tRPC API under /trpc and health under /healthz. Every request gets an id (the
@@ -51,6 +51,25 @@ export function createHttpServer(deps: {
       }
     },
   });
+  /**
+   * A route's failure is its request's, never the process's: a throw or a rejection no handler caught
+   * (review 31: one malformed URL ended the control plane) is logged and answered 500 if nothing was
+   * sent yet.
+   */
+  const guarded = (handler: RouteHandler, req: IncomingMessage, res: ServerResponse) => {
+    const failed = (err: unknown) => {
+      deps.logger.error({ err, url: req.url }, 'route failed');
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+        res.end(JSON.stringify({ error: 'internal error; see the control plane log' }));
+      } else res.destroy();
+    };
+    try {
+      void Promise.resolve(handler(req, res)).catch(failed);
+    } catch (err) {
+      failed(err);
+    }
+  };
   return createServer((req, res) => {
     const url = req.url ?? '/';
     if (url === '/healthz' || url.startsWith('/healthz?')) {
@@ -59,9 +78,9 @@ export function createHttpServer(deps: {
       res.end(JSON.stringify({ status: ready ? 'ok' : 'starting' }));
       return;
     }
-    if (url === '/readyz' || url.startsWith('/readyz?')) return deps.probes.readyz(req, res);
-    if (url === '/metrics' || url.startsWith('/metrics?')) return deps.probes.metrics(req, res);
-    if (url.startsWith('/history/')) return deps.history(req, res);
+    if (url === '/readyz' || url.startsWith('/readyz?')) return guarded(deps.probes.readyz, req, res);
+    if (url === '/metrics' || url.startsWith('/metrics?')) return guarded(deps.probes.metrics, req, res);
+    if (url.startsWith('/history/')) return guarded(deps.history, req, res);
     if (url.startsWith('/trpc/')) {
       if (!hostAllowed(req.headers.host, deps.auth.allowedHosts)) {
         res.writeHead(403, { 'content-type': 'application/json' });

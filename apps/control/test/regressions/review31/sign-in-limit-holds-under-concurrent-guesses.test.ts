@@ -38,11 +38,13 @@ describe('the per-account sign-in limit under concurrent guesses', () => {
     await side.close();
   });
 
+  // A guess waits either to write to audit_events or, since the fix, for its turn to count the
+  // window's refusals (an advisory lock per name, taken before it writes its own row).
   const waitingOnAudit = async () =>
     (
       await side.prisma.$queryRawUnsafe<{ n: number }[]>(
-        `select count(*)::int as n from pg_locks l join pg_class c on c.oid = l.relation
-          where not l.granted and c.relname = 'audit_events'`,
+        `select count(*)::int as n from pg_locks l left join pg_class c on c.oid = l.relation
+          where not l.granted and (c.relname = 'audit_events' or l.locktype = 'advisory')`,
       )
     )[0]?.n ?? 0;
 
