@@ -106,6 +106,7 @@ export type { ReleaseOptions, ReleaseResult } from './process/release-instance.t
 export type { OperatorCommand, OperatorCommandResult } from './process/run-operator-command.ts';
 export {
   defaultStoreRetry,
+  isRolledBackConflict,
   isTransientStoreError,
   storeRetryDelay,
   type StoreRetryPolicy,

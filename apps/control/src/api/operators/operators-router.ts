@@ -73,6 +73,11 @@ async function change(ctx: AdminContext, rawName: string, what: OperatorChange) 
     at: ctx.auth.now(),
   });
   if (result.ok) return { name: result.name, role: result.role, disabled: result.disabled };
+  if (result.reason === 'not_admin')
+    throw new TRPCError({
+      code: 'FORBIDDEN',
+      message: `this needs the admin role; ${ctx.session.operator.name} is ${result.now.disabled ? 'disabled' : result.now.role} now`,
+    });
   if (result.reason === 'self')
     throw new TRPCError({ code: 'CONFLICT', message: 'an admin cannot change or disable itself; ask another admin' });
   throw new TRPCError({ code: 'NOT_FOUND', message: `no operator named ${target}` });
