@@ -8,6 +8,8 @@ import { useTRPC } from '@/trpc/trpc-context';
 import { ScrollBox } from '@/ui/scroll-box';
 import { bulkBody, type BulkDraft } from './bulk-draft';
 import { expectedText } from './expected-text';
+import { DecidedDraftNotice } from './decided-draft-notice';
+import { decidedDraftOf } from './repair-outcome';
 
 type PreviewItem =
   | { notFound: string }
@@ -59,7 +61,9 @@ export function BulkDraftPanel({
   );
   const previews = preview.data as PreviewItem[] | undefined;
   // A bulk the approval policy holds answers awaiting_approval (ADR 0020): nothing applied yet.
-  const waiting = apply.data && 'approvalId' in apply.data ? apply.data : undefined;
+  const decided = decidedDraftOf(apply.data);
+  const waiting =
+    apply.data && 'approvalId' in apply.data && apply.data.status === 'awaiting_approval' ? apply.data : undefined;
   const done = apply.data && 'items' in apply.data ? apply.data : undefined;
   const outcomes = done?.items;
   const { count: leftOut, why } = draft.leftOut;
@@ -115,6 +119,8 @@ export function BulkDraftPanel({
           Sent for approval: a second operator must approve this bulk before any of it is applied.{' '}
           <Link href={`/approvals?id=${encodeURIComponent(waiting.approvalId)}`}>See it in the approvals queue</Link>
         </p>
+      ) : decided ? (
+        <DecidedDraftNotice decided={decided} />
       ) : done ? (
         <p className="notice notice-ok" role="status" data-testid="bulk-applied">
           Applied to {done.applied} of {draft.items.length}.

@@ -8,7 +8,8 @@ import { useTRPC } from '@/trpc/trpc-context';
 import { describeCurrent, redraftAgainst, type CurrentState } from './redraft';
 import { commandBody, type DraftCommand } from './repair-draft-types';
 import { RepairEffectsList, type Effects } from './repair-effects-list';
-import { approvalIdOf, awaitsApproval, repairRejection } from './repair-outcome';
+import { DecidedDraftNotice } from './decided-draft-notice';
+import { approvalIdOf, awaitsApproval, decidedDraftOf, repairRejection } from './repair-outcome';
 import { expectedText } from './expected-text';
 
 /**
@@ -88,6 +89,8 @@ export function RepairDraftPanel({
               See it in the approvals queue
             </Link>
           </p>
+        ) : decidedDraftOf(apply.data) ? (
+          <DecidedDraftNotice decided={decidedDraftOf(apply.data)!} />
         ) : (
           <div className="notice notice-ok" role="status" data-testid="repair-applied">
             <p>Applied{result?.replayed ? ' (already applied with this key)' : ''}.</p>

@@ -44,3 +44,25 @@ export function approvalIdOf(result: unknown): string {
   const id = (result as { approvalId?: unknown } | null)?.approvalId;
   return typeof id === 'string' ? encodeURIComponent(id) : '';
 }
+
+/**
+ * A draft this key already had, decided since (the approvals API answers a replay so, ADR 0020):
+ * what became of it and who decided it. Null for any other answer.
+ */
+export function decidedDraftOf(
+  result: unknown,
+): { status: string; decidedBy: string | null; reason: string | null; approvalId: string } | null {
+  if (typeof result !== 'object' || result === null) return null;
+  const r = result as {
+    status?: unknown;
+    approvalId?: unknown;
+    approval?: { decidedBy?: unknown; decisionReason?: unknown };
+  };
+  if (typeof r.approvalId !== 'string' || r.status === 'awaiting_approval' || r.status === 'applied') return null;
+  return {
+    status: String(r.status),
+    decidedBy: typeof r.approval?.decidedBy === 'string' ? r.approval.decidedBy : null,
+    reason: typeof r.approval?.decisionReason === 'string' ? r.approval.decisionReason : null,
+    approvalId: r.approvalId,
+  };
+}

@@ -125,7 +125,7 @@ export type { BulkRepairCommand, BulkRepairItemResult, BulkRepairResult } from '
 export type { Repairs } from './repairs/create-repairs.ts';
 export type { Approvals, PolicyChange } from './approvals/create-approvals.ts';
 export { defaultApprovalPolicy, type ApprovalPolicy, type StoredApprovalPolicy } from './approvals/approval-policy.ts';
-export type { ApprovalView, AwaitingApproval } from './approvals/approval-view.ts';
+export type { ApprovalView, AwaitingApproval, DecidedDraft } from './approvals/approval-view.ts';
 export { repairCatalogue, type RepairCommandInfo } from './repairs/repair-catalogue.ts';
 export {
   parseRepairCommand,

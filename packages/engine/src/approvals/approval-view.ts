@@ -37,6 +37,45 @@ export interface AwaitingApproval {
   replayed: boolean;
 }
 
+/**
+ * The answer to a key whose draft was already decided (ADR 0020: the same key shows what became of
+ * it): `applied` (with the repair's id, the state it found and its effects, as the approval recorded
+ * them), or the approval's end: `rejected`, `expired`, `conflict` (the state had moved when it was
+ * approved) or `refused`. Nothing is done again.
+ */
+export interface DecidedDraft {
+  status: 'applied' | 'rejected' | 'expired' | 'conflict' | 'refused';
+  approvalId: string;
+  approval: ApprovalView;
+  replayed: true;
+  /** applied: the repair's audit row (a bulk: absent; its items are in `approval.result`). */
+  id?: string;
+  effects?: Json;
+  actual?: Json;
+}
+
+/** A replayed draft: still waiting, or what became of it. */
+export function replayedDraft(row: DbRepairApproval): AwaitingApproval | DecidedDraft {
+  const approval = toApprovalView(row);
+  if (row.status === 'pending' || row.status === 'applying')
+    return { status: 'awaiting_approval', approvalId: row.id, approval, replayed: true };
+  const status = row.status as DecidedDraft['status'];
+  const result = (row.result ?? null) as { repairId?: unknown; effects?: Json; actual?: Json } | null;
+  return {
+    status,
+    approvalId: row.id,
+    approval,
+    replayed: true,
+    ...(status === 'applied' && !row.bulk && result
+      ? {
+          ...(typeof result.repairId === 'string' ? { id: result.repairId } : {}),
+          ...(result.effects === undefined ? {} : { effects: result.effects }),
+          ...(result.actual === undefined ? {} : { actual: result.actual }),
+        }
+      : {}),
+  };
+}
+
 export function toApprovalView(row: DbRepairApproval): ApprovalView {
   return {
     id: row.id,

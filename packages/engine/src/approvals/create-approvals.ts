@@ -12,7 +12,7 @@ import { listApprovals } from '../store/approvals/list-approvals.ts';
 import { readApprovalPolicy } from '../store/approvals/read-approval-policy.ts';
 import { writeApprovalPolicy } from '../store/approvals/write-approval-policy.ts';
 import { parseApprovalPolicy, toStoredPolicy, type StoredApprovalPolicy } from './approval-policy.ts';
-import { toApprovalView, type ApprovalView, type AwaitingApproval } from './approval-view.ts';
+import { toApprovalView, type ApprovalView, type AwaitingApproval, type DecidedDraft } from './approval-view.ts';
 import { approveRepair, rejectRepair, resumeInterruptedBulks } from './decide-approval.ts';
 import { submitBulkRepair, submitRepair } from './submit-repair.ts';
 
@@ -36,9 +36,9 @@ export interface PolicyChange {
  */
 export interface Approvals {
   /** One command: applied now, or (gated) stored as a pending approval. */
-  submit(command: unknown): Promise<RepairResult | AwaitingApproval>;
+  submit(command: unknown): Promise<RepairResult | AwaitingApproval | DecidedDraft>;
   /** A bulk command: applied now, or (gated kind, or over the bulk threshold) one approval for the whole bulk. */
-  submitBulk(command: unknown): Promise<BulkRepairResult | AwaitingApproval>;
+  submitBulk(command: unknown): Promise<BulkRepairResult | AwaitingApproval | DecidedDraft>;
   /** Applies a pending approval as `approver` (never its drafter). */
   approve(id: unknown, approver: string): Promise<ApprovalView>;
   /** Rejects a pending approval as `approver` (never its drafter), with a reason. */

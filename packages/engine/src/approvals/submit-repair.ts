@@ -17,7 +17,7 @@ import { insertApproval, isDuplicateApprovalKey, type NewApproval } from '../sto
 import { readApprovalPolicy } from '../store/approvals/read-approval-policy.ts';
 import { findRepairCommand } from '../store/repairs/find-repair-command.ts';
 import { policyGates, toStoredPolicy } from './approval-policy.ts';
-import { toApprovalView, type AwaitingApproval } from './approval-view.ts';
+import { replayedDraft, toApprovalView, type AwaitingApproval, type DecidedDraft } from './approval-view.ts';
 
 /**
  * Submits one repair command under the approval policy (ADR 0020). A command the policy does not
@@ -27,7 +27,10 @@ import { toApprovalView, type AwaitingApproval } from './approval-view.ts';
  * state already fails is refused as `repair_conflict` (nothing stored but its audit row). The same idempotency key
  * returns the same draft (or what became of it), never a second one.
  */
-export async function submitRepair(deps: RepairDeps, raw: unknown): Promise<RepairResult | AwaitingApproval> {
+export async function submitRepair(
+  deps: RepairDeps,
+  raw: unknown,
+): Promise<RepairResult | AwaitingApproval | DecidedDraft> {
   const cmd = parseRepairCommand(raw, deps.runtime.config.limits);
   const target = repairTarget(cmd);
   const db = deps.runtime.prisma;
@@ -57,7 +60,10 @@ export async function submitRepair(deps: RepairDeps, raw: unknown): Promise<Repa
  * The bulk form: a bulk of a gated kind, or over the policy's threshold, waits as ONE approval for
  * the whole bulk (applied item by item at approval); any other is applied now.
  */
-export async function submitBulkRepair(deps: RepairDeps, raw: unknown): Promise<BulkRepairResult | AwaitingApproval> {
+export async function submitBulkRepair(
+  deps: RepairDeps,
+  raw: unknown,
+): Promise<BulkRepairResult | AwaitingApproval | DecidedDraft> {
   const items = parseBulk(deps, raw);
   const bulk = raw as BulkRepairCommand;
   const first = items[0] as RepairCommand;
@@ -92,7 +98,7 @@ export async function submitBulkRepair(deps: RepairDeps, raw: unknown): Promise<
 async function draft(
   deps: RepairDeps,
   a: Omit<NewApproval, 'id' | 'createdAt' | 'expiresAt'>,
-): Promise<AwaitingApproval> {
+): Promise<AwaitingApproval | DecidedDraft> {
   const db = deps.runtime.prisma;
   const createdAt = deps.runtime.clock.now();
   const expiresAt = new Date(createdAt.getTime() + deps.runtime.config.approvals.expire_after_seconds * 1000);
@@ -133,7 +139,7 @@ function sameBulkDraft(
   row: DbRepairApproval,
   kind: string,
   items: RepairCommand[],
-): AwaitingApproval {
+): AwaitingApproval | DecidedDraft {
   const targets = (cmds: RepairCommand[]) => cmds.map((c) => repairTarget(c).id).join(' ');
   const stored = (() => {
     try {
@@ -152,12 +158,12 @@ function sameBulkDraft(
 }
 
 /** An existing draft of this key, if it is the same command; a key reused for another command is bad input. */
-function sameDraft(row: DbRepairApproval, kind: string, targetId: string): AwaitingApproval {
+function sameDraft(row: DbRepairApproval, kind: string, targetId: string): AwaitingApproval | DecidedDraft {
   if (row.command !== kind || row.target_id !== targetId)
     throw new EngineError(
       'invalid_input',
       `idempotencyKey: already used by the draft of ${row.command} on ${row.target_type} ${row.target_id}; use a fresh key for another command`,
       { field: 'idempotencyKey' },
     );
-  return { status: 'awaiting_approval', approvalId: row.id, approval: toApprovalView(row), replayed: true };
+  return replayedDraft(row);
 }

@@ -132,7 +132,7 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
       ? `${request.kind} applied to ${subject}${result.replayed ? ' (replayed: this idempotency key was used before; nothing done twice)' : ''}`
       : exitCode === exitCodes.awaitingApproval
         ? `${request.kind} on ${subject} is waiting for another operator's approval: nothing changes until it is approved`
-        : `${request.kind} on ${subject} was not applied (${status})`;
+        : `${request.kind} on ${subject} was not applied (${status}${decidedText(result)})`;
   return {
     exitCode,
     json: { command, result },
@@ -268,4 +268,12 @@ async function compensationExpected(
     stepAttempts ??= row.attempts;
   }
   return { runStatus, stepStatus, stepAttempts };
+}
+
+/** A replayed draft's decision, as the approval recorded it: by whom and why. */
+function decidedText(result: unknown): string {
+  const approval = (result as { approval?: { decidedBy?: unknown; decisionReason?: unknown } } | null)?.approval;
+  if (!approval || typeof approval.decidedBy !== 'string') return '';
+  const why = typeof approval.decisionReason === 'string' ? `: ${approval.decisionReason}` : '';
+  return ` by ${approval.decidedBy}${why}; this key's draft was decided, draft again with a fresh key`;
 }
