@@ -39,8 +39,8 @@ export interface Approvals {
   submit(command: unknown): Promise<RepairResult | AwaitingApproval | DecidedDraft>;
   /** A bulk command: applied now, or (gated kind, or over the bulk threshold) one approval for the whole bulk. */
   submitBulk(command: unknown): Promise<BulkRepairResult | AwaitingApproval | DecidedDraft>;
-  /** Applies a pending approval as `approver` (never its drafter). */
-  approve(id: unknown, approver: string): Promise<ApprovalView>;
+  /** Applies a pending approval as `approver` (never its drafter); `via` says how the approver acted (an API token), for the audit row. */
+  approve(id: unknown, approver: string, options?: { via?: string }): Promise<ApprovalView>;
   /** Rejects a pending approval as `approver` (never its drafter), with a reason. */
   reject(id: unknown, approver: string, reason: unknown): Promise<ApprovalView>;
   /** Newest first, keyset-paged; expired drafts are marked expired first. */
@@ -82,7 +82,7 @@ export function createApprovals(deps: RepairDeps, nudge: () => void): Approvals 
   return {
     submit: (cmd) => nudging(submitRepair(deps, cmd)),
     submitBulk: (cmd) => nudging(submitBulkRepair(deps, cmd)),
-    approve: (id, approver) => nudging(approveRepair(deps, id, approver)),
+    approve: (id, approver, options) => nudging(approveRepair(deps, id, approver, options)),
     reject: (id, approver, reason) => rejectRepair(deps, id, approver, reason),
     resumeInterrupted: () => nudging(resumeInterruptedBulks(deps)),
     async list(filter) {

@@ -22,13 +22,20 @@ import { toApprovalView, type ApprovalView } from './approval-view.ts';
  * with the state now: nothing else changes. The drafter may not approve (`approval_by_drafter`).
  * A bulk is claimed first (pending → applying), then applied item by item, each with its audit row.
  */
-export async function approveRepair(deps: RepairDeps, id: unknown, approver: string): Promise<ApprovalView> {
+export async function approveRepair(
+  deps: RepairDeps,
+  id: unknown,
+  approver: string,
+  options: { via?: unknown } = {},
+): Promise<ApprovalView> {
+  const via = approverVia(deps, options.via);
   const row = await decidable(deps, id, approver, 'approve');
-  if (row.bulk) return approveBulk(deps, row, approver);
+  if (row.bulk) return approveBulk(deps, row, approver, via);
   const now = () => deps.runtime.clock.now();
   const guard: ApprovalGuard = {
     approvalId: row.id,
     approver,
+    ...(via === undefined ? {} : { approverVia: via }),
     async claim(tx) {
       const locked = await lockApproval(tx, row.id);
       if (!locked || locked.status !== 'pending') throw decided(locked ?? row);
@@ -44,7 +51,20 @@ export async function approveRepair(deps: RepairDeps, id: unknown, approver: str
   return view(deps, row.id);
 }
 
-async function approveBulk(deps: RepairDeps, row: DbRepairApproval, approver: string): Promise<ApprovalView> {
+/** How the approver acted, as the caller names it (the control plane: the API token), checked as text. */
+function approverVia(deps: RepairDeps, via: unknown): string | undefined {
+  if (via === undefined) return undefined;
+  if (typeof via !== 'string') throw new EngineError('invalid_input', 'via: must be text', { field: 'via' });
+  assertStorableText(via, 'via', textRules(deps.runtime.config.limits));
+  return via;
+}
+
+async function approveBulk(
+  deps: RepairDeps,
+  row: DbRepairApproval,
+  approver: string,
+  via?: string,
+): Promise<ApprovalView> {
   const at = deps.runtime.clock.now();
   const claimed = await settleApproval(deps.runtime.prisma, {
     id: row.id,
@@ -55,7 +75,7 @@ async function approveBulk(deps: RepairDeps, row: DbRepairApproval, approver: st
     unexpiredAt: at,
   });
   if (!claimed) throw decided((await findApproval(deps.runtime.prisma, row.id)) ?? row);
-  await applyClaimedBulk(deps, row, approver);
+  await applyClaimedBulk(deps, row, approver, via);
   return view(deps, row.id);
 }
 
@@ -65,8 +85,15 @@ async function approveBulk(deps: RepairDeps, row: DbRepairApproval, approver: st
  * interrupted part-way (see resumeInterruptedBulks) replays the items already applied, with no
  * second effect, and applies the rest; two appliers at once meet on each item's unique key.
  */
-async function applyClaimedBulk(deps: RepairDeps, row: DbRepairApproval, approver: string): Promise<void> {
-  const result = await applyBulkRepair(deps, row.payload, { approvedAs: { approvalId: row.id, approver } });
+async function applyClaimedBulk(
+  deps: RepairDeps,
+  row: DbRepairApproval,
+  approver: string,
+  via?: string,
+): Promise<void> {
+  const result = await applyBulkRepair(deps, row.payload, {
+    approvedAs: { approvalId: row.id, approver, ...(via === undefined ? {} : { approverVia: via }) },
+  });
   await settleApproval(deps.runtime.prisma, {
     id: row.id,
     from: 'applying',

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EngineError } from '../errors/engine-error.ts';
-import { applyRepair } from './apply-repair.ts';
+import { applyRepair, type ApprovedAs } from './apply-repair.ts';
 import { parseRepairCommand, repairTarget, type RepairCommand } from './repair-command.ts';
 import type { RepairResult } from './repair-effects.ts';
 import type { RepairDeps } from './repair-handler.ts';
@@ -44,7 +44,7 @@ export interface BulkRepairResult {
 export async function applyBulkRepair(
   deps: RepairDeps,
   raw: unknown,
-  opts: { approvedAs?: { approvalId: string; approver: string } } = {},
+  opts: { approvedAs?: ApprovedAs } = {},
 ): Promise<BulkRepairResult> {
   const commands = parseBulk(deps, raw);
   const bulkId = randomUUID();

@@ -60,6 +60,13 @@ const refusalCodes = new Set([
   'instance_not_quarantined',
 ]);
 
+/** A bulk's item applied under the approval of the whole bulk: which, by whom, and how they acted. */
+export interface ApprovedAs {
+  approvalId: string;
+  approver: string;
+  approverVia?: string;
+}
+
 /**
  * A second operator's approval that the repair's transaction must take first and record last
  * (ADR 0020): `claim` locks the approval and throws when it is no longer pending, so two approvers
@@ -69,6 +76,8 @@ const refusalCodes = new Set([
 export interface ApprovalGuard {
   approvalId: string;
   approver: string;
+  /** How the approver acted (`token …`), when the caller says. */
+  approverVia?: string;
   claim(tx: Prisma.TransactionClient): Promise<void>;
   record(
     tx: Prisma.TransactionClient,
@@ -88,7 +97,7 @@ export interface ApprovalGuard {
 export async function applyRepair(
   deps: RepairDeps,
   raw: unknown,
-  opts: { bulkId?: string; guard?: ApprovalGuard; approvedAs?: { approvalId: string; approver: string } } = {},
+  opts: { bulkId?: string; guard?: ApprovalGuard; approvedAs?: ApprovedAs } = {},
 ): Promise<RepairResult> {
   const cmd = parseRepairCommand(raw, deps.runtime.config.limits);
   const { guard } = opts;
@@ -105,6 +114,7 @@ export async function applyRepair(
     bulkId: opts.bulkId ?? null,
     approvalId: (guard ?? opts.approvedAs)?.approvalId ?? null,
     approvedBy: (guard ?? opts.approvedAs)?.approver ?? null,
+    approvedVia: (guard ?? opts.approvedAs)?.approverVia ?? null,
   });
   try {
     // What was prepared outside the transaction is prepared again when the target moved on meanwhile.
@@ -207,7 +217,7 @@ export async function applyRepair(
 function auditBase(
   cmd: RepairCommand,
   id: string,
-  links: { bulkId: string | null; approvalId: string | null; approvedBy: string | null },
+  links: { bulkId: string | null; approvalId: string | null; approvedBy: string | null; approvedVia?: string | null },
 ) {
   const target = repairTarget(cmd);
   return {

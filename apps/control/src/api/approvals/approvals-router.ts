@@ -2,7 +2,9 @@ import { TRPCError } from '@trpc/server';
 import type { RepairKind } from '@sagaflow/engine';
 import { z } from 'zod';
 import { cursorInput, encodeCursor } from '../lists/page-cursor.ts';
+import { recordOperatorAction } from '../audit/record-operator-action.ts';
 import { storableText } from '../storable-text.ts';
+import { tokenVia } from '../token-via.ts';
 import { operatorProcedure, router, type SignedInContext, viewerProcedure } from '../trpc.ts';
 
 export const approvalStatuses = [
@@ -70,14 +72,28 @@ export const approvalsRouter = router({
   /** Applies the command as drafted, still guarded by the state it was drafted against. */
   approve: operatorProcedure.input(z.object({ id: uuidText }).strict()).mutation(async ({ ctx, input }) => {
     await requireAdminFor(ctx, input.id);
-    return ctx.engine.approvals.approve(input.id, ctx.session.operator.name);
+    // A token names itself on the repair's audit row, as a repair made with one does (review 31).
+    return ctx.engine.approvals.approve(
+      input.id,
+      ctx.session.operator.name,
+      ctx.session.via === 'token' ? { via: tokenVia(ctx.session.token) } : {},
+    );
   }),
   /** Refuses the command: nothing is applied; the reason is kept. */
   reject: operatorProcedure
     .input(z.object({ id: uuidText, reason: storableText(1000).trim().min(1, 'say why it is rejected') }).strict())
     .mutation(async ({ ctx, input }) => {
       await requireAdminFor(ctx, input.id);
-      return ctx.engine.approvals.reject(input.id, ctx.session.operator.name, input.reason);
+      const rejected = await ctx.engine.approvals.reject(input.id, ctx.session.operator.name, input.reason);
+      await recordOperatorAction(ctx, {
+        action: 'repair_rejected',
+        targetType: 'approval',
+        targetId: rejected.id,
+        outcome: 'rejected',
+        reason: input.reason,
+        details: { command: rejected.command, target: rejected.target.id, drafter: rejected.drafter },
+      });
+      return rejected;
     }),
 });
 

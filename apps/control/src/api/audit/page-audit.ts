@@ -90,7 +90,16 @@ async function repairRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry
     outcome: r.status,
     reason: r.reason,
     address: null,
-    details: { expected: r.expected, actual: r.actual, params: r.params, result: r.result, bulkId: r.bulk_id },
+    details: {
+      expected: r.expected,
+      actual: r.actual,
+      params: r.params,
+      result: r.result,
+      bulkId: r.bulk_id,
+      via: r.via,
+      approvedBy: r.approved_by,
+      approvedVia: r.approved_via,
+    },
   }));
 }
 

@@ -1,5 +1,7 @@
 import { TRPCError } from '@trpc/server';
-import type { RepairKind } from '@sagaflow/engine';
+import type { AwaitingApproval, RepairKind } from '@sagaflow/engine';
+import { recordOperatorAction } from '../audit/record-operator-action.ts';
+import { tokenVia } from '../token-via.ts';
 import { z } from 'zod';
 import { operatorProcedure, router, type SignedInContext, viewerProcedure } from '../trpc.ts';
 
@@ -43,9 +45,6 @@ function drafted<T extends { kind: string }>({
   };
 }
 
-/** How a repair made with a token names it on the audit row: its name and its first characters. */
-export const tokenVia = (token: { name: string; hint: string }) => `token ${token.name} (${token.hint}…)`;
-
 /**
  * Repairs through the engine's own API (ADR 0016, ADR 0019): the same lock, expectation check and
  * audit row as any other caller. A changed state is a 409 whose body carries the state now
@@ -61,7 +60,9 @@ export const repairsRouter = router({
    * answers `status: 'awaiting_approval'` with the approval's id: nothing is applied until a second
    * operator approves it (ADR 0020).
    */
-  applyOne: operatorProcedure.input(draftedCommand).mutation((opts) => opts.ctx.engine.approvals.submit(drafted(opts))),
+  applyOne: operatorProcedure
+    .input(draftedCommand)
+    .mutation(async (opts) => recordDraft(opts.ctx, await opts.ctx.engine.approvals.submit(drafted(opts)))),
   /** A preview of each item of a bulk command; nothing written. */
   previewBulk: operatorProcedure.input(draftedBulk).query((opts) => opts.ctx.engine.repairs.previewBulk(drafted(opts))),
   /**
@@ -70,5 +71,20 @@ export const repairsRouter = router({
    */
   applyBulk: operatorProcedure
     .input(draftedBulk)
-    .mutation((opts) => opts.ctx.engine.approvals.submitBulk(drafted(opts))),
+    .mutation(async (opts) => recordDraft(opts.ctx, await opts.ctx.engine.approvals.submitBulk(drafted(opts)))),
 });
+
+/** A new draft waiting for approval is a row of the audit trail naming its drafter (a replay is not new). */
+async function recordDraft<T>(ctx: SignedInContext, result: T): Promise<T> {
+  const draft = result as T & Partial<AwaitingApproval>;
+  if (draft.status === 'awaiting_approval' && draft.replayed === false && draft.approval)
+    await recordOperatorAction(ctx, {
+      action: 'repair_drafted',
+      targetType: 'approval',
+      targetId: draft.approval.id,
+      outcome: 'pending',
+      reason: draft.approval.reason,
+      details: { command: draft.approval.command, target: draft.approval.target.id },
+    });
+  return result;
+}

@@ -5,7 +5,7 @@ import { roleAllows } from '../../auth/roles.ts';
 import { toApiTokenView } from '../../auth/tokens/api-token-view.ts';
 import { createApiToken, type TokenActor } from '../../auth/tokens/create-api-token.ts';
 import { revokeApiToken } from '../../auth/tokens/revoke-api-token.ts';
-import { tokenVia } from '../repairs/repairs-router.ts';
+import { tokenVia } from '../token-via.ts';
 import { operatorNameInput } from '../operators/operator-name-input.ts';
 import { storableText } from '../storable-text.ts';
 import { router, type SignedInContext, viewerProcedure } from '../trpc.ts';

@@ -92,6 +92,7 @@ describe('the two-person rule across sessions and API tokens', () => {
     expect(a.status).toBe(200);
     const rows = await plane.db.prisma.repairCommand.findMany({ where: { target_id: runId } });
     expect(rows.map((r) => [r.actor, r.approved_by])).toEqual([[names.ana, names.ben]]);
-    expect(JSON.stringify(rows.map((r) => r.via))).toContain('ben-ci');
+    // The approver's token, in its own column beside approved_by (via stays the drafter's channel).
+    expect(JSON.stringify(rows.map((r) => r.approved_via))).toContain('ben-ci');
   });
 });

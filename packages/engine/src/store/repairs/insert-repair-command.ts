@@ -21,6 +21,8 @@ export interface NewRepairCommand {
   /** The approval a second operator gave (ADR 0020), and who gave it; absent when none was needed. */
   approvalId?: string | null;
   approvedBy?: string | null;
+  /** How the approver acted (`token …`), or null. */
+  approvedVia?: string | null;
 }
 
 /**
@@ -30,11 +32,11 @@ export interface NewRepairCommand {
 export async function insertRepairCommand(db: Db, r: NewRepairCommand): Promise<void> {
   await db.$executeRaw`
     insert into "sagaflow"."repair_commands"
-      (id, at, actor, via, command, target_type, target_id, expected, actual, params, result, reason, idempotency_key, status, bulk_id, approval_id, approved_by)
+      (id, at, actor, via, command, target_type, target_id, expected, actual, params, result, reason, idempotency_key, status, bulk_id, approval_id, approved_by, approved_via)
     values (${r.id}::uuid, ${r.at}::timestamptz, ${r.actor}, ${r.via}, ${r.command}, ${r.targetType}, ${r.targetId},
             ${JSON.stringify(r.expected)}::jsonb, ${JSON.stringify(r.actual)}::jsonb, ${JSON.stringify(r.params)}::jsonb,
             ${JSON.stringify(r.result)}::jsonb, ${r.reason}, ${r.idempotencyKey}, ${r.status}, ${r.bulkId}::uuid,
-            ${r.approvalId ?? null}::uuid, ${r.approvedBy ?? null})`;
+            ${r.approvalId ?? null}::uuid, ${r.approvedBy ?? null}, ${r.approvedVia ?? null})`;
 }
 
 /** Whether an error is the unique violation of a repair's idempotency key (PostgreSQL 23505). */
