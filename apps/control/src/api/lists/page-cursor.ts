@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storableTime } from '../storable-time.ts';
 
 /**
  * A keyset cursor: the sort key and id of the last row a page showed, and the order it was read
@@ -17,7 +18,7 @@ export const isUuid = (s: string) => uuid.test(s);
 
 const cursorShape = z.object({
   o: z.enum(['newest', 'stalest']),
-  t: z.iso.datetime(),
+  t: storableTime(),
   id: z.string().regex(uuid),
 });
 

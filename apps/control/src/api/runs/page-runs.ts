@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { openRunStatuses, terminalRunStatuses, type RunStatus } from '@sagaflow/engine';
 import { viewerProcedure, type ApiContext } from '../trpc.ts';
 import { countCap, cursorInput, searchInput, staleForSecondsInput } from '../lists/page-cursor.ts';
+import { isoTimeInput } from '../lists/time-cursor.ts';
 import {
   afterCursor,
   cappedCounts,
@@ -27,8 +28,8 @@ export const pageRunsInput = z
     businessKey: z.string().min(1).max(500).optional(),
     /** A run id or a business key, matched exactly. */
     search: searchInput.optional(),
-    createdFrom: z.iso.datetime({ offset: true }).optional(),
-    createdTo: z.iso.datetime({ offset: true }).optional(),
+    createdFrom: isoTimeInput.optional(),
+    createdTo: isoTimeInput.optional(),
     staleForSeconds: staleForSecondsInput.optional(),
     order: z.enum(['newest', 'stalest']).default('newest'),
     limit: z.number().int().min(1).max(200).default(50),
