@@ -3,6 +3,7 @@ import { openRunStatuses, terminalRunStatuses, type RunStatus } from '@sagaflow/
 import { viewerProcedure, type ApiContext } from '../trpc.ts';
 import { countCap, cursorInput, searchInput, staleForSecondsInput } from '../lists/page-cursor.ts';
 import { isoTimeInput } from '../lists/time-cursor.ts';
+import { storableText } from '../storable-text.ts';
 import {
   afterCursor,
   cappedCounts,
@@ -25,7 +26,7 @@ export const pageRunsInput = z
     stuckOnly: z.boolean().optional(),
     /** Only runs whose stuck reason starts with this (its kind: replay_blocked, unknown_flow, ...). */
     stuckReason: name.optional(),
-    businessKey: z.string().min(1).max(500).optional(),
+    businessKey: storableText(500).min(1).optional(),
     /** A run id or a business key, matched exactly. */
     search: searchInput.optional(),
     createdFrom: isoTimeInput.optional(),
