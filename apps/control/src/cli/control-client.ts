@@ -1,5 +1,6 @@
 import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '../api/app-router.ts';
+import { assertSendableToken } from './assert-sendable-token.ts';
 import { CliError } from './cli-error.ts';
 import { exitCodes, type ExitCode } from './exit-codes.ts';
 
@@ -66,7 +67,10 @@ export class ControlClient {
   private async send(path: string, url: URL, init: { method: string; body?: string }): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
-    if (this.credential && 'token' in this.credential) headers.authorization = `Bearer ${this.credential.token}`;
+    if (this.credential && 'token' in this.credential) {
+      assertSendableToken(this.credential.token);
+      headers.authorization = `Bearer ${this.credential.token}`;
+    }
     if (this.credential && 'cookie' in this.credential) headers.cookie = this.credential.cookie;
     try {
       return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(requestTimeoutMs) });

@@ -9,7 +9,7 @@ export const exitCodes = {
   error: 1,
   /** Refused: a repair whose expected state no longer holds (repair_conflict) or that its target cannot take (repair_refused); a dry run that would be refused; a sweep that did not run. Nothing changed. */
   refused: 2,
-  /** Unauthenticated or forbidden: no token, a refused token (unknown, revoked, expired, rate-limited), or a role too low. */
+  /** Unauthenticated or forbidden: no token, a token no HTTP header can carry (a pasted hint), a refused token (unknown, revoked, expired, rate-limited), or a role too low. */
   unauthorised: 3,
   /** Not done yet: the repair waits for a second operator's approval (nothing changed until it is approved). */
   awaitingApproval: 4,

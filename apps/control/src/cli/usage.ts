@@ -64,7 +64,7 @@ Exit status
   2   refused: the repair's expected state no longer holds (repair_conflict) or the target
       cannot take it (repair_refused); a --dry-run that would be refused; a sweep that did not
       run. Nothing changed: read the state again (the command drafts from it) and decide.
-  3   unauthenticated or forbidden: no token, a token unknown/revoked/expired/rate-limited, or
-      a role too low
+  3   unauthenticated or forbidden: no token, a token unknown/revoked/expired/rate-limited or
+      not sendable (a hint from token list, a line break), or a role too low
   4   not done yet: the repair awaits a second operator's approval
   64  usage: a bad command line, or input the control plane refused as malformed`;

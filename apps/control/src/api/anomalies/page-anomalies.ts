@@ -8,6 +8,7 @@ import {
   timeCursorInput,
   type TimeCursor,
 } from '../lists/time-cursor.ts';
+import { bigintIdKey } from '../lists/history-keys.ts';
 
 export const pageAnomaliesInput = z
   .object({
@@ -18,7 +19,7 @@ export const pageAnomaliesInput = z
     /** Journaled at or before this time. */
     to: isoTimeInput.optional(),
     limit: z.number().int().min(1).max(200).default(50),
-    cursor: timeCursorInput(/^[0-9]{1,19}$/).optional(),
+    cursor: timeCursorInput(bigintIdKey).optional(),
     /** Sent by tRPC's infinite queries; only forward paging exists. */
     direction: z.literal('forward').optional(),
   })

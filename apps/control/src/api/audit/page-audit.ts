@@ -26,7 +26,7 @@ export const pageAuditInput = z
     from: isoTimeInput.optional(),
     to: isoTimeInput.optional(),
     limit: z.number().int().min(1).max(200).default(50),
-    cursor: timeCursorInput(new RegExp(`^(repair|auth):${uuidPattern}$`)).optional(),
+    cursor: timeCursorInput(z.string().regex(new RegExp(`^(repair|auth):${uuidPattern}$`))).optional(),
     direction: z.literal('forward').optional(),
   })
   .strict()

@@ -1,13 +1,14 @@
 import { TRPCError } from '@trpc/server';
 import { instanceStatuses, type InstanceStatus } from '@sagaflow/engine';
 import { z } from 'zod';
+import { nameInput } from '../lists/keyset-page.ts';
 import { viewerProcedure } from '../trpc.ts';
 import { toInstanceSummary } from './instance-summary.ts';
 
 export const listInstancesInput = z
   .object({
     status: z.enum(instanceStatuses as [InstanceStatus, ...InstanceStatus[]]),
-    processName: z.string().min(1).max(200).optional(),
+    processName: nameInput.optional(),
     /** Only instances not updated for at least this long (a stalled-instance check). */
     staleForSeconds: z
       .number()

@@ -1,12 +1,13 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import { storableText } from '../storable-text.ts';
 import { countCap, encodeCursor, isUuid, type PageCursor } from './page-cursor.ts';
 
-/** A filter's name input (flow, process, state): 1 to 200 characters, no NUL. */
-export const nameInput = z
-  .string()
-  .min(1)
-  .max(200)
-  .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL' });
+/**
+ * A filter's name input (flow, process, state, actor, target): 1 to 200 characters the database
+ * compares as given. NUL and lone surrogates are refused naming the field, never searched for as the
+ * U+FFFD the driver would turn them into (review 31).
+ */
+export const nameInput = storableText(200).min(1);
 
 /** A cursor must have been read in the order asked for now; else its position means nothing. */
 export function checkCursorOrder(

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { storableText } from '../storable-text.ts';
+import { storableTime } from '../storable-time.ts';
 
 /**
  * A keyset cursor: the sort key and id of the last row a page showed, and the order it was read
@@ -17,7 +19,7 @@ export const isUuid = (s: string) => uuid.test(s);
 
 const cursorShape = z.object({
   o: z.enum(['newest', 'stalest']),
-  t: z.iso.datetime(),
+  t: storableTime(),
   id: z.string().regex(uuid),
 });
 
@@ -58,10 +60,5 @@ export const staleForSecondsInput = z
   .min(0)
   .max(366 * 24 * 3600);
 
-/** Search text: an id (UUID) or a business / correlation key, matched exactly. */
-export const searchInput = z
-  .string()
-  .trim()
-  .min(1)
-  .max(500)
-  .refine((s) => !s.includes('\u0000'), { message: 'must not contain NUL' });
+/** Search text: an id (UUID) or a business / correlation key, matched exactly; text the database holds as given. */
+export const searchInput = z.string().trim().pipe(storableText(500).min(1));

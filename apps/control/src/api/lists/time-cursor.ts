@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storableTime } from '../storable-time.ts';
 
 /**
  * A newest-first keyset cursor for journals that are read backwards in time (anomalies, the audit
@@ -9,14 +10,16 @@ export interface TimeCursor {
   key: string;
 }
 
-const shape = z.object({ t: z.iso.datetime(), k: z.string().min(1).max(200) });
-
 export function encodeTimeCursor(c: TimeCursor): string {
   return Buffer.from(JSON.stringify({ t: c.at.toISOString(), k: c.key })).toString('base64url');
 }
 
-/** The `cursor` input whose key must match `key`: a string this API handed out, or a 400 naming input.cursor. */
-export function timeCursorInput(key: RegExp) {
+/**
+ * The `cursor` input whose key `key` accepts (a pattern, and any bound the column sets, such as
+ * `bigintIdKey`'s): a string this API handed out, or a 400 naming input.cursor.
+ */
+export function timeCursorInput(key: z.ZodType<string>) {
+  const shape = z.object({ t: storableTime(), k: key });
   return z
     .string()
     .min(1)
@@ -29,7 +32,7 @@ export function timeCursorInput(key: RegExp) {
         parsed = undefined;
       }
       const result = shape.safeParse(parsed);
-      if (!result.success || !key.test(result.data.k)) {
+      if (!result.success) {
         ctx.addIssue({
           code: 'custom',
           message: 'not a cursor this API handed out; pass a previous page nextCursor unchanged, or omit it',
@@ -40,8 +43,8 @@ export function timeCursorInput(key: RegExp) {
     });
 }
 
-/** An ISO time with its offset, as the `from` / `to` filters of a journal take it. */
-export const isoTimeInput = z.iso.datetime({ offset: true });
+/** An ISO time with its offset, as the `from` / `to` filters of a journal take it (and a run's `createdFrom`). */
+export const isoTimeInput = storableTime({ offset: true });
 
 /** Refuses a time range whose end is before its start, naming `to`. */
 export function checkTimeRange(input: { from?: string | undefined; to?: string | undefined }, ctx: z.RefinementCtx) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { openRunStatuses, terminalRunStatuses } from '@sagaflow/engine';
+import { nameInput } from '../lists/keyset-page.ts';
 import { viewerProcedure } from '../trpc.ts';
 
 const status = z.enum([...openRunStatuses, ...terminalRunStatuses]);
@@ -7,7 +8,7 @@ const status = z.enum([...openRunStatuses, ...terminalRunStatuses]);
 export const listRunsInput = z
   .object({
     status: z.array(status).max(20).optional(),
-    flowName: z.string().min(1).max(200).optional(),
+    flowName: nameInput.optional(),
     order: z.enum(['stalest', 'newest']).default('newest'),
     limit: z.number().int().min(1).max(500).default(100),
   })

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { openRunStatuses, terminalRunStatuses, type RunStatus } from '@sagaflow/engine';
 import { viewerProcedure, type ApiContext } from '../trpc.ts';
 import { countCap, cursorInput, searchInput, staleForSecondsInput } from '../lists/page-cursor.ts';
+import { isoTimeInput } from '../lists/time-cursor.ts';
+import { storableText } from '../storable-text.ts';
 import {
   afterCursor,
   cappedCounts,
@@ -24,11 +26,11 @@ export const pageRunsInput = z
     stuckOnly: z.boolean().optional(),
     /** Only runs whose stuck reason starts with this (its kind: replay_blocked, unknown_flow, ...). */
     stuckReason: name.optional(),
-    businessKey: z.string().min(1).max(500).optional(),
+    businessKey: storableText(500).min(1).optional(),
     /** A run id or a business key, matched exactly. */
     search: searchInput.optional(),
-    createdFrom: z.iso.datetime({ offset: true }).optional(),
-    createdTo: z.iso.datetime({ offset: true }).optional(),
+    createdFrom: isoTimeInput.optional(),
+    createdTo: isoTimeInput.optional(),
     staleForSeconds: staleForSecondsInput.optional(),
     order: z.enum(['newest', 'stalest']).default('newest'),
     limit: z.number().int().min(1).max(200).default(50),

@@ -2,9 +2,16 @@ import { z } from 'zod';
 import type { Json } from '@sagaflow/engine';
 import { operatorProcedure } from '../trpc.ts';
 
-const json: z.ZodType<Json> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
-);
+/**
+ * The flow's input, as JSON.parse read it, passed on as it is (only a missing one is refused here):
+ * the engine's own walk (`assertStorableJson`, ADR 0013) refuses what jsonb cannot hold and nesting
+ * past `limits.json_depth`, naming the path and the limit. It is iterative; a recursive schema here
+ * overflowed the stack on input nested 100,000 deep, a 400 saying "Maximum call stack size exceeded"
+ * (review 31). Typed `ZodType<Json>` so callers may still pass any value (the console's form does).
+ */
+const json: z.ZodType<Json> = z.custom<Json>((value) => value !== undefined, {
+  message: 'required: the flow input, as JSON',
+});
 
 export const startRun = operatorProcedure
   .input(
