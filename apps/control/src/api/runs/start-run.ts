@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Json } from '@sagaflow/engine';
+import { recordOperatorAction } from '../audit/record-operator-action.ts';
 import { operatorProcedure } from '../trpc.ts';
 
 /**
@@ -24,9 +25,18 @@ export const startRun = operatorProcedure
       })
       .strict(),
   )
-  .mutation(({ ctx, input }) =>
-    ctx.engine.startFlow(input.flowName, input.input, {
+  .mutation(async ({ ctx, input }) => {
+    const started = await ctx.engine.startFlow(input.flowName, input.input, {
       ...(input.businessKey ? { businessKey: input.businessKey } : {}),
       ...(input.tags ? { tags: input.tags } : {}),
-    }),
-  );
+    });
+    // Who started the run is a row of the audit trail (review 31).
+    await recordOperatorAction(ctx, {
+      action: 'run_started',
+      targetType: 'run',
+      targetId: started.runId,
+      outcome: 'succeeded',
+      details: { flow: input.flowName, ...(input.businessKey ? { businessKey: input.businessKey } : {}) },
+    });
+    return started;
+  });
