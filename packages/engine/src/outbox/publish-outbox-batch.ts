@@ -22,6 +22,8 @@ export interface OutboxBatchResult {
 }
 
 const maxErrorLength = 1000;
+/** Time kept back from the claim window for recording the outcome of the last publish in it. */
+const claimMarginMs = 250;
 
 /**
  * One pass of the outbox publisher: claims due rows (SKIP LOCKED; per-source order; see
@@ -81,11 +83,14 @@ export async function publishWith(
     released: 0,
     lost: 0,
   };
+  // The claim window in this process's own time: a publish never runs past it (another publisher
+  // may claim the rows once it lapses), and a source whose window ran out leaves the rest of its rows.
+  const windowEndsAt = performance.now() + config.visibility_timeout_seconds * 1000;
   const bySource = new Map<string, DbOutboxMessage[]>();
   for (const row of claimed) bySource.set(row.source_id, [...(bySource.get(row.source_id) ?? []), row]);
   let done = 0;
   const sources = [...bySource.values()].map(async (rows) => {
-    const delivered = await publishSource(deps, rows, result).catch((err: unknown) => {
+    const delivered = await publishSource(deps, rows, result, windowEndsAt).catch((err: unknown) => {
       deps.logger.warn(
         { err, rows: rows.length },
         'outbox source failed unexpectedly; its rows are retried after their claim window',
@@ -109,9 +114,20 @@ export async function publishWith(
 }
 
 /** Publishes one source's claimed rows in order; stops at the first that does not get through. Returns those delivered. */
-async function publishSource(deps: OutboxPublisherDeps, rows: DbOutboxMessage[], result: OutboxBatchResult) {
+async function publishSource(
+  deps: OutboxPublisherDeps,
+  rows: DbOutboxMessage[],
+  result: OutboxBatchResult,
+  windowEndsAt: number,
+) {
   for (const [index, row] of rows.entries()) {
-    if (!(await deliverRow(deps, row, result))) {
+    // Rows whose claim is about to lapse are left to the next claim, in order, not published late.
+    const leftMs = Math.floor(windowEndsAt - performance.now()) - claimMarginMs;
+    if (leftMs <= 0) {
+      await releaseRest(deps, rows.slice(index), result);
+      return rows.slice(0, index);
+    }
+    if (!(await deliverRow(deps, row, result, leftMs))) {
       await releaseRest(deps, rows.slice(index + 1), result);
       return rows.slice(0, index);
     }
@@ -120,13 +136,15 @@ async function publishSource(deps: OutboxPublisherDeps, rows: DbOutboxMessage[],
 }
 
 /** True when the transport acknowledged the row; false (failure recorded) stops its source for this pass. */
-async function deliverRow(deps: OutboxPublisherDeps, row: DbOutboxMessage, result: OutboxBatchResult) {
+async function deliverRow(deps: OutboxPublisherDeps, row: DbOutboxMessage, result: OutboxBatchResult, leftMs: number) {
   try {
     const transport = Object.hasOwn(deps.routes, row.destination) ? deps.routes[row.destination] : undefined;
     if (transport === undefined) {
       throw new EngineError('outbox_unroutable', `no transport is configured for destination "${row.destination}"`);
     }
-    await acknowledgedWithin(deps, transport.kind, transport.publish(toOutboxEnvelope(row)));
+    await acknowledgedWithin(transport.kind, transport.publish(toOutboxEnvelope(row)), {
+      ms: Math.min(deps.config.publish_timeout_ms, leftMs),
+    });
     return true;
   } catch (err) {
     await recordFailure(deps, row, toEngineError(err, 'outbox_publish_failed'), result);
@@ -135,13 +153,12 @@ async function deliverRow(deps: OutboxPublisherDeps, row: DbOutboxMessage, resul
 }
 
 /**
- * A publish that is not acknowledged within `publish_timeout_ms` (never past the claim window: another
- * publisher may take the row from then on) fails like any other: recorded, retried with backoff, Dead
+ * A publish that is not acknowledged within `publish_timeout_ms` (never past what is left of the claim
+ * window: another publisher may take the row from then on) fails like any other: recorded, retried with backoff, Dead
  * after max_attempts. The transport's own promise is left to settle; if it delivered after all, the
  * consumer's inbox absorbs the redelivery (ADR 0009).
  */
-async function acknowledgedWithin(deps: OutboxPublisherDeps, kind: string, publishing: Promise<void>) {
-  const ms = Math.min(deps.config.publish_timeout_ms, deps.config.visibility_timeout_seconds * 1000);
+async function acknowledgedWithin(kind: string, publishing: Promise<void>, { ms }: { ms: number }) {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(

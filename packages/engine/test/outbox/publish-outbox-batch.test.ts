@@ -252,4 +252,20 @@ describe(`outbox publisher, one pass at a time (${testDbKind()})`, () => {
       await publisher.stop();
     }
   });
+  it('a publish that never answers fails at publish_timeout_ms, and never later than its claim window (ADR 0103)', async () => {
+    const never = inProcessTransport(() => new Promise<void>(() => undefined));
+    const [short] = await seedOutbox(db, [{ sourceId: 'deadline-a' }]);
+    expect(await pass({ inventory: never }, { publish_timeout_ms: 200 })).toMatchObject({ claimed: 1, retried: 1 });
+    expect(await outboxRow(db, short!)).toMatchObject({ status: 'Pending', attempts: 1 });
+    expect((await outboxRow(db, short!)).last_error).toBe('the in-process transport did not acknowledge within 200 ms');
+    clock.advance(60_000);
+    await clearOutbox(db);
+    // A one-second claim window: the default 30 s deadline is cut to what is left of the window, with
+    // time kept to record the failure before another publisher may claim the row.
+    const [windowed] = await seedOutbox(db, [{ sourceId: 'deadline-b' }]);
+    expect(await pass({ inventory: never }, { visibility_timeout_seconds: 1 })).toMatchObject({ retried: 1 });
+    const ms = /within (\d+) ms$/.exec((await outboxRow(db, windowed!)).last_error ?? '')?.[1];
+    expect(Number(ms)).toBeGreaterThan(0);
+    expect(Number(ms)).toBeLessThanOrEqual(750);
+  });
 });
