@@ -92,7 +92,7 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function idArgument(command: string, what: string, value: string | undefined): string {
   if (value === undefined)
     throw usageError(
-      `${command} needs a ${what} id (a UUID; find it with \`sagaflow ${what === 'run' ? 'runs' : 'instances'} list\`)`,
+      `${command} needs a ${what} id (a UUID; find it with \`sagaflow ${what === 'run' ? 'runs list' : what === 'outbox' ? 'instance show <instance-id>' : 'instances list'}\`)`,
     );
   if (!uuid.test(value)) throw usageError(`${what}-id must be a ${what}'s UUID, got "${value}"`);
   return value;
