@@ -208,4 +208,38 @@ describe(`outbox repairs (${testDbKind()})`, () => {
     expect(await pass()).toMatchObject({ published: 2 });
     expect(delivered.map((m) => m.messageId).sort()).toEqual([a.row.message_id, b.row.message_id].sort());
   });
+
+  it('a gated requeue waits for a second operator; retention keeps its row meanwhile, and approving it late is a conflict', async () => {
+    const { t } = c;
+    const before = await t.engine.approvals.policy();
+    await t.engine.approvals.setPolicy({ gatedCommands: ['outbox.requeue'], bulkThreshold: 10 }, { actor: 'admin' });
+    try {
+      const { row } = await deadRow();
+      const drafted = await t.engine.approvals.submit(requeue(row));
+      expect(drafted).toMatchObject({ status: 'awaiting_approval' });
+      const approvalId = (drafted as { approvalId: string }).approvalId;
+      expect(await t.db.prisma.outboxMessage.findUniqueOrThrow({ where: { id: row.id } })).toMatchObject({
+        status: 'Dead',
+      });
+      // Meanwhile someone requeues it directly, and it is published and ages past the cutoff.
+      await t.engine.repairs.apply(requeue(row));
+      downstreamUp = true;
+      expect(await pass()).toMatchObject({ published: 1 });
+      t.clock.advance(60_000);
+      expect((await t.engine.retention.prune({ olderThanSeconds: 10 })).deleted.outbox).toBe(0);
+      expect(await t.db.prisma.outboxMessage.findUnique({ where: { id: row.id } })).not.toBeNull();
+      // The second operator decides against the row as it is now: nothing to requeue.
+      await expect(t.engine.approvals.approve(approvalId, 'ben')).rejects.toMatchObject({
+        code: 'repair_conflict',
+        field: 'expected.status',
+      });
+      expect(await t.engine.approvals.get(approvalId)).toMatchObject({ status: 'conflict' });
+      expect((await t.engine.retention.prune({ olderThanSeconds: 10 })).deleted.outbox).toBe(1);
+    } finally {
+      await t.engine.approvals.setPolicy(
+        { gatedCommands: before.gatedCommands, bulkThreshold: before.bulkThreshold },
+        { actor: 'admin' },
+      );
+    }
+  });
 });
