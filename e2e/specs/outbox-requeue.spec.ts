@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
-import { queryViaConsole } from '../fixtures/sign-in-accounts.ts';
+import { accounts } from '../fixtures/accounts.ts';
+import { mutateViaConsole, queryViaConsole, signInViaConsole } from '../fixtures/sign-in-accounts.ts';
 import { startDemoStack, type DemoStack } from '../fixtures/start-demo-stack.ts';
 import { expect, test } from '../fixtures/test.ts';
 
@@ -68,6 +69,7 @@ test.describe('requeue a Dead outbox message from the instance page', () => {
 
   test('an operator sees why a message died, requeues it with a reason, and the row turns Published', async ({
     page,
+    browser,
   }, testInfo) => {
     test.setTimeout(180_000);
     // An instance whose ReserveInventory used up its one attempt against the 503.
@@ -94,6 +96,26 @@ test.describe('requeue a Dead outbox message from the instance page', () => {
       .toBe(true);
     const { instanceId, row } = found!;
 
+    // A viewer sees the Dead row and why it died, but no Requeue.
+    const { name, password } = accounts.viewer;
+    await mutateViaConsole(demo().baseUrl, demo().sessionCookie, 'operators.create', {
+      name,
+      displayName: name,
+      role: 'viewer',
+      password,
+    });
+    const viewer = await browser.newContext();
+    await viewer.addCookies([
+      { name: 'sagaflow_session', value: await signInViaConsole(demo().baseUrl, 'viewer'), url: demo().baseUrl },
+    ]);
+    const viewerPage = await viewer.newPage();
+    await viewerPage.goto(`${demo().baseUrl}/instances/${instanceId}`);
+    const seen = viewerPage.locator(`[data-testid="outbox-row"][data-outbox-id="${row.id}"]`);
+    await expect(seen.getByTestId('outbox-last-error')).toContainText('503');
+    await expect(viewerPage.getByTestId('dead-outbox-notice')).toContainText('An operator can requeue it');
+    await expect(viewerPage.getByTestId('outbox-requeue')).toHaveCount(0);
+    await viewer.close();
+
     await page.context().addCookies([{ name: 'sagaflow_session', value: demo().sessionCookie, url: demo().baseUrl }]);
     await page.goto(`${demo().baseUrl}/instances/${instanceId}`);
     const outbox = page.getByTestId('instance-outbox');
@@ -101,6 +123,8 @@ test.describe('requeue a Dead outbox message from the instance page', () => {
     await expect(deadRow).toHaveAttribute('data-status', 'Dead');
     await expect(deadRow.getByTestId('outbox-last-error')).toContainText('503');
     await expect(outbox.getByTestId('dead-outbox-notice')).toContainText('requeue it');
+    // The Repairs section at the top points there instead of saying nothing applies.
+    await expect(page.getByTestId('dead-outbox-pointer')).toContainText('A message it sent is Dead');
     await expectNoSeriousAxeViolation(page, ['#outbox']);
 
     // The downstream is fixed; the operator requeues the message from its row.
