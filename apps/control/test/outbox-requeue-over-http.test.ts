@@ -223,5 +223,26 @@ describe('outbox.requeue over HTTP and from the CLI: roles, bad input, the insta
 
     const usage = await cli(['requeue', 'not-a-uuid', '--reason', 'x'], env);
     expect(usage.code).toBe(64);
+    expect(usage.err).toContain(`outbox-id must be an outbox's UUID, got "not-a-uuid"`);
+  });
+
+  it('the bulk form requeues every Dead row after an outage in one request, one audit row each', async () => {
+    const dead = [await deadOrder(), await deadOrder()];
+    inventory.up.now = true;
+    const result = await apiClient(plane.url, cookies.operator).repairs.applyBulk.mutate({
+      kind: 'outbox.requeue',
+      reason: 'inventory is back after the outage',
+      idempotencyKey: randomUUID(),
+      items: dead.map(({ row }) => ({
+        target: { outboxId: row.id },
+        expected: { status: 'Dead', attempts: row.attempts },
+      })),
+    });
+    expect(result).toMatchObject({ applied: 2 });
+    for (const { instanceId, row } of dead) {
+      await rowOf(instanceId, 'Published');
+      expect(inventory.got.filter((id) => id === row.messageId)).toHaveLength(1);
+      expect(await plane.db.prisma.repairCommand.count({ where: { target_id: row.id, status: 'applied' } })).toBe(1);
+    }
   });
 });
