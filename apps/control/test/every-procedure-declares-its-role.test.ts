@@ -30,6 +30,7 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'instances.get': 'viewer',
   'instances.transitions': 'viewer',
   'outbox.lag': 'viewer',
+  'outbox.get': 'viewer',
   'overview.get': 'viewer',
   'operators.list': 'admin',
   'operators.create': 'admin',

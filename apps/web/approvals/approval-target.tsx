@@ -5,6 +5,13 @@ import type { ApprovalRow } from '@/trpc/api-types';
 export function ApprovalTarget({ approval }: { approval: ApprovalRow }) {
   const { target } = approval;
   if (target.type === 'instance') return <Link href={`/instances/${target.id}`}>instance {short(target.id)}</Link>;
+  // An outbox row has no page of its own: its instance's page lists it (ADR 0104).
+  if (target.type === 'outbox')
+    return (
+      <span>
+        outbox row <code title={target.id}>{short(target.id)}</code>
+      </span>
+    );
   if (target.type === 'run' || target.type === 'step') {
     const [runId = '', step] = target.id.split('#');
     return (

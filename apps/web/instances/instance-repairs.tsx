@@ -13,7 +13,8 @@ import type { InstanceDetail } from './instance-types';
  * An instance's repairs, for operators: release (retry the message it stopped on, or skip it) while
  * it is quarantined; each of its process's own operator commands as a form generated from the
  * command's JSON Schema; and, for an admin, a forced transition. Each is previewed, needs a reason,
- * and is applied against the state and version shown.
+ * and is applied against the state and version shown. A Dead outbox row is requeued from the Outbox
+ * section (instance-outbox.tsx); this section points there.
  */
 export function InstanceRepairs({ detail }: { detail: InstanceDetail }) {
   const canRepair = useRoleAllows('operator');
@@ -35,6 +36,7 @@ export function InstanceRepairs({ detail }: { detail: InstanceDetail }) {
   const start = (kind: string, params: Record<string, unknown>, title: string) =>
     setDraft({ command: { ...base, kind, params, idempotencyKey: newKey() }, title });
   const quarantined = instance.status === 'QUARANTINED';
+  const deadOutbox = detail.outbox.filter((o) => o.status === 'Dead').length;
   const accepted = operatorCommands.filter((c) => c.acceptedNow);
   const chosen = accepted.find((c) => c.name === openCommand);
   return (
@@ -132,7 +134,13 @@ export function InstanceRepairs({ detail }: { detail: InstanceDetail }) {
           </button>
         </form>
       ) : null}
-      {!quarantined && accepted.length === 0 && !isAdmin ? (
+      {deadOutbox > 0 ? (
+        <p className="notice notice-warn" data-testid="dead-outbox-pointer">
+          {deadOutbox === 1 ? 'A message it sent is Dead' : `${deadOutbox} messages it sent are Dead`}: requeue{' '}
+          {deadOutbox === 1 ? 'it' : 'them'} from <a href="#outbox">its Outbox</a> once the destination is fixed.
+        </p>
+      ) : null}
+      {!quarantined && accepted.length === 0 && !isAdmin && deadOutbox === 0 ? (
         <p className="muted" data-testid="no-instance-repairs">
           No repair applies to it in {instance.currentState} ({instance.status}).
         </p>

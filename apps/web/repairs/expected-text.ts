@@ -7,6 +7,8 @@ const expectedLabels: Record<string, string> = {
   state: 'state',
   version: 'version',
   instanceStatus: 'status',
+  status: 'status',
+  attempts: 'attempts',
 };
 
 /** A target's state as a repair sees it (expected or actual), in words: "state ManualReview, version 4". */

@@ -11,6 +11,25 @@ const runDraft: DraftCommand = {
 };
 
 describe('redraftAgainst', () => {
+  it('an outbox requeue is redrafted against the Dead row now, and not at all once the row is Pending or Published', () => {
+    const requeue: DraftCommand = {
+      kind: 'outbox.requeue',
+      target: { outboxId: 'o1' },
+      expected: { status: 'Dead', attempts: 3 },
+      idempotencyKey: 'k1',
+      params: {},
+    };
+    const outbox = { type: 'ReserveInventory', destination: 'inventory' };
+    const next = redraftAgainst(requeue, { exists: true, outbox, status: 'Dead', attempts: 5 });
+    expect(next).toMatchObject({ kind: 'outbox.requeue', expected: { status: 'Dead', attempts: 5 } });
+    expect(next?.idempotencyKey).not.toBe('k1');
+    expect(redraftAgainst(requeue, { exists: true, outbox, status: 'Pending', attempts: 0 })).toBeNull();
+    expect(redraftAgainst(requeue, { exists: true, outbox, status: 'Published', attempts: 1 })).toBeNull();
+    expect(describeCurrent({ exists: true, outbox, status: 'Pending', attempts: 0 })).toBe(
+      'Pending after 0 attempt(s)',
+    );
+  });
+
   it('a run command is redrafted against the status now, with a new key and the same parameters', () => {
     const next = redraftAgainst(
       { ...runDraft, kind: 'run.signal', params: { signal: { name: 'go' } } },

@@ -13,12 +13,16 @@ export type CurrentState =
       state?: string;
       status?: string;
       version?: number;
+      /** An outbox row's (with `status` and `attempts`). */
+      outbox?: { type: string; destination: string };
+      attempts?: number;
     };
 
 /** The state now in a sentence: "Waiting", "Waiting, step 2 Running (attempt 1)", "ManualReview (version 4)". */
 export function describeCurrent(current: CurrentState | null): string {
   if (!current) return 'unknown';
   if (!current.exists) return 'gone';
+  if (current.outbox !== undefined) return `${current.status ?? '?'} after ${current.attempts ?? '?'} attempt(s)`;
   if (current.state !== undefined)
     return `${current.state}${current.status && current.status !== 'ACTIVE' ? ` (${current.status})` : ''}, version ${current.version ?? '?'}`;
   const step = current.step ? `, step ${current.step.status} after ${current.step.attempts} attempt(s)` : '';
@@ -31,6 +35,11 @@ export function describeCurrent(current: CurrentState | null): string {
  */
 export function redraftAgainst(draft: DraftCommand, current: CurrentState | null): DraftCommand | null {
   if (!current?.exists) return null;
+  // Only a Dead row can be requeued: a Pending or Published one has nothing to send again.
+  if ('outboxId' in draft.target) {
+    if (current.status !== 'Dead' || current.attempts === undefined) return null;
+    return { ...draft, idempotencyKey: newKey(), expected: { status: current.status, attempts: current.attempts } };
+  }
   if ('instanceId' in draft.target) {
     if (current.state === undefined || current.version === undefined) return null;
     return { ...draft, idempotencyKey: newKey(), expected: { state: current.state, version: current.version } };

@@ -28,7 +28,7 @@ export function RepairDraftPanel({
   draft: DraftCommand;
   title: string;
   /** What it acts on, for "the run changed: now …". */
-  noun: 'run' | 'step' | 'instance';
+  noun: 'run' | 'step' | 'instance' | 'outbox row';
   onRedraft: (next: DraftCommand) => void;
   onClose: () => void;
   onApplied: () => void;

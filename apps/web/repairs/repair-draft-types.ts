@@ -7,11 +7,12 @@ export interface DraftCommand {
   target:
     | { runId: string; stepSequence?: number }
     | { runId: string; compensation: { rollbackLevel: number; ordinal: number } }
-    | { instanceId: string };
+    | { instanceId: string }
+    | { outboxId: string };
   /** The state the page showed when the operator drafted it: apply is refused if it moved. */
   expected: Record<string, string | number>;
   idempotencyKey: string;
-  /** The command's own parameters (signal, output, mode, command and input, to). */
+  /** The command's own parameters (signal, output, mode, command and input, to; a requeue has none). */
   params: Record<string, unknown>;
 }
 

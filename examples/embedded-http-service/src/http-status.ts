@@ -27,6 +27,7 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   invalid_definition: 500,
   unknown_process: 400,
   instance_not_found: 404,
+  outbox_not_found: 404,
   instance_not_quarantined: 409,
   state_undecodable: 500,
   state_invalid: 422,

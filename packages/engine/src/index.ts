@@ -37,6 +37,7 @@ export { natsJetStreamTransport, type NatsJetStreamTransportOptions } from './ou
 export { outboxBackoffMs } from './outbox/outbox-backoff.ts';
 export { encodeOutboxBody, type OutboxEnvelope } from './outbox/outbox-envelope.ts';
 export { outboxLag, type OutboxLag } from './outbox/outbox-lag.ts';
+export { readOutboxRow, type OutboxRowView } from './outbox/read-outbox-row.ts';
 export { instancePendingWork, type InstancePendingWork } from './process/instance-pending-work.ts';
 export {
   pageRunCompensations,

@@ -22,6 +22,7 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   invalid_definition: 'INTERNAL_SERVER_ERROR',
   unknown_process: 'BAD_REQUEST',
   instance_not_found: 'NOT_FOUND',
+  outbox_not_found: 'NOT_FOUND',
   instance_not_quarantined: 'CONFLICT',
   state_undecodable: 'INTERNAL_SERVER_ERROR',
   state_invalid: 'UNPROCESSABLE_CONTENT',

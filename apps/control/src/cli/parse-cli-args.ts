@@ -88,13 +88,13 @@ export function allowOnly(command: string, options: Options, allowed: readonly O
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** The one positional id a command needs (a run's or an instance's UUID). */
+/** The one positional id a command needs (a run's, an instance's or an outbox row's UUID). */
 export function idArgument(command: string, what: string, value: string | undefined): string {
+  const a = /^[aeiou]/.test(what) ? 'an' : 'a';
+  const where = what === 'run' ? 'runs list' : what === 'outbox' ? 'instance show <instance-id>' : 'instances list';
   if (value === undefined)
-    throw usageError(
-      `${command} needs a ${what} id (a UUID; find it with \`sagaflow ${what === 'run' ? 'runs' : 'instances'} list\`)`,
-    );
-  if (!uuid.test(value)) throw usageError(`${what}-id must be a ${what}'s UUID, got "${value}"`);
+    throw usageError(`${command} needs ${a} ${what} id (a UUID; find it with \`sagaflow ${where}\`)`);
+  if (!uuid.test(value)) throw usageError(`${what}-id must be ${a} ${what}'s UUID, got "${value}"`);
   return value;
 }
 

@@ -17,7 +17,8 @@ Read (viewer)
 
 Repair (operator; force-transition: admin). Each needs --reason TEXT, previews with --dry-run,
 is drafted against the state it reads first (or --expect-status / --expect-step-status /
---expect-attempts / --expect-state / --expect-version), and carries an idempotency key
+--expect-attempts / --expect-state / --expect-version; a requeue: --expect-status Dead
+--expect-attempts N), and carries an idempotency key
 (generated, or --idempotency-key K: the same key never acts twice).
   kick <run-id>                            a fresh job for the step the run is parked on
   retry <run-id> --step N                  retry a Failed/Errored step now
@@ -35,7 +36,9 @@ is drafted against the state it reads first (or --expect-status / --expect-step-
   command <instance-id> <name> [--input JSON]
                                            one of the process's own operator commands
   force-transition <instance-id> <state>   move the instance to a state (admin)
-  repair <kind> <run-or-instance-id> [--step N] [--params JSON]
+  requeue <outbox-row-id>                  send a Dead outbox message again (same message id);
+                                           \`instance show\` lists an instance's Dead rows
+  repair <kind> <run-instance-or-outbox-row-id> [--step N] [--params JSON]
                                            any catalogue command by its kind (see \`repairs\`)
 
 Tokens and operators

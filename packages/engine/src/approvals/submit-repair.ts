@@ -75,7 +75,10 @@ export async function submitBulkRepair(
   const previews: Json[] = [];
   for (const item of items) {
     const preview = await previewRepair(deps, item).catch((err: unknown) => {
-      if (err instanceof EngineError && (err.code === 'run_not_found' || err.code === 'instance_not_found'))
+      if (
+        err instanceof EngineError &&
+        (err.code === 'run_not_found' || err.code === 'instance_not_found' || err.code === 'outbox_not_found')
+      )
         return { notFound: err.message };
       throw err;
     });

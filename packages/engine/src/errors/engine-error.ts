@@ -23,6 +23,8 @@ export type EngineErrorCode =
   | 'unknown_process'
   | 'instance_not_found'
   | 'instance_not_quarantined'
+  /** No outbox row with that id. */
+  | 'outbox_not_found'
   | 'state_undecodable'
   | 'state_invalid'
   | 'version_conflict'

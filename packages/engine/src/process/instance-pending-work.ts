@@ -17,6 +17,8 @@ export interface InstancePendingWork {
   }[];
   /** Its outbox rows, newest first (at most `limit`): Pending, Published or Dead. */
   outbox: {
+    /** The row's id: what a repair (outbox.requeue) names. */
+    id: string;
     messageId: string;
     type: string;
     destination: string;
@@ -52,6 +54,7 @@ export async function instancePendingWork(
       retryAt: t.retry_at?.toISOString() ?? null,
     })),
     outbox: outbox.map((o) => ({
+      id: o.id,
       messageId: o.message_id,
       type: o.type,
       destination: o.destination,

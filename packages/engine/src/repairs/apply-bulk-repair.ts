@@ -61,7 +61,7 @@ export async function applyBulkRepair(
           ? 'conflict'
           : e?.code === 'repair_refused'
             ? 'refused'
-            : e?.code === 'run_not_found' || e?.code === 'instance_not_found'
+            : e?.code === 'run_not_found' || e?.code === 'instance_not_found' || e?.code === 'outbox_not_found'
               ? 'not_found'
               : 'failed';
       if (outcome === 'failed') deps.runtime.logger.error({ err, bulkId, target }, 'a bulk repair item failed');

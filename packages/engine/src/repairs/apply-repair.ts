@@ -337,7 +337,9 @@ function notAppliedError(
   field: string | null = null,
 ): EngineError {
   const details = { repairId, current, expected: cmd.expected, blockers, replayed };
-  const target = repairTarget(cmd);
+  const { type, id } = repairTarget(cmd);
+  // What an operator calls it: an outbox target is one row of the outbox.
+  const target = { type: type === 'outbox' ? 'outbox row' : type, id };
   const named = field === null ? {} : { field };
   if (status === 'conflict' && blockers.some((b) => b !== expectationDrifted))
     return new EngineError(

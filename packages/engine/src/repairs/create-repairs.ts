@@ -42,7 +42,10 @@ export function createRepairs(deps: RepairDeps, nudge: () => void): Repairs {
         try {
           out.push(await previewRepair(deps, item));
         } catch (err) {
-          if (!(err instanceof EngineError) || (err.code !== 'run_not_found' && err.code !== 'instance_not_found'))
+          if (
+            !(err instanceof EngineError) ||
+            (err.code !== 'run_not_found' && err.code !== 'instance_not_found' && err.code !== 'outbox_not_found')
+          )
             throw err;
           out.push({ notFound: err.message });
         }

@@ -5,11 +5,13 @@ import { lockOpenTree } from '../store/lock-open-tree.ts';
 import { lockSagaInstance, readSagaInstance } from '../store/lock-saga-instance.ts';
 import { lockCompensationRow } from '../store/repairs/lock-compensation-row.ts';
 import { lockStepRow } from '../store/repairs/lock-step-row.ts';
+import { findOutboxRow } from '../store/outbox/find-outbox-row.ts';
 import type { Db } from '../store/types.ts';
-import type { InstanceRepairCommand, RepairCommand, RunRepairCommand } from './repair-command.ts';
+import type { InstanceRepairCommand, OutboxRepairCommand, RepairCommand, RunRepairCommand } from './repair-command.ts';
 import type { RepairActualState } from './repair-effects.ts';
+import type { OutboxTarget } from './outbox-repairs.ts';
 import type { InstanceTarget, RepairDeps, RepairHandler, RunTarget } from './repair-handler.ts';
-import { instanceRepairHandlers, runRepairHandlers } from './repair-handlers.ts';
+import { instanceRepairHandlers, outboxRepairHandlers, runRepairHandlers } from './repair-handlers.ts';
 
 /**
  * Reads a run repair's target. With `lock` (apply, inside its transaction) the run row is taken FOR
@@ -61,6 +63,28 @@ export async function readInstanceTarget(
   return { row, def: deps.process.definitions.get(row.process_name) ?? null };
 }
 
+/**
+ * Reads an outbox repair's target. With `lock`, FOR UPDATE: the row lock every write of the
+ * publisher to the row takes (its claim with SKIP LOCKED, so a claim passes the row over instead of
+ * waiting; findOutboxRow).
+ */
+export async function readOutboxTarget(db: Db, cmd: OutboxRepairCommand, lock: boolean): Promise<OutboxTarget> {
+  const id = cmd.target.outboxId;
+  const row = await findOutboxRow(db, id, { lock });
+  if (!row) throw new EngineError('outbox_not_found', `no outbox row ${id}`);
+  return { row };
+}
+
+export function outboxActual(target: OutboxTarget): RepairActualState {
+  const { row } = target;
+  return {
+    exists: true,
+    outbox: { type: row.type, destination: row.destination, sourceKind: row.source_kind, sourceId: row.source_id },
+    status: row.status,
+    attempts: row.attempts,
+  };
+}
+
 /** The run's state, and the targeted step's or compensation's (a compensation reads as kind `compensation`). */
 export function runActual(target: RunTarget, cmd: RunRepairCommand): RepairActualState {
   const { run, step, compensation } = target;
@@ -103,6 +127,12 @@ export function instanceActual(target: InstanceTarget): RepairActualState {
  */
 export function expectationDrift(cmd: RepairCommand, actual: RepairActualState): string | null {
   if (!actual.exists) return 'target';
+  if ('outboxId' in cmd.target) {
+    const e = cmd.expected as { status: string; attempts: number };
+    if (!('outbox' in actual)) return 'target';
+    if (actual.status !== e.status) return 'expected.status';
+    return actual.attempts === e.attempts ? null : 'expected.attempts';
+  }
   if ('instanceId' in cmd.target) {
     const e = cmd.expected as { state: string; version: number };
     if (!('version' in actual)) return 'target';
@@ -128,6 +158,12 @@ export function expectationHolds(cmd: RepairCommand, actual: RepairActualState):
  * preview and apply start from.
  */
 export async function readRepairTarget(db: Db, deps: RepairDeps, cmd: RepairCommand, lock: boolean) {
+  if ('outboxId' in cmd.target) {
+    const handler = outboxRepairHandlers[cmd.kind] as RepairHandler<RepairCommand, unknown, unknown> | undefined;
+    if (!handler) throw new EngineError('invalid_input', `kind: "${cmd.kind}" has no handler`, { field: 'kind' });
+    const target = await readOutboxTarget(db, cmd as OutboxRepairCommand, lock);
+    return { handler, target, actual: outboxActual(target) };
+  }
   const isRun = 'runId' in cmd.target;
   const handler = (isRun ? runRepairHandlers[cmd.kind] : instanceRepairHandlers[cmd.kind]) as
     RepairHandler<RepairCommand, unknown, unknown> | undefined;

@@ -1,8 +1,8 @@
 import type { RepairKind } from './repair-command.ts';
 
 export interface RepairCommandInfo {
-  /** What the command acts on: a run, one step of a run, or a process instance. */
-  target: 'run' | 'step' | 'instance';
+  /** What the command acts on: a run, one step of a run, a process instance, or one outbox row. */
+  target: 'run' | 'step' | 'instance' | 'outbox';
   /** Undoes or overrides recorded work: a candidate for a second operator's approval (ADR 0016). */
   destructive: boolean;
   /** Only an admin may draft it (the control plane enforces roles; the engine states which). */
@@ -89,5 +89,12 @@ export const repairCatalogue: Readonly<Record<RepairKind, RepairCommandInfo>> = 
     destructive: true,
     adminOnly: true,
     description: 'Move the instance to a named state without a message, keeping its data (admin only).',
+  },
+  'outbox.requeue': {
+    target: 'outbox',
+    destructive: false,
+    adminOnly: false,
+    description:
+      'Send a Dead outbox message again (same message id) on the next publisher pass, once its downstream is fixed.',
   },
 };

@@ -41,6 +41,8 @@ const compensationTarget = z.strictObject({
   compensation: z.strictObject({ rollbackLevel: z.number().int().min(1), ordinal: z.number().int().min(0) }),
 });
 const instanceTarget = z.strictObject({ instanceId: z.string() });
+/** One outbox row, by its id (the row's `id`, not its `message_id`). */
+const outboxTarget = z.strictObject({ outboxId: z.string() });
 /** A repair is drafted against an open run: a finished one is never changed (invariant 1). */
 const runExpected = z.strictObject({ runStatus: z.enum(openRunStatuses) });
 const stepExpected = z.strictObject({
@@ -49,6 +51,11 @@ const stepExpected = z.strictObject({
   stepAttempts: z.number().int().min(0),
 });
 const instanceExpected = z.strictObject({ state: z.string(), version: z.number().int().min(0) });
+/** An outbox row's status and the attempts it has used, as the page or CLI showed them. */
+const outboxExpected = z.strictObject({
+  status: z.enum(['Pending', 'Published', 'Dead']),
+  attempts: z.number().int().min(0),
+});
 
 const runCommand = <K extends string, S extends z.core.$ZodLooseShape>(kind: K, extra: S) =>
   z.strictObject({ kind: z.literal(kind), target: runTarget, expected: runExpected, ...common, ...extra });
@@ -82,6 +89,7 @@ export const repairCommandSchema = z.discriminatedUnion('kind', [
   instanceCommand('instance.release', { mode: z.enum(['retry', 'skip']) }),
   instanceCommand('instance.command', { command: z.string(), input: z.unknown().optional() }),
   instanceCommand('instance.force_transition', { to: z.string() }),
+  z.strictObject({ kind: z.literal('outbox.requeue'), target: outboxTarget, expected: outboxExpected, ...common }),
 ]);
 
 export type RepairCommand = z.output<typeof repairCommandSchema>;
@@ -89,6 +97,7 @@ export type RepairKind = RepairCommand['kind'];
 export type RepairCommandOf<K extends RepairKind> = Extract<RepairCommand, { kind: K }>;
 export type RunRepairCommand = Extract<RepairCommand, { target: { runId: string } }>;
 export type InstanceRepairCommand = Extract<RepairCommand, { target: { instanceId: string } }>;
+export type OutboxRepairCommand = Extract<RepairCommand, { target: { outboxId: string } }>;
 export type CompensationTarget = z.output<typeof compensationTarget>;
 
 /**
@@ -120,6 +129,7 @@ export function parseRepairCommand(raw: unknown, limits: InputLimits): RepairCom
   // Ids in lower case, as the database prints them: the audit row and an approval store them as text.
   if ('runId' in cmd.target) cmd.target.runId = assertUuid(cmd.target.runId, 'target.runId');
   if ('instanceId' in cmd.target) cmd.target.instanceId = assertUuid(cmd.target.instanceId, 'target.instanceId');
+  if ('outboxId' in cmd.target) cmd.target.outboxId = assertUuid(cmd.target.outboxId, 'target.outboxId');
   if ('state' in cmd.expected) assertStorableText(cmd.expected.state, 'expected.state', text);
   switch (cmd.kind) {
     case 'run.cancel':
@@ -171,8 +181,9 @@ export function compensationTargetId(target: CompensationTarget): string {
 }
 
 /** What the audit trail names as the command's target. */
-export function repairTarget(cmd: RepairCommand): { type: 'run' | 'step' | 'instance'; id: string } {
+export function repairTarget(cmd: RepairCommand): { type: 'run' | 'step' | 'instance' | 'outbox'; id: string } {
   if ('instanceId' in cmd.target) return { type: 'instance', id: cmd.target.instanceId };
+  if ('outboxId' in cmd.target) return { type: 'outbox', id: cmd.target.outboxId };
   if ('stepSequence' in cmd.target) return { type: 'step', id: `${cmd.target.runId}#${cmd.target.stepSequence}` };
   if ('compensation' in cmd.target) return { type: 'step', id: compensationTargetId(cmd.target) };
   return { type: 'run', id: cmd.target.runId };

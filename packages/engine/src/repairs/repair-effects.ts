@@ -40,6 +40,13 @@ export type RepairActualState =
       status: string;
       state: string;
       version: number;
+    }
+  | {
+      exists: true;
+      /** An outbox row: what it is, where it goes, and its status and attempts (what the expectation names). */
+      outbox: { type: string; destination: string; sourceKind: string; sourceId: string };
+      status: string;
+      attempts: number;
     };
 
 export interface RepairPreview {

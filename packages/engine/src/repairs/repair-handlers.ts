@@ -1,6 +1,7 @@
 import type { RepairKind } from './repair-command.ts';
 import type { InstanceTarget, RepairHandler, RunTarget } from './repair-handler.ts';
 import { forceTransitionRepair, operatorCommandRepair, releaseRepair } from './instance-repairs.ts';
+import { requeueRepair, type OutboxTarget } from './outbox-repairs.ts';
 import { reclaimStepRepair } from './reclaim-step-repair.ts';
 import { cancelRepair, expireRepair, kickRepair, signalRepair, terminateRepair } from './run-repairs.ts';
 import { completeStepRepair, resumeFromStepRepair, retryStepRepair } from './step-repairs.ts';
@@ -25,4 +26,8 @@ export const instanceRepairHandlers: Partial<Record<RepairKind, AnyHandler<Insta
   'instance.release': releaseRepair,
   'instance.command': operatorCommandRepair,
   'instance.force_transition': forceTransitionRepair,
+};
+
+export const outboxRepairHandlers: Partial<Record<RepairKind, AnyHandler<OutboxTarget>>> = {
+  'outbox.requeue': requeueRepair,
 };

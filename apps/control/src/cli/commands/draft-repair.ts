@@ -10,7 +10,7 @@ import { intOption, usageError, type Options } from '../parse-cli-args.ts';
 /** What a repair command line asks for: a catalogue kind, the run or instance, a step, parameters. */
 export interface RepairRequest {
   kind: string;
-  /** The run's id (run and step commands) or the instance's. */
+  /** The run's id (run and step commands), the instance's, or the outbox row's. */
   id: string;
   step: number | undefined;
   /** A compensation instead of a step (`reclaim --compensation 1.0`): its rollback level and ordinal. */
@@ -51,7 +51,8 @@ type Target =
   | { runId: string }
   | { runId: string; stepSequence: number }
   | { runId: string; compensation: Compensation }
-  | { instanceId: string };
+  | { instanceId: string }
+  | { outboxId: string };
 
 /**
  * Drafts a repair the way the console does and sends it: the command's target shape comes from the
@@ -86,7 +87,7 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
     idempotencyKey,
     ...request.params,
   };
-  const subject = 'instanceId' in target ? `instance ${target.instanceId}` : `run ${target.runId}`;
+  const subject = subjectOf(target);
   const drafted = `  drafted against ${JSON.stringify(expected)}`;
   // A retry must be the same command: the same key and the same expectation (the state may have moved since).
   const retryFlags = [`--idempotency-key ${idempotencyKey}`, ...expectFlags(expected)].join(' ');
@@ -118,7 +119,7 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
     if (err instanceof CliError && err.exitCode === exitCodes.refused)
       throw new CliError(
         err.exitCode,
-        `${err.message}. Run the command again to draft it against the state now, or look first: sagaflow ${'instanceId' in target ? 'instance' : 'run'} show ${request.id}`,
+        `${err.message}. Run the command again to draft it against the state now, or look first: ${lookFirst(target)}`,
         { command, ...(err.body as object) },
       );
     if (err instanceof CliError && err.exitCode === exitCodes.error)
@@ -171,6 +172,8 @@ function expectFlags(expected: Record<string, unknown>): string[] {
     stepAttempts: '--expect-attempts',
     state: '--expect-state',
     version: '--expect-version',
+    status: '--expect-status',
+    attempts: '--expect-attempts',
   };
   return Object.entries(expected).map(([k, v]) => `${flag[k] ?? `--expect-${k}`} ${JSON.stringify(v)}`);
 }
@@ -178,6 +181,9 @@ function expectFlags(expected: Record<string, unknown>): string[] {
 function targetFor(request: RepairRequest, info: RepairCommandInfo): Target {
   const hint = 'its sequence number, as `sagaflow run show` lists it';
   switch (info.target) {
+    case 'outbox':
+      if (request.step !== undefined) throw usageError(`${request.kind} acts on an outbox row; it takes no --step`);
+      return { outboxId: request.id };
     case 'instance':
       if (request.step !== undefined) throw usageError(`${request.kind} acts on an instance; it takes no --step`);
       return { instanceId: request.id };
@@ -196,6 +202,16 @@ function targetFor(request: RepairRequest, info: RepairCommandInfo): Target {
 
 /** The state to draft against: the --expect-* flags where given, the rest as read now. */
 async function expectedState(client: ControlClient, target: Target, o: Options): Promise<Record<string, unknown>> {
+  if ('outboxId' in target) {
+    let status = o['expect-status'];
+    let attempts = intOption('expect-attempts', o['expect-attempts'], 0, Number.MAX_SAFE_INTEGER);
+    if (status === undefined || attempts === undefined) {
+      const row = await client.query<ApiOutputs['outbox']['get']>('outbox.get', { id: target.outboxId });
+      status ??= row.status;
+      attempts ??= row.attempts;
+    }
+    return { status, attempts };
+  }
   if ('instanceId' in target) {
     let state = o['expect-state'];
     let version = intOption('expect-version', o['expect-version'], 0, Number.MAX_SAFE_INTEGER);
@@ -276,4 +292,18 @@ function decidedText(result: unknown): string {
   if (!approval || typeof approval.decidedBy !== 'string') return '';
   const why = typeof approval.decisionReason === 'string' ? `: ${approval.decisionReason}` : '';
   return ` by ${approval.decidedBy}${why}; this key's draft was decided, draft again with a fresh key`;
+}
+
+/** What the command acts on, in words: `run <id>`, `instance <id>`, `outbox row <id>`. */
+function subjectOf(target: Target): string {
+  if ('outboxId' in target) return `outbox row ${target.outboxId}`;
+  if ('instanceId' in target) return `instance ${target.instanceId}`;
+  return `run ${target.runId}`;
+}
+
+/** The command that shows the target as it is now. An outbox row is shown with its instance. */
+function lookFirst(target: Target): string {
+  if ('outboxId' in target) return `sagaflow instance show <its instance id> (its Dead outbox rows are listed there)`;
+  if ('instanceId' in target) return `sagaflow instance show ${target.instanceId}`;
+  return `sagaflow run show ${target.runId}`;
 }

@@ -151,6 +151,7 @@ export function cliNameOf(kind: string): string {
     'instance.release': 'release',
     'instance.command': 'command',
     'instance.force_transition': 'force-transition',
+    'outbox.requeue': 'requeue',
   };
   return names[kind] ?? `repair ${kind}`;
 }
@@ -217,7 +218,22 @@ export async function showInstance(ctx: CliContext, args: ParsedArgs): Promise<C
         ]
       : []),
     ...(i.status === 'QUARANTINED' ? [`release it with: sagaflow release ${i.id} --retry|--skip --reason "…"`] : []),
+    ...deadOutboxLines(d.outbox),
   ]);
+}
+
+/** The instance's Dead outbox rows (they need a person), and how to send one again. */
+function deadOutboxLines(outbox: ApiOutputs['instances']['get']['outbox']): string[] {
+  const dead = outbox.filter((o) => o.status === 'Dead');
+  if (dead.length === 0) return [];
+  return [
+    '',
+    ...formatTable(
+      ['DEAD OUTBOX ROW', 'MESSAGE', 'TO', 'ATTEMPTS', 'LAST ERROR'],
+      dead.map((o) => [o.id, o.type, o.destination, String(o.attempts), cell(o.lastError)]),
+    ),
+    `send one again, once its downstream is fixed: sagaflow requeue <outbox-row-id> --reason "…"`,
+  ];
 }
 
 export async function listCatalogue(ctx: CliContext, args: ParsedArgs): Promise<CommandOutcome> {

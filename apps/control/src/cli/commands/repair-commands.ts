@@ -14,8 +14,8 @@ import { compensationOption, repairOptions, runRepair, type RepairRequest } from
 interface NamedRepair {
   /** The catalogue kind it drafts. */
   kind: string;
-  /** A run's or an instance's id comes first. */
-  on: 'run' | 'instance';
+  /** A run's, an instance's or an outbox row's id comes first. */
+  on: 'run' | 'instance' | 'outbox';
   /** Options beyond the common repair ones. */
   options: readonly OptionName[];
   /** The command's own parameters, from the positionals after the id and the options. */
@@ -96,6 +96,7 @@ export const namedRepairs: Record<string, NamedRepair> = {
     options: [],
     params: ({ rest, command }) => ({ to: one('state to move to', rest, command) }),
   },
+  requeue: { kind: 'outbox.requeue', on: 'outbox', options: [], params: none },
 };
 
 /** A named repair (`kick <run-id> --reason ...`). */
@@ -129,10 +130,17 @@ export function genericRepair(ctx: CliContext, args: ParsedArgs): Promise<Comman
     ctx,
     {
       kind,
-      id: idArgument('repair', kind.startsWith('instance.') ? 'instance' : 'run', id),
+      id: idArgument('repair', targetOfKind(kind), id),
       step: intOption('step', args.options.step, 1, 1_000_000),
       params: params as Record<string, unknown>,
     },
     args.options,
   );
+}
+
+/** What the id after a kind names, by the kind's prefix (`outbox.requeue` takes an outbox row's id). */
+function targetOfKind(kind: string): 'run' | 'instance' | 'outbox' {
+  if (kind.startsWith('instance.')) return 'instance';
+  if (kind.startsWith('outbox.')) return 'outbox';
+  return 'run';
 }

@@ -5,11 +5,11 @@ import { openRunByKey } from '../keyed-status.ts';
 const terminalRunStatusesSql = Prisma.sql`(${Prisma.join([...terminalRunStatuses])})`;
 
 /**
- * The ids (as text) of the runs or instances an open approval names: a pending one, or a bulk being
+ * The ids (as text) of the runs, instances or outbox rows an open approval names: a pending one, or a bulk being
  * applied. A second operator may still act on them, so retention keeps them until it is decided.
  * A single command names its target in `payload.target`, a bulk in `payload.items[].target`.
  */
-function heldTargetsSql(key: 'runId' | 'instanceId'): Prisma.Sql {
+function heldTargetsSql(key: 'runId' | 'instanceId' | 'outboxId'): Prisma.Sql {
   return Prisma.sql`
     select a.payload->'target'->>${key} as id from "sagaflow"."repair_approvals" a
      where a.status in ('pending', 'applying')
@@ -51,9 +51,15 @@ export function prunableTransitionsWhere(cutoff: Date): Prisma.Sql {
                    and not exists (select 1 from (${heldTargetsSql('instanceId')}) h where h.id = i.id::text))`;
 }
 
-/** Outbox rows published before the cutoff. Pending rows (not yet sent) and Dead rows are kept. */
+/**
+ * Outbox rows published before the cutoff. Pending rows (not yet sent) and Dead rows are kept, and so
+ * is a row an open approval names (a requeue waiting for a second operator, ADR 0104): the approval
+ * is decided against the row, not against nothing.
+ */
 export function prunableOutboxWhere(cutoff: Date): Prisma.Sql {
-  return Prisma.sql`o.status = 'Published' and o.published_at < ${cutoff}::timestamptz`;
+  return Prisma.sql`
+        o.status = 'Published' and o.published_at < ${cutoff}::timestamptz
+    and not exists (select 1 from (${heldTargetsSql('outboxId')}) h where h.id = o.id::text)`;
 }
 
 /**

@@ -1,0 +1,248 @@
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import './provided-context.ts';
+import {
+  apiClient,
+  createTestOperator,
+  rawCall,
+  rejection,
+  signInCookie,
+  testDatabaseUrl,
+} from './support/test-plane.ts';
+import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
+import { parseEnv } from '../src/env.ts';
+import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** Runs the real CLI as a child process, as `npm run sagaflow -- ...` does. */
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/cli.ts', ...args],
+      {
+        cwd: root,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
+        timeout: 60_000,
+      },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr }),
+    );
+  });
+}
+
+/** The inventory service's webhook: down (503) until the test brings it up; keeps the message ids it took. */
+function startInventory(): Promise<{ server: Server; url: string; up: { now: boolean }; got: string[] }> {
+  const got: string[] = [];
+  const up = { now: false };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (!up.now) return res.writeHead(503).end('inventory is down');
+      got.push(String(req.headers['x-sagaflow-message-id']));
+      res.writeHead(204).end();
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, up, got }),
+    ),
+  );
+}
+
+describe('outbox.requeue over HTTP and from the CLI: roles, bad input, the instance page and a real publisher (PostgreSQL)', () => {
+  let plane: ControlPlane;
+  let inventory: Awaited<ReturnType<typeof startInventory>>;
+  const cookies = { viewer: '', operator: '' };
+  beforeAll(async () => {
+    inventory = await startInventory();
+    plane = await startControlPlane(
+      parseEnv({
+        DATABASE_URL: await testDatabaseUrl('outbox_requeue_api'),
+        CONTROL_PORT: '0',
+        LOG_LEVEL: 'silent',
+        SAGAFLOW_ENGINE_CONFIG: JSON.stringify({ outbox: { max_attempts: 1, poll_interval_ms: 20 } }),
+        SAGAFLOW_OUTBOX_ROUTES: JSON.stringify({
+          'demo.inventory': { kind: 'webhook', url: inventory.url, secret: 'requeue-test-secret', timeout_ms: 2000 },
+        }),
+      }),
+    );
+    for (const role of ['viewer', 'operator'] as const)
+      cookies[role] = await signInCookie(plane.url, await createTestOperator(plane, role));
+  });
+  afterAll(async () => {
+    await plane?.stop();
+    inventory?.server.close();
+  });
+
+  /** The instance's ReserveInventory row, once the publisher has brought it to `status`. */
+  async function rowOf(instanceId: string, status: string) {
+    for (let i = 0; i < 400; i++) {
+      const d = await apiClient(plane.url, cookies.viewer).instances.get.query({ id: instanceId });
+      const row = d.outbox.find((o) => o.type === 'ReserveInventory');
+      if (row?.status === status) return row;
+      await sleep(25);
+    }
+    throw new Error(`ReserveInventory of ${instanceId} never became ${status}`);
+  }
+
+  /** An order whose ReserveInventory died while the inventory service was down. */
+  async function deadOrder() {
+    inventory.up.now = false;
+    const orderId = randomUUID();
+    const r = await plane.engine.processes.deliver(fulfilmentProcess, {
+      id: `payment-${orderId}`,
+      type: 'PaymentCaptured',
+      payload: { orderId, paymentId: 'PAY-1' },
+    });
+    return { instanceId: r.instanceId!, row: await rowOf(r.instanceId!, 'Dead') };
+  }
+
+  const requeue = (row: { id: string; status: string; attempts: number }, key = randomUUID()) => ({
+    kind: 'outbox.requeue',
+    target: { outboxId: row.id },
+    expected: { status: row.status, attempts: row.attempts },
+    reason: 'inventory is back',
+    idempotencyKey: key,
+  });
+
+  it('the instance page shows each outbox row with its id, status, attempts and last error', async () => {
+    const { row } = await deadOrder();
+    expect(row).toMatchObject({ status: 'Dead', attempts: 1, destination: 'demo.inventory' });
+    expect(row.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(row.lastError).toMatch(/503/);
+    expect(await apiClient(plane.url, cookies.viewer).outbox.get.query({ id: row.id })).toMatchObject({
+      id: row.id,
+      status: 'Dead',
+      attempts: 1,
+      lastError: row.lastError,
+    });
+    expect(await rejection(apiClient(plane.url, cookies.viewer).outbox.get.query({ id: randomUUID() }))).toMatchObject({
+      status: 404,
+    });
+  });
+
+  it('a viewer is refused (403) on preview and apply, and nothing is written', async () => {
+    const { row } = await deadOrder();
+    for (const [path, type] of [
+      ['repairs.preview', 'query'],
+      ['repairs.applyOne', 'mutation'],
+    ] as const) {
+      const r = await rawCall(plane.url, path, { type, input: requeue(row), cookie: cookies.viewer });
+      expect(r.status).toBe(403);
+    }
+    expect(await plane.db.prisma.repairCommand.count({ where: { target_id: row.id } })).toBe(0);
+    expect(await plane.db.prisma.outboxMessage.findUnique({ where: { id: row.id } })).toMatchObject({ status: 'Dead' });
+  });
+
+  it('bad input is a 400 naming the field, and changes nothing', async () => {
+    const { row } = await deadOrder();
+    const operator = apiClient(plane.url, cookies.operator);
+    const cases: [unknown, string][] = [
+      [{ ...requeue(row), target: { outboxId: 'not-a-uuid' } }, 'target.outboxId'],
+      [{ ...requeue(row), target: { instanceId: row.id } }, 'target.outboxId'],
+      [{ ...requeue(row), expected: { status: 'Gone', attempts: 1 } }, 'expected.status'],
+      [{ ...requeue(row), expected: { status: 'Dead', attempts: -1 } }, 'expected.attempts'],
+    ];
+    for (const [input, field] of cases) {
+      const r = await rejection(operator.repairs.applyOne.mutate(input as { kind: string }));
+      expect(r, JSON.stringify(input)).toMatchObject({ status: 400 });
+      expect(r.field, r.message).toBe(`input.${field}`);
+    }
+    expect(await plane.db.prisma.repairCommand.count({ where: { target_id: row.id } })).toBe(0);
+  });
+
+  it('an operator requeues a Dead row; once the service is up it is published once more, and the history download shows the repair', async () => {
+    const { instanceId, row } = await deadOrder();
+    const operator = apiClient(plane.url, cookies.operator);
+    const preview = await operator.repairs.preview.query(requeue(row));
+    expect(preview).toMatchObject({ applicable: true, expectedHolds: true });
+    inventory.up.now = true;
+    const applied = await operator.repairs.applyOne.mutate(requeue(row));
+    expect(applied).toMatchObject({ status: 'applied', target: { type: 'outbox', id: row.id } });
+    const published = await rowOf(instanceId, 'Published');
+    expect(published.attempts).toBe(1);
+    expect(inventory.got.filter((id) => id === row.messageId)).toHaveLength(1);
+
+    // Published now: a second requeue is refused (409, with its blocker), and changes nothing.
+    const refused = await rawCall(plane.url, 'repairs.applyOne', {
+      type: 'mutation',
+      input: requeue(published),
+      cookie: cookies.operator,
+    });
+    expect(refused.status).toBe(409);
+    expect(JSON.stringify(refused.body)).toContain('is Published: it was delivered, there is nothing to requeue');
+
+    const download = await fetch(`${plane.url}/history/instances/${instanceId}`, {
+      headers: { cookie: cookies.viewer },
+    });
+    expect(download.status).toBe(200);
+    const body = (await download.json()) as { repairs: { command: string; target_id: string; status: string }[] };
+    expect(body.repairs.map((r) => [r.command, r.target_id, r.status])).toEqual([
+      ['outbox.requeue', row.id, 'applied'],
+      ['outbox.requeue', row.id, 'refused'],
+    ]);
+  });
+
+  it("the CLI lists an instance's Dead rows and requeues one: dry run exits 0, apply 0, a stale or Published one 2", async () => {
+    const { instanceId, row } = await deadOrder();
+    const { token } = await apiClient(plane.url, cookies.operator).tokens.create.mutate({ name: 'requeue-cli' });
+    const env = { SAGAFLOW_URL: plane.url, SAGAFLOW_TOKEN: token };
+
+    const show = await cli(['instance', 'show', instanceId], env);
+    expect(show.code, show.err).toBe(0);
+    expect(show.out).toContain(row.id);
+    expect(show.out).toContain('sagaflow requeue <outbox-row-id>');
+
+    const dry = await cli(['requeue', row.id, '--dry-run'], env);
+    expect(dry.code, dry.err).toBe(0);
+    expect(dry.out).toContain(`outbox.requeue on outbox row ${row.id} would apply`);
+    expect(dry.out).toContain('drafted against {"status":"Dead","attempts":1}');
+
+    const stale = await cli(['repair', 'outbox.requeue', row.id, '--reason', 'x', '--expect-attempts', '3'], env);
+    expect(stale.code, stale.out).toBe(2);
+    expect(stale.err).toContain('expected.attempts differs');
+    expect(await plane.db.prisma.outboxMessage.findUnique({ where: { id: row.id } })).toMatchObject({ status: 'Dead' });
+
+    inventory.up.now = true;
+    const applied = await cli(['repair', 'outbox.requeue', row.id, '--reason', 'inventory is back'], env);
+    expect(applied.code, applied.err).toBe(0);
+    expect(applied.out).toContain(`outbox.requeue applied to outbox row ${row.id}`);
+    const published = await rowOf(instanceId, 'Published');
+
+    const again = await cli(['requeue', published.id, '--reason', 'once more'], env);
+    expect(again.code, again.out).toBe(2);
+    expect(again.err).toContain('is Published: it was delivered, there is nothing to requeue');
+    expect(inventory.got.filter((id) => id === row.messageId)).toHaveLength(1);
+
+    const usage = await cli(['requeue', 'not-a-uuid', '--reason', 'x'], env);
+    expect(usage.code).toBe(64);
+    expect(usage.err).toContain(`outbox-id must be an outbox's UUID, got "not-a-uuid"`);
+  });
+
+  it('the bulk form requeues every Dead row after an outage in one request, one audit row each', async () => {
+    const dead = [await deadOrder(), await deadOrder()];
+    inventory.up.now = true;
+    const result = await apiClient(plane.url, cookies.operator).repairs.applyBulk.mutate({
+      kind: 'outbox.requeue',
+      reason: 'inventory is back after the outage',
+      idempotencyKey: randomUUID(),
+      items: dead.map(({ row }) => ({
+        target: { outboxId: row.id },
+        expected: { status: 'Dead', attempts: row.attempts },
+      })),
+    });
+    expect(result).toMatchObject({ applied: 2 });
+    for (const { instanceId, row } of dead) {
+      await rowOf(instanceId, 'Published');
+      expect(inventory.got.filter((id) => id === row.messageId)).toHaveLength(1);
+      expect(await plane.db.prisma.repairCommand.count({ where: { target_id: row.id, status: 'applied' } })).toBe(1);
+    }
+  });
+});

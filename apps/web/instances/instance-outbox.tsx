@@ -1,0 +1,119 @@
+'use client';
+
+import { useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useRoleAllows } from '@/auth/use-session';
+import { RepairDraftPanel } from '@/repairs/repair-draft-panel';
+import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
+import { useTRPC } from '@/trpc/trpc-context';
+import { ScrollBox } from '@/ui/scroll-box';
+import { Timestamp } from '@/ui/timestamp';
+import type { InstanceDetail } from './instance-types';
+
+type OutboxRow = InstanceDetail['outbox'][number];
+
+/**
+ * The outbox rows the instance emitted, newest first: what, where, and whether it was published. A
+ * Dead row (it used up its attempts) shows why, and an operator can requeue it once its downstream
+ * is fixed (ADR 0104): the repair draft panel previews it, asks for a reason, and applies it (or
+ * sends it for approval) against the status and attempts shown.
+ */
+export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox']; now: number }) {
+  const canRepair = useRoleAllows('operator');
+  const trpc = useTRPC();
+  const queryClient = useQueryClient();
+  const [draft, setDraft] = useState<{ command: DraftCommand; title: string } | null>(null);
+  const requeue = (o: OutboxRow) =>
+    setDraft({
+      command: {
+        kind: 'outbox.requeue',
+        target: { outboxId: o.id },
+        expected: { status: o.status, attempts: o.attempts },
+        params: {},
+        idempotencyKey: newKey(),
+      },
+      title: `Requeue ${o.type} to ${o.destination}`,
+    });
+  const dead = outbox.filter((o) => o.status === 'Dead').length;
+  return (
+    <section id="outbox" data-testid="instance-outbox">
+      <h2>Outbox</h2>
+      {dead > 0 ? (
+        <p className="notice notice-warn" data-testid="dead-outbox-notice">
+          {dead === 1 ? '1 message is Dead' : `${dead} messages are Dead`}: it used up its attempts and was not sent.
+          {canRepair
+            ? ' Once its destination is fixed, requeue it: it goes out again, with the same message id, on the next publisher pass.'
+            : ' An operator can requeue it once its destination is fixed.'}
+        </p>
+      ) : null}
+      {outbox.length === 0 ? (
+        <p className="empty">It has emitted no outbox message.</p>
+      ) : (
+        <ScrollBox label="Outbox rows">
+          <table className="table">
+            <thead>
+              <tr>
+                <th scope="col">Message</th>
+                <th scope="col">To</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+                {canRepair ? <th scope="col">Repair</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {outbox.map((o) => (
+                <tr key={o.id} data-testid="outbox-row" data-status={o.status} data-outbox-id={o.id}>
+                  <td>
+                    {o.type} <code className="muted">{o.messageId}</code>
+                  </td>
+                  <td>{o.destination}</td>
+                  <td>
+                    {o.status === 'Dead' ? <strong className="text-bad">Dead</strong> : o.status}
+                    {o.attempts > 1 || o.status === 'Dead'
+                      ? ` after ${o.attempts} attempt${o.attempts === 1 ? '' : 's'}`
+                      : ''}
+                    {o.lastError ? (
+                      <span className="text-bad" data-testid="outbox-last-error">
+                        {' '}
+                        {o.status === 'Dead' ? 'Last error: ' : ''}
+                        {o.lastError}
+                      </span>
+                    ) : null}
+                  </td>
+                  <td>
+                    <Timestamp iso={o.createdAt} now={now} />
+                  </td>
+                  {canRepair ? (
+                    <td>
+                      {o.status === 'Dead' ? (
+                        <button
+                          type="button"
+                          data-testid="outbox-requeue"
+                          aria-label={`Requeue ${o.type} to ${o.destination}`}
+                          onClick={() => requeue(o)}
+                        >
+                          Requeue
+                        </button>
+                      ) : null}
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </ScrollBox>
+      )}
+      {draft ? (
+        <RepairDraftPanel
+          key={draft.command.idempotencyKey}
+          draft={draft.command}
+          title={draft.title}
+          noun="outbox row"
+          onRedraft={(next) => setDraft({ ...draft, command: next })}
+          onClose={() => setDraft(null)}
+          onApplied={() => void queryClient.invalidateQueries(trpc.instances.get.pathFilter())}
+        />
+      ) : null}
+    </section>
+  );
+}
