@@ -45,10 +45,13 @@ test('the audit trail lists a run repair and its conflicts, filtered by target, 
   await expect(newest).toContainText('audit e2e: stop it');
   await expect(newest).toContainText(accounts.operator.name);
   await page.getByTestId('load-more').click();
-  await expect(rows).toHaveCount(55);
-  await expect(page.getByTestId('list-end')).toContainText('All 55 matching entries shown');
+  // 54 conflicts, the terminate, and the oldest: who started the run (ADR 0105).
+  await expect(rows).toHaveCount(56);
+  await expect(page.getByTestId('list-end')).toContainText('All 56 matching entries shown');
   const keys = await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-audit-key')));
-  expect(new Set(keys).size).toBe(55);
+  expect(new Set(keys).size).toBe(56);
+  await expect(rows.last()).toContainText('run_started');
+  await expect(rows.last()).toContainText(accounts.operator.name);
   await expect(rows.filter({ hasText: 'stale draft' })).toHaveCount(54);
   await expect(rows.filter({ hasText: 'stale draft' }).filter({ hasText: 'conflict' })).toHaveCount(54);
 
@@ -70,7 +73,8 @@ test('filters are a form kept in the URL: sign-ins by one operator, then back to
   await form.getByTestId('filter-actor').press('Enter');
   await expect(page).toHaveURL(new RegExp(`/audit\\?source=auth&actor=${accounts.operator.name}$`));
   const rows = page.getByTestId('audit-entry');
-  await expect(rows.first()).toContainText('sign_in');
+  // The operator's sign-ins, among its other actions of this source (runs started: ADR 0105).
+  await expect(rows.filter({ hasText: 'sign_in' }).first()).toBeVisible();
   for (const text of await rows.allTextContents()) expect(text).toContain(accounts.operator.name);
   await form.getByTestId('filter-command').fill('no.such.command');
   await form.getByTestId('filter-command').press('Enter');

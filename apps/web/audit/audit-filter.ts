@@ -3,7 +3,7 @@ import { paramText, parseSince, sinceFrom, type Since } from '@/ui/since-choices
 export const auditSources = [
   { value: '', label: 'Everything' },
   { value: 'repair', label: 'Repairs' },
-  { value: 'auth', label: 'Sign-ins and operator changes' },
+  { value: 'auth', label: 'Sign-ins, operators and runs started' },
 ] as const;
 
 /** What the audit trail shows; kept in the URL (`source`, `actor`, `command`, `target`, `outcome`, `since`). */

@@ -14,7 +14,7 @@ const uuidPattern = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 export const pageAuditInput = z
   .object({
-    /** Only repairs, or only sign-ins and operator changes. */
+    /** Only repairs (drafts and rejections included), or only sign-ins, operator changes and runs started. */
     source: z.enum(['repair', 'auth']).optional(),
     /** Who acted (an operator's name), exactly. */
     actor: nameInput.optional(),
@@ -109,6 +109,9 @@ async function authRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry[]
   if (input.command !== undefined) and.push({ action: input.command });
   if (input.outcome !== undefined) and.push({ outcome: input.outcome });
   if (input.target !== undefined) and.push({ target_id: input.target });
+  // A repair's draft and rejection live in audit_events too; they are the repairs filter's.
+  if (input.source === 'repair') and.push({ action: { in: [...repairActions] } });
+  if (input.source === 'auth') and.push({ action: { notIn: [...repairActions] } });
   if (input.cursor) and.push(afterCursor('auth', input.cursor));
   const rows = await db.auditEvent.findMany({
     where: { AND: and },
@@ -133,6 +136,9 @@ async function authRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry[]
   }));
 }
 
+/** The audit_events actions about repairs: a draft waiting for approval, a rejection (ADR 0105). */
+const repairActions = ['repair_drafted', 'repair_rejected'] as const;
+
 const newestFirst = (a: AuditEntry, b: AuditEntry) =>
   a.at !== b.at ? (a.at < b.at ? 1 : -1) : a.key < b.key ? 1 : a.key > b.key ? -1 : 0;
 
@@ -145,10 +151,9 @@ const newestFirst = (a: AuditEntry, b: AuditEntry) =>
  */
 export async function pageAudit(ctx: Pick<ApiContext, 'db'>, input: PageAuditInput) {
   const db = ctx.db.prisma;
-  const rows = [
-    ...(input.source !== 'auth' ? await repairRows(db, input) : []),
-    ...(input.source !== 'repair' ? await authRows(db, input) : []),
-  ].sort(newestFirst);
+  const rows = [...(input.source !== 'auth' ? await repairRows(db, input) : []), ...(await authRows(db, input))].sort(
+    newestFirst,
+  );
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
   return {
