@@ -52,7 +52,7 @@ test('the drafter’s “see it in the approvals queue” link still shows the a
   // What the link names must be on the page it opens: applied, and by whom. A queue that shows
   // "Nothing waits for approval." instead is a dead end for the drafter.
   const card = page.locator(`[data-testid="approval"][data-approval-id="${approvalId}"]`);
-  await expect(page.getByTestId('approvals-empty').or(page.getByTestId('approval').first())).toBeVisible();
+  await expect(page.getByTestId('approvals-empty').or(page.getByTestId('approval')).first()).toBeVisible();
   await saveScreenshot(page, testInfo, 'approval-link-after-decision');
   await expect(card.getByTestId('approval-status')).toHaveText('applied');
   await expect(card).toContainText('e2e-approver');

@@ -141,6 +141,8 @@ test('an open draft whose run finishes underneath says so before Apply, instead 
   await expect(page.getByText('Finished · not refreshing')).toBeVisible();
   await saveScreenshot(page, testInfo, 'draft-over-finished-run');
   // The draft must not go on offering "what it would do now" against Waiting with Apply enabled.
-  await expect(draft.getByTestId('repair-stale').or(draft.getByTestId('repair-no-redraft'))).toContainText('Completed');
+  await expect(draft.getByTestId('repair-stale').or(draft.getByTestId('repair-no-redraft')).first()).toContainText(
+    'Completed',
+  );
   await expect(draft.getByTestId('repair-apply')).toBeDisabled();
 });

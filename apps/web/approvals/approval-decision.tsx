@@ -6,11 +6,23 @@ import type { ApprovalRow } from '@/trpc/api-types';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 
+/** What became of this page's decision, kept by the queue beside the approval: done, or why not. */
+export interface DecisionOutcome {
+  ok: boolean;
+  text: string;
+}
+
 /**
  * Approve, or reject with a reason: for a pending approval shown to an operator who did not draft it
  * (the server refuses the drafter and lower roles anyway).
  */
-export function ApprovalDecision({ approval }: { approval: ApprovalRow }) {
+export function ApprovalDecision({
+  approval,
+  onOutcome,
+}: {
+  approval: ApprovalRow;
+  onOutcome: (o: DecisionOutcome) => void;
+}) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [rejecting, setRejecting] = useState(false);
@@ -20,9 +32,25 @@ export function ApprovalDecision({ approval }: { approval: ApprovalRow }) {
       queryClient.invalidateQueries(trpc.approvals.list.pathFilter()),
       queryClient.invalidateQueries(trpc.runs.get.pathFilter()),
     ]);
-  const approve = useMutation(trpc.approvals.approve.mutationOptions({ onSettled: refresh }));
-  const reject = useMutation(trpc.approvals.reject.mutationOptions({ onSettled: refresh }));
-  const error = approve.error ?? reject.error;
+  const failed = (error: unknown) =>
+    onOutcome({
+      ok: false,
+      text: `${apiErrorInfo(error).httpStatus === 409 ? 'Not applied: ' : ''}${apiErrorInfo(error).message}`,
+    });
+  const approve = useMutation(
+    trpc.approvals.approve.mutationOptions({
+      onSuccess: (a) => onOutcome({ ok: true, text: `Approved: ${a.status}.` }),
+      onError: failed,
+      onSettled: refresh,
+    }),
+  );
+  const reject = useMutation(
+    trpc.approvals.reject.mutationOptions({
+      onSuccess: () => onOutcome({ ok: true, text: 'Rejected: nothing was applied.' }),
+      onError: failed,
+      onSettled: refresh,
+    }),
+  );
   const busy = approve.isPending || reject.isPending;
   return (
     <div className="approval-decision">
@@ -66,12 +94,6 @@ export function ApprovalDecision({ approval }: { approval: ApprovalRow }) {
           </button>
         </p>
       )}
-      {error ? (
-        <p className="notice notice-bad" role="alert" data-testid="approval-error">
-          {apiErrorInfo(error).httpStatus === 409 ? 'Not applied: ' : ''}
-          {apiErrorInfo(error).message}
-        </p>
-      ) : null}
     </div>
   );
 }

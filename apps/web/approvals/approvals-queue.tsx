@@ -1,7 +1,8 @@
 'use client';
 
-import { useInfiniteQuery } from '@tanstack/react-query';
+import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
+import { useState } from 'react';
 import { useRoleAllows, useSession } from '@/auth/use-session';
 import type { ApprovalRow } from '@/trpc/api-types';
 import { apiErrorInfo } from '@/trpc/api-error';
@@ -13,7 +14,7 @@ import { PendingNotice } from '@/ui/pending-notice';
 import { StaleBanner } from '@/ui/stale-banner';
 import { Timestamp } from '@/ui/timestamp';
 import { useNow } from '@/ui/use-now';
-import { ApprovalDecision } from './approval-decision';
+import { ApprovalDecision, type DecisionOutcome } from './approval-decision';
 import { ApprovalPolicyPanel } from './approval-policy-panel';
 import { ApprovalPreview } from './approval-preview';
 import { ApprovalTarget } from './approval-target';
@@ -42,10 +43,19 @@ export function ApprovalsQueue({ view, highlight }: { view: View; highlight: str
       },
     ),
   );
+  // What this page's operator decided (or tried to): the approval stays on the page with the answer,
+  // whatever it became meanwhile (review 33: a 409 "already applied" vanished with its card).
+  const [outcomes, setOutcomes] = useState<Record<string, DecisionOutcome>>({});
+  const decided = (id: string) => (o: DecisionOutcome) => setOutcomes((all) => ({ ...all, [id]: o }));
   // An approval decided since the page was loaded (here or elsewhere) leaves the waiting view at once.
   const shown = list.data?.pages
     .flatMap((p) => p.items)
     .filter((a) => (view === 'pending' ? a.status === 'pending' : a.status !== 'pending'));
+  // The approval a link named, and those acted on here, are shown whatever their status, read one by one.
+  const listed = new Set(shown?.map((a) => a.id));
+  const followed = [...new Set([...(highlight ? [highlight] : []), ...Object.keys(outcomes)])].filter(
+    (id) => !listed.has(id),
+  );
   return (
     <>
       <StaleBanner updatedAt={list.dataUpdatedAt} intervalMs={refreshMs} />
@@ -76,6 +86,20 @@ export function ApprovalsQueue({ view, highlight }: { view: View; highlight: str
           <p>{apiErrorInfo(list.error).message}</p>
         </ErrorPanel>
       ) : null}
+      {followed.length > 0 ? (
+        <ol className="approval-list" data-testid="approvals-followed" aria-label="The approval you followed">
+          {followed.map((id) => (
+            <FollowedApproval
+              key={id}
+              id={id}
+              now={now}
+              highlighted={id === highlight}
+              outcome={outcomes[id]}
+              onOutcome={decided(id)}
+            />
+          ))}
+        </ol>
+      ) : null}
       {shown && shown.length === 0 ? (
         <p className="empty" data-testid="approvals-empty">
           {view === 'pending' ? 'Nothing waits for approval.' : 'No approval has been decided yet.'}
@@ -83,7 +107,14 @@ export function ApprovalsQueue({ view, highlight }: { view: View; highlight: str
       ) : null}
       <ol className="approval-list" data-testid="approvals">
         {shown?.map((a) => (
-          <ApprovalCard key={a.id} approval={a} now={now} highlighted={a.id === highlight} />
+          <ApprovalCard
+            key={a.id}
+            approval={a}
+            now={now}
+            highlighted={a.id === highlight}
+            outcome={outcomes[a.id]}
+            onOutcome={decided(a.id)}
+          />
         ))}
       </ol>
       <LoadMore query={list} shown={shown?.length ?? 0} noun="approvals" />
@@ -92,7 +123,64 @@ export function ApprovalsQueue({ view, highlight }: { view: View; highlight: str
   );
 }
 
-function ApprovalCard({ approval, now, highlighted }: { approval: ApprovalRow; now: number; highlighted: boolean }) {
+/**
+ * One approval by its id, whatever its status: the one a link named (the drafter's "see it in the
+ * approvals queue", after it was decided) or one this page acted on. An id that names none says so.
+ */
+function FollowedApproval({
+  id,
+  now,
+  highlighted,
+  outcome,
+  onOutcome,
+}: {
+  id: string;
+  now: number;
+  highlighted: boolean;
+  outcome: DecisionOutcome | undefined;
+  onOutcome: (o: DecisionOutcome) => void;
+}) {
+  const trpc = useTRPC();
+  const one = useQuery(
+    trpc.approvals.get.queryOptions({ id }, { refetchInterval: refreshMs, retry: false, placeholderData: (p) => p }),
+  );
+  if (one.data)
+    return (
+      <ApprovalCard
+        approval={one.data}
+        now={now}
+        highlighted={highlighted}
+        outcome={outcome}
+        onOutcome={onOutcome}
+      />
+    );
+  if (!one.isError) return null;
+  const status = apiErrorInfo(one.error).httpStatus;
+  return (
+    <li className="panel approval" data-testid="approval-not-found">
+      <p className="notice notice-warn" role="status">
+        {status === 404 || status === 400
+          ? `No approval ${id}: it does not exist, or it was removed with its target's history.`
+          : `Could not load approval ${id}: ${apiErrorInfo(one.error).message}`}{' '}
+        <Link href="/approvals?view=decided">See the decided approvals</Link>
+      </p>
+    </li>
+  );
+}
+
+function ApprovalCard({
+  approval,
+  now,
+  highlighted,
+  outcome,
+  onOutcome,
+}: {
+  approval: ApprovalRow;
+  now: number;
+  highlighted: boolean;
+  outcome: DecisionOutcome | undefined;
+  onOutcome: (o: DecisionOutcome) => void;
+}) {
   const canDecide = useRoleAllows('operator');
   const me = useSession().data?.operator.name;
   const mine = me !== undefined && me === approval.drafter;
@@ -135,7 +223,18 @@ function ApprovalCard({ approval, now, highlighted }: { approval: ApprovalRow; n
       </dl>
       <h3>What it would do (previewed when drafted)</h3>
       <ApprovalPreview approval={approval} />
-      {approval.status === 'pending' && canDecide && !mine ? <ApprovalDecision approval={approval} /> : null}
+      {approval.status === 'pending' && canDecide && !mine ? (
+        <ApprovalDecision approval={approval} onOutcome={onOutcome} />
+      ) : null}
+      {outcome ? (
+        <p
+          className={`notice ${outcome.ok ? 'notice-ok' : 'notice-bad'}`}
+          role={outcome.ok ? 'status' : 'alert'}
+          data-testid={outcome.ok ? 'approval-outcome' : 'approval-error'}
+        >
+          {outcome.text}
+        </p>
+      ) : null}
       {approval.status === 'pending' && mine ? (
         <p className="muted" data-testid="approval-own">
           You drafted this command: a second operator must approve or reject it.

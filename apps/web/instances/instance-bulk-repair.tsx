@@ -46,7 +46,15 @@ export function InstanceBulkRepairPicker({
         href: `/instances/${i.id}`,
         label: i.correlationKey,
       })),
-      leftOut: { count: chosen.length - quarantined.length, why: 'not quarantined: nothing to release' },
+      leftOut: {
+        count: selected.size - quarantined.length,
+        why: [
+          ...(chosen.length > quarantined.length ? ['not quarantined: nothing to release'] : []),
+          ...(selected.size > chosen.length
+            ? [`${selected.size - chosen.length} changed and left this list after it was ticked`]
+            : []),
+        ].join('; '),
+      },
     });
   };
   return (

@@ -17,6 +17,8 @@ import { expectedText } from './expected-text';
  * or the rejection with the state now and a one-click redraft against it. The draft stays on screen
  * while the target moves on (the page polls), so what happened to it is still shown.
  */
+const previewEveryMs = 3000;
+
 export function RepairDraftPanel({
   draft,
   title,
@@ -35,14 +37,16 @@ export function RepairDraftPanel({
 }) {
   const trpc = useTRPC();
   const [reason, setReason] = useState('');
+  const apply = useMutation(trpc.repairs.applyOne.mutationOptions({ onSettled: onApplied }));
   const preview = useQuery(
     trpc.repairs.preview.queryOptions(
       // A preview writes nothing, so it needs no reason yet; the engine still requires the field.
       commandBody(draft, 'preview') as { kind: string },
-      { retry: false, staleTime: Infinity },
+      // Previewed again while the draft is open (review 33): a target that moves underneath (the run
+      // finishes) shows as changed, and Apply is disabled, before anyone presses it.
+      { retry: false, staleTime: Infinity, refetchInterval: apply.isIdle ? previewEveryMs : false },
     ),
   );
-  const apply = useMutation(trpc.repairs.applyOne.mutationOptions({ onSettled: onApplied }));
   const rejection = apply.isError ? repairRejection(apply.error) : null;
   const previewed = preview.data as
     | { expectedHolds: boolean; applicable: boolean; blockers: string[]; effects: Effects; actual: CurrentState }

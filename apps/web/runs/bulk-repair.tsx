@@ -44,7 +44,7 @@ export function BulkRepairPicker({
           href: `/runs/${r.id}`,
           label: r.id.slice(0, 8),
         })),
-      leftOut: { count: chosen.filter((r) => !isOpenRun(r.status)).length, why: 'a finished run is never changed' },
+      leftOut: leftOutOf(chosen, selected.size),
     });
   };
   return (
@@ -62,4 +62,19 @@ export function BulkRepairPicker({
       </button>
     </>
   );
+}
+
+/**
+ * The selected runs the bulk leaves out, and why: finished ones (never changed), and ticked ones that
+ * are no longer in the list (they changed and left its filter since: review 33), which the draft
+ * cannot draft against a status it does not show.
+ */
+function leftOutOf(chosen: RunSummary[], selectedCount: number): BulkDraft['leftOut'] {
+  const finished = chosen.filter((r) => !isOpenRun(r.status)).length;
+  const gone = selectedCount - chosen.length;
+  const why = [
+    ...(finished > 0 ? ['a finished run is never changed'] : []),
+    ...(gone > 0 ? [`${gone} changed and left this list after it was ticked`] : []),
+  ];
+  return { count: finished + gone, why: why.join('; ') || 'a finished run is never changed' };
 }
