@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { createEngine, defineFlow, type Engine } from '@sagaflow/engine';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,33 +7,9 @@ import { apiClient, createTestOperator, signInCookie, testDatabaseUrl, testPassw
 import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+import { runCli } from './support/run-cli.ts';
 
-const root = fileURLToPath(new URL('../../../', import.meta.url));
-
-interface CliAnswer {
-  code: number;
-  out: string;
-  err: string;
-}
-
-/** Runs the real CLI as a child process, as `npm run sagaflow -- ...` does, with `stdin` piped in. */
-function cli(args: string[], env: Record<string, string>, stdin?: string): Promise<CliAnswer> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/cli.ts', ...args],
-      {
-        cwd: root,
-        // No SAGAFLOW_TOKEN or DATABASE_URL leaks in from the test's own environment.
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr }),
-    );
-    child.stdin?.end(stdin ?? '');
-  });
-}
+const cli = runCli;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

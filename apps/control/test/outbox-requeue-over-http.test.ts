@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
 import {
@@ -16,26 +14,11 @@ import {
 import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+import { runCli } from './support/run-cli.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const root = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** Runs the real CLI as a child process, as `npm run sagaflow -- ...` does. */
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/cli.ts', ...args],
-      {
-        cwd: root,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr }),
-    );
-  });
-}
+const cli = runCli;
 
 /** The inventory service's webhook: down (503) until the test brings it up; keeps the message ids it took. */
 function startInventory(): Promise<{ server: Server; url: string; up: { now: boolean }; got: string[] }> {
