@@ -39,14 +39,19 @@ export function ApprovalDecision({
     });
   const approve = useMutation(
     trpc.approvals.approve.mutationOptions({
-      onSuccess: (a) => onOutcome({ ok: true, text: `Approved: ${a.status}.` }),
+      onSuccess: (a) =>
+        onOutcome({ ok: true, text: `Approved: ${a.command} on ${a.target.type} ${a.target.id} is ${a.status}.` }),
       onError: failed,
       onSettled: refresh,
     }),
   );
   const reject = useMutation(
     trpc.approvals.reject.mutationOptions({
-      onSuccess: () => onOutcome({ ok: true, text: 'Rejected: nothing was applied.' }),
+      onSuccess: (a) =>
+        onOutcome({
+          ok: true,
+          text: `Rejected: ${a.command} on ${a.target.type} ${a.target.id}; nothing was applied.`,
+        }),
       onError: failed,
       onSettled: refresh,
     }),

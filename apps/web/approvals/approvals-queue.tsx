@@ -53,9 +53,11 @@ export function ApprovalsQueue({ view, highlight }: { view: View; highlight: str
     .filter((a) => (view === 'pending' ? a.status === 'pending' : a.status !== 'pending'));
   // The approval a link named, and those acted on here, are shown whatever their status, read one by one.
   const listed = new Set(shown?.map((a) => a.id));
-  const followed = [...new Set([...(highlight ? [highlight] : []), ...Object.keys(outcomes)])].filter(
-    (id) => !listed.has(id),
-  );
+  // A decision refused (another operator decided first) keeps its approval on the page with the answer;
+  // one that went through says so above the queue, and the approval leaves the waiting view as before.
+  const refused = Object.keys(outcomes).filter((id) => !outcomes[id]!.ok);
+  const done = Object.entries(outcomes).filter(([, o]) => o.ok);
+  const followed = [...new Set([...(highlight ? [highlight] : []), ...refused])].filter((id) => !listed.has(id));
   return (
     <>
       <StaleBanner updatedAt={list.dataUpdatedAt} intervalMs={refreshMs} />
@@ -86,6 +88,11 @@ export function ApprovalsQueue({ view, highlight }: { view: View; highlight: str
           <p>{apiErrorInfo(list.error).message}</p>
         </ErrorPanel>
       ) : null}
+      {done.map(([id, o]) => (
+        <p key={id} className="notice notice-ok" role="status" data-testid="approval-outcome">
+          {o.text}
+        </p>
+      ))}
       {followed.length > 0 ? (
         <ol className="approval-list" data-testid="approvals-followed" aria-label="The approval you followed">
           {followed.map((id) => (
@@ -146,13 +153,7 @@ function FollowedApproval({
   );
   if (one.data)
     return (
-      <ApprovalCard
-        approval={one.data}
-        now={now}
-        highlighted={highlighted}
-        outcome={outcome}
-        onOutcome={onOutcome}
-      />
+      <ApprovalCard approval={one.data} now={now} highlighted={highlighted} outcome={outcome} onOutcome={onOutcome} />
     );
   if (!one.isError) return null;
   const status = apiErrorInfo(one.error).httpStatus;
@@ -226,12 +227,8 @@ function ApprovalCard({
       {approval.status === 'pending' && canDecide && !mine ? (
         <ApprovalDecision approval={approval} onOutcome={onOutcome} />
       ) : null}
-      {outcome ? (
-        <p
-          className={`notice ${outcome.ok ? 'notice-ok' : 'notice-bad'}`}
-          role={outcome.ok ? 'status' : 'alert'}
-          data-testid={outcome.ok ? 'approval-outcome' : 'approval-error'}
-        >
+      {outcome && !outcome.ok ? (
+        <p className="notice notice-bad" role="alert" data-testid="approval-error">
           {outcome.text}
         </p>
       ) : null}

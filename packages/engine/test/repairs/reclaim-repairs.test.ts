@@ -16,7 +16,9 @@ describe(`reclaim repairs (${testDbKind()})`, () => {
     const { t } = c;
     t.faults.crashAfterClaim('rep-held');
     // parkedRun stops the workers: the worker that claimed the step is gone from then on.
-    const d = await parkedRun(holding, (x) => x.actions[0]?.status === 'Running');
+    // The run's own status too: a snapshot between the step's claim and the run's move to Running drafts
+    // against a status the run leaves a moment later (seen in CI: expectedHolds false).
+    const d = await parkedRun(holding, (x) => x.actions[0]?.status === 'Running' && x.run.status === 'Running');
     const { applied } = await proveCommand(stepCmd('run.reclaim_step', d, 1));
     expect(applied.effects.transitions).toEqual([{ subject: 'step 1 (rep-held)', from: 'Running', to: 'Pending' }]);
     const row = await t.db.prisma.actionRun.findFirstOrThrow({ where: { run_id: d.run.id, sequence: 1 } });
@@ -39,7 +41,10 @@ describe(`reclaim repairs (${testDbKind()})`, () => {
     t.faults.crashAfterClaim('rep-held');
     const { runId } = await t.engine.startFlow(holding, null);
     // The workers keep running: the claim's owner heartbeats, so it is slow, not gone.
-    const d = await t.drive(runId, { skipTime: false, until: (x) => x.actions[0]?.status === 'Running' });
+    const d = await t.drive(runId, {
+      skipTime: false,
+      until: (x) => x.actions[0]?.status === 'Running' && x.run.status === 'Running',
+    });
     const cmd = stepCmd('run.reclaim_step', d, 1);
     const preview = await t.engine.repairs.preview(cmd);
     expect(preview).toMatchObject({ expectedHolds: true, applicable: false });
@@ -59,7 +64,10 @@ describe(`reclaim repairs (${testDbKind()})`, () => {
     const w = await waitingRun();
     t.engine.startWorkers();
     await t.engine.cancel(w.run.id, { reason: 'to roll it back', cleanupSeconds: 3600 });
-    const d = await t.drive(w.run.id, { skipTime: false, until: (x) => x.compensations[0]?.status === 'Running' });
+    const d = await t.drive(w.run.id, {
+      skipTime: false,
+      until: (x) => x.compensations[0]?.status === 'Running' && x.run.status === 'Compensating',
+    });
     // Stopping the pool stops the worker that holds the compensation: gone, as far as the engine can tell.
     await t.engine.stopWorkers();
     return d;
@@ -121,7 +129,10 @@ describe(`reclaim repairs (${testDbKind()})`, () => {
     t.engine.startWorkers();
     await t.engine.cancel(w.run.id, { reason: 'to roll it back', cleanupSeconds: 3600 });
     // The workers keep running: the claim's owner heartbeats, so it is slow, not gone.
-    const d = await t.drive(w.run.id, { skipTime: false, until: (x) => x.compensations[0]?.status === 'Running' });
+    const d = await t.drive(w.run.id, {
+      skipTime: false,
+      until: (x) => x.compensations[0]?.status === 'Running' && x.run.status === 'Compensating',
+    });
     // The pool holding the compensation stays up, and beats every few seconds: its heartbeat (the workers
     // table) may land between two snapshots or not, whatever the refusal does, so it is left out of them.
     const unchanged = (snapshot: Record<string, string>) => without(without(snapshot, 'repair_commands'), 'workers');
