@@ -3,11 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
 import { parsePrometheus, seriesOf } from './support/parse-prometheus.ts';
 import { eventually } from './support/seed-known-set.ts';
-import { apiClient, createTestOperator, rawCall, signInCookie, testDatabaseUrl } from './support/test-plane.ts';
+import {
+  apiClient,
+  createTestOperator,
+  rawCall,
+  signInCookie,
+  startWaitingRun,
+  testDatabaseUrl,
+} from './support/test-plane.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const token = 'scrape-token-for-approvals-0123456789';
 
 type ErrorBody = {
@@ -44,17 +50,7 @@ describe('approvals over HTTP: the two-person rule, the queue, the policy (Postg
     await plane.stop();
   });
 
-  async function waitingRun(): Promise<string> {
-    const { runId } = await apiClient(plane.url, cookies.ana).runs.start.mutate({
-      flowName: 'demo.reservation',
-      input: { orderId: randomUUID() },
-    });
-    for (let i = 0; i < 400; i++) {
-      if ((await plane.engine.getRun(runId))?.run.status === 'Waiting') return runId;
-      await sleep(25);
-    }
-    throw new Error(`run ${runId} never reached Waiting`);
-  }
+  const waitingRun = () => startWaitingRun(plane, cookies.ana);
 
   const terminate = (runId: string, key = randomUUID()) => ({
     kind: 'run.terminate',

@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
-import { apiClient, createTestOperator, rawCall, signInCookie, testDatabaseUrl } from './support/test-plane.ts';
+import {
+  apiClient,
+  createTestOperator,
+  rawCall,
+  signInCookie,
+  startWaitingRun,
+  testDatabaseUrl,
+} from './support/test-plane.ts';
 import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What a refused tRPC call's JSON body says (a single, unbatched call). */
 type ErrorBody = {
@@ -40,18 +45,7 @@ describe('repairs over HTTP: roles, the session as actor, conflicts and idempote
    * A demo.reservation run parked in Waiting on its `confirm` signal (its window is 30 s of the
    * control plane's clock; the repairs below are made as soon as it waits).
    */
-  async function waitingRun(): Promise<string> {
-    const { runId } = await apiClient(plane.url, cookies.operator).runs.start.mutate({
-      flowName: 'demo.reservation',
-      input: { orderId: randomUUID() },
-    });
-    for (let i = 0; i < 400; i++) {
-      const detail = await plane.engine.getRun(runId);
-      if (detail?.run.status === 'Waiting') return runId;
-      await sleep(25);
-    }
-    throw new Error(`run ${runId} never reached Waiting`);
-  }
+  const waitingRun = () => startWaitingRun(plane, cookies.operator);
 
   const cancel = (runId: string, key = randomUUID(), runStatus = 'Waiting') => ({
     kind: 'run.cancel',

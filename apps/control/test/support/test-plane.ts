@@ -124,3 +124,20 @@ export function rawCall(
     req.end(body);
   });
 }
+
+/**
+ * Starts a `demo.reservation` run through the API as the operator of `cookie` and waits (by polling
+ * the engine, up to 10 s) until it parks Waiting for its signal: a run that repairs can be drafted
+ * against. Returns its id.
+ */
+export async function startWaitingRun(plane: ControlPlane, cookie: string): Promise<string> {
+  const { runId } = await apiClient(plane.url, cookie).runs.start.mutate({
+    flowName: 'demo.reservation',
+    input: { orderId: randomUUID() },
+  });
+  for (let i = 0; i < 400; i++) {
+    if ((await plane.engine.getRun(runId))?.run.status === 'Waiting') return runId;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`run ${runId} never reached Waiting`);
+}

@@ -1,11 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
-import { apiClient, createTestOperator, rawCall, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
+import {
+  createTestOperator,
+  rawCall,
+  signInCookie,
+  startWaitingRun,
+  testDatabaseUrl,
+} from '../../support/test-plane.ts';
 import { parseEnv } from '../../../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Data<T = Record<string, unknown>> = { result: { data: T } };
 
 /**
@@ -63,17 +68,7 @@ describe('every mutation leaves exactly one audit row naming its actor; a refuse
     return (a.body as Data).result.data;
   };
 
-  async function waitingRun(): Promise<string> {
-    const { runId } = await apiClient(plane.url, cookies.ana).runs.start.mutate({
-      flowName: 'demo.reservation',
-      input: { orderId: randomUUID() },
-    });
-    for (let i = 0; i < 400; i++) {
-      if ((await plane.engine.getRun(runId))?.run.status === 'Waiting') return runId;
-      await sleep(25);
-    }
-    throw new Error(`run ${runId} never reached Waiting`);
-  }
+  const waitingRun = () => startWaitingRun(plane, cookies.ana);
   const terminate = (runId: string) => ({
     kind: 'run.terminate',
     target: { runId },

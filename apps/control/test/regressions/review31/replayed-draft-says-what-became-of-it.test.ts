@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
-import { apiClient, createTestOperator, rawCall, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
+import {
+  apiClient,
+  createTestOperator,
+  rawCall,
+  signInCookie,
+  startWaitingRun,
+  testDatabaseUrl,
+} from '../../support/test-plane.ts';
 import { parseEnv } from '../../../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
 import { runCli } from '../../support/run-cli.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Data<T = Record<string, unknown>> = { result: { data: T } };
 
 const cli = runCli;
@@ -36,17 +42,7 @@ describe('repeating a gated repair with its idempotency key after the approval w
     await plane.stop();
   });
 
-  async function waitingRun(): Promise<string> {
-    const { runId } = await apiClient(plane.url, cookies.ana).runs.start.mutate({
-      flowName: 'demo.reservation',
-      input: { orderId: randomUUID() },
-    });
-    for (let i = 0; i < 400; i++) {
-      if ((await plane.engine.getRun(runId))?.run.status === 'Waiting') return runId;
-      await sleep(25);
-    }
-    throw new Error(`run ${runId} never reached Waiting`);
-  }
+  const waitingRun = () => startWaitingRun(plane, cookies.ana);
   const terminate = (runId: string, key: string) => ({
     kind: 'run.terminate',
     target: { runId },

@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
-import { apiClient, createTestOperator, rawCall, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
+import {
+  apiClient,
+  createTestOperator,
+  rawCall,
+  signInCookie,
+  startWaitingRun,
+  testDatabaseUrl,
+} from '../../support/test-plane.ts';
 import { parseEnv } from '../../../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 type Data<T = Record<string, unknown>> = { result: { data: T } };
 type ErrorBody = { error: { message: string; data: { httpStatus: number } } };
 
@@ -43,17 +49,7 @@ describe('the two-person rule across sessions and API tokens', () => {
     await plane.stop();
   });
 
-  async function waitingRun(): Promise<string> {
-    const { runId } = await apiClient(plane.url, cookies.admin).runs.start.mutate({
-      flowName: 'demo.reservation',
-      input: { orderId: randomUUID() },
-    });
-    for (let i = 0; i < 400; i++) {
-      if ((await plane.engine.getRun(runId))?.run.status === 'Waiting') return runId;
-      await sleep(25);
-    }
-    throw new Error(`run ${runId} never reached Waiting`);
-  }
+  const waitingRun = () => startWaitingRun(plane, cookies.admin);
   const as = (who: { cookie?: string; token?: string }) =>
     who.token ? { authorization: `Bearer ${who.token}` } : { cookie: who.cookie ?? '' };
   const call = (path: string, who: { cookie?: string; token?: string }, input: unknown) =>
