@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ScrollBox } from '@/ui/scroll-box';
@@ -43,6 +43,8 @@ export function BulkDraftPanel({
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [reason, setReason] = useState('');
+  // One submit per draft: a second Enter before the form re-rendered does not send the bulk again.
+  const sending = useRef(false);
   const preview = useQuery(
     trpc.repairs.previewBulk.queryOptions(bulkBody(draft, 'preview'), {
       retry: false,
@@ -129,7 +131,13 @@ export function BulkDraftPanel({
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            apply.mutate(bulkBody(draft, reason.trim()));
+            if (sending.current) return;
+            sending.current = true;
+            apply.mutate(bulkBody(draft, reason.trim()), {
+              onError: () => {
+                sending.current = false;
+              },
+            });
           }}
         >
           <label>

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { describeCurrent, redraftAgainst, type CurrentState } from './redraft';
@@ -37,6 +37,9 @@ export function RepairDraftPanel({
 }) {
   const trpc = useTRPC();
   const [reason, setReason] = useState('');
+  // A second Enter before the first submit re-rendered the form must not send it again (review 33): the
+  // idempotency key would keep it to one effect, but the answer shown would be the replay's.
+  const sending = useRef(false);
   const apply = useMutation(trpc.repairs.applyOne.mutationOptions({ onSettled: onApplied }));
   const preview = useQuery(
     trpc.repairs.preview.queryOptions(
@@ -105,7 +108,13 @@ export function RepairDraftPanel({
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            apply.mutate(commandBody(draft, reason.trim()) as { kind: string });
+            if (sending.current) return;
+            sending.current = true;
+            apply.mutate(commandBody(draft, reason.trim()) as { kind: string }, {
+              onError: () => {
+                sending.current = false;
+              },
+            });
           }}
         >
           <label>
