@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { pino, type Logger } from 'pino';
 import { cancelRun } from './api/cancel-run.ts';
+import { inOperatorTransaction } from './api/operator-transaction.ts';
 import { getRunDetail } from './api/get-run-detail.ts';
 import { kickRun, type KickResult } from './api/kick-run.ts';
 import { listRunViews } from './api/list-run-views.ts';
@@ -17,6 +18,7 @@ import type { Database } from './db/database.ts';
 import { withHostTransaction, type HostTransaction } from './db/host-transaction.ts';
 import type { ActionDefinition, Json } from './definitions/define-action.ts';
 import type { FlowDefinition } from './definitions/flow-context.ts';
+import type { Prisma, PrismaClient } from './generated/prisma/client.ts';
 import { buildProcessManager, type ProcessManager } from './process/create-process-manager.ts';
 import type { ProcessDefinition } from './process/define-process.ts';
 import { createApprovals, type Approvals } from './approvals/create-approvals.ts';
@@ -92,12 +94,16 @@ export interface Engine {
   /**
    * Starts a run. With `tx` (the host's open transaction: a pg client inside BEGIN, or a Prisma
    * interactive transaction on `db.pool`), the run is written in it: it exists if and only if the
-   * host's transaction commits.
+   * host's transaction commits. With `audit`, the host's own row (an audit trail's "who started it")
+   * is written by the callback in the same transaction as the run: both commit or neither does.
    */
   startFlow<I extends Json>(
     flow: FlowDefinition<I, Json> | string,
     input: I,
-    options?: StartFlowOptions & { tx?: HostTransaction },
+    options?: StartFlowOptions & {
+      tx?: HostTransaction;
+      audit?: (tx: Prisma.TransactionClient, started: { runId: string }) => Promise<void>;
+    },
   ): Promise<{ runId: string }>;
   /** Sends a signal (payload defaults to true); it waits in the run's buffer until awaited. */
   signal(runId: string, name: string, payload?: Json): Promise<{ signalId: string }>;
@@ -219,14 +225,27 @@ export function createEngine(options: EngineOptions): Engine {
     maintenance,
     events: events.emitter,
     runtime: deps,
-    async startFlow(flow, input, { tx, ...opts } = {}) {
+    async startFlow(flow, input, { tx, audit, ...opts } = {}) {
       const name = typeof flow === 'string' ? flow : flow.name;
       if (tx) {
         // In the host's transaction the run exists only once the host commits: no hand-off to this
         // pool, a worker finds its wake after the commit.
-        const started = await withHostTransaction(options.db, tx, (host) =>
-          startFlow({ ...deps, prisma: host, driver: undefined }, name, input, opts),
-        );
+        const started = await withHostTransaction(options.db, tx, async (host) => {
+          const s = await startFlow({ ...deps, prisma: host, driver: undefined }, name, input, opts);
+          await audit?.(host, { runId: s.runId });
+          return s;
+        });
+        nudge();
+        return { runId: started.runId };
+      }
+      if (audit) {
+        // The host's audit row commits with the run (ADR 0107): one operator transaction, off the
+        // batched start and with no hand-off to this pool; a worker finds its wake after the commit.
+        const started = await inOperatorTransaction(deps, async (t) => {
+          const s = await startFlow({ ...deps, prisma: t as PrismaClient, driver: undefined }, name, input, opts);
+          await audit(t, { runId: s.runId });
+          return s;
+        });
         nudge();
         return { runId: started.runId };
       }

@@ -126,7 +126,7 @@ export type { BulkRepairCommand, BulkRepairItemResult, BulkRepairResult } from '
 export type { Repairs } from './repairs/create-repairs.ts';
 export type { Approvals, PolicyChange } from './approvals/create-approvals.ts';
 export { defaultApprovalPolicy, type ApprovalPolicy, type StoredApprovalPolicy } from './approvals/approval-policy.ts';
-export type { ApprovalView, AwaitingApproval, DecidedDraft } from './approvals/approval-view.ts';
+export type { ApprovalAudit, ApprovalView, AwaitingApproval, DecidedDraft } from './approvals/approval-view.ts';
 export { repairCatalogue, type RepairCommandInfo } from './repairs/repair-catalogue.ts';
 export {
   parseRepairCommand,

@@ -1,7 +1,8 @@
 import type { Database } from '@sagaflow/engine';
 
 type Prisma = Database['prisma'];
-type Tx = Parameters<Parameters<Prisma['$transaction']>[0]>[0];
+/** A transaction an audit row can be written in (Prisma's interactive one, as the engine's `audit` options pass). */
+export type AuditTransaction = Parameters<Parameters<Prisma['$transaction']>[0]>[0];
 
 export interface AuditEventInput {
   at: Date;
@@ -17,7 +18,7 @@ export interface AuditEventInput {
 }
 
 /** Appends one row to the audit trail (in the caller's transaction when given one). */
-export async function recordAuditEvent(prisma: Prisma | Tx, e: AuditEventInput): Promise<void> {
+export async function recordAuditEvent(prisma: Prisma | AuditTransaction, e: AuditEventInput): Promise<void> {
   await prisma.auditEvent.create({
     data: {
       at: e.at,

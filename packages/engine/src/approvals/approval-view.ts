@@ -1,4 +1,5 @@
 import type { Json } from '../definitions/define-action.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
 import type { DbRepairApproval } from '../store/approvals/find-approval.ts';
 import type { ApprovalStatus } from '../store/approvals/settle-approval.ts';
 
@@ -96,3 +97,9 @@ export function toApprovalView(row: DbRepairApproval): ApprovalView {
     result: (row.result ?? null) as Json | null,
   };
 }
+
+/**
+ * A host's own row for a decision on the trail (who drafted or rejected it), written by the callback
+ * in the same transaction as the approval's row: both commit or neither does (ADR 0107).
+ */
+export type ApprovalAudit = (tx: Prisma.TransactionClient, approval: ApprovalView) => Promise<void>;

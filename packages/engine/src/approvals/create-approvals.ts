@@ -12,7 +12,13 @@ import { listApprovals } from '../store/approvals/list-approvals.ts';
 import { readApprovalPolicy } from '../store/approvals/read-approval-policy.ts';
 import { writeApprovalPolicy } from '../store/approvals/write-approval-policy.ts';
 import { parseApprovalPolicy, toStoredPolicy, type StoredApprovalPolicy } from './approval-policy.ts';
-import { toApprovalView, type ApprovalView, type AwaitingApproval, type DecidedDraft } from './approval-view.ts';
+import {
+  toApprovalView,
+  type ApprovalAudit,
+  type ApprovalView,
+  type AwaitingApproval,
+  type DecidedDraft,
+} from './approval-view.ts';
 import { approveRepair, rejectRepair, resumeInterruptedBulks } from './decide-approval.ts';
 import { submitBulkRepair, submitRepair } from './submit-repair.ts';
 
@@ -35,14 +41,27 @@ export interface PolicyChange {
  * if (r.status === 'awaiting_approval') await engine.approvals.approve(r.approvalId, 'ben');
  */
 export interface Approvals {
-  /** One command: applied now, or (gated) stored as a pending approval. */
-  submit(command: unknown): Promise<RepairResult | AwaitingApproval | DecidedDraft>;
-  /** A bulk command: applied now, or (gated kind, or over the bulk threshold) one approval for the whole bulk. */
-  submitBulk(command: unknown): Promise<BulkRepairResult | AwaitingApproval | DecidedDraft>;
+  /**
+   * One command: applied now, or (gated) stored as a pending approval. `audit` runs in the same
+   * transaction as a new draft's row (not for a replay, nor for a command applied at once, which has
+   * its own audit row), so a host's trail row and the draft commit together.
+   */
+  submit(
+    command: unknown,
+    options?: { audit?: ApprovalAudit },
+  ): Promise<RepairResult | AwaitingApproval | DecidedDraft>;
+  /** A bulk command: applied now, or (gated kind, or over the bulk threshold) one approval for the whole bulk. `audit` as for `submit`. */
+  submitBulk(
+    command: unknown,
+    options?: { audit?: ApprovalAudit },
+  ): Promise<BulkRepairResult | AwaitingApproval | DecidedDraft>;
   /** Applies a pending approval as `approver` (never its drafter); `via` says how the approver acted (an API token), for the audit row. */
   approve(id: unknown, approver: string, options?: { via?: string }): Promise<ApprovalView>;
-  /** Rejects a pending approval as `approver` (never its drafter), with a reason. */
-  reject(id: unknown, approver: string, reason: unknown): Promise<ApprovalView>;
+  /**
+   * Rejects a pending approval as `approver` (never its drafter), with a reason. `audit` runs in the
+   * same transaction as the decision.
+   */
+  reject(id: unknown, approver: string, reason: unknown, options?: { audit?: ApprovalAudit }): Promise<ApprovalView>;
   /** Newest first, keyset-paged; expired drafts are marked expired first. */
   list(filter: {
     statuses?: readonly string[];
@@ -80,10 +99,10 @@ export function createApprovals(deps: RepairDeps, nudge: () => void): Approvals 
     return r;
   };
   return {
-    submit: (cmd) => nudging(submitRepair(deps, cmd)),
-    submitBulk: (cmd) => nudging(submitBulkRepair(deps, cmd)),
+    submit: (cmd, options) => nudging(submitRepair(deps, cmd, options?.audit)),
+    submitBulk: (cmd, options) => nudging(submitBulkRepair(deps, cmd, options?.audit)),
     approve: (id, approver, options) => nudging(approveRepair(deps, id, approver, options)),
-    reject: (id, approver, reason) => rejectRepair(deps, id, approver, reason),
+    reject: (id, approver, reason, options) => rejectRepair(deps, id, approver, reason, options?.audit),
     resumeInterrupted: () => nudging(resumeInterruptedBulks(deps)),
     async list(filter) {
       await expireApprovals(db, now());

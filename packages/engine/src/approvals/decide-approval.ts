@@ -11,7 +11,8 @@ import { findApproval, type DbRepairApproval } from '../store/approvals/find-app
 import { findInterruptedBulks } from '../store/approvals/find-interrupted-bulks.ts';
 import { lockApproval } from '../store/approvals/lock-approval.ts';
 import { settleApproval } from '../store/approvals/settle-approval.ts';
-import { toApprovalView, type ApprovalView } from './approval-view.ts';
+import { inOperatorTransaction } from '../api/operator-transaction.ts';
+import { toApprovalView, type ApprovalAudit, type ApprovalView } from './approval-view.ts';
 
 /**
  * A second operator approves a gated command (ADR 0020): it is applied through the ordinary repair
@@ -128,19 +129,23 @@ export async function resumeInterruptedBulks(deps: RepairDeps): Promise<number> 
   return finished;
 }
 
-/** A second operator rejects a gated command: nothing is applied, the approval records who and why. */
+/**
+ * A second operator rejects a gated command: nothing is applied, the approval records who and why.
+ * `audit` writes the host's row for the rejection in the same transaction as the decision.
+ */
 export async function rejectRepair(
   deps: RepairDeps,
   id: unknown,
   approver: string,
   reason: unknown,
+  audit?: ApprovalAudit,
 ): Promise<ApprovalView> {
   if (typeof reason !== 'string' || reason.trim() === '')
     throw new EngineError('invalid_input', 'reason: say why the command is rejected', { field: 'reason' });
   assertStorableText(reason, 'reason', textRules(deps.runtime.config.limits));
   const row = await decidable(deps, id, approver, 'reject');
   const at = deps.runtime.clock.now();
-  const done = await settleApproval(deps.runtime.prisma, {
+  const decision = {
     id: row.id,
     from: 'pending',
     to: 'rejected',
@@ -148,7 +153,16 @@ export async function rejectRepair(
     at,
     reason,
     unexpiredAt: at,
-  });
+  } as const;
+  const done = !audit
+    ? await settleApproval(deps.runtime.prisma, decision)
+    : await inOperatorTransaction(deps.runtime, async (tx) => {
+        if (!(await settleApproval(tx, decision))) return false;
+        const rejected = await findApproval(tx, row.id);
+        if (!rejected) throw new EngineError('approval_not_found', `no approval ${row.id}`);
+        await audit(tx, toApprovalView(rejected));
+        return true;
+      });
   if (!done) throw decided((await findApproval(deps.runtime.prisma, row.id)) ?? row);
   deps.runtime.logger.info({ approval: row.id, approver, command: row.command }, 'repair rejected');
   return view(deps, row.id);

@@ -17,7 +17,14 @@ import { insertApproval, isDuplicateApprovalKey, type NewApproval } from '../sto
 import { readApprovalPolicy } from '../store/approvals/read-approval-policy.ts';
 import { findRepairCommand } from '../store/repairs/find-repair-command.ts';
 import { policyGates, toStoredPolicy } from './approval-policy.ts';
-import { replayedDraft, toApprovalView, type AwaitingApproval, type DecidedDraft } from './approval-view.ts';
+import { inOperatorTransaction } from '../api/operator-transaction.ts';
+import {
+  replayedDraft,
+  toApprovalView,
+  type ApprovalAudit,
+  type AwaitingApproval,
+  type DecidedDraft,
+} from './approval-view.ts';
 
 /**
  * Submits one repair command under the approval policy (ADR 0020). A command the policy does not
@@ -25,11 +32,13 @@ import { replayedDraft, toApprovalView, type AwaitingApproval, type DecidedDraft
  * approval with its preview, drafter, reason, expected state and idempotency key, and nothing else
  * is written: the target is untouched until a second operator approves it. A draft whose expected
  * state already fails is refused as `repair_conflict` (nothing stored but its audit row). The same idempotency key
- * returns the same draft (or what became of it), never a second one.
+ * returns the same draft (or what became of it), never a second one. `audit` writes the host's row
+ * for a new draft in the draft's transaction.
  */
 export async function submitRepair(
   deps: RepairDeps,
   raw: unknown,
+  audit?: ApprovalAudit,
 ): Promise<RepairResult | AwaitingApproval | DecidedDraft> {
   const cmd = parseRepairCommand(raw, deps.runtime.config.limits);
   const target = repairTarget(cmd);
@@ -43,17 +52,21 @@ export async function submitRepair(
   // A draft that could not apply even now is refused (and audited) before anyone is asked to approve it.
   if (!preview.expectedHolds) return auditNotApplied(deps, cmd, 'conflict', preview.actual, [expectationDrifted]);
   if (preview.blockers.length > 0) return auditNotApplied(deps, cmd, 'refused', preview.actual, preview.blockers);
-  return draft(deps, {
-    drafter: cmd.actor,
-    command: cmd.kind,
-    targetType: target.type,
-    targetId: target.id,
-    bulk: false,
-    payload: cmd as unknown as Json,
-    preview: preview as unknown as Json,
-    reason: cmd.reason,
-    idempotencyKey: cmd.idempotencyKey,
-  });
+  return draft(
+    deps,
+    {
+      drafter: cmd.actor,
+      command: cmd.kind,
+      targetType: target.type,
+      targetId: target.id,
+      bulk: false,
+      payload: cmd as unknown as Json,
+      preview: preview as unknown as Json,
+      reason: cmd.reason,
+      idempotencyKey: cmd.idempotencyKey,
+    },
+    audit,
+  );
 }
 
 /**
@@ -63,6 +76,7 @@ export async function submitRepair(
 export async function submitBulkRepair(
   deps: RepairDeps,
   raw: unknown,
+  audit?: ApprovalAudit,
 ): Promise<BulkRepairResult | AwaitingApproval | DecidedDraft> {
   const items = parseBulk(deps, raw);
   const bulk = raw as BulkRepairCommand;
@@ -84,30 +98,43 @@ export async function submitBulkRepair(
     });
     previews.push({ target: repairTarget(item), ...preview } as unknown as Json);
   }
-  return draft(deps, {
-    drafter: first.actor,
-    command: first.kind,
-    targetType: 'bulk',
-    targetId: `${items.length} targets`,
-    bulk: true,
-    // As parsed (ids in lower case, nothing but what a bulk carries), in the form applyBulkRepair takes.
-    payload: storedBulk(bulk, items),
-    preview: previews,
-    reason: first.reason,
-    idempotencyKey: bulk.idempotencyKey,
-  });
+  return draft(
+    deps,
+    {
+      drafter: first.actor,
+      command: first.kind,
+      targetType: 'bulk',
+      targetId: `${items.length} targets`,
+      bulk: true,
+      // As parsed (ids in lower case, nothing but what a bulk carries), in the form applyBulkRepair takes.
+      payload: storedBulk(bulk, items),
+      preview: previews,
+      reason: first.reason,
+      idempotencyKey: bulk.idempotencyKey,
+    },
+    audit,
+  );
 }
 
 async function draft(
   deps: RepairDeps,
   a: Omit<NewApproval, 'id' | 'createdAt' | 'expiresAt'>,
+  audit: ApprovalAudit | undefined,
 ): Promise<AwaitingApproval | DecidedDraft> {
   const db = deps.runtime.prisma;
   const createdAt = deps.runtime.clock.now();
   const expiresAt = new Date(createdAt.getTime() + deps.runtime.config.approvals.expire_after_seconds * 1000);
   const id = randomUUID();
+  const stored = { ...a, id, createdAt, expiresAt };
   try {
-    await insertApproval(db, { ...a, id, createdAt, expiresAt });
+    if (!audit) await insertApproval(db, stored);
+    else
+      await inOperatorTransaction(deps.runtime, async (tx) => {
+        await insertApproval(tx, stored);
+        const row = await findApprovalByKey(tx, a.idempotencyKey);
+        if (!row) throw new EngineError('internal', `approval ${id} was stored but cannot be read back`);
+        await audit(tx, toApprovalView(row));
+      });
   } catch (err) {
     // Another call with the same key drafted it first: its draft is ours.
     const prior = isDuplicateApprovalKey(err) ? await findApprovalByKey(db, a.idempotencyKey) : null;

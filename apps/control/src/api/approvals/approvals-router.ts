@@ -84,16 +84,18 @@ export const approvalsRouter = router({
     .input(z.object({ id: uuidText, reason: storableText(1000).trim().min(1, 'say why it is rejected') }).strict())
     .mutation(async ({ ctx, input }) => {
       await requireAdminFor(ctx, input.id);
-      const rejected = await ctx.engine.approvals.reject(input.id, ctx.session.operator.name, input.reason);
-      await recordOperatorAction(ctx, {
-        action: 'repair_rejected',
-        targetType: 'approval',
-        targetId: rejected.id,
-        outcome: 'rejected',
-        reason: input.reason,
-        details: { command: rejected.command, target: rejected.target.id, drafter: rejected.drafter },
+      // The rejection's trail row commits with the decision (ADR 0107).
+      return ctx.engine.approvals.reject(input.id, ctx.session.operator.name, input.reason, {
+        audit: (tx, rejected) =>
+          recordOperatorAction(ctx, tx, {
+            action: 'repair_rejected',
+            targetType: 'approval',
+            targetId: rejected.id,
+            outcome: 'rejected',
+            reason: input.reason,
+            details: { command: rejected.command, target: rejected.target.id, drafter: rejected.drafter },
+          }),
       });
-      return rejected;
     }),
 });
 

@@ -1,27 +1,29 @@
-import { recordAuditEvent } from '../../auth/record-audit-event.ts';
+import { recordAuditEvent, type AuditTransaction } from '../../auth/record-audit-event.ts';
 import type { SignedInContext } from '../trpc.ts';
 import { tokenVia } from '../token-via.ts';
 
+/** An operator's action that has no repair row of its own: a repair drafted for approval, a draft rejected, a run started. */
+export interface OperatorAction {
+  action: 'repair_drafted' | 'repair_rejected' | 'run_started';
+  targetType: string;
+  targetId: string;
+  outcome: string;
+  reason?: string;
+  details?: Record<string, string | number | boolean | null>;
+}
+
 /**
- * One row of the audit trail for an operator's action that has no repair row of its own (review 31):
- * a repair drafted for approval, a draft rejected, a run started. It names the operator and, for an
- * API token, the token. Written once the engine's own write committed, in a statement of its own: a
- * process that dies between the two leaves the action without its trail row, never a row without
- * the action (the approvals and runs themselves say who drafted, decided or started what).
+ * One row of the audit trail for an operator's action (review 31), naming the operator and, for an
+ * API token, the token. `tx` is the engine's transaction that makes the action (its `audit` option),
+ * so the row and the draft, decision or run commit together or not at all (ADR 0107).
  */
 export async function recordOperatorAction(
   ctx: SignedInContext,
-  e: {
-    action: 'repair_drafted' | 'repair_rejected' | 'run_started';
-    targetType: string;
-    targetId: string;
-    outcome: string;
-    reason?: string;
-    details?: Record<string, string | number | boolean | null>;
-  },
+  tx: AuditTransaction,
+  e: OperatorAction,
 ): Promise<void> {
   const { operator } = ctx.session;
-  await recordAuditEvent(ctx.db.prisma, {
+  await recordAuditEvent(tx, {
     at: ctx.auth.now(),
     actorId: operator.id,
     actor: operator.name,

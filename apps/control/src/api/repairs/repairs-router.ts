@@ -1,5 +1,5 @@
 import { TRPCError } from '@trpc/server';
-import type { AwaitingApproval, RepairKind } from '@sagaflow/engine';
+import type { ApprovalAudit, RepairKind } from '@sagaflow/engine';
 import { recordOperatorAction } from '../audit/record-operator-action.ts';
 import { tokenVia } from '../token-via.ts';
 import { z } from 'zod';
@@ -62,7 +62,7 @@ export const repairsRouter = router({
    */
   applyOne: operatorProcedure
     .input(draftedCommand)
-    .mutation(async (opts) => recordDraft(opts.ctx, await opts.ctx.engine.approvals.submit(drafted(opts)))),
+    .mutation((opts) => opts.ctx.engine.approvals.submit(drafted(opts), draftAudit(opts.ctx))),
   /** A preview of each item of a bulk command; nothing written. */
   previewBulk: operatorProcedure.input(draftedBulk).query((opts) => opts.ctx.engine.repairs.previewBulk(drafted(opts))),
   /**
@@ -71,20 +71,23 @@ export const repairsRouter = router({
    */
   applyBulk: operatorProcedure
     .input(draftedBulk)
-    .mutation(async (opts) => recordDraft(opts.ctx, await opts.ctx.engine.approvals.submitBulk(drafted(opts)))),
+    .mutation((opts) => opts.ctx.engine.approvals.submitBulk(drafted(opts), draftAudit(opts.ctx))),
 });
 
-/** A new draft waiting for approval is a row of the audit trail naming its drafter (a replay is not new). */
-async function recordDraft<T>(ctx: SignedInContext, result: T): Promise<T> {
-  const draft = result as T & Partial<AwaitingApproval>;
-  if (draft.status === 'awaiting_approval' && draft.replayed === false && draft.approval)
-    await recordOperatorAction(ctx, {
-      action: 'repair_drafted',
-      targetType: 'approval',
-      targetId: draft.approval.id,
-      outcome: 'pending',
-      reason: draft.approval.reason,
-      details: { command: draft.approval.command, target: draft.approval.target.id },
-    });
-  return result;
+/**
+ * A new draft waiting for approval is a row of the audit trail naming its drafter, written in the
+ * draft's own transaction (a replay is not new, and a command applied at once has its repair row).
+ */
+function draftAudit(ctx: SignedInContext): { audit: ApprovalAudit } {
+  return {
+    audit: (tx, approval) =>
+      recordOperatorAction(ctx, tx, {
+        action: 'repair_drafted',
+        targetType: 'approval',
+        targetId: approval.id,
+        outcome: 'pending',
+        reason: approval.reason,
+        details: { command: approval.command, target: approval.target.id },
+      }),
+  };
 }

@@ -26,17 +26,17 @@ export const startRun = operatorProcedure
       .strict(),
   )
   .mutation(async ({ ctx, input }) => {
-    const started = await ctx.engine.startFlow(input.flowName, input.input, {
+    // Who started the run is a row of the audit trail (review 31), committed with the run (ADR 0107).
+    return ctx.engine.startFlow(input.flowName, input.input, {
       ...(input.businessKey ? { businessKey: input.businessKey } : {}),
       ...(input.tags ? { tags: input.tags } : {}),
+      audit: (tx, started) =>
+        recordOperatorAction(ctx, tx, {
+          action: 'run_started',
+          targetType: 'run',
+          targetId: started.runId,
+          outcome: 'succeeded',
+          details: { flow: input.flowName, ...(input.businessKey ? { businessKey: input.businessKey } : {}) },
+        }),
     });
-    // Who started the run is a row of the audit trail (review 31).
-    await recordOperatorAction(ctx, {
-      action: 'run_started',
-      targetType: 'run',
-      targetId: started.runId,
-      outcome: 'succeeded',
-      details: { flow: input.flowName, ...(input.businessKey ? { businessKey: input.businessKey } : {}) },
-    });
-    return started;
   });
