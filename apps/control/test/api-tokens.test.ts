@@ -176,6 +176,27 @@ describe('operator API tokens over HTTP: create, list, revoke, Bearer sign-in, a
     expect((await asToken(good.token, 'auth.me', { forwardedFor: '203.0.113.50' })).status).toBe(200);
   });
 
+  it('twenty bad tokens at once from one address: exactly the limit are told "not known", the rest 429', async () => {
+    // A burst passes the first count together; each refusal is counted again under the address's
+    // lock before it is recorded and told (ADR 0107 addendum).
+    const address = '203.0.113.77';
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        asToken(`sgf_${String(i).padStart(43, 'B')}`, 'auth.me', { forwardedFor: address }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses.filter((s) => s === 401)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(17);
+    expect(answers.filter((a) => message(a).includes('this API token is not known'))).toHaveLength(3);
+    const rows = await plane.db.prisma.auditEvent.groupBy({
+      by: ['outcome'],
+      where: { action: 'token_sign_in', address },
+      _count: true,
+    });
+    expect(Object.fromEntries(rows.map((r) => [r.outcome, r._count]))).toEqual({ refused: 3, rate_limited: 17 });
+  });
+
   it('a bearer mutation is not refused for its Origin (no cookie is used), but a foreign Host still is', async () => {
     const created = await tokenFor('operator');
     const input = { name: `via-origin-${randomUUID().slice(0, 4)}` };

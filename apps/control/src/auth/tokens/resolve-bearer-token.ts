@@ -1,6 +1,6 @@
 import type { Database } from '@sagaflow/engine';
 import type { AuthOptions } from '../auth-options.ts';
-import { recordAuditEvent } from '../record-audit-event.ts';
+import { recordAuditEvent, type AuditEventInput, type AuditTransaction } from '../record-audit-event.ts';
 import type { ActiveToken, SessionLookup } from '../resolve-session.ts';
 import { isRole } from '../roles.ts';
 import { apiTokenHash, looksLikeApiToken } from './api-token-secret.ts';
@@ -18,7 +18,10 @@ const touchEveryMs = 60_000;
  * A refused token (unknown, revoked, expired, its operator disabled) is an audit row
  * (`token_sign_in`, refused) and answers `refused` with what to do. Refused attempts from one
  * address are rate-limited like refused sign-ins (the same window and per-address limit, counted
- * apart): past the limit a token is not even looked up.
+ * apart): past the limit a token is not even looked up. Requests racing past that first count are
+ * counted again before their refusal is told (ADR 0107 addendum): a refusal is recorded and answered
+ * as such only while the window has room, under a lock per address, so no address learns more than
+ * the limit's worth of answers about tokens per window, however many it sends at once.
  */
 export async function resolveBearerToken(
   prisma: Database['prisma'],
@@ -27,31 +30,11 @@ export async function resolveBearerToken(
   address: string | null,
 ): Promise<Exclude<SessionLookup, { state: 'none' | 'ended' }>> {
   const now = options.now();
-  const windowMs = options.signInWindowSeconds * 1000;
   if (address !== null) {
-    const failures = await prisma.auditEvent.findMany({
-      where: { action: 'token_sign_in', outcome: 'refused', address, at: { gt: new Date(now.getTime() - windowMs) } },
-      orderBy: { at: 'asc' },
-      select: { at: true },
-      take: options.maxFailuresPerAddress,
-    });
-    const oldest = failures[0];
-    if (failures.length >= options.maxFailuresPerAddress && oldest) {
-      const retryAfterSeconds = Math.max(1, Math.ceil((oldest.at.getTime() + windowMs - now.getTime()) / 1000));
-      await recordAuditEvent(prisma, {
-        at: now,
-        actorId: null,
-        actor: 'unknown',
-        action: 'token_sign_in',
-        outcome: 'rate_limited',
-        address,
-        details: { retryAfterSeconds },
-      });
-      return {
-        state: 'refused',
-        message: `too many refused API tokens from this address; try again in ${retryAfterSeconds} s with a valid token`,
-        retryAfterSeconds,
-      };
+    const limited = await rateLimited(prisma, options, address, now);
+    if (limited) {
+      await recordRateLimited(prisma, address, now, limited.retryAfterSeconds);
+      return limited;
     }
   }
 
@@ -59,7 +42,7 @@ export async function resolveBearerToken(
     ? await prisma.apiToken.findUnique({ where: { secret_hash: apiTokenHash(token) }, include: { operator: true } })
     : null;
   const refuse = async (reason: string, message: string): Promise<SessionLookup & { state: 'refused' }> => {
-    await recordAuditEvent(prisma, {
+    const refusal: AuditEventInput = {
       at: now,
       actorId: row?.operator_id ?? null,
       actor: row?.operator.name ?? 'unknown',
@@ -70,8 +53,22 @@ export async function resolveBearerToken(
       reason,
       address,
       details: row ? { name: row.name, hint: row.hint } : {},
+    };
+    if (address === null) {
+      await recordAuditEvent(prisma, refusal);
+      return { state: 'refused', message, retryAfterSeconds: null };
+    }
+    // Counted again under the address's lock: the refusal is told only if it still fits the window.
+    return prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`select pg_advisory_xact_lock(hashtextextended(${`sagaflow.token_sign_in.address:${address}`}, 0))::text`;
+      const limited = await rateLimited(tx, options, address, now);
+      if (limited) {
+        await recordRateLimited(tx, address, now, limited.retryAfterSeconds);
+        return limited;
+      }
+      await recordAuditEvent(tx, refusal);
+      return { state: 'refused' as const, message, retryAfterSeconds: null };
     });
-    return { state: 'refused', message, retryAfterSeconds: null };
   };
   if (!row)
     return refuse(
@@ -106,4 +103,47 @@ export async function resolveBearerToken(
     expiresAt: row.expires_at,
   };
   return active;
+}
+
+type RateLimited = Extract<SessionLookup, { state: 'refused' }> & { retryAfterSeconds: number };
+
+/** The answer for an address whose refused tokens fill the window, or null while it has room. */
+async function rateLimited(
+  db: Database['prisma'] | AuditTransaction,
+  options: AuthOptions,
+  address: string,
+  now: Date,
+): Promise<RateLimited | null> {
+  const windowMs = options.signInWindowSeconds * 1000;
+  const failures = await db.auditEvent.findMany({
+    where: { action: 'token_sign_in', outcome: 'refused', address, at: { gt: new Date(now.getTime() - windowMs) } },
+    orderBy: { at: 'asc' },
+    select: { at: true },
+    take: options.maxFailuresPerAddress,
+  });
+  const oldest = failures[0];
+  if (failures.length < options.maxFailuresPerAddress || !oldest) return null;
+  const retryAfterSeconds = Math.max(1, Math.ceil((oldest.at.getTime() + windowMs - now.getTime()) / 1000));
+  return {
+    state: 'refused',
+    message: `too many refused API tokens from this address; try again in ${retryAfterSeconds} s with a valid token`,
+    retryAfterSeconds,
+  };
+}
+
+async function recordRateLimited(
+  db: Database['prisma'] | AuditTransaction,
+  address: string,
+  now: Date,
+  retryAfterSeconds: number,
+): Promise<void> {
+  await recordAuditEvent(db, {
+    at: now,
+    actorId: null,
+    actor: 'unknown',
+    action: 'token_sign_in',
+    outcome: 'rate_limited',
+    address,
+    details: { retryAfterSeconds },
+  });
 }
