@@ -4,7 +4,8 @@ import type { Prisma } from '../../src/generated/prisma/client.ts';
 import type { RepairCommand } from '../../src/index.ts';
 import { openTestEngine } from '../support/open-test-engine.ts';
 import { testDbKind } from '../support/test-database.ts';
-import { actions, flows, switches, waiter } from '../repairs/support/repair-fixtures.ts';
+import { actions, flows, waiter } from '../repairs/support/repair-fixtures.ts';
+import { waitingRun as parkedOnSignal } from '../repairs/support/waiting-run.ts';
 
 type T = Awaited<ReturnType<typeof openTestEngine>>;
 
@@ -22,12 +23,7 @@ describe(`a host's audit row commits with the action it describes (${testDbKind(
     await t.closeAll();
   });
 
-  async function waitingRun(): Promise<string> {
-    switches.variant = 'a';
-    const { runId } = await t.engine.startFlow(waiter, null);
-    await t.drive(runId, { skipTime: false, until: (d) => d.run.waitingFor?.startsWith('signal') ?? false });
-    return runId;
-  }
+  const waitingRun = () => parkedOnSignal(t);
   const terminate = (runId: string, key: string, actor = 'ana') =>
     ({
       kind: 'run.terminate',

@@ -3,8 +3,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EngineError, type RepairCommand } from '../../src/index.ts';
 import { openTestEngine } from '../support/open-test-engine.ts';
 import { testDbKind } from '../support/test-database.ts';
-import { actions, flows, switches, waiter } from '../repairs/support/repair-fixtures.ts';
+import { actions, flows } from '../repairs/support/repair-fixtures.ts';
 import { snapshotTables, without } from '../repairs/support/snapshot.ts';
+import { waitingRun as parkedOnSignal } from '../repairs/support/waiting-run.ts';
 
 type T = Awaited<ReturnType<typeof openTestEngine>>;
 
@@ -37,14 +38,7 @@ describe(`two-person approvals of repair commands (${testDbKind()})`, () => {
     await t.db.prisma.repairApprovalPolicy.deleteMany();
   });
 
-  /** A waiter run parked on its `go` signal, with the workers stopped so only the repairs move it. */
-  async function waitingRun(): Promise<string> {
-    switches.variant = 'a';
-    const { runId } = await t.engine.startFlow(waiter, null);
-    await t.drive(runId, { skipTime: false, until: (d) => d.run.waitingFor?.startsWith('signal') ?? false });
-    await t.engine.stopWorkers();
-    return runId;
-  }
+  const waitingRun = () => parkedOnSignal(t);
 
   const terminate = (runId: string, actor = 'ana', key = randomUUID()) =>
     ({

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestEngine } from '../../support/open-test-engine.ts';
 import { testDbKind } from '../../support/test-database.ts';
-import { actions, flows, switches, waiter } from '../../repairs/support/repair-fixtures.ts';
+import { actions, flows } from '../../repairs/support/repair-fixtures.ts';
 import { snapshotTables } from '../../repairs/support/snapshot.ts';
+import { waitingRun as parkedOnSignal } from '../../repairs/support/waiting-run.ts';
 
 /**
  * ADR 0020 and ADR 0013 at the approvals' entries: bad input is `invalid_input` naming the field and
@@ -21,13 +22,7 @@ describe(`the approvals' entries refuse bad input, naming the field, and write n
     await t.closeAll();
   });
 
-  async function waitingRun(): Promise<string> {
-    switches.variant = 'a';
-    const { runId } = await t.engine.startFlow(waiter, null);
-    await t.drive(runId, { skipTime: false, until: (d) => d.run.waitingFor?.startsWith('signal') ?? false });
-    await t.engine.stopWorkers();
-    return runId;
-  }
+  const waitingRun = () => parkedOnSignal(t);
 
   const cancelBulk = (runIds: string[], idempotencyKey = randomUUID()) => ({
     kind: 'run.cancel',

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RepairCommand } from '../../../src/index.ts';
 import { openTestEngine } from '../../support/open-test-engine.ts';
 import { testDbKind } from '../../support/test-database.ts';
-import { actions, flows, switches, ticket, waiter } from '../../repairs/support/repair-fixtures.ts';
+import { actions, flows, ticket } from '../../repairs/support/repair-fixtures.ts';
+import { waitingRun as parkedOnSignal } from '../../repairs/support/waiting-run.ts';
 
 /**
  * ADR 0027: "a run … an open approval names" is never pruned, so a second operator can still decide
@@ -28,13 +29,7 @@ describe(`a pending approval holds its run against retention, however the run id
     await t.closeAll();
   });
 
-  async function waitingRun(): Promise<string> {
-    switches.variant = 'a';
-    const { runId } = await t.engine.startFlow(waiter, null);
-    await t.drive(runId, { skipTime: false, until: (d) => d.run.waitingFor?.startsWith('signal') ?? false });
-    await t.engine.stopWorkers();
-    return runId;
-  }
+  const waitingRun = () => parkedOnSignal(t);
 
   const terminate = (runId: string) =>
     ({
