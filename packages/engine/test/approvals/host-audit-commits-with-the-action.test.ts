@@ -83,6 +83,23 @@ describe(`a host's audit row commits with the action it describes (${testDbKind(
     expect(await trail(drafted.approvalId)).toHaveLength(1);
   });
 
+  it('five drafts of one key at once: one draft, one trail row, every caller told the same approval', async () => {
+    const runId = await waitingRun();
+    const key = randomUUID();
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        t.engine.approvals.submit(terminate(runId, key), {
+          audit: (tx, approval) => trailRow('repair_drafted', approval.id)(tx).then(() => undefined),
+        }),
+      ),
+    );
+    const ids = new Set(answers.map((a) => (a.status === 'awaiting_approval' ? a.approvalId : a.status)));
+    expect(ids.size).toBe(1);
+    const [approvalId] = [...ids];
+    expect(await t.db.prisma.repairApproval.count({ where: { idempotency_key: key } })).toBe(1);
+    expect(await trail(approvalId ?? '')).toHaveLength(1);
+  });
+
   it('a bulk draft with a failing audit is not stored', async () => {
     const runIds = [await waitingRun(), await waitingRun()];
     const key = randomUUID();
