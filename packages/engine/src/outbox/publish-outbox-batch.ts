@@ -257,6 +257,7 @@ async function recordFailure(
     const status = await recordOutboxFailure(deps.prisma, {
       id: row.id,
       attempts: row.attempts,
+      claimedUntil: row.claimed_until,
       maxAttempts: config.max_attempts,
       retryAt: new Date(deps.clock.now().getTime() + delayMs),
       error: error.message.slice(0, maxErrorLength),
@@ -280,6 +281,7 @@ async function releaseRest(deps: OutboxPublisherDeps, rows: DbOutboxMessage[], r
     const released = await releaseOutboxClaim(deps.prisma, {
       id: row.id,
       attempts: row.attempts,
+      claimedUntil: row.claimed_until,
       now: deps.clock.now(),
     }).catch((err: unknown) => {
       deps.logger.warn({ messageId: row.message_id, err }, 'could not release an outbox claim; it lapses on its own');

@@ -15,6 +15,12 @@ export interface DbOutboxMessage {
   headers: unknown;
   attempts: number;
   created_at: Date;
+  /**
+   * The end of this claim's window, as the claim wrote it to `available_at`: the claim's own mark.
+   * The publisher's later failure and hand-back writes are conditional on it as well as on
+   * `attempts`, which a hand-back or a requeue can bring back to a value an older claim held.
+   */
+  claimed_until: Date;
 }
 
 /**
@@ -111,7 +117,7 @@ async function claimIn(
        and exists (select 1 from locked l where l.id = c.id)
        and not exists (select 1 from held_back h where h.source_id = c.source_id and h.seq < c.seq)
     returning o.id::text as id, o.seq, o.message_id, o.source_kind, o.source_id, o.type, o.destination, o.payload,
-              o.headers, o.attempts, o.created_at`;
+              o.headers, o.attempts, o.created_at, o.available_at as claimed_until`;
 }
 
 /** The front read covers `limit × 4` Pending rows: room for a batch of sources with a few rows queued each. */
