@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../../src/create-engine.ts';
 import type { Database } from '../../../src/db/database.ts';
-import { defineAction } from '../../../src/definitions/define-action.ts';
+import { defineAction, type ActionDefinition } from '../../../src/definitions/define-action.ts';
 import { defineFlow } from '../../../src/definitions/define-flow.ts';
 import { EngineError } from '../../../src/errors/engine-error.ts';
 import { parseEngineConfig } from '../../../src/runtime/engine-config.ts';
@@ -58,11 +58,16 @@ const gatedFlow = defineFlow({
   version: 1,
   run: async (ctx) => ctx.action(gated, {}),
 });
-const nanBackoff = defineAction({
-  name: 'r35.nan-backoff',
+// defineAction now refuses this policy (case 2 below): the definition is built as a plain object, as
+// one made without defineAction would be, to prove decideRetry itself never makes an Invalid Date.
+const nanBackoff: ActionDefinition = {
+  ...defineAction({
+    name: 'r35.nan-backoff',
+    retry: { maxAttempts: 3 },
+    run: () => Promise.reject(new Error('always fails')),
+  }),
   retry: { maxAttempts: 3, backoff: { initialMs: Number.NaN } },
-  run: () => Promise.reject(new Error('always fails')),
-});
+};
 const nanFlow = defineFlow({ name: 'r35.nan-flow', version: 1, run: async (ctx) => ctx.action(nanBackoff, {}) });
 
 const retried = defineAction({
@@ -153,6 +158,8 @@ describe(`review 35: the engine's public API as an embedding application uses it
       err = e;
     }
     expect(err).toBeInstanceOf(EngineError);
+    expect((err as EngineError).code).toBe('invalid_input');
+    expect((err as EngineError).field).toBe('retry.backoff.initialMs');
     expect(String((err as Error).message)).toMatch(/initialMs/);
   });
 
@@ -183,13 +190,24 @@ describe(`review 35: the engine's public API as an embedding application uses it
     );
   });
 
-  it('with retry.base_delay_ms = 9e15 accepted, a failed try of a retried step is still recorded (not left Running)', async () => {
+  it('retry.base_delay_ms = 9e15 is refused by createEngine; at the largest accepted delay a failed try is still recorded (not left Running)', async () => {
+    // Fixed (ADR 0108): the config no longer takes a delay past a date; the test first ran with 9e15 accepted.
+    expect(() =>
+      createEngine({
+        db,
+        flows,
+        actions,
+        logger,
+        config: { ...fast, retry: { base_delay_ms: 9e15, max_delay_ms: 9e15 } },
+      }),
+    ).toThrow(EngineError);
+    const tenYearsMs = 10 * 365 * 86_400_000;
     const huge = createEngine({
       db,
       flows,
       actions,
       logger,
-      config: { ...fast, retry: { base_delay_ms: 9e15, max_delay_ms: 9e15 } },
+      config: { ...fast, retry: { base_delay_ms: tenYearsMs, max_delay_ms: tenYearsMs } },
     });
     await engine.stopWorkers(5000);
     huge.startWorkers();
@@ -206,7 +224,8 @@ describe(`review 35: the engine's public API as an embedding application uses it
         },
         15_000,
       );
-      expect(['Failed', 'Errored']).toContain(step.status);
+      // Failed, with its retry ten years ahead: a date the row holds.
+      expect(step.status).toBe('Failed');
     } finally {
       await huge.stopWorkers(200);
       engine.startWorkers();
