@@ -9,6 +9,7 @@ import { startDemoTraffic } from './demo/start-demo-traffic.ts';
 import { startFulfilmentTraffic } from './demo/start-fulfilment-traffic.ts';
 import type { ControlEnv } from './env.ts';
 import { checkPortFree } from './http/check-port-free.ts';
+import { portUnavailable } from './http/port-unavailable.ts';
 import { createHttpServer } from './http/create-http-server.ts';
 import { createHistoryRoute } from './history/history-route.ts';
 import { authOptionsFrom } from './auth/auth-options.ts';
@@ -95,7 +96,9 @@ export async function startControlPlane(
     history,
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(portUnavailable('CONTROL_PORT', env.CONTROL_HOST, env.CONTROL_PORT, err)),
+    );
     server.listen(env.CONTROL_PORT, env.CONTROL_HOST, () => resolve());
   });
   const { port } = server.address() as AddressInfo;

@@ -1,17 +1,14 @@
 import { createServer } from 'node:net';
+import { portUnavailable } from './port-unavailable.ts';
 
-/** Resolves when host:port can be bound; rejects with a message naming the setting (CONTROL_PORT) otherwise. */
+/**
+ * Resolves when host:port can be bound; rejects with a message naming the setting (CONTROL_PORT)
+ * otherwise. Port 0 (any free port) is probed too: its host may still not be one of this machine's.
+ */
 export async function checkPortFree(host: string, port: number, setting = 'CONTROL_PORT'): Promise<void> {
-  if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        new Error(
-          `${setting} ${port} on ${host} is not available (${err.code ?? err.message}); stop what is using it or set ${setting} to a free port`,
-        ),
-      ),
-    );
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(portUnavailable(setting, host, port, err)));
     probe.listen(port, host, () => probe.close(() => resolve()));
   });
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Database, SweepFigures } from '@sagaflow/engine';
 import type { Logger } from 'pino';
 import type { ControlEnv } from '../env.ts';
+import { portUnavailable } from '../http/port-unavailable.ts';
 import { createMetricsHandler, metricsOffHandler } from './create-metrics-handler.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -67,7 +68,10 @@ export function openMetricsEndpoint(
         res.end(JSON.stringify({ error: 'this listener serves /metrics only' }));
       });
       await new Promise<void>((resolve, reject) => {
-        s.once('error', reject);
+        // Taken since the check before the database: still an error naming the setting.
+        s.once('error', (err: NodeJS.ErrnoException) =>
+          reject(portUnavailable('SAGAFLOW_METRICS_ADDRESS', address.host, address.port, err)),
+        );
         s.listen(address.port, address.host, () => resolve());
       });
       server = s;

@@ -1,4 +1,5 @@
 import { EngineError } from '../errors/engine-error.ts';
+import { checkRetryPolicy } from './check-retry-policy.ts';
 import { validateAgainstSchema } from '../input/validate-against-schema.ts';
 import type { StandardSchemaV1 } from './standard-schema.ts';
 
@@ -49,6 +50,9 @@ export interface ActionSchemas {
  * input or output that does not match fails the step at once (never retried: the same value would
  * fail again), with a message naming the path (`output.chargeId: expected string`).
  *
+ * The retry policy is checked here: a field out of range (a NaN, a delay over ten years, a misspelt key)
+ * is refused as `invalid_input` naming it (`retry.backoff.initialMs: must be an integer from 0 to …`).
+ *
  * @example
  * const chargeCard = defineAction({
  *   name: 'charge-card',
@@ -80,7 +84,8 @@ export function defineAction<I extends Json, O extends Json>(spec: {
           return output ? ((await checked(output, result, 'output')) as O) : result;
         }
       : spec.run;
-  return { kind: 'action', name: spec.name, retry: spec.retry ?? {}, run, schemas: { input, output } };
+  const retry = spec.retry === undefined ? {} : checkRetryPolicy(spec.retry);
+  return { kind: 'action', name: spec.name, retry, run, schemas: { input, output } };
 }
 
 /** A value refused by the action's own schema: the step fails for good, naming the path. */

@@ -8,7 +8,7 @@ const seconds = z
   .min(1)
   .max(10 * 365 * 86_400);
 /** A retry delay: at most ten years, as `seconds`, so a retry's time is always a date. */
-const maxBackoffMs = 10 * 365 * 86_400_000;
+export const maxBackoffMs = 10 * 365 * 86_400_000;
 /** A JSON size limit: at most 100 MiB (PostgreSQL's jsonb holds at most 255 MB). */
 const bytes = z
   .number()
@@ -61,8 +61,8 @@ export const engineConfigSchema = z
       .prefault({}),
     retry: z
       .object({
-        base_delay_ms: z.number().int().min(0).default(1000),
-        max_delay_ms: z.number().int().min(0).default(60_000),
+        base_delay_ms: z.number().int().min(0).max(maxBackoffMs).default(1000),
+        max_delay_ms: z.number().int().min(0).max(maxBackoffMs).default(60_000),
       })
       .strict()
       .prefault({}),

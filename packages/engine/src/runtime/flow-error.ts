@@ -1,4 +1,5 @@
 import type { Json } from '../definitions/define-action.ts';
+import { describeType } from '../input/assert-storable-text.ts';
 import { toStorableDiagnostic } from '../input/to-storable-diagnostic.ts';
 
 export type FlowErrorCode =
@@ -40,14 +41,33 @@ export function isFlowError(err: unknown, code?: FlowErrorCode): err is FlowErro
 /** An error as a step's or run's record keeps it; its text made storable (see toStorableDiagnostic). */
 export function serializeError(err: unknown): { name: string; message: string; code?: string; stack?: string } {
   const t = toStorableDiagnostic;
-  if (err instanceof FlowError) return { name: t(err.name), code: err.code, message: t(err.message) };
-  if (err instanceof Error)
-    return {
-      name: t(String(err.name)),
-      message: t(String(err.message)),
-      ...(err.stack ? { stack: t(err.stack) } : {}),
-    };
-  return { name: 'NonError', message: t(String(err)) };
+  // Never throws: it runs in the catch that records a failure, and a throw there left the step
+  // Running (review 35). A getter or a Proxy trap that throws falls back to the value's description.
+  try {
+    if (err instanceof FlowError) return { name: t(err.name), code: err.code, message: t(err.message) };
+    if (err instanceof Error)
+      return {
+        name: t(asText(err.name)),
+        message: t(asText(err.message)),
+        ...(err.stack ? { stack: t(asText(err.stack)) } : {}),
+      };
+  } catch {
+    // described below, as any other thrown value
+  }
+  return { name: 'NonError', message: t(asText(err)) };
+}
+
+/** String(value), or what the value is when String() throws (a null-prototype object, a throwing toString). */
+function asText(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    try {
+      return `[${describeType(value)} without a usable toString]`;
+    } catch {
+      return '[a value without a usable toString]';
+    }
+  }
 }
 
 export function recordedMessage(recorded: Json): string {
