@@ -25,6 +25,7 @@ const optionSpec = {
   skip: { type: 'boolean' },
   input: { type: 'string' },
   params: { type: 'string' },
+  instance: { type: 'string', multiple: true },
   // lists
   status: { type: 'string', multiple: true },
   flow: { type: 'string' },

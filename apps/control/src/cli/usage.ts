@@ -38,6 +38,12 @@ is drafted against the state it reads first (or --expect-status / --expect-step-
   force-transition <instance-id> <state>   move the instance to a state (admin)
   requeue <outbox-row-id>                  send a Dead outbox message again (same message id);
                                            \`instance show\` lists an instance's Dead rows
+  requeue <outbox-row-id> <outbox-row-id>... | --instance <instance-id>...
+                                           one bulk: the named rows and every Dead row of the
+                                           instances, each drafted against what it reads now; a
+                                           row not Dead is left out (listed, with why); --dry-run
+                                           previews each; one key, one approval if gated; exit 0
+                                           if every row was requeued, 2 if any was not
   repair <kind> <run-instance-or-outbox-row-id> [--step N] [--params JSON]
                                            any catalogue command by its kind (see \`repairs\`)
 
