@@ -196,6 +196,36 @@ describe('a bulk outbox.requeue from the CLI (ADR 0104): real control plane, rea
     }
   });
 
+  it('--dead drafts against the longest-dead rows of the outbox (of one destination, at most --limit) as outbox.dead lists them', async () => {
+    const dead = [await deadOrder(), await deadOrder()];
+    const listed = await apiClient(plane.url, cookies.viewer).outbox.dead.query({ destination: 'demo.inventory' });
+    expect(listed.map((r) => r.id)).toEqual(expect.arrayContaining(dead.map((d) => d.row.id)));
+    expect(listed.every((r) => r.status === 'Dead')).toBe(true);
+
+    const one = await cli(['requeue', '--dead', '--limit', '1', '--dry-run', '--json'], env);
+    expect(one.code, one.err).toBe(0);
+    expect((JSON.parse(one.out) as { command: { items: unknown[] } }).command.items).toHaveLength(1);
+    const elsewhere = await cli(['requeue', '--dead', '--destination', 'demo.nowhere', '--reason', 'x'], env);
+    expect(elsewhere.code).toBe(2);
+    expect(elsewhere.err).toContain('nothing to requeue: no Dead row in the outbox');
+
+    inventory.up.now = true;
+    const all = await cli(
+      ['requeue', '--dead', '--destination', 'demo.inventory', '--reason', 'after the outage'],
+      env,
+    );
+    expect(all.code, all.err).toBe(0);
+    for (const { instanceId, row } of dead) {
+      await rowOf(instanceId, 'Published');
+      expect(inventory.got.filter((m) => m === row.messageId)).toHaveLength(1);
+      expect(await audit(row.id)).toEqual([{ status: 'applied', reason: 'after the outage' }]);
+    }
+    expect(await apiClient(plane.url, cookies.viewer).outbox.dead.query({ destination: 'demo.inventory' })).toEqual([]);
+    const misuse = await cli(['requeue', dead[0]!.row.id, dead[1]!.row.id, '--limit', '3', '--reason', 'x'], env);
+    expect(misuse.code).toBe(64);
+    expect(misuse.err).toContain('requeue takes --destination and --limit only with --dead');
+  });
+
   it('bad command lines are usage errors (64) and send nothing', async () => {
     const { row } = await deadOrder();
     const cases: [string[], string][] = [

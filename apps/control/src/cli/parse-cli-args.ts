@@ -26,6 +26,8 @@ const optionSpec = {
   input: { type: 'string' },
   params: { type: 'string' },
   instance: { type: 'string', multiple: true },
+  dead: { type: 'boolean' },
+  destination: { type: 'string' },
   // lists
   status: { type: 'string', multiple: true },
   flow: { type: 'string' },

@@ -3,7 +3,10 @@ import { CliError } from '../cli-error.ts';
 import type { CliContext, CommandOutcome } from '../cli-context.ts';
 import type { ApiOutputs, ControlClient } from '../control-client.ts';
 import { exitCodes } from '../exit-codes.ts';
-import { allowOnly, idArgument, usageError, type ParsedArgs } from '../parse-cli-args.ts';
+import { allowOnly, idArgument, intOption, usageError, type ParsedArgs } from '../parse-cli-args.ts';
+
+/** As the control plane's `outbox.dead` caps one read (the engine's maxDeadOutboxRows; not imported: the engine is slow to load). */
+const maxDeadOutboxRows = 500;
 
 type Row = Pick<ApiOutputs['outbox']['get'], 'id' | 'type' | 'destination' | 'status' | 'attempts'>;
 type PreviewItem =
@@ -19,9 +22,9 @@ type BulkAnswer =
   | { bulkId: string; applied: number; items: ItemOutcome[] }
   | { status: string; approvalId: string; replayed: boolean; approval?: { decidedBy?: unknown } };
 
-/** True when `requeue` names more than one row, or the Dead rows of instances: the bulk form. */
+/** True when `requeue` names more than one row, the Dead rows of instances, or every Dead row: the bulk form. */
 export function isBulkRequeue(args: ParsedArgs): boolean {
-  return args.positionals.length > 2 || (args.options.instance?.length ?? 0) > 0;
+  return args.positionals.length > 2 || (args.options.instance?.length ?? 0) > 0 || args.options.dead === true;
 }
 
 /** Why a named row is not sent: it is not Dead (any more), or it does not exist. */
@@ -33,15 +36,28 @@ function leftOutWhy(row: Row | null): string {
 }
 
 /**
- * `requeue <id> <id>...` and `requeue --instance <instance-id>...`: one `outbox.requeue` bulk (ADR 0104)
- * over the named rows and every Dead row of the named instances, each drafted against the status and
+ * `requeue <id> <id>...`, `requeue --instance <instance-id>...` and `requeue --dead [--destination D]
+ * [--limit N]`: one `outbox.requeue` bulk (ADR 0104) over the named rows, every Dead row of the named
+ * instances and (--dead) the longest-dead rows of the outbox, each drafted against the status and
  * attempts read now. A named row that is not Dead is left out, with why, before anything is sent; the
  * rest go as ONE bulk with one idempotency key, previewed with --dry-run, applied item by item (each
  * with its own audit row), or held as one approval when the policy gates it. Exit status as a single
  * repair: 0 every item applied (or would), 2 some item not (or nothing left to send), 4 awaiting approval.
  */
 export async function bulkRequeue(ctx: CliContext, args: ParsedArgs): Promise<CommandOutcome> {
-  allowOnly('requeue', args.options, ['reason', 'dry-run', 'idempotency-key', 'instance']);
+  allowOnly('requeue', args.options, [
+    'reason',
+    'dry-run',
+    'idempotency-key',
+    'instance',
+    'dead',
+    'destination',
+    'limit',
+  ]);
+  const every = args.options.dead === true;
+  if (!every && (args.options.destination !== undefined || args.options.limit !== undefined))
+    throw usageError('requeue takes --destination and --limit only with --dead (every Dead row, longest dead first)');
+  const limit = intOption('limit', args.options.limit, 1, maxDeadOutboxRows) ?? 100;
   const ids = args.positionals.slice(1).map((id) => idArgument('requeue', 'outbox', id).toLowerCase());
   const instances = (args.options.instance ?? []).map((id) => idArgument('requeue --instance', 'instance', id));
   const dryRun = args.options['dry-run'] === true;
@@ -52,6 +68,9 @@ export async function bulkRequeue(ctx: CliContext, args: ParsedArgs): Promise<Co
     );
   const client = ctx.client();
   const { dead, leftOut } = await gather(client, ids, instances);
+  if (every)
+    for (const row of await client.query<Row[]>('outbox.dead', { limit, destination: args.options.destination }))
+      if (!dead.some((r) => r.id === row.id)) dead.push(row);
   const idempotencyKey = args.options['idempotency-key'] ?? `cli-${randomUUID()}`;
   const bulk = {
     kind: 'outbox.requeue',
@@ -66,9 +85,13 @@ export async function bulkRequeue(ctx: CliContext, args: ParsedArgs): Promise<Co
     }`;
   const json = (answer: unknown) => ({ command: bulk, leftOut, ...(answer as object) });
   if (dead.length === 0)
-    throw new CliError(exitCodes.refused, `nothing to requeue: no Dead row among the ones named; nothing was sent`, {
-      leftOut,
-    });
+    throw new CliError(
+      exitCodes.refused,
+      `nothing to requeue: no Dead row ${every ? 'in the outbox' : 'among the ones named'}; nothing was sent`,
+      {
+        leftOut,
+      },
+    );
 
   if (dryRun) {
     const previews = await client.query<PreviewItem[]>('repairs.previewBulk', bulk);
@@ -140,6 +163,7 @@ async function gather(
   instances: string[],
 ): Promise<{ dead: Row[]; leftOut: { id: string; why: string }[] }> {
   const dead = new Map<string, Row>();
+  if (ids.length === 0 && instances.length === 0) return { dead: [], leftOut: [] };
   const leftOut: { id: string; why: string }[] = [];
   for (const id of new Set(ids)) {
     const row = await client.query<Row>('outbox.get', { id }).catch((err: unknown) => {
