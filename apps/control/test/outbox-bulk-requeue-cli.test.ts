@@ -129,6 +129,14 @@ describe('a bulk outbox.requeue from the CLI (ADR 0104): real control plane, rea
       expect(await audit(row.id)).toEqual([{ status: 'applied', reason: 'inventory is back' }]);
     }
     expect(await audit(published.id)).toEqual([{ status: 'applied', reason: 'first' }]);
+    // The audit trail finds a requeue by its outbox row's id.
+    const trail = await apiClient(plane.url, cookies.viewer).audit.page.query({
+      source: 'repair',
+      target: dead[0]!.row.id,
+    });
+    expect(trail.items.map((e) => [e.action, e.targetType, e.outcome, e.reason])).toEqual([
+      ['outbox.requeue', 'outbox', 'applied', 'inventory is back'],
+    ]);
     expect(inventory.got.filter((m) => m === published.messageId)).toHaveLength(1);
 
     // Run again, same key: every row is Published now, so nothing is left to send: refused (2), nothing done twice.

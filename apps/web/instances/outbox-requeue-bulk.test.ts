@@ -3,6 +3,7 @@ import { outboxRequeueBulk, type OutboxRowShown } from './outbox-requeue-bulk';
 
 const row = (id: string, status: string, attempts = 3): OutboxRowShown => ({
   id,
+  messageId: `demo.fulfilment/payment-${id}/0`,
   type: 'ReserveInventory',
   destination: 'demo.inventory',
   status,
@@ -20,6 +21,7 @@ describe('outboxRequeueBulk', () => {
       [{ outboxId: 'a' }, { status: 'Dead', attempts: 1 }, '/instances/instance-of-a#outbox'],
       [{ outboxId: 'b' }, { status: 'Dead', attempts: 5 }, '/instances/instance-of-b#outbox'],
     ]);
+    expect(draft.items[0]?.label).toBe('ReserveInventory to demo.inventory, message demo.fulfilment/payment-a/0');
     expect(draft.leftOut.count).toBe(0);
   });
 

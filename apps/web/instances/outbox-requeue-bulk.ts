@@ -3,6 +3,7 @@ import type { BulkDraft } from '@/repairs/bulk-draft';
 /** An outbox row as a page shows it: what a requeue is drafted against. */
 export interface OutboxRowShown {
   id: string;
+  messageId: string;
   type: string;
   destination: string;
   status: string;
@@ -39,7 +40,7 @@ export function outboxRequeueBulk(
       expected: { status: o.status, attempts: o.attempts },
       id: o.id,
       ...(o.sourceId && o.sourceKind === 'process' ? { href: `/instances/${o.sourceId}#outbox` } : {}),
-      label: `${o.type} to ${o.destination}`,
+      label: `${o.type} to ${o.destination}, message ${o.messageId}`,
     })),
     leftOut: {
       count: notDead + gone,
