@@ -18,6 +18,7 @@ const ownStack = [
   'instance-history-paging',
   'instance-repairs',
   'instances',
+  'outbox-bulk-requeue',
   'outbox-requeue',
   'run-states',
   'sign-in-address-limit',

@@ -31,6 +31,7 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'instances.transitions': 'viewer',
   'outbox.lag': 'viewer',
   'outbox.get': 'viewer',
+  'outbox.dead': 'viewer',
   'overview.get': 'viewer',
   'operators.list': 'admin',
   'operators.create': 'admin',

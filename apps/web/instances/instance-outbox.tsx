@@ -3,12 +3,16 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useRoleAllows } from '@/auth/use-session';
+import type { BulkDraft } from '@/repairs/bulk-draft';
+import { BulkDraftPanel } from '@/repairs/bulk-draft-panel';
 import { RepairDraftPanel } from '@/repairs/repair-draft-panel';
 import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ScrollBox } from '@/ui/scroll-box';
+import { AllSelectBox, RowSelectBox } from '@/ui/select-box';
 import { Timestamp } from '@/ui/timestamp';
 import type { InstanceDetail } from './instance-types';
+import { OutboxRequeueBar } from './outbox-requeue-bar';
 
 type OutboxRow = InstanceDetail['outbox'][number];
 
@@ -16,13 +20,16 @@ type OutboxRow = InstanceDetail['outbox'][number];
  * The outbox rows the instance emitted, newest first: what, where, and whether it was published. A
  * Dead row (it used up its attempts) shows why, and an operator can requeue it once its downstream
  * is fixed (ADR 0104): the repair draft panel previews it, asks for a reason, and applies it (or
- * sends it for approval) against the status and attempts shown.
+ * sends it for approval) against the status and attempts shown. Several Dead rows can be ticked (or
+ * every Dead row shown) and requeued as one bulk, with the same preview, reason, apply and approval.
  */
 export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox']; now: number }) {
   const canRepair = useRoleAllows('operator');
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const [draft, setDraft] = useState<{ command: DraftCommand; title: string } | null>(null);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [bulk, setBulk] = useState<BulkDraft | null>(null);
   const requeue = (o: OutboxRow) =>
     setDraft({
       command: {
@@ -34,7 +41,10 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
       },
       title: `Requeue ${o.type} to ${o.destination}`,
     });
-  const dead = outbox.filter((o) => o.status === 'Dead').length;
+  const deadIds = outbox.filter((o) => o.status === 'Dead').map((o) => o.id);
+  const dead = deadIds.length;
+  // A tick box for each Dead row once there is one; a ticked row that stops being Dead keeps its tick (left out).
+  const ticking = canRepair && (dead > 0 || selected.size > 0);
   return (
     <section id="outbox" data-testid="instance-outbox">
       <h2>Outbox</h2>
@@ -46,6 +56,17 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
             : ' An operator can requeue it once its destination is fixed.'}
         </p>
       ) : null}
+      {canRepair ? (
+        <OutboxRequeueBar rows={outbox} selected={selected} onSelect={setSelected} onDraft={setBulk} />
+      ) : null}
+      {bulk ? (
+        <BulkDraftPanel
+          key={bulk.idempotencyKey}
+          draft={bulk}
+          onClose={() => setBulk(null)}
+          onApplied={() => setSelected(new Set())}
+        />
+      ) : null}
       {outbox.length === 0 ? (
         <p className="empty">It has emitted no outbox message.</p>
       ) : (
@@ -53,6 +74,16 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
           <table className="table">
             <thead>
               <tr>
+                {ticking ? (
+                  <th scope="col">
+                    <AllSelectBox
+                      ids={deadIds}
+                      label="Select every Dead row shown"
+                      selected={selected}
+                      onSelect={setSelected}
+                    />
+                  </th>
+                ) : null}
                 <th scope="col">Message</th>
                 <th scope="col">To</th>
                 <th scope="col">Status</th>
@@ -63,6 +94,19 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
             <tbody>
               {outbox.map((o) => (
                 <tr key={o.id} data-testid="outbox-row" data-status={o.status} data-outbox-id={o.id}>
+                  {ticking ? (
+                    <td>
+                      {o.status === 'Dead' || selected.has(o.id) ? (
+                        <RowSelectBox
+                          id={o.id}
+                          label={`Select ${o.type} to ${o.destination}, message ${o.messageId}`}
+                          selected={selected}
+                          onSelect={setSelected}
+                          testId="outbox-select"
+                        />
+                      ) : null}
+                    </td>
+                  ) : null}
                   <td>
                     {o.type} <code className="muted">{o.messageId}</code>
                   </td>

@@ -18,6 +18,7 @@ import { InstanceBulkRepairPicker } from './instance-bulk-repair';
 import { InstancesFilterBar } from './instances-filter-bar';
 import { instancesHref, instancesPageInputFor, type InstancesFilter } from './instances-filter';
 import { InstancesTable } from './instances-table';
+import { DeadOutbox } from './dead-outbox';
 import { OutboxLag } from './outbox-lag';
 import './instances.css';
 
@@ -33,7 +34,8 @@ const emptyText: Record<InstancesFilter['status'], string> = {
  * The instances list: status tabs with per-status counts, search by id or correlation key, a
  * state filter (ManualReview) and a stalled filter for Active, all answered by the server
  * (instances.page); pages of 50 joined by "Load more"; refreshing every 2 s. Ticked quarantined
- * instances can be released in one bulk repair, with each one's outcome.
+ * instances can be released in one bulk repair, with each one's outcome; Dead outbox rows, listed
+ * under the outbox figures, can be requeued in one.
  */
 export function InstancesList({ filter }: { filter: InstancesFilter }) {
   const trpc = useTRPC();
@@ -64,6 +66,7 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
         <h1>Instances</h1>
       </div>
       <OutboxLag />
+      <DeadOutbox now={now} />
       <div className="toolbar">
         <InstancesFilterBar filter={filter} counts={tabCounts} />
         <span className="muted" aria-live="off">

@@ -25,7 +25,7 @@ function previewText(p: PreviewItem | undefined): string {
 }
 
 /**
- * A drafted bulk repair (runs or instances): its preview per item against the state each showed, one
+ * A drafted bulk repair (runs, instances or outbox rows): its preview per item against the state each showed, one
  * reason, apply; then each item's outcome. Each item is its own repair with its own expected state
  * and audit row, so one that moved is rejected alone. Kept on screen while the list moves on (the
  * targets may leave its filter).
@@ -58,6 +58,8 @@ export function BulkDraftPanel({
       onSettled: async () => {
         await queryClient.invalidateQueries(trpc.runs.page.pathFilter());
         await queryClient.invalidateQueries(trpc.instances.page.pathFilter());
+        await queryClient.invalidateQueries(trpc.instances.get.pathFilter());
+        await queryClient.invalidateQueries(trpc.outbox.pathFilter());
       },
     }),
   );
@@ -84,7 +86,7 @@ export function BulkDraftPanel({
         <table className="table" data-testid="bulk-items">
           <thead>
             <tr>
-              <th scope="col">{draft.noun === 'run' ? 'Run' : 'Instance'}</th>
+              <th scope="col">{draft.noun.charAt(0).toUpperCase() + draft.noun.slice(1)}</th>
               <th scope="col">Drafted against</th>
               <th scope="col">Preview</th>
               <th scope="col">Outcome</th>
@@ -96,9 +98,13 @@ export function BulkDraftPanel({
               return (
                 <tr key={item.id} data-testid="bulk-item" data-target-id={item.id} data-outcome={o?.outcome ?? ''}>
                   <td>
-                    <Link href={item.href} className="mono">
-                      {item.label}
-                    </Link>
+                    {item.href ? (
+                      <Link href={item.href} className="mono">
+                        {item.label}
+                      </Link>
+                    ) : (
+                      <span className="mono">{item.label}</span>
+                    )}
                   </td>
                   <td>{expectedText(item.expected)}</td>
                   <td data-testid="bulk-item-preview">{previewText(previews?.[i])}</td>

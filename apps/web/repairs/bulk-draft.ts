@@ -4,9 +4,9 @@ import type { DraftCommand } from './repair-draft-types';
 export interface BulkItem {
   target: DraftCommand['target'];
   expected: DraftCommand['expected'];
-  /** The target's id (a run's or an instance's), its page, and how the panel names it. */
+  /** The target's id (a run's, an instance's or an outbox row's), its page if it has one, and how the panel names it. */
   id: string;
-  href: string;
+  href?: string;
   label: string;
 }
 
@@ -18,10 +18,10 @@ export interface BulkDraft {
   /** The command's own parameters, the same for every item (e.g. a release's mode). */
   params: Record<string, unknown>;
   idempotencyKey: string;
-  /** "run" or "instance": how the panel counts the items. */
+  /** "run", "instance" or "outbox row": how the panel counts and heads the items. */
   noun: string;
   items: BulkItem[];
-  /** Selected targets the command can never take (a finished run, an instance not quarantined), and why. */
+  /** Selected targets the command can never take (a finished run, an instance not quarantined, a row not Dead), and why. */
   leftOut: { count: number; why: string };
 }
 

@@ -36,6 +36,7 @@ export { inProcessTransport } from './outbox/in-process-transport.ts';
 export { natsJetStreamTransport, type NatsJetStreamTransportOptions } from './outbox/nats-jetstream-transport.ts';
 export { outboxBackoffMs } from './outbox/outbox-backoff.ts';
 export { encodeOutboxBody, type OutboxEnvelope } from './outbox/outbox-envelope.ts';
+export { listDeadOutbox, maxDeadOutboxRows } from './outbox/list-dead-outbox.ts';
 export { outboxLag, type OutboxLag } from './outbox/outbox-lag.ts';
 export { readOutboxRow, type OutboxRowView } from './outbox/read-outbox-row.ts';
 export { instancePendingWork, type InstancePendingWork } from './process/instance-pending-work.ts';

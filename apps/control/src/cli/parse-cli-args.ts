@@ -25,6 +25,9 @@ const optionSpec = {
   skip: { type: 'boolean' },
   input: { type: 'string' },
   params: { type: 'string' },
+  instance: { type: 'string', multiple: true },
+  dead: { type: 'boolean' },
+  destination: { type: 'string' },
   // lists
   status: { type: 'string', multiple: true },
   flow: { type: 'string' },

@@ -38,6 +38,15 @@ is drafted against the state it reads first (or --expect-status / --expect-step-
   force-transition <instance-id> <state>   move the instance to a state (admin)
   requeue <outbox-row-id>                  send a Dead outbox message again (same message id);
                                            \`instance show\` lists an instance's Dead rows
+  requeue <outbox-row-id> <outbox-row-id>... | --instance <instance-id>...
+          | --dead [--destination D] [--limit N]
+                                           one bulk: the named rows, every Dead row of the
+                                           instances, or (--dead) the N longest-dead rows of the
+                                           outbox (default 100, at most 500), each drafted
+                                           against what it reads now; a
+                                           row not Dead is left out (listed, with why); --dry-run
+                                           previews each; one key, one approval if gated; exit 0
+                                           if every row was requeued, 2 if any was not
   repair <kind> <run-instance-or-outbox-row-id> [--step N] [--params JSON]
                                            any catalogue command by its kind (see \`repairs\`)
 

@@ -20,7 +20,7 @@ export const pageAuditInput = z
     actor: nameInput.optional(),
     /** A repair command (`run.kick`) or an auth action (`sign_in`), exactly. */
     command: nameInput.optional(),
-    /** A run or instance id (a run's step repairs included), or another target's id, exactly. */
+    /** A run, instance or outbox row id (a run's step repairs included), or another target's id, exactly. */
     target: nameInput.optional(),
     outcome: nameInput.optional(),
     from: isoTimeInput.optional(),
@@ -66,7 +66,7 @@ async function repairRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry
   if (input.target !== undefined)
     and.push({
       OR: [
-        { target_type: { in: ['run', 'instance'] }, target_id: input.target },
+        { target_type: { in: ['run', 'instance', 'outbox'] }, target_id: input.target },
         { target_type: 'step', target_id: { startsWith: `${input.target}#` } },
       ],
     });

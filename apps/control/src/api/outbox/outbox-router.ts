@@ -1,11 +1,11 @@
 import { TRPCError } from '@trpc/server';
-import { outboxLag, readOutboxRow } from '@sagaflow/engine';
+import { listDeadOutbox, maxDeadOutboxRows, outboxLag, readOutboxRow } from '@sagaflow/engine';
 import { z } from 'zod';
 import { viewerProcedure, router } from '../trpc.ts';
 
 /**
  * The outbox as operators see it: how much is waiting to be published, how old, how much is dead;
- * and one row by its id, what a requeue (`outbox.requeue`, through `repairs`) is drafted against.
+ * the Dead rows, and one row by its id, what a requeue (`outbox.requeue`, through `repairs`) is drafted against.
  */
 export const outboxRouter = router({
   lag: viewerProcedure.input(z.object({}).strict().optional()).query(({ ctx }) => outboxLag(ctx.db)),
@@ -15,4 +15,19 @@ export const outboxRouter = router({
     if (!row) throw new TRPCError({ code: 'NOT_FOUND', message: `outbox row ${input.id} does not exist` });
     return row;
   }),
+  /**
+   * The Dead rows, the longest dead first (at most `limit`, of one destination if given): what the
+   * console's Dead outbox list and `sagaflow requeue --dead` draft a bulk requeue against.
+   */
+  dead: viewerProcedure
+    .input(
+      z
+        .object({
+          limit: z.number().int().min(1).max(maxDeadOutboxRows).default(100),
+          destination: z.string().min(1).max(200).optional(),
+        })
+        .strict()
+        .optional(),
+    )
+    .query(({ ctx, input }) => listDeadOutbox(ctx.db, { limit: input?.limit ?? 100, destination: input?.destination })),
 });

@@ -9,6 +9,7 @@ import {
   type OptionName,
   type ParsedArgs,
 } from '../parse-cli-args.ts';
+import { bulkRequeue, isBulkRequeue } from './bulk-requeue.ts';
 import { compensationOption, repairOptions, runRepair, type RepairRequest } from './draft-repair.ts';
 
 interface NamedRepair {
@@ -103,6 +104,8 @@ export const namedRepairs: Record<string, NamedRepair> = {
 export function namedRepair(ctx: CliContext, name: string, args: ParsedArgs): Promise<CommandOutcome> {
   const spec = namedRepairs[name];
   if (!spec) throw usageError(`unknown command "${name}"`);
+  // Several rows, or the Dead rows of instances: one bulk (ADR 0104).
+  if (name === 'requeue' && isBulkRequeue(args)) return bulkRequeue(ctx, args);
   allowOnly(name, args.options, [...repairOptions, ...spec.options]);
   const [id, ...rest] = args.positionals.slice(1);
   const request: RepairRequest = {
