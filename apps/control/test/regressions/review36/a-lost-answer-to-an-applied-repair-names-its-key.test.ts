@@ -2,7 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
-import { apiClient, createTestOperator, signInCookie, startWaitingRun, testDatabaseUrl } from '../../support/test-plane.ts';
+import {
+  apiClient,
+  createTestOperator,
+  signInCookie,
+  startWaitingRun,
+  testDatabaseUrl,
+} from '../../support/test-plane.ts';
 import { parseEnv } from '../../../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
 import { runCli } from '../../support/run-cli.ts';
@@ -55,7 +61,10 @@ describe('a repair applied by the control plane whose answer is lost on the way 
 
   it('exit 1 and the message names the idempotency key the repair was applied under', async () => {
     const runId = await startWaitingRun(plane, cookie);
-    const r = await runCli(['kick', runId, '--reason', 'lost answer'], { SAGAFLOW_URL: proxyUrl, SAGAFLOW_TOKEN: token });
+    const r = await runCli(['kick', runId, '--reason', 'lost answer'], {
+      SAGAFLOW_URL: proxyUrl,
+      SAGAFLOW_TOKEN: token,
+    });
     const rows = await plane.db.prisma.$queryRawUnsafe<{ idempotency_key: string; status: string }[]>(
       `select idempotency_key, status from sagaflow.repair_commands where target_id = $1`,
       runId,

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../support/run-cli.ts';
-import { kickCatalogue, startFakeControlPlane, trpcData, type FakeAnswer, type FakeControlPlane } from './fake-control-plane.ts';
+import {
+  kickCatalogue,
+  startFakeControlPlane,
+  trpcData,
+  type FakeAnswer,
+  type FakeControlPlane,
+} from './fake-control-plane.ts';
 
 /**
  * The CLI is an HTTP client of the control plane (ADR 0021). CliError (cli-error.ts:3): "A failure the CLI
@@ -43,7 +49,10 @@ describe('an answer the CLI cannot read', () => {
   });
 
   it('a repair whose answer is cut half-way: exit 1 with the flags that repeat it without a second effect', async () => {
-    fake = await startFakeControlPlane({ 'repairs.catalogue': trpcData(kickCatalogue), 'repairs.applyOne': cutMidBody });
+    fake = await startFakeControlPlane({
+      'repairs.catalogue': trpcData(kickCatalogue),
+      'repairs.applyOne': cutMidBody,
+    });
     const r = await runCli(kick, { SAGAFLOW_URL: fake.url, SAGAFLOW_TOKEN: token });
     expect(fake.requests.map((q) => q.path)).toEqual(['repairs.catalogue', 'repairs.applyOne']);
     expect(r.code).toBe(1);
@@ -61,7 +70,10 @@ describe('an answer the CLI cannot read', () => {
   it.concurrent(
     'a repair whose answer stalls half-way: after the timeout, exit 1 with the flags that repeat it',
     async () => {
-      const f = await startFakeControlPlane({ 'repairs.catalogue': trpcData(kickCatalogue), 'repairs.applyOne': stallMidBody });
+      const f = await startFakeControlPlane({
+        'repairs.catalogue': trpcData(kickCatalogue),
+        'repairs.applyOne': stallMidBody,
+      });
       try {
         const r = await runCli(kick, { SAGAFLOW_URL: f.url, SAGAFLOW_TOKEN: token });
         expect(r.code).toBe(1);
@@ -76,7 +88,10 @@ describe('an answer the CLI cannot read', () => {
   it.concurrent(
     'held: a repair that gets no answer at all ends after the timeout, exit 1 with the flags that repeat it',
     async () => {
-      const f = await startFakeControlPlane({ 'repairs.catalogue': trpcData(kickCatalogue), 'repairs.applyOne': silent });
+      const f = await startFakeControlPlane({
+        'repairs.catalogue': trpcData(kickCatalogue),
+        'repairs.applyOne': silent,
+      });
       try {
         const started = Date.now();
         const r = await runCli(kick, { SAGAFLOW_URL: f.url, SAGAFLOW_TOKEN: token });
@@ -103,9 +118,11 @@ describe('an answer the CLI cannot read', () => {
   it('held: a 500 with a tRPC error body is exit 1 with its message; the token is not printed', async () => {
     fake = await startFakeControlPlane({
       'runs.page': (_q, res) =>
-        res
-          .writeHead(500, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ error: { message: 'internal error (id e1)', data: { httpStatus: 500, code: 'INTERNAL_SERVER_ERROR' } } })),
+        res.writeHead(500, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            error: { message: 'internal error (id e1)', data: { httpStatus: 500, code: 'INTERNAL_SERVER_ERROR' } },
+          }),
+        ),
     });
     const r = await runCli(['runs', 'list', '--json'], { SAGAFLOW_URL: fake.url, SAGAFLOW_TOKEN: token });
     expect(r.code).toBe(1);

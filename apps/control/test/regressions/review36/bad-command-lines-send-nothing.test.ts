@@ -60,10 +60,25 @@ describe('a bad command line', () => {
 
   it.each([
     ['two steps', ['retry', run, '--step', '1', '--step', '2', '--reason', 'x', '--expect-status', 'Running'], 'step'],
-    ['two reasons', ['kick', run, '--reason', 'deployed fix', '--reason', 'oops', '--expect-status', 'Waiting'], 'reason'],
+    [
+      'two reasons',
+      ['kick', run, '--reason', 'deployed fix', '--reason', 'oops', '--expect-status', 'Waiting'],
+      'reason',
+    ],
     [
       'two idempotency keys',
-      ['kick', run, '--reason', 'x', '--idempotency-key', 'k1', '--idempotency-key', 'k2', '--expect-status', 'Waiting'],
+      [
+        'kick',
+        run,
+        '--reason',
+        'x',
+        '--idempotency-key',
+        'k1',
+        '--idempotency-key',
+        'k2',
+        '--expect-status',
+        'Waiting',
+      ],
       'idempotency-key',
     ],
   ])('a repair naming %s is exit 64 naming the option, and nothing is sent', async (_label, args, option) => {

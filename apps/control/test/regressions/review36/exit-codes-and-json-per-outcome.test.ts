@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
-import { apiClient, createTestOperator, signInCookie, startWaitingRun, testDatabaseUrl } from '../../support/test-plane.ts';
+import {
+  apiClient,
+  createTestOperator,
+  signInCookie,
+  startWaitingRun,
+  testDatabaseUrl,
+} from '../../support/test-plane.ts';
 import { parseEnv } from '../../../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
 import { runCli, type CliAnswer } from '../../support/run-cli.ts';
@@ -45,11 +51,16 @@ describe('the exit status and --json output of each outcome class', () => {
     return port;
   };
   /** Runs the command twice, for people and with --json; stdout with --json must be exactly one JSON document. */
-  async function both(args: string[], e: Record<string, string>): Promise<{ human: CliAnswer; json: CliAnswer; doc: unknown }> {
+  async function both(
+    args: string[],
+    e: Record<string, string>,
+  ): Promise<{ human: CliAnswer; json: CliAnswer; doc: unknown }> {
     const human = await runCli(args, e);
     const json = await runCli([...args, '--json'], e);
     let doc: unknown;
-    expect(() => (doc = JSON.parse(json.out)), `stdout with --json: ${json.out}`).not.toThrow();
+    expect(() => {
+      doc = JSON.parse(json.out) as unknown;
+    }, `stdout with --json: ${json.out}`).not.toThrow();
     return { human, json, doc };
   }
 

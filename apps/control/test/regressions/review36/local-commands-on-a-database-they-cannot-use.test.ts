@@ -14,7 +14,9 @@ import { runCli } from '../../support/run-cli.ts';
  */
 describe('the local commands against a database they cannot use', () => {
   it('held: a server that is down is exit 1 naming DATABASE_URL, its password masked, one JSON document with --json', async () => {
-    const r = await runCli(['monitor', 'sweep', '--json'], { DATABASE_URL: 'postgresql://ops:s3cr3t-db@127.0.0.1:1/x' });
+    const r = await runCli(['monitor', 'sweep', '--json'], {
+      DATABASE_URL: 'postgresql://ops:s3cr3t-db@127.0.0.1:1/x',
+    });
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/DATABASE_URL: cannot reach the PostgreSQL server/);
     expect(r.out + r.err).not.toContain('s3cr3t-db');
@@ -24,13 +26,16 @@ describe('the local commands against a database they cannot use', () => {
   it.each([
     ['monitor sweep', ['monitor', 'sweep']],
     ['prune --dry-run', ['prune', '--dry-run']],
-  ])('%s on a database never migrated says it is not migrated and what to do, not a raw Prisma P2010', async (_l, args) => {
-    const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('r36_unmigrated'));
-    const r = await runCli(args, { DATABASE_URL: url });
-    expect(r.code).toBe(1);
-    expect(r.err).not.toMatch(/P2010|Invalid `prisma/);
-    expect(r.err).toMatch(/migrat/i);
-  });
+  ])(
+    '%s on a database never migrated says it is not migrated and what to do, not a raw Prisma P2010',
+    async (_l, args) => {
+      const url = await createPgDatabase(inject('pgAdminUrl'), uniqueDatabaseName('r36_unmigrated'));
+      const r = await runCli(args, { DATABASE_URL: url });
+      expect(r.code).toBe(1);
+      expect(r.err).not.toMatch(/P2010|Invalid `prisma/);
+      expect(r.err).toMatch(/migrat/i);
+    },
+  );
 
   it('a sweep that did not run because another replica holds the lease says until when, not "until ?"', async () => {
     const url = await testDatabaseUrl('r36_lease_held');

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
-import { apiClient, createTestOperator, signInCookie, startWaitingRun, testDatabaseUrl } from '../../support/test-plane.ts';
+import {
+  apiClient,
+  createTestOperator,
+  signInCookie,
+  startWaitingRun,
+  testDatabaseUrl,
+} from '../../support/test-plane.ts';
 import { parseEnv } from '../../../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
 import { runCli } from '../../support/run-cli.ts';

@@ -1,5 +1,9 @@
 import { createServer } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import '../../provided-context.ts';
+import { createTestOperator, testDatabaseUrl, testPassword } from '../../support/test-plane.ts';
+import { parseEnv } from '../../../src/env.ts';
+import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
 import { runCli } from '../../support/run-cli.ts';
 
 /**
@@ -22,5 +26,49 @@ describe('a SAGAFLOW_URL holding a password', () => {
     expect(r.code).toBe(1);
     expect(r.out + r.err).not.toContain('hunter2-proxy-secret');
     expect(r.out + r.err).not.toContain('B'.repeat(20));
+  });
+});
+
+describe('passwords and tokens given to the CLI (held)', () => {
+  let plane: ControlPlane;
+  let admin = '';
+  beforeAll(async () => {
+    const url = await testDatabaseUrl('r36_secrets');
+    plane = await startControlPlane(parseEnv({ DATABASE_URL: url, CONTROL_PORT: '0', LOG_LEVEL: 'silent' }));
+    admin = await createTestOperator(plane, 'admin');
+  });
+  afterAll(async () => {
+    await plane.stop();
+  });
+
+  it('a wrong password with --sign-in is exit 3 and never printed; the right one prints the token once', async () => {
+    const env = { SAGAFLOW_URL: plane.url };
+    const wrong = await runCli(
+      ['token', 'create', '--name', 'laptop', '--sign-in', admin, '--password-stdin', '--json'],
+      env,
+      'not-the-password-at-all\n',
+    );
+    expect(wrong.code).toBe(3);
+    expect(wrong.out + wrong.err).not.toContain('not-the-password-at-all');
+    expect(JSON.parse(wrong.out)).toMatchObject({ error: { exitCode: 3 } });
+    const right = await runCli(
+      ['token', 'create', '--name', 'laptop', '--sign-in', admin, '--password-stdin'],
+      env,
+      `${testPassword}\n`,
+    );
+    expect(right.code).toBe(0);
+    const made = /sgf_[A-Za-z0-9_-]{43}/.exec(right.out)?.[0] ?? '';
+    expect(made).not.toBe('');
+    expect(right.err).not.toContain(made);
+    expect(right.out).not.toContain(testPassword);
+    // create-operator reads its password from stdin and prints neither it nor the caller's token.
+    const created = await runCli(
+      ['create-operator', 'r36-new-op', '--role', 'viewer', '--password-stdin', '--json'],
+      { ...env, SAGAFLOW_TOKEN: made },
+      'a-long-enough-password-1\n',
+    );
+    expect(created.code, created.err).toBe(0);
+    expect(created.out + created.err).not.toContain('a-long-enough-password-1');
+    expect(created.out + created.err).not.toContain(made);
   });
 });

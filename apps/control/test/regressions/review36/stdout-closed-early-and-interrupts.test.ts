@@ -19,11 +19,15 @@ afterEach(async () => {
 });
 
 function spawnCli(args: string[], url: string) {
-  return spawn(process.execPath, ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/cli.ts', ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SAGAFLOW_URL: url, SAGAFLOW_TOKEN: token },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  return spawn(
+    process.execPath,
+    ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/cli.ts', ...args],
+    {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SAGAFLOW_URL: url, SAGAFLOW_TOKEN: token },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
 }
 
 describe('the CLI when its reader goes away or it is interrupted', () => {

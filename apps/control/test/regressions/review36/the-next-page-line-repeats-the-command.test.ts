@@ -41,9 +41,21 @@ function shellWords(line: string): string[] {
 
 describe('the "next page" line of a list', () => {
   it('held: a plain command line comes back as itself plus --cursor', async () => {
-    const r = await runCli(['runs', 'list', '--status', 'Waiting', '--limit', '1'], { SAGAFLOW_URL: fake.url, SAGAFLOW_TOKEN: token });
+    const r = await runCli(['runs', 'list', '--status', 'Waiting', '--limit', '1'], {
+      SAGAFLOW_URL: fake.url,
+      SAGAFLOW_TOKEN: token,
+    });
     const line = /next page: sagaflow (.*)$/m.exec(r.out)?.[1] ?? '';
-    expect(shellWords(line)).toEqual(['runs', 'list', '--status', 'Waiting', '--limit', '1', '--cursor', page.nextCursor]);
+    expect(shellWords(line)).toEqual([
+      'runs',
+      'list',
+      '--status',
+      'Waiting',
+      '--limit',
+      '1',
+      '--cursor',
+      page.nextCursor,
+    ]);
   });
 
   it('a search holding a space, pasted into a shell, is the same search on the next page', async () => {
@@ -53,6 +65,15 @@ describe('the "next page" line of a list', () => {
     });
     expect(r.code).toBe(0);
     const line = /next page: sagaflow (.*)$/m.exec(r.out)?.[1] ?? '';
-    expect(shellWords(line)).toEqual(['runs', 'list', '--search', 'order 42', '--limit', '1', '--cursor', page.nextCursor]);
+    expect(shellWords(line)).toEqual([
+      'runs',
+      'list',
+      '--search',
+      'order 42',
+      '--limit',
+      '1',
+      '--cursor',
+      page.nextCursor,
+    ]);
   });
 });
