@@ -46,9 +46,26 @@ function promptSecret(prompt: string): Promise<string | null> {
   });
 }
 
+/**
+ * A reader that goes away (`sagaflow runs list | head -1`, quitting `less`) ends the output quietly: the
+ * EPIPE is not an error of the command, so no stack trace, and the lines left are dropped. The command
+ * still finishes and exits with its own status (0 for a read), as if its output had all been read
+ * (ADR 0110). Any other write error stays an error.
+ */
+function writer(stream: NodeJS.WriteStream): (line: string) => void {
+  let readerGone = false;
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    readerGone = true;
+  });
+  return (line) => {
+    if (!readerGone) stream.write(`${line}\n`);
+  };
+}
+
 process.exitCode = await runCli(process.argv.slice(2), process.env, {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
+  out: writer(process.stdout),
+  err: writer(process.stderr),
   readStdin,
   promptSecret,
 });

@@ -23,6 +23,32 @@ export interface CliSettings {
 
 const wildcard = new Set(['0.0.0.0', '::', '[::]']);
 
+/**
+ * A SAGAFLOW_URL with a user name or password (`https://user:secret@host`) is refused before anything is
+ * sent (review 36): `fetch` refuses such a URL, so every call would fail as "cannot reach", and an error
+ * naming the URL would print the password. The message shows the URL with its password masked.
+ */
+function refuseCredentials(url: string): void {
+  const u = new URL(url);
+  if (u.username === '' && u.password === '') return;
+  throw new Error(
+    `invalid setting SAGAFLOW_URL: ${maskUrl(url)} holds a user name or password, which the CLI does not send; ` +
+      'set SAGAFLOW_URL to the address alone and authenticate with an operator API token in SAGAFLOW_TOKEN',
+  );
+}
+
+/** The URL with its password (if any) replaced by `***`, as the engine prints DATABASE_URL. */
+export function maskUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password === '') return url;
+    u.password = '***';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+  }
+}
+
 export function parseCliSettings(source: Record<string, string | undefined>): CliSettings {
   const parsed = schema.safeParse(source);
   if (!parsed.success) {
@@ -30,6 +56,7 @@ export function parseCliSettings(source: Record<string, string | undefined>): Cl
     throw new Error(`invalid setting ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? 'invalid'}`);
   }
   const s = parsed.data;
+  if (s.SAGAFLOW_URL !== undefined) refuseCredentials(s.SAGAFLOW_URL);
   const host = wildcard.has(s.CONTROL_HOST) ? '127.0.0.1' : s.CONTROL_HOST;
   const url =
     s.SAGAFLOW_URL ?? `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${s.CONTROL_PORT}`;

@@ -2,6 +2,7 @@ import type { inferRouterInputs, inferRouterOutputs } from '@trpc/server';
 import type { AppRouter } from '../api/app-router.ts';
 import { assertSendableToken } from './assert-sendable-token.ts';
 import { CliError } from './cli-error.ts';
+import { maskUrl } from './cli-settings.ts';
 import { exitCodes, type ExitCode } from './exit-codes.ts';
 
 export type ApiInputs = inferRouterInputs<AppRouter>;
@@ -38,6 +39,11 @@ export class ControlClient {
     private readonly credential: { token: string } | { cookie: string } | null,
   ) {}
 
+  /** The base URL as messages print it: a password in it masked (settings refuse one; this is the second guard). */
+  get shownUrl(): string {
+    return maskUrl(this.baseUrl);
+  }
+
   query<T>(path: string, input?: unknown): Promise<T> {
     const url = new URL(`${this.baseUrl}/trpc/${path}`);
     if (input !== undefined) url.searchParams.set('input', JSON.stringify(input));
@@ -57,11 +63,11 @@ export class ControlClient {
       method: 'POST',
       body: JSON.stringify(input),
     });
-    return { data: await this.unwrap(path, res), headers: res.headers };
+    return { data: await this.unwrap(path, res, 'POST'), headers: res.headers };
   }
 
   private async call<T>(path: string, url: URL, init: { method: string; body?: string }): Promise<T> {
-    return (await this.unwrap(path, await this.send(path, url, init))) as T;
+    return (await this.unwrap(path, await this.send(path, url, init), init.method)) as T;
   }
 
   private async send(path: string, url: URL, init: { method: string; body?: string }): Promise<Response> {
@@ -78,33 +84,75 @@ export class ControlClient {
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
       throw new CliError(
         exitCodes.error,
-        `cannot reach the control plane at ${this.baseUrl} (${path}: ${cause}); start it with \`npm start\`, ` +
+        `cannot reach the control plane at ${this.shownUrl} (${path}: ${cause}); start it with \`npm start\`, ` +
           'or set SAGAFLOW_URL to its address. If a repair timed out, run it again with the same --idempotency-key: ' +
           'it will not act twice',
       );
     }
   }
 
-  private async unwrap(path: string, res: Response): Promise<unknown> {
-    const text = await res.text();
+  /**
+   * The whole body. A body cut off or stalled past the timeout is reported like a call that got no answer
+   * (review 36): the request was taken, so a mutation may have been done; the message says so, and a repair
+   * adds the flags that repeat it under the same idempotency key (draft-repair.ts).
+   */
+  private async readBody(path: string, res: Response, method: string): Promise<string> {
+    try {
+      return await res.text();
+    } catch (err) {
+      const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
+      const how = timedOut
+        ? `stopped arriving and was not complete after ${requestTimeoutMs / 1000} s`
+        : `was cut off before it was complete (${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message})`;
+      throw new CliError(
+        exitCodes.error,
+        `the answer of the control plane at ${this.shownUrl} to ${path} ${how}` +
+          (method === 'GET'
+            ? '; nothing was changed by it, run the command again'
+            : '; whether it was done is unknown. If it was a repair, run it again with the same --idempotency-key: ' +
+              'it will not act twice'),
+      );
+    }
+  }
+
+  private async unwrap(path: string, res: Response, method: string): Promise<unknown> {
+    const text = await this.readBody(path, res, method);
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
       throw new CliError(
         exitCodes.error,
-        `the control plane at ${this.baseUrl} answered ${path} with ${res.status} and no JSON; is SAGAFLOW_URL its address?`,
+        `the control plane at ${this.shownUrl} answered ${path} with ${res.status} and no JSON; is SAGAFLOW_URL its address?`,
       );
     }
-    const b = body as { result?: { data?: unknown }; error?: { message?: string; data?: Record<string, unknown> } };
-    if (res.ok && b.result) return b.result.data;
-    const data = b.error?.data ?? {};
+    const b = isObject(body) ? body : {};
+    if (res.ok && isObject(b.result)) return b.result.data;
+    // A 2xx answer that is not a tRPC result (`null`, a number, `{}`) is no answer this client can read.
+    if (res.ok)
+      throw new CliError(
+        exitCodes.error,
+        `the control plane at ${this.shownUrl} answered ${path} with ${res.status} and JSON that is not a tRPC ` +
+          `answer${method === 'GET' ? '' : ' (whether it was done is unknown)'}; is SAGAFLOW_URL its address?`,
+      );
+    // A failure status says what it means (exit-codes.ts) whatever its body; a tRPC error body says more.
+    const error = isObject(b.error) ? b.error : {};
+    const data = isObject(error.data) ? error.data : {};
     const failure: ApiFailure = {
       httpStatus: typeof data.httpStatus === 'number' ? data.httpStatus : res.status,
       code: typeof data.code === 'string' ? data.code : String(res.status),
-      message: b.error?.message ?? (body as { error?: unknown }).error?.toString() ?? `HTTP ${res.status}`,
+      message:
+        typeof error.message === 'string'
+          ? error.message
+          : typeof b.error === 'string'
+            ? b.error
+            : `the control plane at ${this.shownUrl} answered ${path} with HTTP ${res.status}`,
       data,
     };
     throw new CliError(exitCodeFor(failure), failure.message, { error: failure });
   }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -68,15 +68,41 @@ export const usageError = (message: string) => new CliError(exitCodes.usage, mes
 /** Splits a command line into positionals and options; an unknown option is a usage error naming it. */
 export function parseCliArgs(argv: readonly string[]): ParsedArgs {
   try {
-    const { positionals, values } = parseArgs({
+    const { positionals, values, tokens } = parseArgs({
       args: [...argv],
       options: optionSpec,
       allowPositionals: true,
       strict: true,
+      tokens: true,
     });
+    refuseRepeats(tokens);
     return { positionals, options: values };
   } catch (err) {
+    if (err instanceof CliError) throw err;
     throw usageError((err as Error).message.replace(/\. To specify a positional argument.*$/s, ''));
+  }
+}
+
+/**
+ * A single-valued option given twice (`--step 1 --step 2`, two `--idempotency-key`s) is ambiguous: `parseArgs`
+ * would keep the last one silently (review 36). It is a usage error naming the option, for every command,
+ * before anything is sent. Options documented as repeatable (`--status`, `--instance`) are `multiple`; a
+ * flag given twice (`--json --json`) says the same thing twice and is let through.
+ */
+function refuseRepeats(tokens: readonly { kind: string; name?: string; value?: string | undefined }[]): void {
+  const seen = new Map<string, string[]>();
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.name === undefined) continue;
+    const spec = optionSpec[t.name as OptionName] as { type: string; multiple?: boolean };
+    if (spec.type !== 'string' || spec.multiple === true) continue;
+    const values = seen.get(t.name) ?? [];
+    values.push(t.value ?? '');
+    seen.set(t.name, values);
+    if (values.length > 1)
+      throw usageError(
+        `--${t.name} is given twice (${values.map((v) => JSON.stringify(v)).join(', ')}); ` +
+          'it takes one value: give it once',
+      );
   }
 }
 

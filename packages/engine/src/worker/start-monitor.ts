@@ -37,7 +37,10 @@ export async function runMonitorPass(
   if (!lease.held)
     return {
       swept: false,
-      reason: `another replica holds the monitor lease until ${lease.expiresAt?.toISOString() ?? '?'}; it sweeps`,
+      reason:
+        lease.expiresAt === null
+          ? 'another replica holds the monitor lease or has just given it up; run the sweep again'
+          : `another replica holds the monitor lease until ${lease.expiresAt.toISOString()} (${lease.holder ?? '?'}); it sweeps`,
     };
   try {
     // The lease is renewed before every page and every overdue run: a pass slower than the lease

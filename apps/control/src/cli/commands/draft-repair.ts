@@ -74,23 +74,43 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
   if (!info)
     throw new CliError(
       exitCodes.usage,
-      `the control plane at ${client.baseUrl} has no ${request.kind} repair; it offers ${Object.keys(catalogue).join(', ')} (see \`sagaflow repairs\`)`,
+      `the control plane at ${client.shownUrl} has no ${request.kind} repair; it offers ${Object.keys(catalogue).join(', ')} (see \`sagaflow repairs\`)`,
     );
   const target = targetFor(request, info);
-  const expected = await expectedState(client, target, options);
+  // A key given on the command line may be a retry of a repair that finished its run (expire, cancel): the
+  // control plane answers such a key with its first result, so a finished run is not refused here then
+  // (review 36). A generated key is new, and a finished run is refused before anything is sent.
+  const finished: FinishedRun = { run: null };
+  const expected = await expectedState(
+    client,
+    target,
+    options,
+    options['idempotency-key'] !== undefined && !dryRun ? finished : null,
+  );
   const idempotencyKey = options['idempotency-key'] ?? `cli-${randomUUID()}`;
   const command = {
     kind: request.kind,
     target,
-    expected,
+    // A finished status is none a command can be drafted against (the engine takes only an open one). A used
+    // key is answered with its first result before the expectation is read, so the retry of a finished run
+    // states an open one; it is applied only once the preview says the key was used (below).
+    expected:
+      finished.run !== null && expected.runStatus === finished.run.status
+        ? { ...expected, runStatus: 'Running' }
+        : expected,
     reason: reason ?? 'preview',
     idempotencyKey,
     ...request.params,
   };
   const subject = subjectOf(target);
-  const drafted = `  drafted against ${JSON.stringify(expected)}`;
+  const drafted =
+    finished.run === null
+      ? `  drafted against ${JSON.stringify(expected)}`
+      : `  the run is ${finished.run.status} now; what its idempotency key did the first time:`;
   // A retry must be the same command: the same key and the same expectation (the state may have moved since).
-  const retryFlags = [`--idempotency-key ${idempotencyKey}`, ...expectFlags(expected)].join(' ');
+  const retryFlags = [`--idempotency-key ${idempotencyKey}`, ...(finished.run ? [] : expectFlags(expected))].join(
+    ' ',
+  );
 
   if (dryRun) {
     const preview = await client.query<RepairPreview & { decided: { id: string; status: string } | null }>(
@@ -98,6 +118,7 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
       command,
     );
     const would = preview.applicable ? 'would apply' : 'would NOT apply';
+    const gated = preview.applicable && (await gatedByPolicy(client, request.kind));
     return {
       exitCode: preview.applicable ? exitCodes.done : exitCodes.refused,
       json: { command, preview },
@@ -108,14 +129,35 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
         ...preview.blockers.map((b) => `  blocker     ${b}`),
         ...effectLines(preview.effects),
         ...(preview.destructive ? ['  destructive: it undoes or overrides recorded work'] : []),
+        ...(gated
+          ? [`  approval    the policy gates ${request.kind}: applied, it waits for another operator's approval (exit 4)`]
+          : []),
       ],
     };
   }
 
+  if (finished.run !== null) {
+    // Only a used key is sent on to be applied: a new one would only be refused, with an audit row of an
+    // expectation nobody drafted. The preview writes nothing.
+    const probe = await client.query<{ decided: { id: string; status: string } | null }>('repairs.preview', command);
+    if (probe.decided === null)
+      throw new CliError(
+        exitCodes.refused,
+        `${finishedText(finished.run)}; --idempotency-key ${idempotencyKey} was never used, so there is nothing ` +
+          'to replay and nothing was changed',
+        { current: { runStatus: finished.run.status } },
+      );
+  }
   let result: RepairResult & { status: string };
   try {
     result = await client.mutate<RepairResult & { status: string }>('repairs.applyOne', command);
   } catch (err) {
+    if (err instanceof CliError && err.exitCode === exitCodes.refused && finished.run !== null)
+      throw new CliError(
+        err.exitCode,
+        `${finishedText(finished.run)}, and --idempotency-key ${idempotencyKey} applied nothing to it before: ${err.message}`,
+        { command, ...(err.body as object) },
+      );
     if (err instanceof CliError && err.exitCode === exitCodes.refused)
       throw new CliError(
         err.exitCode,
@@ -152,16 +194,42 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
   };
 }
 
-/** The run, if it is still open: a finished run is never changed (invariant 1), so there is nothing to draft. */
-function open(detail: ApiOutputs['runs']['get']): ApiOutputs['runs']['get']['run'] {
+type RunRow = ApiOutputs['runs']['get']['run'];
+/** Where a draft under a given key notes a finished run it sends anyway (the key may replay). */
+type FinishedRun = { run: RunRow | null };
+
+const finishedText = (run: RunRow) =>
+  `run ${run.id} is ${run.status} (finished at ${run.finishedAt}): a finished run is never changed`;
+
+/**
+ * The run, if it is still open: a finished run is never changed (invariant 1), so there is nothing to draft.
+ * With `keep` (a key given on the command line), a finished run is noted there and drafted as it is.
+ */
+function open(detail: ApiOutputs['runs']['get'], keep: FinishedRun | null): RunRow {
   const { run } = detail;
-  if (run.finishedAt !== null)
-    throw new CliError(
-      exitCodes.refused,
-      `run ${run.id} is ${run.status} (finished at ${run.finishedAt}): a finished run is never changed; nothing was sent`,
-      { current: { runStatus: run.status } },
-    );
+  if (run.finishedAt !== null) {
+    if (keep !== null) {
+      keep.run = run;
+      return run;
+    }
+    throw new CliError(exitCodes.refused, `${finishedText(run)}; nothing was sent`, {
+      current: { runStatus: run.status },
+    });
+  }
   return run;
+}
+
+/**
+ * Whether the approval policy gates this kind, so applying it would wait for approval (exit 4): a dry run
+ * says so (review 36). Only a hint: false when the policy cannot be read.
+ */
+async function gatedByPolicy(client: ControlClient, kind: string): Promise<boolean> {
+  try {
+    const policy = await client.query<ApiOutputs['approvalPolicy']['get']>('approvalPolicy.get');
+    return (policy.gatedCommands as readonly string[]).includes(kind);
+  } catch {
+    return false;
+  }
 }
 
 /** The --expect-* flags that state `expected` again. */
@@ -201,7 +269,12 @@ function targetFor(request: RepairRequest, info: RepairCommandInfo): Target {
 }
 
 /** The state to draft against: the --expect-* flags where given, the rest as read now. */
-async function expectedState(client: ControlClient, target: Target, o: Options): Promise<Record<string, unknown>> {
+async function expectedState(
+  client: ControlClient,
+  target: Target,
+  o: Options,
+  keep: FinishedRun | null,
+): Promise<Record<string, unknown>> {
   if ('outboxId' in target) {
     let status = o['expect-status'];
     let attempts = intOption('expect-attempts', o['expect-attempts'], 0, Number.MAX_SAFE_INTEGER);
@@ -223,16 +296,16 @@ async function expectedState(client: ControlClient, target: Target, o: Options):
     return { state, version };
   }
   let runStatus = o['expect-status'];
-  if ('compensation' in target) return compensationExpected(client, target, o);
+  if ('compensation' in target) return compensationExpected(client, target, o, keep);
   if (!('stepSequence' in target)) {
-    runStatus ??= open(await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId })).status;
+    runStatus ??= open(await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId }), keep).status;
     return { runStatus };
   }
   let stepStatus = o['expect-step-status'];
   let stepAttempts = intOption('expect-attempts', o['expect-attempts'], 0, Number.MAX_SAFE_INTEGER);
   if (runStatus === undefined || stepStatus === undefined || stepAttempts === undefined) {
     const detail = await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId });
-    open(detail);
+    open(detail, keep);
     // The step itself, wherever it is in the run's history: the one just before the next sequence.
     const at = await client.query<ApiOutputs['runs']['steps']>('runs.steps', {
       id: target.runId,
@@ -258,13 +331,14 @@ async function compensationExpected(
   client: ControlClient,
   target: { runId: string; compensation: Compensation },
   o: Options,
+  keep: FinishedRun | null,
 ): Promise<Record<string, unknown>> {
   let runStatus = o['expect-status'];
   let stepStatus = o['expect-step-status'];
   let stepAttempts = intOption('expect-attempts', o['expect-attempts'], 0, Number.MAX_SAFE_INTEGER);
   if (runStatus === undefined || stepStatus === undefined || stepAttempts === undefined) {
     const detail = await client.query<ApiOutputs['runs']['get']>('runs.get', { id: target.runId });
-    open(detail);
+    open(detail, keep);
     const { rollbackLevel, ordinal } = target.compensation;
     const at = await client.query<ApiOutputs['runs']['compensations']>('runs.compensations', {
       id: target.runId,

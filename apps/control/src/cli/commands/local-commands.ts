@@ -1,8 +1,9 @@
 import { pino } from 'pino';
-import { createControlEngine, openDatabase } from '../../control-engine.ts';
+import { createControlEngine } from '../../control-engine.ts';
 import { parseEnv } from '../../env.ts';
 import type { CommandOutcome } from '../cli-context.ts';
 import { exitCodes } from '../exit-codes.ts';
+import { openLocalDatabase } from './open-local-database.ts';
 import { allowOnly, noMorePositionals, type ParsedArgs } from '../parse-cli-args.ts';
 
 /**
@@ -20,7 +21,7 @@ export async function localSweep(
   noMorePositionals(name, args.positionals.slice(2));
   const env = parseEnv(source);
   const logger = pino({ level: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL }, pino.destination(2));
-  const db = await openDatabase(env);
+  const db = await openLocalDatabase(env, name);
   try {
     const engine = createControlEngine(db, env, logger);
     const result = doctorOnly

@@ -1,9 +1,10 @@
 import type { PruneProgress } from '@sagaflow/engine';
 import { pino } from 'pino';
-import { createControlEngine, openDatabase } from '../../control-engine.ts';
+import { createControlEngine } from '../../control-engine.ts';
 import { parseEnv } from '../../env.ts';
 import type { CliIo, CommandOutcome } from '../cli-context.ts';
 import { exitCodes } from '../exit-codes.ts';
+import { openLocalDatabase } from './open-local-database.ts';
 import { ageOption } from '../parse-age.ts';
 import { allowOnly, intOption, noMorePositionals, type ParsedArgs } from '../parse-cli-args.ts';
 
@@ -33,7 +34,7 @@ export async function pruneCommand(
   };
   const env = parseEnv(source);
   const logger = pino({ level: env.LOG_LEVEL === 'info' ? 'warn' : env.LOG_LEVEL }, pino.destination(2));
-  const db = await openDatabase(env);
+  const db = await openLocalDatabase(env, 'prune');
   try {
     const engine = createControlEngine(db, env, logger);
     const result = args.options['dry-run']

@@ -23,7 +23,19 @@ function pageInput(o: ParsedArgs['options']) {
   };
 }
 
-/** "Next page:" with the same command line and the cursor, when there is one. */
+/**
+ * One argument as a POSIX shell reads it back: as is when it holds only characters no shell treats
+ * specially, else in single quotes (an embedded `'` as `'\''`).
+ */
+export function shellQuote(arg: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(arg)) return arg;
+  return `'${arg.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * "Next page:" with the same command line and the cursor, when there is one; each argument quoted for a
+ * shell, so pasting the line runs the same query (review 36: `--search 'order 42'`).
+ */
 function nextPage(argv: readonly string[], cursor: string | null): string[] {
   if (cursor === null) return [];
   const kept: string[] = [];
@@ -31,7 +43,7 @@ function nextPage(argv: readonly string[], cursor: string | null): string[] {
     if (argv[i] === '--cursor') i++;
     else if (!argv[i]?.startsWith('--cursor=')) kept.push(argv[i] ?? '');
   }
-  return ['', `next page: sagaflow ${kept.join(' ')} --cursor ${cursor}`];
+  return ['', `next page: sagaflow ${[...kept, '--cursor', cursor].map(shellQuote).join(' ')}`];
 }
 
 export async function whoami(ctx: CliContext, args: ParsedArgs): Promise<CommandOutcome> {
@@ -207,6 +219,9 @@ export async function showInstance(ctx: CliContext, args: ParsedArgs): Promise<C
       ['AT', 'FROM', 'TO', 'MESSAGE', 'OUTCOME'],
       d.history.slice(-10).map((h) => [h.at, cell(h.from), cell(h.to), cell(h.messageType), h.outcome]),
     ),
+    ...(d.history.length > 10 || d.historyTruncated
+      ? [`(the newest 10 transitions; older ones exist: the console's instance page shows them all)`]
+      : []),
     ...(d.operatorCommands.length > 0
       ? [
           '',
