@@ -27,8 +27,14 @@ describe('singleton leases on the database clock (real PostgreSQL, concurrent re
     expect((await acquireLease(db.prisma, { name: 'monitor', holder: 'b', ttlSeconds: 1 })).held).toBe(false);
     expect((await acquireLease(db.prisma, { name: 'monitor', holder: 'a', ttlSeconds: 1 })).held).toBe(true);
     await new Promise((r) => setTimeout(r, 1100));
-    expect((await acquireLease(db.prisma, { name: 'monitor', holder: 'b', ttlSeconds: 30 })).held).toBe(true);
-    expect((await acquireLease(db.prisma, { name: 'monitor', holder: 'a', ttlSeconds: 30 })).held).toBe(false);
+    const taken = await acquireLease(db.prisma, { name: 'monitor', holder: 'b', ttlSeconds: 30 });
+    expect(taken.held).toBe(true);
+    // Refused, it says who holds the lease and until when (review 36: a sweep said "until ?").
+    expect(await acquireLease(db.prisma, { name: 'monitor', holder: 'a', ttlSeconds: 30 })).toEqual({
+      held: false,
+      holder: 'b',
+      expiresAt: taken.expiresAt,
+    });
     await releaseLease(db.prisma, { name: 'monitor', holder: 'b' });
     expect((await acquireLease(db.prisma, { name: 'monitor', holder: 'a', ttlSeconds: 30 })).held).toBe(true);
   });

@@ -5,7 +5,7 @@
 export const exitCodes = {
   /** Done: the command did what it says (a repair applied, or replayed its first applied result). */
   done: 0,
-  /** An error: the control plane unreachable, a 404 or 5xx, a local failure. Nothing is known to have changed. */
+  /** An error: the control plane unreachable, a 404 or 5xx, a local failure. Nothing is known to have changed, unless a repair was sent and its answer was cut off (the message then gives the key to retry it with). */
   error: 1,
   /** Refused: a repair whose expected state no longer holds (repair_conflict) or that its target cannot take (repair_refused); a dry run that would be refused; a sweep that did not run. Nothing changed. */
   refused: 2,

@@ -19,7 +19,8 @@ Repair (operator; force-transition: admin). Each needs --reason TEXT, previews w
 is drafted against the state it reads first (or --expect-status / --expect-step-status /
 --expect-attempts / --expect-state / --expect-version; a requeue: --expect-status Dead
 --expect-attempts N), and carries an idempotency key
-(generated, or --idempotency-key K: the same key never acts twice).
+(generated, or --idempotency-key K: the same key never acts twice; given for a finished run,
+a key that was used prints its first result). Each option that takes one value is given once.
   kick <run-id>                            a fresh job for the step the run is parked on
   retry <run-id> --step N                  retry a Failed/Errored step now
   reclaim <run-id> --step N                reclaim a Running step whose worker is gone
@@ -73,6 +74,7 @@ refused while a control plane holds it); prints JSON
 Exit status
   0   done (a repair applied, or replayed the first result of its idempotency key)
   1   error: control plane unreachable, not found, server error; nothing known to have changed
+      (an answer cut off after a repair was sent: it may have been done; retry with the printed key)
   2   refused: the repair's expected state no longer holds (repair_conflict) or the target
       cannot take it (repair_refused); a --dry-run that would be refused; a sweep that did not
       run. Nothing changed: read the state again (the command drafts from it) and decide.

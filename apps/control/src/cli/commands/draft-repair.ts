@@ -108,9 +108,7 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
       ? `  drafted against ${JSON.stringify(expected)}`
       : `  the run is ${finished.run.status} now; what its idempotency key did the first time:`;
   // A retry must be the same command: the same key and the same expectation (the state may have moved since).
-  const retryFlags = [`--idempotency-key ${idempotencyKey}`, ...(finished.run ? [] : expectFlags(expected))].join(
-    ' ',
-  );
+  const retryFlags = [`--idempotency-key ${idempotencyKey}`, ...(finished.run ? [] : expectFlags(expected))].join(' ');
 
   if (dryRun) {
     const preview = await client.query<RepairPreview & { decided: { id: string; status: string } | null }>(
@@ -130,7 +128,9 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
         ...effectLines(preview.effects),
         ...(preview.destructive ? ['  destructive: it undoes or overrides recorded work'] : []),
         ...(gated
-          ? [`  approval    the policy gates ${request.kind}: applied, it waits for another operator's approval (exit 4)`]
+          ? [
+              `  approval    the policy gates ${request.kind}: applied, it waits for another operator's approval (exit 4)`,
+            ]
           : []),
       ],
     };
