@@ -87,7 +87,11 @@ describe('review 37: cross-site requests change nothing and CORS is never grante
   });
 
   it('a foreign page cannot sign the browser out (the session stays) nor batch a mutation behind a query', async () => {
-    const out = await rawCall(plane.url, 'auth.signOut', { type: 'mutation', cookie, origin: 'http://attacker.example' });
+    const out = await rawCall(plane.url, 'auth.signOut', {
+      type: 'mutation',
+      cookie,
+      origin: 'http://attacker.example',
+    });
     expect(out.status).toBe(403);
     expect(out.headers['set-cookie']).toBeUndefined();
     expect((await rawCall(plane.url, 'auth.me', { cookie })).status).toBe(200);

@@ -27,7 +27,7 @@ const internals = /\bat .+:\d+:\d+|node_modules|\/src\/|\.ts\b|prisma|select |po
  * format-api-error.ts (no internals in an answer), attacked by callers who are not signed in or who
  * reach for someone else's credential.
  */
-describe('review 37: outsiders learn nothing, and an operator cannot reach another one\'s token', () => {
+describe("review 37: outsiders learn nothing, and an operator cannot reach another one's token", () => {
   let plane: ControlPlane;
   beforeAll(async () => {
     plane = await startControlPlane(
