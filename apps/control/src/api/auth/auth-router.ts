@@ -55,7 +55,7 @@ export const authRouter = router({
         operator: session.operator,
         expiresAt: session.expiresAt?.toISOString() ?? null,
         idleExpiresAt: null,
-        token: session.token,
+        token: { id: session.token.id, name: session.token.name, hint: session.token.hint },
       };
     return {
       operator: session.operator,
