@@ -15,6 +15,7 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'auth.signIn': 'public',
   'auth.signOut': 'viewer',
   'auth.me': 'viewer',
+  'auth.changePassword': 'viewer',
   'runs.list': 'viewer',
   'runs.page': 'viewer',
   'runs.get': 'viewer',

@@ -35,6 +35,19 @@ describe('the console refuses foreign hosts and origins, and sends people back o
     ['/\\evil.example', '/runs'],
     ['javascript:alert(1)', '/runs'],
     ['/sign-in?next=/x', '/runs'],
+    // Review 37: dot segments the parser folds into a protocol-relative `//host`.
+    ['/.//evil.example/phish', '/runs'],
+    ['/a/..//evil.example/phish', '/runs'],
+    ['/././/evil.example', '/runs'],
+    ['/%2e//evil.example', '/runs'],
+    ['/a/%2e%2e//evil.example', '/runs'],
+    ['/\t/evil.example', '/runs'],
+    ['/\n/evil.example', '/runs'],
+    ['/runs\\..\\..\\evil.example', '/runs'],
+    ['/./sign-in', '/runs'],
+    // Folded paths that stay on the console are kept, as the browser would read them.
+    ['/a/../runs?x=1#top', '/runs?x=1#top'],
+    ['/./instances', '/instances'],
   ])('next %j → %j', (next, expected) => {
     expect(safeNextPath(next)).toBe(expected);
   });

@@ -31,18 +31,25 @@ export function sameOrigin(originHeader: string | null, hostHeader: string | nul
   }
 }
 
+/** A dummy origin `next` is resolved against: a result on any other origin left the console. */
+const consoleOrigin = 'http://console.invalid';
+
 /**
  * Where to go after signing in: a path on this console only. Anything else (another site,
- * `//evil.example`, `/\evil.example`, a scheme) falls back to the runs list, so the sign-in page
- * cannot be used to send someone elsewhere.
+ * `//evil.example`, `/\evil.example`, a scheme, or a dot segment the URL parser folds into `//`:
+ * `/.//evil.example`, `/a/..//evil.example`) falls back to the runs list, so the sign-in page cannot
+ * be used to send someone elsewhere. The path is judged as the browser will read it: resolved
+ * first, then its resolved pathname checked, and only the resolved pathname, query and fragment
+ * returned (ADR 0111).
  */
 export function safeNextPath(next: string | null | undefined): string {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return '/runs';
-  if (next.startsWith('/sign-in')) return '/runs';
+  if (!next || !next.startsWith('/') || next.includes('\\')) return '/runs';
   try {
-    const url = new URL(next, 'http://console.invalid');
-    if (url.origin !== 'http://console.invalid') return '/runs';
-    return `${url.pathname}${url.search}${url.hash}`;
+    const url = new URL(next, consoleOrigin);
+    if (url.origin !== consoleOrigin) return '/runs';
+    const { pathname } = url;
+    if (pathname.startsWith('//') || pathname.includes('\\') || pathname.startsWith('/sign-in')) return '/runs';
+    return `${pathname}${url.search}${url.hash}`;
   } catch {
     return '/runs';
   }

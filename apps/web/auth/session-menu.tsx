@@ -1,11 +1,12 @@
 'use client';
 
 import { useMutation } from '@tanstack/react-query';
+import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import { useTRPC } from '@/trpc/trpc-context';
 import { useSession } from './use-session';
 
-/** The signed-in operator, its role, and sign-out (in the top bar; nothing on the sign-in page). */
+/** The signed-in operator, its role, its account (password) and sign-out (in the top bar; nothing on the sign-in page). */
 export function SessionMenu() {
   if (usePathname() === '/sign-in') return null;
   return <SignedInAs />;
@@ -27,6 +28,9 @@ function SignedInAs() {
           {operator.role}
         </span>
       </span>
+      <Link href="/account" data-testid="account-link">
+        Account
+      </Link>
       <button type="button" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
         {signOut.isPending ? 'Signing out…' : 'Sign out'}
       </button>

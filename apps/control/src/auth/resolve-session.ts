@@ -18,7 +18,8 @@ export interface ActiveSession {
 export interface ActiveToken {
   state: 'active';
   via: 'token';
-  token: { id: string; name: string; hint: string };
+  /** `createdBy`: who created it (the operator itself, or an admin for it): the person who held its secret. */
+  token: { id: string; name: string; hint: string; createdBy: string };
   operator: SignedInOperator;
   expiresAt: Date | null;
 }

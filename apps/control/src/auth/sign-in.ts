@@ -77,9 +77,10 @@ export async function signIn(
 /**
  * The attempt's place under the limit: refused as rate-limited (its row written) when the window is
  * full for its name or its address, or its own row, written as refused until its password matches.
- * A process that dies while checking leaves the row refused: counted, as a guess would be.
+ * A process that dies while checking leaves the row refused: counted, as a guess would be. A password
+ * change checks its current password under the same limit (`changePassword`, ADR 0111).
  */
-async function takePlace(
+export async function takePlace(
   prisma: Database['prisma'],
   options: AuthOptions,
   name: string,

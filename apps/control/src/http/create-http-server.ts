@@ -82,6 +82,10 @@ export function createHttpServer(deps: {
     if (url === '/metrics' || url.startsWith('/metrics?')) return guarded(deps.probes.metrics, req, res);
     if (url.startsWith('/history/')) return guarded(deps.history, req, res);
     if (url.startsWith('/trpc/')) {
+      // Every API answer may carry run data, who is signed in or a new token's secret: no cache
+      // (browser or proxy) keeps it, and no browser reads it as anything but its declared type (ADR 0111).
+      res.setHeader('cache-control', 'no-store');
+      res.setHeader('x-content-type-options', 'nosniff');
       if (!hostAllowed(req.headers.host, deps.auth.allowedHosts)) {
         res.writeHead(403, { 'content-type': 'application/json' });
         res.end(

@@ -1,5 +1,5 @@
 import { TRPCError } from '@trpc/server';
-import type { RepairKind } from '@sagaflow/engine';
+import { EngineError, type RepairKind } from '@sagaflow/engine';
 import { z } from 'zod';
 import { cursorInput, encodeCursor } from '../lists/page-cursor.ts';
 import { recordOperatorAction } from '../audit/record-operator-action.ts';
@@ -23,7 +23,8 @@ const uuidText = storableText(100);
  * The approvals queue (ADR 0020): gated repair commands waiting for a second operator, and what
  * became of them. Anyone signed in reads it; an operator who did not draft a command approves or
  * rejects it (the drafter gets a 403 saying so), and a command only an admin may draft (force a
- * transition) needs an admin to approve it too. The approver is the session's operator.
+ * transition) needs an admin to approve it too. The approver is the session's operator; the person
+ * behind an API token is also whoever created it, on either side of the decision (ADR 0111).
  */
 export const approvalsRouter = router({
   /** Newest first, keyset-paged; `status` narrows it (the console's queue asks for `pending` or `decided`). */
@@ -71,7 +72,7 @@ export const approvalsRouter = router({
   }),
   /** Applies the command as drafted, still guarded by the state it was drafted against. */
   approve: operatorProcedure.input(z.object({ id: uuidText }).strict()).mutation(async ({ ctx, input }) => {
-    await requireAdminFor(ctx, input.id);
+    await requireDecider(ctx, input.id, 'approve');
     // A token names itself on the repair's audit row, as a repair made with one does (review 31).
     return ctx.engine.approvals.approve(
       input.id,
@@ -83,7 +84,7 @@ export const approvalsRouter = router({
   reject: operatorProcedure
     .input(z.object({ id: uuidText, reason: storableText(1000).trim().min(1, 'say why it is rejected') }).strict())
     .mutation(async ({ ctx, input }) => {
-      await requireAdminFor(ctx, input.id);
+      await requireDecider(ctx, input.id, 'reject');
       // The rejection's trail row commits with the decision (ADR 0107).
       return ctx.engine.approvals.reject(input.id, ctx.session.operator.name, input.reason, {
         audit: (tx, rejected) =>
@@ -99,8 +100,18 @@ export const approvalsRouter = router({
     }),
 });
 
-/** A command only an admin may draft is only an admin's to approve or reject. */
-async function requireAdminFor(ctx: SignedInContext, id: string): Promise<void> {
+/**
+ * Who may decide an approval, beyond the engine's own check (the drafter's name is not the
+ * approver's). A command only an admin may draft is only an admin's to approve or reject. And the
+ * two-person rule holds for people, not names: an admin may create an API token for any operator and
+ * holds its secret (ADR 0021), so the people behind a credential are its operator and its creator.
+ * The approver's side is its operator and, with a token, the token's creator; the drafter's side is
+ * the drafter and the creator of the token it drafted with (its `repair_drafted` row, written in the
+ * draft's transaction, ADR 0107). Both sides are fixed once drafted and signed in, so reading them
+ * before the engine decides races with nothing. Any person on both sides is refused as
+ * `approval_by_drafter`, naming who made the token.
+ */
+async function requireDecider(ctx: SignedInContext, id: string, verb: 'approve' | 'reject'): Promise<void> {
   const found = await ctx.engine.approvals.get(id);
   if (!found) return; // the engine says it does not exist
   const info = ctx.engine.repairs.catalogue[found.command as RepairKind] as { adminOnly: boolean } | undefined;
@@ -110,4 +121,35 @@ async function requireAdminFor(ctx: SignedInContext, id: string): Promise<void> 
       code: 'FORBIDDEN',
       message: `${found.command} needs the admin role to approve; ${operator.name} is ${operator.role}`,
     });
+  if (found.drafter === operator.name) return; // the engine refuses it in its own words
+  const token = ctx.session.via === 'token' ? ctx.session.token : null;
+  const draftedWith = await draftTokenCreator(ctx, found.id);
+  const drafterSide = [found.drafter, draftedWith];
+  const shared = [operator.name, token?.createdBy].find((person) => person && drafterSide.includes(person));
+  if (!shared) return;
+  const draftedBy =
+    draftedWith && draftedWith !== found.drafter
+      ? `${found.drafter} drafted this ${found.command} with an API token ${draftedWith} created for it`
+      : `${found.drafter} drafted this ${found.command}`;
+  const decidedBy =
+    token && token.createdBy !== operator.name
+      ? `${operator.name}'s API token "${token.name}" (${token.hint}…) was created by ${token.createdBy}`
+      : `${operator.name} would ${verb} it`;
+  throw new EngineError(
+    'approval_by_drafter',
+    `${draftedBy}, and ${decidedBy}: ${shared} is on both sides, so cannot ${verb} it: a second operator must (two-person rule)`,
+    { details: { approvalId: found.id, drafter: found.drafter, person: shared } },
+  );
+}
+
+/** Who created the API token a draft was made with (from its `repair_drafted` row), or null. */
+async function draftTokenCreator(ctx: SignedInContext, id: string): Promise<string | null> {
+  const row = await ctx.db.prisma.auditEvent.findFirst({
+    where: { action: 'repair_drafted', target_type: 'approval', target_id: id },
+    select: { details: true },
+  });
+  const details = row?.details;
+  if (details === null || typeof details !== 'object' || Array.isArray(details)) return null;
+  const by = (details as Record<string, unknown>).tokenCreatedBy;
+  return typeof by === 'string' ? by : null;
 }

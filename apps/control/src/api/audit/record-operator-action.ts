@@ -14,7 +14,7 @@ export interface OperatorAction {
 
 /**
  * One row of the audit trail for an operator's action (review 31), naming the operator and, for an
- * API token, the token. `tx` is the engine's transaction that makes the action (its `audit` option),
+ * API token, the token and who created it. `tx` is the engine's transaction that makes the action (its `audit` option),
  * so the row and the draft, decision or run commit together or not at all (ADR 0107).
  */
 export async function recordOperatorAction(
@@ -33,6 +33,13 @@ export async function recordOperatorAction(
     outcome: e.outcome,
     ...(e.reason === undefined ? {} : { reason: e.reason }),
     address: ctx.address,
-    details: { ...e.details, ...(ctx.session.via === 'token' ? { via: tokenVia(ctx.session.token) } : {}) },
+    // A token's creator is the person who held its secret (an admin may create one for anyone): the
+    // two-person rule reads it back from a draft's row (ADR 0111).
+    details: {
+      ...e.details,
+      ...(ctx.session.via === 'token'
+        ? { via: tokenVia(ctx.session.token), tokenCreatedBy: ctx.session.token.createdBy }
+        : {}),
+    },
   });
 }

@@ -1,9 +1,12 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
+import { changePassword } from '../../auth/change-password.ts';
 import { sessionCookie } from '../../auth/session-cookie.ts';
 import { signIn } from '../../auth/sign-in.ts';
 import { signOut } from '../../auth/sign-out.ts';
+import { newPasswordInput } from '../operators/operator-name-input.ts';
 import { storableText } from '../storable-text.ts';
+import { tokenVia } from '../token-via.ts';
 import { publicProcedure, router, viewerProcedure } from '../trpc.ts';
 
 /** The same answer for an unknown name and a wrong password: which names exist is not told. */
@@ -55,7 +58,7 @@ export const authRouter = router({
         operator: session.operator,
         expiresAt: session.expiresAt?.toISOString() ?? null,
         idleExpiresAt: null,
-        token: session.token,
+        token: { id: session.token.id, name: session.token.name, hint: session.token.hint },
       };
     return {
       operator: session.operator,
@@ -64,4 +67,45 @@ export const authRouter = router({
       token: null,
     };
   }),
+  /**
+   * The signed-in operator changes its own password (ADR 0111): the current one is required and
+   * checked under the sign-in limit, the new one follows operators.create's rule. Its other sessions
+   * end; the one it asks from stays open. A wrong current password is a 403 (not a 401: the session
+   * is still good).
+   */
+  changePassword: viewerProcedure
+    .input(
+      z
+        .object({ currentPassword: storableText(1000).min(1), newPassword: newPasswordInput })
+        .strict()
+        .refine((i) => i.newPassword !== i.currentPassword, {
+          path: ['newPassword'],
+          message: 'the new password is the current one; choose another',
+        }),
+    )
+    .mutation(async ({ ctx, input }) => {
+      const { session } = ctx;
+      const result = await changePassword(ctx.db.prisma, ctx.auth, {
+        operator: session.operator,
+        currentPassword: input.currentPassword,
+        newPassword: input.newPassword,
+        keepSessionId: session.via === 'session' ? session.sessionId : null,
+        via: session.via === 'token' ? tokenVia(session.token) : null,
+        address: ctx.address,
+      });
+      if (result.ok) return { changed: true, otherSessionsEnded: result.sessionsEnded };
+      if (result.reason === 'rate_limited') {
+        ctx.setHeader('retry-after', String(result.retryAfterSeconds));
+        throw new TRPCError({
+          code: 'TOO_MANY_REQUESTS',
+          message: `too many wrong passwords; try again in ${result.retryAfterSeconds} s`,
+        });
+      }
+      if (result.reason === 'changed_meanwhile')
+        throw new TRPCError({
+          code: 'CONFLICT',
+          message: 'the password was changed by another request meanwhile; nothing changed here',
+        });
+      throw new TRPCError({ code: 'FORBIDDEN', message: 'the current password is wrong; nothing changed' });
+    }),
 });

@@ -5,7 +5,7 @@ import { changeOperator, type OperatorChange } from '../../auth/change-operator.
 import { roles } from '../../auth/roles.ts';
 import { normaliseName } from '../../auth/sign-in.ts';
 import { storableText } from '../storable-text.ts';
-import { operatorNameInput } from './operator-name-input.ts';
+import { newPasswordInput, operatorNameInput } from './operator-name-input.ts';
 import { adminProcedure, router, type SignedInContext } from '../trpc.ts';
 
 type AdminContext = SignedInContext;
@@ -36,7 +36,7 @@ export const operatorsRouter = router({
           name,
           displayName: storableText(200).trim().min(1),
           role: z.enum(roles),
-          password: storableText(1000).min(12, 'at least 12 characters'),
+          password: newPasswordInput,
         })
         .strict(),
     )

@@ -93,7 +93,7 @@ export async function resolveBearerToken(
   const active: ActiveToken = {
     state: 'active',
     via: 'token',
-    token: { id: row.id, name: row.name, hint: row.hint },
+    token: { id: row.id, name: row.name, hint: row.hint, createdBy: row.created_by },
     operator: {
       id: row.operator.id,
       name: row.operator.name,
