@@ -55,3 +55,21 @@ export const until = async <T>(check: () => Promise<T | undefined>): Promise<T> 
 /** Resolves `null` if `p` has not settled within `ms`. */
 export const within = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
   Promise.race([p, new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
+
+/** The operator CLI (apps/control/src/cli.ts) as a real process; resolves how it ended. */
+export function runCli(args: string[], env: Record<string, string>): Promise<Exit> {
+  const child = spawn(
+    process.execPath,
+    ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/cli.ts', ...args],
+    {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  return new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, out, err })));
+}
