@@ -45,8 +45,11 @@ describe('review 34: `npm start` when its running control plane is SIGKILLed (e.
       expect(m, 'the control plane logged its pid').not.toBeNull();
       process.kill(Number(m?.[1]), 'SIGKILL');
       const code = await within(exited, 30_000);
-      expect(code, `npm start still running 30 s after its control plane died:\n${out.slice(-400)}`).toBe(1);
-      expect(out).toContain('a process stopped unexpectedly');
+      // null: still running 30 s later; 13: Node's exit for a top-level await that can never settle.
+      expect({ code, said: out.includes('a process stopped unexpectedly') }, out.slice(-400)).toEqual({
+        code: 1,
+        said: true,
+      });
     } finally {
       try {
         process.kill(-(start.pid ?? 0), 'SIGKILL');
