@@ -183,11 +183,7 @@ export async function startControlPlane(
         const httpStopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         const stopHttp = async () => {
-          const finished = await Promise.race([
-            httpStopped.then(() => true),
-            new Promise<false>((r) => setTimeout(() => r(false), httpGraceMs).unref()),
-          ]);
-          if (!finished) {
+          if (!(await within(httpStopped, httpGraceMs))) {
             logger.warn(
               `HTTP requests still open after ${httpGraceMs / 1000} s of the stop; closing their connections`,
             );
@@ -205,7 +201,15 @@ export async function startControlPlane(
           });
           await Promise.all([
             drain,
-            publisher.stop().then(() => configured.close()),
+            // A delivery still out gets the workers' bound, not its whole publish deadline: one left
+            // unacknowledged stays claimed and is published again after its claim window (at least once).
+            within(publisher.stop(), workerDrainMs).then(async (done) => {
+              if (!done)
+                logger.warn(
+                  `outbox deliveries still out after ${workerDrainMs / 1000} s; they will be published again`,
+                );
+              await configured.close();
+            }),
             engine.processes.stopTimeoutScheduler(),
             stopBulkResumer(),
             engine.stopMonitor(),
@@ -218,6 +222,10 @@ export async function startControlPlane(
       })()),
   };
 }
+
+/** True if `p` settled within `ms`; false (and `p` left to settle) otherwise. */
+const within = (p: Promise<unknown>, ms: number): Promise<boolean> =>
+  Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
 
 const combine =
   (...stops: (() => void)[]) =>
