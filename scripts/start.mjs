@@ -37,11 +37,20 @@ function fail(message) {
   process.exit(1);
 }
 
+// A child has ended when it exited with a code or was ended by a signal (then exitCode stays null).
+const hasEnded = (c) => c.exitCode !== null || c.signalCode !== null;
+const exited = (c) => new Promise((r) => (hasEnded(c) ? r() : c.once('exit', () => r())));
+
 async function waitForHttp(url, what, child, timeoutMs = 120_000) {
   const deadline = Date.now() + timeoutMs;
   let dots = 0;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) fail(`${what} exited during start-up (code ${child.exitCode}); see its output above`);
+    // A Ctrl-C during start-up: the signal handler has asked the children to stop; wait for them, end.
+    if (stopping) await stopped();
+    if (hasEnded(child))
+      fail(
+        `${what} exited during start-up (${child.exitCode !== null ? `code ${child.exitCode}` : child.signalCode}); see its output above`,
+      );
     try {
       const res = await fetch(url);
       if (res.ok) return;
@@ -71,9 +80,15 @@ if (!controlBuilt.ok) fail('the control plane build failed; see the errors above
 
 const children = [];
 const stopAll = (signal) => {
-  for (const c of children) if (c.exitCode === null) c.kill(signal);
+  for (const c of children) if (!hasEnded(c)) c.kill(signal);
 };
 let stopping = false;
+/** Once stopping: waits for every child to end, then exits 0. */
+async function stopped() {
+  await Promise.all(children.map(exited));
+  console.error('[sagaflow] stopped');
+  process.exit(0);
+}
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.on(sig, () => {
     if (stopping) return;
@@ -132,7 +147,6 @@ await step('start the console', async () => {
 
 console.error(startBanner({ consoleUrl: `http://${host}:${webPort}`, admin, root }));
 
-const exited = (c) => new Promise((r) => (c.exitCode !== null ? r() : c.on('exit', r)));
 await Promise.race(children.map(exited));
 const unexpected = !stopping;
 stopping = true;

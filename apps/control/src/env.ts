@@ -128,8 +128,29 @@ function jsonSetting<T>(name: string, raw: string, schema: z.ZodType<T>): T {
   return parsed.data;
 }
 
+/** The settings that are numbers (zod's coerce would read a blank value as 0). */
+const numericSettings = Object.entries(schema.shape)
+  .filter(([, setting]) => {
+    const probe = (setting as z.ZodType).safeParse('1');
+    return probe.success && typeof probe.data === 'number';
+  })
+  .map(([name]) => name);
+
+/**
+ * A blank numeric setting (`CONTROL_PORT=` in a compose file or a .env, or a stray space) is neither
+ * the default nor a number: refused naming it, rather than read as 0 (review 34).
+ */
+function refuseBlankNumbers(source: Record<string, string | undefined>): void {
+  for (const name of numericSettings) {
+    const value = source[name];
+    if (value !== undefined && value.trim() === '')
+      throw new Error(`invalid setting ${name}: is blank; give a number, or unset it to use the default`);
+  }
+}
+
 /** Parses the environment once; on a bad value throws a message that names the variable. */
 export function parseEnv(source: Record<string, string | undefined>): ControlEnv {
+  refuseBlankNumbers(source);
   const parsed = schema.safeParse(source);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

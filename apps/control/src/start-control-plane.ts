@@ -22,7 +22,26 @@ export interface StartOptions {
   now?: () => Date;
   /** Where a generated first-admin password is shown, once. */
   print?: (text: string) => void;
+  /**
+   * Aborted by a SIGINT/SIGTERM that arrives during start-up: the start is abandoned at the next safe
+   * point (a pending migration is rolled back), the database closed and its lock released, and the
+   * returned promise rejects with `StartAborted`.
+   */
+  signal?: AbortSignal;
 }
+
+/** The rejection of a start that its `signal` abandoned: nothing was left half-done. */
+export class StartAborted extends Error {
+  constructor() {
+    super('start-up abandoned on request');
+    this.name = 'StartAborted';
+  }
+}
+
+/** How long a stop lets HTTP requests in flight finish before their connections are closed. */
+const httpGraceMs = 3000;
+/** How long a stop lets the workers' jobs in flight finish; npm start SIGKILLs 15 s after its SIGTERM. */
+const workerDrainMs = 8000;
 
 export interface ControlPlane {
   url: string;
@@ -43,18 +62,26 @@ export async function startControlPlane(
   logger: Logger = pino({ level: env.LOG_LEVEL }),
   options: StartOptions = {},
 ): Promise<ControlPlane> {
+  const { signal } = options;
+  const abortIfSignalled = () => {
+    if (signal?.aborted) throw new StartAborted();
+  };
   await checkPortFree(env.CONTROL_HOST, env.CONTROL_PORT);
   const metricsAt = env.SAGAFLOW_METRICS_ADDRESS;
   if (metricsAt) await checkPortFree(metricsAt.host, metricsAt.port, 'SAGAFLOW_METRICS_ADDRESS');
+  abortIfSignalled();
   const db = await openDatabase(env);
   logger.info({ database: db.description, kind: db.kind }, 'database open');
   try {
+    abortIfSignalled();
     // Each step at debug; the summary (which migrations it applied) at info, one line on a fresh start.
-    const result = await migrate(db, { log: (e) => logger.debug(e, 'migration') });
+    const result = await migrate(db, { log: (e) => logger.debug(e, 'migration'), signal });
     logger.info(result, 'migrations up to date');
+    abortIfSignalled();
   } catch (err) {
     await db.close();
-    throw err;
+    const abandoned = signal?.aborted && (err === signal.reason || (err as Error | null)?.name === 'AbortError');
+    throw abandoned ? new StartAborted() : err;
   }
 
   const auth = authOptionsFrom(env, options.now);
@@ -80,6 +107,11 @@ export async function startControlPlane(
     await db.close();
     throw err;
   });
+  if (signal?.aborted) {
+    await configured.close();
+    await db.close();
+    throw new StartAborted();
+  }
   const engine = createControlEngine(db, env, logger);
   let ready = false;
   const metrics = openMetricsEndpoint(env, { db, logger, sweeps: () => engine.sweepProgress.figures() });
@@ -97,7 +129,7 @@ export async function startControlPlane(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(portUnavailable('CONTROL_PORT', env.CONTROL_HOST, env.CONTROL_PORT, err)),
+      reject(portUnavailable('CONTROL_PORT', env.CONTROL_HOST, env.CONTROL_PORT, err, 'CONTROL_HOST')),
     );
     server.listen(env.CONTROL_PORT, env.CONTROL_HOST, () => resolve());
   });
@@ -144,22 +176,56 @@ export async function startControlPlane(
         ready = false;
         stopDemo();
         services.stop();
-        await publisher.stop();
-        await configured.close();
-        await engine.processes.stopTimeoutScheduler();
-        await stopBulkResumer();
-        await new Promise<void>((resolve) => server.close(() => resolve()));
-        await metrics.close();
-        await engine.stopMonitor();
-        await engine.retention.stop();
-        const { drained } = await engine.stopWorkers(10_000);
-        if (!drained)
-          logger.warn('in-flight jobs did not finish within 10 s; they will be redelivered after their lease');
+        // No new work after a stop begins, and the whole stop is bounded (npm start SIGKILLs 15 s after
+        // its SIGTERM): HTTP stops accepting at once, its idle connections are closed, a request in
+        // flight gets a short grace and then its connection is closed (a stalled client must not hold
+        // the stop). Meanwhile, not after, the workers, the monitor and the publisher stop.
+        const httpStopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const stopHttp = async () => {
+          if (!(await within(httpStopped, httpGraceMs))) {
+            logger.warn(
+              `HTTP requests still open after ${httpGraceMs / 1000} s of the stop; closing their connections`,
+            );
+            server.closeAllConnections();
+          }
+          await httpStopped;
+          await metrics.close();
+        };
+        const stopWork = async () => {
+          const drain = engine.stopWorkers(workerDrainMs).then(({ drained }) => {
+            if (!drained)
+              logger.warn(
+                `in-flight jobs did not finish within ${workerDrainMs / 1000} s; they will be redelivered after their lease`,
+              );
+          });
+          await Promise.all([
+            drain,
+            // A delivery still out gets the workers' bound, not its whole publish deadline: one left
+            // unacknowledged stays claimed and is published again after its claim window (at least once).
+            within(publisher.stop(), workerDrainMs).then(async (done) => {
+              if (!done)
+                logger.warn(
+                  `outbox deliveries still out after ${workerDrainMs / 1000} s; they will be published again`,
+                );
+              await configured.close();
+            }),
+            engine.processes.stopTimeoutScheduler(),
+            stopBulkResumer(),
+            engine.stopMonitor(),
+            engine.retention.stop(),
+          ]);
+        };
+        await Promise.all([stopHttp(), stopWork()]);
         await db.close();
         logger.info('control plane stopped');
       })()),
   };
 }
+
+/** True if `p` settled within `ms`; false (and `p` left to settle) otherwise. */
+const within = (p: Promise<unknown>, ms: number): Promise<boolean> =>
+  Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
 
 const combine =
   (...stops: (() => void)[]) =>

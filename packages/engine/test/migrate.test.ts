@@ -95,6 +95,32 @@ describe(`migrate (${testDbKind()})`, () => {
         .sort(),
     );
   });
+
+  it('abandons at the next migration once its signal is aborted: everything it applied is rolled back (ADR 0109)', async () => {
+    const dir = copyOfMigrations();
+    for (const name of ['9101_first', '9102_second']) {
+      mkdirSync(join(dir, name));
+      writeFileSync(join(dir, name, 'migration.sql'), `create table "sagaflow"."abort_probe_${name}" (id int);`);
+    }
+    const stop = new AbortController();
+    const seen: string[] = [];
+    const err = await migrate(db, {
+      dir,
+      signal: stop.signal,
+      // A SIGTERM that lands while 9101 is applied: 9102 is never begun.
+      log: (e) => {
+        seen.push(`${e.migration} ${e.status}`);
+        if (e.migration === '9101_first' && e.status === 'applied') stop.abort();
+      },
+    }).catch((e: unknown) => e);
+    expect((err as Error).name).toBe('AbortError');
+    expect(seen).toEqual(['9101_first applying', '9101_first applied']);
+    const probes = await db.driver.query<{ n: number }>(
+      `select count(*)::int as n from information_schema.tables where table_schema = 'sagaflow' and table_name like 'abort_probe%'`,
+    );
+    expect(probes[0]?.n).toBe(0);
+    expect((await records()).map((r) => r.migration_name)).not.toContain('9101_first');
+  });
 });
 
 function copyOfMigrations(): string {

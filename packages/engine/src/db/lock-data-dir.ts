@@ -1,5 +1,17 @@
 import { readlinkSync } from 'node:fs';
-import { readFile, realpath, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import {
+  lstat,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -78,9 +90,18 @@ export async function lockDataDir(dataDir: string, options: DataDirLockOptions =
       },
     });
 
+  // proper-lockfile removes a stale lock with `rmdir`, which fails on a regular file or a directory
+  // something wrote into (ENOTDIR, ENOTEMPTY): such a lock, once stale, is cleared here and taken once more.
+  const acquireOrClear = () =>
+    acquire().catch(async (err: unknown) => {
+      if (!isForeignLockForm(err)) throw err;
+      await clearStaleForeignLock(lockPath, staleMs);
+      return acquire();
+    });
+
   let unlock: () => Promise<void>;
   try {
-    unlock = await acquire().catch(async (err: unknown) => {
+    unlock = await acquireOrClear().catch(async (err: unknown) => {
       if (!isLocked(err)) throw err;
       const holder = await readOwner(ownerPath);
       if (!holder || !isGoneFromThisHost(holder)) throw err;
@@ -89,13 +110,16 @@ export async function lockDataDir(dataDir: string, options: DataDirLockOptions =
       const still = await readOwner(ownerPath);
       if (still?.pid === holder.pid && still.startedAt === holder.startedAt)
         await utimes(lockPath, 0, 0).catch(() => undefined);
-      return acquire();
+      return acquireOrClear();
     });
   } catch (err) {
     if (isLocked(err)) throw await lockedError(dir, lockPath, ownerPath, staleMs);
+    const remedy = isForeignLockForm(err)
+      ? ` ${lockPath} is not a lock Sagaflow made (a file, or a directory with files in it); if no Sagaflow process uses this data directory, delete ${lockPath} and start again.`
+      : '';
     throw new EngineError(
       'data_dir_unusable',
-      `could not lock data directory ${dir}: ${err instanceof Error ? err.message : String(err)}`,
+      `could not lock data directory ${dir}: ${err instanceof Error ? err.message : String(err)}.${remedy}`,
       { cause: err },
     );
   }
@@ -128,6 +152,30 @@ export async function lockDataDir(dataDir: string, options: DataDirLockOptions =
 }
 
 const isLocked = (err: unknown) => (err as { code?: unknown } | null)?.code === 'ELOCKED';
+
+/** proper-lockfile's `rmdir` of a stale lock that is not its own empty directory. */
+const isForeignLockForm = (err: unknown) =>
+  ['ENOTDIR', 'ENOTEMPTY', 'EEXIST'].includes(String((err as { code?: unknown } | null)?.code));
+
+/**
+ * Clears a stale lock that is not proper-lockfile's empty directory, so that the next attempt takes it
+ * over as ADR 0014 says. Only a lock unchanged for `staleMs` is touched: a live holder refreshes its
+ * lock every few seconds, and its lock is an empty directory. A regular file is unlinked (an unlink
+ * never removes a directory another process may just have made); a directory loses the entries seen in
+ * it, by name, then is removed with `rmdir` (which removes only an empty directory), so a fresh lock
+ * made in its place in between keeps what it has, as in proper-lockfile's own stale takeover.
+ */
+async function clearStaleForeignLock(lockPath: string, staleMs: number): Promise<void> {
+  const found = await lstat(lockPath).catch(() => null);
+  if (!found || found.mtimeMs >= Date.now() - staleMs) return;
+  if (!found.isDirectory()) {
+    await unlink(lockPath).catch(() => undefined);
+    return;
+  }
+  const entries = await readdir(lockPath).catch(() => [] as string[]);
+  for (const entry of entries) await rm(join(lockPath, entry), { recursive: true, force: true });
+  await rmdir(lockPath).catch(() => undefined);
+}
 
 function ownPidNamespace(): string | null {
   try {
@@ -178,6 +226,16 @@ function isGoneFromThisHost(holder: DataDirOwner): boolean {
 }
 
 async function lockedError(dir: string, lockPath: string, ownerPath: string, staleMs: number): Promise<EngineError> {
+  const found = await lstat(lockPath).catch(() => null);
+  if (found && !found.isDirectory()) {
+    // Not a lock this code makes (a file someone created or copied): say so, and how to clear it.
+    const changed = Math.max(0, Math.round((Date.now() - found.mtimeMs) / 1000));
+    return new EngineError(
+      'data_dir_locked',
+      `data directory ${dir} has a file ${lockPath} (changed ${changed} s ago) where its lock belongs: not a lock Sagaflow made. ` +
+        `It is taken over ${staleMs / 1000} s after its last change; if no Sagaflow process uses this data directory, delete ${lockPath} to start at once.`,
+    );
+  }
   const holder = await readOwner(ownerPath);
   const refreshed = await stat(lockPath).then(
     (s) => `${Math.max(0, Math.round((Date.now() - s.mtimeMs) / 1000))} s ago`,

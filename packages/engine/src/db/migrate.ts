@@ -35,6 +35,11 @@ export interface MigrateOptions {
   /** Defaults to the migrations shipped with the engine. */
   dir?: string;
   log?: (event: { migration: string; status: 'applying' | 'applied' }) => void;
+  /**
+   * Abandons the migration at the next migration boundary once aborted (a SIGTERM during start-up):
+   * the transaction is rolled back, so the database is left as it was, and the signal's reason is thrown.
+   */
+  signal?: AbortSignal;
 }
 
 export interface MigrateResult {
@@ -59,6 +64,7 @@ export async function migrate(db: Database, options: MigrateOptions = {}): Promi
     );
     const pending = planPending(files, applied);
     for (const file of pending) {
+      options.signal?.throwIfAborted();
       options.log?.({ migration: file.name, status: 'applying' });
       await applyOne(lockTx, file);
       options.log?.({ migration: file.name, status: 'applied' });
