@@ -10,6 +10,7 @@ import { demoAdminPassword } from './lib/demo-admin-password.mjs';
 import { root } from './lib/ensure-pnpm.mjs';
 import { prepare } from './lib/prepare.mjs';
 import { step } from './lib/run.mjs';
+import { supervise } from './lib/supervise.mjs';
 import { withoutSourceCondition } from './lib/source-condition.mjs';
 import { forwardWithoutGreeting, startBanner } from './lib/start-banner.mjs';
 import { buildWeb } from './lib/web-build.mjs';
@@ -37,33 +38,6 @@ function fail(message) {
   process.exit(1);
 }
 
-// A child has ended when it exited with a code or was ended by a signal (then exitCode stays null).
-const hasEnded = (c) => c.exitCode !== null || c.signalCode !== null;
-const exited = (c) => new Promise((r) => (hasEnded(c) ? r() : c.once('exit', () => r())));
-
-async function waitForHttp(url, what, child, timeoutMs = 120_000) {
-  const deadline = Date.now() + timeoutMs;
-  let dots = 0;
-  while (Date.now() < deadline) {
-    // A Ctrl-C during start-up: the signal handler has asked the children to stop; wait for them, end.
-    if (stopping) await stopped();
-    if (hasEnded(child))
-      fail(
-        `${what} exited during start-up (${child.exitCode !== null ? `code ${child.exitCode}` : child.signalCode}); see its output above`,
-      );
-    try {
-      const res = await fetch(url);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    if (++dots % 10 === 0)
-      console.error(`[sagaflow] waiting for ${what}… (${Math.round((timeoutMs - (deadline - Date.now())) / 1000)}s)`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  fail(`${what} did not answer at ${url} within ${timeoutMs / 1000}s`);
-}
-
 let controlFlags;
 try {
   controlFlags = controlNodeFlags();
@@ -78,26 +52,7 @@ if (!built.ok) fail('the console build failed; see the errors above');
 const controlBuilt = await step('build the control plane (JavaScript)', () => buildControl());
 if (!controlBuilt.ok) fail('the control plane build failed; see the errors above');
 
-const children = [];
-const stopAll = (signal) => {
-  for (const c of children) if (!hasEnded(c)) c.kill(signal);
-};
-let stopping = false;
-/** Once stopping: waits for every child to end, then exits 0. */
-async function stopped() {
-  await Promise.all(children.map(exited));
-  console.error('[sagaflow] stopped');
-  process.exit(0);
-}
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.on(sig, () => {
-    if (stopping) return;
-    stopping = true;
-    console.error(`\n[sagaflow] stopping (${sig})…`);
-    stopAll('SIGTERM');
-    setTimeout(() => stopAll('SIGKILL'), 15_000).unref();
-  });
-}
+const product = supervise();
 
 // The control plane runs from its build (plain node, no loader): tsx's loader thread, esbuild and
 // the modules' transpiled sources cost ~60 MB of resident memory; its old space is capped so that
@@ -120,9 +75,9 @@ const control = spawn(process.execPath, [...controlFlags, controlEntry], {
     CONTROL_PORT: String(controlPort),
   },
 });
-children.push(control);
+product.add(control);
 await step('start the control plane (embedded PGlite, demo traffic)', async () => {
-  await waitForHttp(`http://${host}:${controlPort}/healthz`, 'the control plane', control);
+  await product.waitForHttp(`http://${host}:${controlPort}/healthz`, 'the control plane', control);
   return 0;
 });
 
@@ -137,21 +92,14 @@ const web = spawn(process.execPath, ['serve.mjs', '-p', String(webPort), '-H', h
       env.CONSOLE_ALLOWED_HOSTS ?? ['127.0.0.1', 'localhost', '::1', ...(host === '0.0.0.0' ? [] : [host])].join(','),
   },
 });
-children.push(web);
+product.add(web);
 forwardWithoutGreeting(web.stdout, process.stdout);
 forwardWithoutGreeting(web.stderr, process.stderr);
 await step('start the console', async () => {
-  await waitForHttp(`http://${host}:${webPort}/runs`, 'the console', web);
+  await product.waitForHttp(`http://${host}:${webPort}/runs`, 'the console', web);
   return 0;
 });
 
 console.error(startBanner({ consoleUrl: `http://${host}:${webPort}`, admin, root }));
 
-await Promise.race(children.map(exited));
-const unexpected = !stopping;
-stopping = true;
-stopAll('SIGTERM');
-await Promise.all(children.map(exited));
-if (unexpected) fail('a process stopped unexpectedly; see its output above');
-console.error('[sagaflow] stopped');
-process.exit(0);
+await product.untilStopped();

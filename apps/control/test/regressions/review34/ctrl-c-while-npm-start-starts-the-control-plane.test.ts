@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { until, within } from './control-process.ts';
 
 const root = fileURLToPath(new URL('../../../../../', import.meta.url));
+/** `npm start`'s supervision of its processes, without its install and builds (see the file). */
+const supervisedProduct = fileURLToPath(new URL('./supervised-product.mjs', import.meta.url));
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -28,7 +30,7 @@ describe('review 34: Ctrl-C while `npm start` is starting the control plane', ()
     const [controlPort, webPort] = [await freePort(), await freePort()];
     const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-r34-npm-start-')), 'pglite');
     // Its own process group, as a terminal's foreground job: the Ctrl-C reaches it and the control plane.
-    const start = spawn(process.execPath, ['scripts/start.mjs'], {
+    const start = spawn(process.execPath, [supervisedProduct], {
       cwd: root,
       detached: true,
       env: {
