@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { accounts } from '../fixtures/accounts.ts';
 import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
 import { applyRepairWithApproval, savedSessionCookie } from '../fixtures/sign-in-accounts.ts';
-import { expect, startRunViaApi, test } from '../fixtures/test.ts';
+import { expect, startWaitingReservation, test } from '../fixtures/test.ts';
 
 test('the audit trail lists a run repair and its conflicts, filtered by target, paged with Load more, linked to the run', async ({
   page,
@@ -10,7 +10,7 @@ test('the audit trail lists a run repair and its conflicts, filtered by target, 
   baseURL,
 }, testInfo) => {
   test.setTimeout(120_000);
-  const runId = await startRunViaApi(request, { flowName: 'demo.reservation', input: { orderId: randomUUID() } });
+  const runId = await startWaitingReservation(request);
   const repair = (kind: string, expected: string, reason: string) =>
     request.post('/api/trpc/repairs.applyOne', {
       data: { kind, target: { runId }, expected: { runStatus: expected }, reason, idempotencyKey: randomUUID() },

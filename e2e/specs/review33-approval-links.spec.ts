@@ -3,11 +3,7 @@ import type { APIRequestContext } from '@playwright/test';
 import { storageStatePath } from '../fixtures/accounts.ts';
 import { saveScreenshot } from '../fixtures/page-checks.ts';
 import { mutateViaConsole, savedSessionCookie } from '../fixtures/sign-in-accounts.ts';
-import { expect, startRunViaApi, test } from '../fixtures/test.ts';
-
-/** A demo.reservation run waits up to 30 s for its `confirm` signal. */
-const startReservation = (request: APIRequestContext) =>
-  startRunViaApi(request, { flowName: 'demo.reservation', input: { orderId: randomUUID() } });
+import { expect, startWaitingReservation, test } from '../fixtures/test.ts';
 
 /** Drafts a terminate (held for a second operator by the default policy) as the spec's operator; returns the approval id. */
 async function draftTerminate(request: APIRequestContext, baseURL: string, runId: string): Promise<string> {
@@ -29,7 +25,7 @@ test('the drafter’s “see it in the approvals queue” link still shows the a
   request,
   baseURL,
 }, testInfo) => {
-  const runId = await startReservation(request);
+  const runId = await startWaitingReservation(request);
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId('run-status')).toHaveText('Waiting');
   await page.getByTestId('repair-run.terminate').click();
@@ -80,7 +76,7 @@ test.describe('a second approver in a tab opened before the first approved', () 
     playwright,
   }, testInfo) => {
     const operator = await playwright.request.newContext({ storageState: storageStatePath('operator') });
-    const runId = await startReservation(operator);
+    const runId = await startWaitingReservation(operator);
     const approvalId = await draftTerminate(operator, baseURL ?? '', runId);
     await operator.dispose();
 
@@ -113,7 +109,7 @@ test('the drafter cannot approve their own draft even by sending the request fro
   request,
   baseURL,
 }) => {
-  const runId = await startReservation(request);
+  const runId = await startWaitingReservation(request);
   const approvalId = await draftTerminate(request, baseURL ?? '', runId);
   await page.goto(`/approvals?id=${approvalId}`);
   const card = page.locator(`[data-testid="approval"][data-approval-id="${approvalId}"]`);

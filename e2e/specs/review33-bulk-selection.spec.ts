@@ -1,17 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { APIRequestContext } from '@playwright/test';
-import { expect, startRunViaApi, test } from '../fixtures/test.ts';
-
-/** A demo.reservation run waits up to 30 s for its `confirm` signal. */
-const startReservation = (request: APIRequestContext) =>
-  startRunViaApi(request, { flowName: 'demo.reservation', input: { orderId: randomUUID() } });
+import { expect, startWaitingReservation, test } from '../fixtures/test.ts';
 
 test('a selected run that finishes and leaves the filtered list is still accounted for: the bulk says what became of every ticked run', async ({
   page,
   request,
   baseURL,
 }) => {
-  const runIds = [await startReservation(request), await startReservation(request), await startReservation(request)];
+  const runIds = [
+    await startWaitingReservation(request),
+    await startWaitingReservation(request),
+    await startWaitingReservation(request),
+  ];
   await page.goto('/runs?status=Waiting');
   for (const id of runIds) {
     const row = page.locator(`[data-testid="run-row"][data-run-id="${id}"]`);
@@ -49,7 +48,7 @@ test('a selected run that finishes and leaves the filtered list is still account
 });
 
 test('the list’s refreshes keep a half-typed search, the ticks and the scroll position', async ({ page, request }) => {
-  const runIds = [await startReservation(request), await startReservation(request)];
+  const runIds = [await startWaitingReservation(request), await startWaitingReservation(request)];
   await page.setViewportSize({ width: 1280, height: 500 });
   await page.goto('/runs?status=Waiting');
   for (const id of runIds)

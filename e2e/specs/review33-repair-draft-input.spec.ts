@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { APIRequestContext, Page } from '@playwright/test';
 import { expectNoSeriousAxeViolation, saveScreenshot } from '../fixtures/page-checks.ts';
-import { expect, startRunViaApi, test } from '../fixtures/test.ts';
-
-/** A demo.reservation run waits up to 30 s for its `confirm` signal: long enough to repair it from its page. */
-const startReservation = (request: APIRequestContext) =>
-  startRunViaApi(request, { flowName: 'demo.reservation', input: { orderId: randomUUID() } });
+import { expect, startWaitingReservation, test } from '../fixtures/test.ts';
 
 /** Resolves once the run page has polled the control plane again (a real refresh, not a sleep). */
 const nextRefresh = (page: Page) => page.waitForResponse((r) => r.url().includes('/api/trpc/runs.'));
@@ -23,7 +19,7 @@ test('what an operator types in the signal form and a draft’s reason survives 
   page,
   request,
 }) => {
-  const runId = await startReservation(request);
+  const runId = await startWaitingReservation(request);
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId('run-status')).toHaveText('Waiting');
   await page.getByTestId('signal-name').fill('confirm');
@@ -44,7 +40,7 @@ test('keyboard only: tab to Cancel, open it, type a reason, Enter twice; one eff
   request,
   baseURL,
 }) => {
-  const runId = await startReservation(request);
+  const runId = await startWaitingReservation(request);
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId('run-status')).toHaveText('Waiting');
   const cancel = page.getByTestId('repair-run.cancel');
@@ -86,7 +82,7 @@ test('back after applying a repair shows the run as it is now, not the page befo
   page,
   request,
 }) => {
-  const runId = await startReservation(request);
+  const runId = await startWaitingReservation(request);
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId('run-status')).toHaveText('Waiting');
   await page.getByTestId('repair-run.cancel').click();
@@ -115,7 +111,7 @@ test('an open draft whose run finishes underneath says so before Apply, instead 
   request,
   baseURL,
 }, testInfo) => {
-  const runId = await startReservation(request);
+  const runId = await startWaitingReservation(request);
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId('run-status')).toHaveText('Waiting');
   await page.getByTestId('repair-run.cancel').click();

@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { APIRequestContext } from '@playwright/test';
 import { expectNoSeriousAxeViolation, expectNoSideScroll, saveScreenshot } from '../fixtures/page-checks.ts';
 import { applyRepairWithApproval, savedSessionCookie } from '../fixtures/sign-in-accounts.ts';
-import { expect, startRunViaApi, test } from '../fixtures/test.ts';
-
-/** A demo.reservation run waits up to 30 s for its `confirm` signal. */
-const startReservation = (request: APIRequestContext) =>
-  startRunViaApi(request, { flowName: 'demo.reservation', input: { orderId: randomUUID() } });
+import { expect, startRunViaApi, startWaitingReservation, test } from '../fixtures/test.ts';
 
 test('the timeline shows each step with its attempts, the compensation that undid it, and the timing policy', async ({
   page,
@@ -55,7 +50,7 @@ test('a signal drafted from its form (name and JSON payload) is previewed, appli
   page,
   request,
 }) => {
-  const runId = await startReservation(request);
+  const runId = await startWaitingReservation(request);
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId('run-status')).toHaveText('Waiting');
   await page.getByTestId('signal-name').fill('confirm');
@@ -75,7 +70,11 @@ test('bulk repair from the runs list: a preview per run, one reason, and each ru
   request,
   baseURL,
 }, testInfo) => {
-  const runIds = [await startReservation(request), await startReservation(request), await startReservation(request)];
+  const runIds = [
+    await startWaitingReservation(request),
+    await startWaitingReservation(request),
+    await startWaitingReservation(request),
+  ];
   await page.goto('/runs?status=Waiting');
   for (const id of runIds) {
     const row = page.locator(`[data-testid="run-row"][data-run-id="${id}"]`);
@@ -116,7 +115,7 @@ test('bulk repair from the runs list: a preview per run, one reason, and each ru
 test.describe('at 390 px wide', () => {
   test.use({ viewport: { width: 390, height: 844 } });
   test('a run page with its repair forms does not scroll sideways', async ({ page, request }, testInfo) => {
-    const runId = await startReservation(request);
+    const runId = await startWaitingReservation(request);
     await page.goto(`/runs/${runId}`);
     await expect(page.getByTestId('run-status')).toHaveText('Waiting');
     await expect(page.getByTestId('step-form')).toBeVisible();

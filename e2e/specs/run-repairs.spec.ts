@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { APIRequestContext, Page } from '@playwright/test';
 import { storageStatePath } from '../fixtures/accounts.ts';
-import { expect, startRunViaApi, test } from '../fixtures/test.ts';
-
-/** A demo.reservation run waits up to 30 s for its `confirm` signal: long enough to repair it from its page. */
-const startReservation = (request: APIRequestContext) =>
-  startRunViaApi(request, { flowName: 'demo.reservation', input: { orderId: randomUUID() } });
+import { expect, startWaitingReservation, test } from '../fixtures/test.ts';
 
 /** Opens a waiting run's page and drafts a cancel against the status it shows; returns the run and the draft. */
 async function draftCancel(page: Page, request: APIRequestContext) {
-  const runId = await startReservation(request);
+  const runId = await startWaitingReservation(request);
   await page.goto(`/runs/${runId}`);
   await expect(page.getByTestId('run-status')).toHaveText('Waiting');
   await page.getByTestId('repair-run.cancel').click();
@@ -70,7 +66,7 @@ test.describe('a viewer', () => {
 
   test('sees no repair buttons on an open run', async ({ page, playwright }) => {
     const operator = await playwright.request.newContext({ storageState: storageStatePath('operator') });
-    const runId = await startReservation(operator);
+    const runId = await startWaitingReservation(operator);
     await operator.dispose();
     await page.goto(`/runs/${runId}`);
     await expect(page.getByTestId('signed-in-role')).toHaveText('viewer');
