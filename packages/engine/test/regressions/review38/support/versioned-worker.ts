@@ -11,5 +11,10 @@ if (!flows) throw new Error(`usage: versioned-worker.ts <database url> v1|v2|non
 await startChildPool({
   flows,
   actions: deployActions,
-  config: { worker: { poll_interval_ms: 50 }, logging: { anomaly_level: null } },
+  // As the chaos workers: a SIGKILLed worker's jobs come back after 3 s and its Running steps are reclaimed.
+  config: {
+    worker: { poll_interval_ms: 50, lease_seconds: 3 },
+    reclaim: { actions: { enabled: true, after_seconds: 3 }, compensations: { enabled: true, after_seconds: 3 } },
+    logging: { anomaly_level: null },
+  },
 });
