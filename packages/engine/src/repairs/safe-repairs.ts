@@ -12,6 +12,8 @@ export function stuckReasonKind(stuckReason: string): string {
  * - replay_blocked: the code no longer matches the record. Deploy matching code and kick, or resume
  *   from the step that no longer matches. Cancel and expire need a replay and cannot compensate here.
  * - unknown_flow / unknown_action: deploy the missing code and kick; complete the step by hand.
+ * - no_worker_for_version: the run's flow version is newer than the worker's code (ADR 0112); its
+ *   wake waits for a worker with that version; kick, or terminate.
  * - claim_not_committed: something in the claim's transaction failed; fix it and kick.
  * - expiry_failed: the rollback cannot be planned; fix the code and kick, or resume from a step.
  * - owner_gone: the worker holding a Running step is gone (ADR 0010); reclaim that step (or kick,
@@ -21,6 +23,7 @@ export function stuckReasonKind(stuckReason: string): string {
 export const safeRepairsByStuckReason: Readonly<Record<string, readonly RepairKind[]>> = {
   replay_blocked: ['run.kick', 'run.resume_from_step', 'run.terminate'],
   unknown_flow: ['run.kick', 'run.terminate'],
+  no_worker_for_version: ['run.kick', 'run.terminate'],
   unknown_action: ['run.kick', 'run.complete_step', 'run.terminate'],
   claim_not_committed: ['run.kick', 'run.retry_step', 'run.terminate'],
   expiry_failed: ['run.kick', 'run.resume_from_step', 'run.terminate'],

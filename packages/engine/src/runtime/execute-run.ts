@@ -7,6 +7,9 @@ import { loadRunForReplay, type LoadedRun } from '../store/load-run-for-replay.t
 import type { DbActionRun } from '../store/list-action-runs.ts';
 import type { DbCompensationRun } from '../store/list-compensation-runs.ts';
 import { parkRun } from '../store/park-run.ts';
+import { handBackWake } from '../store/hand-back-wake.ts';
+import { autocommitDb } from '../db/autocommit-db.ts';
+import type { FlowDefinition } from '../definitions/flow-context.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
@@ -50,15 +53,22 @@ export async function executeRun(
   const loaded = startedActive
     ? fromStart(startedActive)
     : await inRunTransaction(deps, async (tx) => {
-        const found = await loadRunForReplay(tx, { runId, now, flows: [...deps.registry.flows.keys()] });
+        const found = await loadRunForReplay(tx, {
+          runId,
+          now,
+          flows: deps.registry.flowNames,
+          versions: deps.registry.flowVersions,
+        });
         if (!found || (terminalRunStatuses as readonly string[]).includes(found.run.status)) return null;
         const { run, activeVersion } = found;
         if (activeVersion === null) {
           const overdue =
             (run.run_timeout_at !== null && run.run_timeout_at.getTime() <= now.getTime()) ||
             (run.cancel_deadline_at !== null && run.cancel_deadline_at.getTime() <= now.getTime());
-          // Open, on time and of a known flow, yet not marked: the statement and this code disagree.
-          if (!overdue && deps.registry.flows.has(run.flow_name))
+          // Open, on time and of a flow and version this worker runs, yet not marked: the statement and
+          // this code disagree.
+          const flow = deps.registry.flows.get(run.flow_name);
+          if (!overdue && flow && run.flow_version <= flow.version)
             throw new Error(`run ${runId} is open, on time and of a known flow, but was not marked active`);
           return { run, replay: null };
         }
@@ -114,16 +124,11 @@ export async function executeRun(
     return 'finished';
   }
   const flow = deps.registry.flows.get(run.flow_name);
-  if (!flow || !loaded.replay) {
-    await inRunTransaction(deps, (tx) =>
-      parkRun(tx, {
-        runId,
-        waitingFor: null,
-        stuckReason: `unknown_flow: no flow named "${run.flow_name}" is registered on this worker`,
-        expectedVersion: null,
-        now,
-      }),
-    );
+  // A run of a flow this worker does not have, or of a newer version of it (the load left it unmarked):
+  // its wake goes back to the queue for a worker whose code can run it, nothing is replayed (ADR 0112).
+  // An older version is replayed: its record, not its version, is the contract (ADR 0003).
+  if (!flow || !loaded.replay || run.flow_version > flow.version) {
+    await handBack(deps, run, flow, ack, now);
     return 'parked';
   }
   const { active, steps, compensations } = loaded.replay;
@@ -178,6 +183,39 @@ export async function executeRun(
   if (late) await late;
   return 'finished';
 }
+
+/**
+ * Hands the run's wake back (ADR 0112): the job stays, due again after a delay that grows with its
+ * deliveries (the poll interval doubled up to a minute), and the run says why, unless a worker whose
+ * code can run it is replaying it now. One statement; the job is this worker's no longer, so nothing
+ * acknowledges it.
+ */
+async function handBack(
+  deps: RuntimeDeps,
+  run: LoadedRun['run'],
+  flow: FlowDefinition | undefined,
+  ack: JobAck | undefined,
+  now: Date,
+): Promise<void> {
+  const reason = flow
+    ? `no_worker_for_version: ${run.flow_name} v${run.flow_version} (worker ${deps.workerId} has v${flow.version}); its wake waits for a worker with that version`
+    : `unknown_flow: no flow named "${run.flow_name}" is registered on this worker (${deps.workerId}); its wake waits for a worker that has it`;
+  const pollMs = deps.config.worker.poll_interval_ms;
+  await handBackWake(autocommitDb(deps), {
+    runId: run.id,
+    jobId: ack?.id ?? null,
+    workerId: ack?.workerId ?? deps.workerId,
+    seenVersion: run.version,
+    reason,
+    baseMs: pollMs,
+    maxMs: Math.max(pollMs, handBackMaxDelayMs),
+    now,
+  });
+  if (ack) ack.done = true;
+}
+
+/** The longest a handed-back wake waits before it is offered again (ADR 0112). */
+const handBackMaxDelayMs = 60_000;
 
 /**
  * What the load would have returned for a run its start wrote active: no record yet (ADR 0041), or

@@ -5,10 +5,22 @@ import { EngineError } from '../errors/engine-error.ts';
 export interface Registry {
   flows: ReadonlyMap<string, FlowDefinition>;
   actions: ReadonlyMap<string, ActionDefinition>;
+  /**
+   * The flows' names and, at the same index, their versions: what the job claim and the replay's load
+   * test a run against (ADR 0112), built once instead of at every claim.
+   */
+  flowNames: readonly string[];
+  flowVersions: readonly number[];
 }
 
 export function buildRegistry(flows: readonly FlowDefinition[], actions: readonly ActionDefinition[]): Registry {
-  return { flows: byName(flows, 'flow'), actions: byName(actions, 'action') };
+  const byFlow = byName(flows, 'flow');
+  return {
+    flows: byFlow,
+    actions: byName(actions, 'action'),
+    flowNames: [...byFlow.keys()],
+    flowVersions: [...byFlow.values()].map((f) => f.version),
+  };
 }
 
 function byName<T extends { name: string }>(items: readonly T[], what: string): Map<string, T> {

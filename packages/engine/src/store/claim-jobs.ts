@@ -2,6 +2,7 @@ import type { RawDb } from '../db/raw-db.ts';
 import type { DbFlowRun } from './find-run.ts';
 import { statusIn } from './keyed-status.ts';
 import type { LoadedRun } from './load-run-for-replay.ts';
+import { newestRunnable } from './newest-runnable.ts';
 
 export interface DbJob {
   id: bigint;
@@ -32,7 +33,8 @@ type ClaimRow = Partial<DbFlowRun> & {
  *
  * In the same statement, a run whose wake it leases and that never ran (Pending: a start queued by
  * another process, or one no pool took at once) is marked active as loadRunForReplay marks it
- * (Running, `started_at`, `version` + 1, `run.running`), when it is on time and of a flow in `flows`,
+ * (Running, `started_at`, `version` + 1, `run.running`), when it is on time and of a flow in `flows`
+ * at a version no newer than `versions` has for it (ADR 0112),
  * and its row comes back with the job (ADR 0100). The replay then needs no load of its own: no
  * transaction, no round trip, one commit fewer per run. The run's row is locked FOR NO KEY UPDATE
  * SKIP LOCKED: one another transaction holds (a cancellation, a repair) is left to the load, which
@@ -46,7 +48,14 @@ type ClaimRow = Partial<DbFlowRun> & {
  */
 export async function claimJobs(
   db: RawDb,
-  args: { workerId: string; limit: number; leaseSeconds: number; now: Date; flows?: readonly string[] },
+  args: {
+    workerId: string;
+    limit: number;
+    leaseSeconds: number;
+    now: Date;
+    flows?: readonly string[];
+    versions?: readonly number[];
+  },
 ): Promise<DbJob[]> {
   const rows = await db.$queryRaw<ClaimRow[]>`/* sagaflow: job claims */
     with claimed as (
@@ -76,6 +85,7 @@ export async function claimJobs(
              version = r.version + 1
         from prev p
        where r.id = p.id and p.flow_name = any(${[...(args.flows ?? [])]}::text[])
+         and ${newestRunnable({ flows: args.flows ?? [], versions: args.versions }, 'p')}
       returning r.id, r.version
     ), event as (
       insert into "sagaflow"."flow_events" (run_id, type)

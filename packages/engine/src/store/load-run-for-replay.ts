@@ -1,26 +1,31 @@
 import type { DbFlowRun } from './find-run.ts';
 import type { RawDb } from '../db/raw-db.ts';
 import { openRunByKey } from './keyed-status.ts';
+import { newestRunnable } from './newest-runnable.ts';
 
 /** A run as a replay loads it: the row as it was, and the version its marking active produced. */
 export interface LoadedRun {
   run: DbFlowRun;
-  /** The run's version after it was marked active, or null when it was not (finished, overdue, unknown flow). */
+  /**
+   * The run's version after it was marked active, or null when it was not (finished, overdue, a flow
+   * this worker does not have, or a newer version of it than this worker has).
+   */
   activeVersion: number | null;
 }
 
 /**
  * Loads a run for replay in ONE statement: its row, locked FOR NO KEY UPDATE, as it was; and, when it
- * is open, not past its run timeout or cleanup window, and of a flow this worker has (`flows`), marked
+ * is open, not past its run timeout or cleanup window, and of a flow this worker has (`flows`) at a
+ * version no newer than the one it has (`versions`, by position; ADR 0112), marked
  * active as markRunActive would (Running, or Compensating when it was; no wait or stuck reason), with
  * its `run.running` appended when it never ran before (no `started_at`): a Pending run, or one a worker
- * without its flow parked stuck (Waiting) before any replay ran it. A run that is overdue or of an
- * unknown flow is returned unmarked, for the caller to time out, close or park. Null when there is no
- * such run.
+ * without its flow parked stuck (Waiting) before any replay ran it. A run that is overdue, of an
+ * unknown flow or of a newer version is returned unmarked, for the caller to time out, close or hand
+ * back. Null when there is no such run.
  */
 export async function loadRunForReplay(
   db: RawDb,
-  args: { runId: string; now: Date; flows: readonly string[] },
+  args: { runId: string; now: Date; flows: readonly string[]; versions?: readonly number[] },
 ): Promise<LoadedRun | null> {
   const rows = await db.$queryRaw<(DbFlowRun & { active_version: number | null })[]>`
     with prev as (
@@ -36,6 +41,7 @@ export async function loadRunForReplay(
          and (p.run_timeout_at is null or p.run_timeout_at > ${args.now}::timestamptz)
          and (p.cancel_deadline_at is null or p.cancel_deadline_at > ${args.now}::timestamptz)
          and p.flow_name = any(${[...args.flows]}::text[])
+         and ${newestRunnable(args, 'p')}
       returning r.id, r.version
     ), event as (
       insert into "sagaflow"."flow_events" (run_id, type)

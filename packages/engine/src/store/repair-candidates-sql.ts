@@ -19,7 +19,10 @@ export interface RepairCandidatesArgs {
  * its size and a pass walks the backlog once by keyset instead of re-reading every open run:
  * R1 a run still Pending past the grace (its start job was lost); R2 a signal or timer wait, or an
  * action's retry, that is due (its wake was lost); R3 an ordinary (non-parallel) Running action past
- * its reclaim deadline (its worker died). Compensations and parallel actions stay passive. `rank`
+ * its reclaim deadline (its worker died); and (R2 too) a run stuck past the grace because no worker
+ * had its flow or its version (ADR 0112: its wake is handed back and stays queued, so this finds only
+ * a run whose wake is gone, one parked by an engine before that ADR, say), read through the stuck
+ * runs' partial index. Compensations and parallel actions stay passive. `rank`
  * orders the rules of one run as the doctor prefers them. Whether the run is open, has budget left
  * and has no job queued is checked where the candidate is used.
  */
@@ -48,5 +51,12 @@ export function repairCandidatesSql(args: RepairCandidatesArgs): Prisma.Sql {
        from "sagaflow"."action_runs" s
       where ${args.staleRunning} and s.status = 'Running' and s.parallel_block is null
         and s.reclaim_stale_at is not null and s.run_id > ${after} and s.reclaim_stale_at < ${now}
-      order by s.run_id ${limit})`;
+      order by s.run_id ${limit})
+    union all
+    (select r.id, 5, 'R2', 'stuck since ' || r.updated_at::text || ': ' || r.stuck_reason
+       from "sagaflow"."flow_runs" r
+      where r.stuck_reason is not null and r.status in ('Waiting', 'Compensating') and r.id > ${after}
+        and split_part(r.stuck_reason, ':', 1) in ('unknown_flow', 'no_worker_for_version')
+        and r.updated_at <= ${now} - make_interval(secs => ${args.graceSeconds}::int)
+      order by r.id ${limit})`;
 }

@@ -250,7 +250,8 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
             limit: free,
             leaseSeconds,
             now: deps.clock.now(),
-            flows: [...deps.registry.flows.keys()],
+            flows: deps.registry.flowNames,
+            versions: deps.registry.flowVersions,
           });
           counters.jobsClaimed += jobs.length;
           if (jobs.length === 0) counters.emptyClaims += 1;
