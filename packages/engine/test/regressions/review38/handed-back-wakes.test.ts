@@ -85,7 +85,11 @@ describe(`a wake the worker's code cannot run is handed back (${testDbKind()})`,
     });
     return jobs.filter((j) => j.run_id === runId);
   };
-  const ackOf = (worker: Engine, job: DbJob): JobAck => ({ id: job.id, workerId: worker.runtime.workerId, done: false });
+  const ackOf = (worker: Engine, job: DbJob): JobAck => ({
+    id: job.id,
+    workerId: worker.runtime.workerId,
+    done: false,
+  });
   /** Claims the run's one due wake with `worker`, replays it there and acknowledges it, as a pool does. */
   const wakeOn = async (worker: Engine, runId: string) => {
     const [job, ...more] = await claim(worker, runId);
