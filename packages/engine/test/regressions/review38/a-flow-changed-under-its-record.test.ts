@@ -132,7 +132,7 @@ describe(`a flow's code changed under runs in flight (${testDbKind()})`, () => {
 
   /** Runs `flow` on the original code until `parkedAt`, deploys `variant`, wakes it, and returns it blocked. */
   async function blockedAfterDeploy(
-    flow: typeof linear,
+    flow: typeof linear | typeof fanned | typeof saga,
     variant: string,
     parkedAt: (d: RunDetail) => boolean,
   ): Promise<{ before: RunDetail; after: RunDetail; ranSince: string[] }> {
