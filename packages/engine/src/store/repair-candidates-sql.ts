@@ -21,9 +21,9 @@ export interface RepairCandidatesArgs {
  * action's retry, that is due (its wake was lost); R3 an ordinary (non-parallel) Running action past
  * its reclaim deadline (its worker died); and (R2 too) a run stuck past the grace because no worker
  * had its flow or its version (ADR 0112: its wake is handed back and stays queued, so this finds only
- * a run whose wake is gone, one parked by an engine before that ADR, say), read through the stuck
- * runs' partial index. Compensations and parallel actions stay passive. `rank`
- * orders the rules of one run as the doctor prefers them. Whether the run is open, has budget left
+ * a run whose wake is gone, one parked by an engine before that ADR, say); stuck runs are a thin
+ * slice, which the stuck runs' partial indexes hold (migration 0018). Compensations and parallel
+ * actions stay passive. `rank` orders the rules of one run as the doctor prefers them. Whether the run is open, has budget left
  * and has no job queued is checked where the candidate is used.
  */
 export function repairCandidatesSql(args: RepairCandidatesArgs): Prisma.Sql {
