@@ -6,6 +6,11 @@ describe('stuckHint', () => {
     ['replay_blocked: step 3 is recorded as action "a" but…', 'replay_blocked', /matches the recorded history/],
     ['claim_not_committed: the claim of step 2 (x) did not commit', 'claim_not_committed', /listener/],
     ['unknown_flow: no flow named "x" is registered on this worker', 'unknown_flow', /Register the flow/],
+    [
+      'no_worker_for_version: demo.x v2 (worker w has v1); its wake waits for a worker with that version',
+      'no_worker_for_version',
+      /flow version/,
+    ],
     ['unknown_action: compensation "x" is not registered on this worker', 'unknown_action', /Register the action/],
     ['owner_gone: step 5 (x) held by worker w which is gone since …', 'owner_gone', /reclaim the step/],
     ['expiry_failed: past its business deadline, but … (attempt 2): boom', 'expiry_failed', /hold-off ends/],

@@ -2,7 +2,9 @@
 const hints: Record<string, string> = {
   replay_blocked: 'Deploy code that matches the recorded history, then kick the run.',
   claim_not_committed: "A listener inside the engine's transaction failed; fix it, then kick the run.",
-  unknown_flow: 'Register the flow on a worker (deploy a worker that has it).',
+  unknown_flow: 'Register the flow on a worker (deploy a worker that has it): its wake waits for one, no kick needed.',
+  no_worker_for_version:
+    "Deploy a worker with the run's flow version: its wake waits for one and the run goes on, no kick needed.",
   unknown_action: 'Register the action on a worker (deploy a worker that has it).',
   owner_gone:
     'The worker that held the step is gone; reclaim the step (or kick the run) to run it again, knowing its side effect may have happened once already.',
