@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { listDeadOutboxRows } from '../store/outbox/list-dead-outbox-rows.ts';
-import type { OutboxRowView } from './read-outbox-row.ts';
+import { toOutboxRowView, type OutboxRowView } from './read-outbox-row.ts';
 
 /** The most Dead rows one read returns. */
 export const maxDeadOutboxRows = 500;
@@ -18,17 +18,5 @@ export async function listDeadOutbox(
 ): Promise<(OutboxRowView & { createdAt: string })[]> {
   const n = Math.max(1, Math.min(maxDeadOutboxRows, Math.trunc(limit)));
   const rows = await listDeadOutboxRows(db.prisma, { limit: n, destination });
-  return rows.map((row) => ({
-    id: row.id,
-    messageId: row.message_id,
-    sourceKind: row.source_kind,
-    sourceId: row.source_id,
-    type: row.type,
-    destination: row.destination,
-    status: row.status,
-    attempts: row.attempts,
-    availableAt: row.available_at.toISOString(),
-    lastError: row.last_error,
-    createdAt: row.created_at.toISOString(),
-  }));
+  return rows.map((row) => ({ ...toOutboxRowView(row), createdAt: row.created_at.toISOString() }));
 }

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { isUuid } from '../input/assert-uuid.ts';
-import { findOutboxRow } from '../store/outbox/find-outbox-row.ts';
+import { findOutboxRow, type DbOutboxRow } from '../store/outbox/find-outbox-row.ts';
 
 /** One outbox row as an operator sees it: what, where, from which source, and how its sending went. */
 export interface OutboxRowView {
@@ -26,7 +26,11 @@ export interface OutboxRowView {
 export async function readOutboxRow(db: Pick<Database, 'prisma'>, id: string): Promise<OutboxRowView | null> {
   if (!isUuid(id)) return null;
   const row = await findOutboxRow(db.prisma, id.toLowerCase(), { lock: false });
-  if (!row) return null;
+  return row ? toOutboxRowView(row) : null;
+}
+
+/** A stored outbox row as `OutboxRowView` shows it. */
+export function toOutboxRowView(row: DbOutboxRow): OutboxRowView {
   return {
     id: row.id,
     messageId: row.message_id,
