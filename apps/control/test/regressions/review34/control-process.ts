@@ -1,4 +1,8 @@
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -72,4 +76,51 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Exi
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   return new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, out, err })));
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+/**
+ * `npm start`'s supervision of its processes (supervised-product.mjs: without its install and builds)
+ * on free ports and a new data directory, in a process group of its own, as a terminal's foreground
+ * job: a signal sent to the group reaches it and its children. `stop()` SIGKILLs whatever of the group is left.
+ */
+export async function supervisedProduct(label: string, env: Record<string, string> = {}) {
+  const [controlPort, webPort] = [await freePort(), await freePort()];
+  const dataDir = join(mkdtempSync(join(tmpdir(), `sagaflow-r34-${label}-`)), 'pglite');
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./supervised-product.mjs', import.meta.url))], {
+    cwd: root,
+    detached: true,
+    env: {
+      ...process.env,
+      CONTROL_PORT: String(controlPort),
+      WEB_PORT: String(webPort),
+      SAGAFLOW_DATA_DIR: dataDir,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    output: () => out,
+    stop() {
+      try {
+        process.kill(-(child.pid ?? 0), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    },
+  };
 }
