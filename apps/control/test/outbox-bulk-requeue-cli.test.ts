@@ -1,53 +1,23 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
-import { apiClient, createTestOperator, signInCookie, testDatabaseUrl } from './support/test-plane.ts';
-import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
-import { parseEnv } from '../src/env.ts';
-import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+import { apiClient, createTestOperator, signInCookie } from './support/test-plane.ts';
+import type { ControlPlane } from '../src/start-control-plane.ts';
+import {
+  deadOrder as deadOrderOf,
+  reserveRowOf,
+  startDeadOutboxPlane,
+  type Inventory,
+} from './support/dead-outbox-plane.ts';
 import { runCli as cli } from './support/run-cli.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The inventory service's webhook: down (503) until the test brings it up; keeps the message ids it took. */
-function startInventory(): Promise<{ server: Server; url: string; up: { now: boolean }; got: string[] }> {
-  const got: string[] = [];
-  const up = { now: false };
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (!up.now) return res.writeHead(503).end('inventory is down');
-      got.push(String(req.headers['x-sagaflow-message-id']));
-      res.writeHead(204).end();
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, up, got }),
-    ),
-  );
-}
 
 describe('a bulk outbox.requeue from the CLI (ADR 0104): real control plane, real publisher, real child process (PostgreSQL)', () => {
   let plane: ControlPlane;
-  let inventory: Awaited<ReturnType<typeof startInventory>>;
+  let inventory: Inventory;
   const cookies = { viewer: '', operator: '', second: '', admin: '' };
   let env: Record<string, string>;
   beforeAll(async () => {
-    inventory = await startInventory();
-    plane = await startControlPlane(
-      parseEnv({
-        DATABASE_URL: await testDatabaseUrl('outbox_bulk_requeue_cli'),
-        CONTROL_PORT: '0',
-        LOG_LEVEL: 'silent',
-        SAGAFLOW_ENGINE_CONFIG: JSON.stringify({ outbox: { max_attempts: 1, poll_interval_ms: 20 } }),
-        SAGAFLOW_OUTBOX_ROUTES: JSON.stringify({
-          'demo.inventory': { kind: 'webhook', url: inventory.url, secret: 'bulk-requeue-secret', timeout_ms: 2000 },
-        }),
-      }),
-    );
+    ({ plane, inventory } = await startDeadOutboxPlane('outbox_bulk_requeue_cli'));
     cookies.viewer = await signInCookie(plane.url, await createTestOperator(plane, 'viewer'));
     cookies.operator = await signInCookie(plane.url, await createTestOperator(plane, 'operator'));
     cookies.second = await signInCookie(plane.url, await createTestOperator(plane, 'operator'));
@@ -60,28 +30,8 @@ describe('a bulk outbox.requeue from the CLI (ADR 0104): real control plane, rea
     inventory?.server.close();
   });
 
-  /** The instance's ReserveInventory row, once the publisher has brought it to `status`. */
-  async function rowOf(instanceId: string, status: string) {
-    for (let i = 0; i < 400; i++) {
-      const d = await apiClient(plane.url, cookies.viewer).instances.get.query({ id: instanceId });
-      const row = d.outbox.find((o) => o.type === 'ReserveInventory');
-      if (row?.status === status) return row;
-      await sleep(25);
-    }
-    throw new Error(`ReserveInventory of ${instanceId} never became ${status}`);
-  }
-
-  /** An order whose ReserveInventory died while the inventory service was down. */
-  async function deadOrder() {
-    inventory.up.now = false;
-    const orderId = randomUUID();
-    const r = await plane.engine.processes.deliver(fulfilmentProcess, {
-      id: `payment-${orderId}`,
-      type: 'PaymentCaptured',
-      payload: { orderId, paymentId: 'PAY-1' },
-    });
-    return { instanceId: r.instanceId!, row: await rowOf(r.instanceId!, 'Dead') };
-  }
+  const rowOf = (instanceId: string, status: string) => reserveRowOf(plane, cookies.viewer, instanceId, status);
+  const deadOrder = () => deadOrderOf(plane, inventory, cookies.viewer);
 
   const statusOf = async (id: string) =>
     (await plane.db.prisma.outboxMessage.findUniqueOrThrow({ where: { id } })).status;

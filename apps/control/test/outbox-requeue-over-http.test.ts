@@ -1,61 +1,24 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
+import { apiClient, createTestOperator, rawCall, rejection, signInCookie } from './support/test-plane.ts';
+import type { ControlPlane } from '../src/start-control-plane.ts';
 import {
-  apiClient,
-  createTestOperator,
-  rawCall,
-  rejection,
-  signInCookie,
-  testDatabaseUrl,
-} from './support/test-plane.ts';
-import { fulfilmentProcess } from '../src/demo/fulfilment-process.ts';
-import { parseEnv } from '../src/env.ts';
-import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+  deadOrder as deadOrderOf,
+  reserveRowOf,
+  startDeadOutboxPlane,
+  type Inventory,
+} from './support/dead-outbox-plane.ts';
 import { runCli } from './support/run-cli.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const cli = runCli;
 
-/** The inventory service's webhook: down (503) until the test brings it up; keeps the message ids it took. */
-function startInventory(): Promise<{ server: Server; url: string; up: { now: boolean }; got: string[] }> {
-  const got: string[] = [];
-  const up = { now: false };
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      if (!up.now) return res.writeHead(503).end('inventory is down');
-      got.push(String(req.headers['x-sagaflow-message-id']));
-      res.writeHead(204).end();
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () =>
-      resolve({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, up, got }),
-    ),
-  );
-}
-
 describe('outbox.requeue over HTTP and from the CLI: roles, bad input, the instance page and a real publisher (PostgreSQL)', () => {
   let plane: ControlPlane;
-  let inventory: Awaited<ReturnType<typeof startInventory>>;
+  let inventory: Inventory;
   const cookies = { viewer: '', operator: '' };
   beforeAll(async () => {
-    inventory = await startInventory();
-    plane = await startControlPlane(
-      parseEnv({
-        DATABASE_URL: await testDatabaseUrl('outbox_requeue_api'),
-        CONTROL_PORT: '0',
-        LOG_LEVEL: 'silent',
-        SAGAFLOW_ENGINE_CONFIG: JSON.stringify({ outbox: { max_attempts: 1, poll_interval_ms: 20 } }),
-        SAGAFLOW_OUTBOX_ROUTES: JSON.stringify({
-          'demo.inventory': { kind: 'webhook', url: inventory.url, secret: 'requeue-test-secret', timeout_ms: 2000 },
-        }),
-      }),
-    );
+    ({ plane, inventory } = await startDeadOutboxPlane('outbox_requeue_api'));
     for (const role of ['viewer', 'operator'] as const)
       cookies[role] = await signInCookie(plane.url, await createTestOperator(plane, role));
   });
@@ -64,28 +27,8 @@ describe('outbox.requeue over HTTP and from the CLI: roles, bad input, the insta
     inventory?.server.close();
   });
 
-  /** The instance's ReserveInventory row, once the publisher has brought it to `status`. */
-  async function rowOf(instanceId: string, status: string) {
-    for (let i = 0; i < 400; i++) {
-      const d = await apiClient(plane.url, cookies.viewer).instances.get.query({ id: instanceId });
-      const row = d.outbox.find((o) => o.type === 'ReserveInventory');
-      if (row?.status === status) return row;
-      await sleep(25);
-    }
-    throw new Error(`ReserveInventory of ${instanceId} never became ${status}`);
-  }
-
-  /** An order whose ReserveInventory died while the inventory service was down. */
-  async function deadOrder() {
-    inventory.up.now = false;
-    const orderId = randomUUID();
-    const r = await plane.engine.processes.deliver(fulfilmentProcess, {
-      id: `payment-${orderId}`,
-      type: 'PaymentCaptured',
-      payload: { orderId, paymentId: 'PAY-1' },
-    });
-    return { instanceId: r.instanceId!, row: await rowOf(r.instanceId!, 'Dead') };
-  }
+  const rowOf = (instanceId: string, status: string) => reserveRowOf(plane, cookies.viewer, instanceId, status);
+  const deadOrder = () => deadOrderOf(plane, inventory, cookies.viewer);
 
   const requeue = (row: { id: string; status: string; attempts: number }, key = randomUUID()) => ({
     kind: 'outbox.requeue',
