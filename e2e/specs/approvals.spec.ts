@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { storageStatePath } from '../fixtures/accounts.ts';
 import { saveScreenshot } from '../fixtures/page-checks.ts';
-import { expect, startRunViaApi, test } from '../fixtures/test.ts';
+import { expect, startRunViaApi, startWaitingReservation, test } from '../fixtures/test.ts';
 
 /**
  * Issue 10 E2E, ADR 0020: a two-person command waits for a second operator. The operator terminates
@@ -80,7 +80,7 @@ test.describe('a viewer', () => {
     baseURL,
   }, testInfo) => {
     const operator = await playwright.request.newContext({ storageState: storageStatePath('operator') });
-    const runId = await startRunViaApi(operator, { flowName: 'demo.reservation', input: { orderId: randomUUID() } });
+    const runId = await startWaitingReservation(operator);
     const drafted = await operator.post(`${baseURL}/api/trpc/repairs.applyOne`, {
       data: {
         kind: 'run.terminate',
