@@ -2,6 +2,7 @@ import { CliError } from './cli-error.ts';
 import { createCliContext, type CliIo, type CommandOutcome } from './cli-context.ts';
 import { parseCliSettings } from './cli-settings.ts';
 import { exitCodes } from './exit-codes.ts';
+import { approveCommand, listApprovals, rejectCommand, showApproval } from './commands/approval-commands.ts';
 import { createOperatorCommand } from './commands/operator-commands.ts';
 import { listCatalogue, listInstances, listRuns, showInstance, showRun, whoami } from './commands/read-commands.ts';
 import { genericRepair, namedRepair, namedRepairs } from './commands/repair-commands.ts';
@@ -41,7 +42,13 @@ async function dispatch(
       return listInstances(ctx, args, argv);
     case 'instance show':
       return showInstance(ctx, args);
+    case 'approvals list':
+      return listApprovals(ctx, args, argv);
+    case 'approval show':
+      return showApproval(ctx, args);
   }
+  if (cmd === 'approve') return approveCommand(ctx, args);
+  if (cmd === 'reject') return rejectCommand(ctx, args);
   if (cmd === 'whoami') return whoami(ctx, args);
   if (cmd === 'repairs') return listCatalogue(ctx, args);
   if (cmd === 'repair') return genericRepair(ctx, args);
@@ -66,7 +73,8 @@ export async function runCli(
   try {
     const args = parseCliArgs(argv);
     if (args.positionals.length === 0 || args.positionals[0] === 'help' || args.options.help) {
-      io.out(usage);
+      // --json keeps its promise of one JSON document on stdout, help included.
+      io.out(json ? JSON.stringify({ usage }, null, 2) : usage);
       return exitCodes.done;
     }
     const outcome = await dispatch(argv, args, source, io);

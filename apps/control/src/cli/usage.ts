@@ -51,6 +51,17 @@ a key that was used prints its first result). Each option that takes one value i
   repair <kind> <run-instance-or-outbox-row-id> [--step N] [--params JSON]
                                            any catalogue command by its kind (see \`repairs\`)
 
+Approvals (a gated repair waits for a second operator: list and show for anyone; decide: operator,
+a command only an admin may draft: admin; never the drafter, nor whoever made the drafter's token)
+  approvals list [--status pending|decided|all|S] [--limit N] [--cursor C]
+                                           the queue, newest first (default: pending)
+  approval show <approval-id>              the command, its reason, what became of it; a pending
+                                           one is previewed again against the state now
+  approve <approval-id>                    apply it, still guarded by the state it was drafted
+                                           against: exit 0 applied, 2 not (the state moved, or it
+                                           was decided or expired meanwhile)
+  reject <approval-id> --reason TEXT       nothing is applied; the drafter reads why
+
 Tokens and operators
   token create --name NAME [--operator OP] [--expires-in-days D]
                [--sign-in YOUR-NAME [--password-stdin]]
@@ -80,5 +91,5 @@ Exit status
       run. Nothing changed: read the state again (the command drafts from it) and decide.
   3   unauthenticated or forbidden: no token, a token unknown/revoked/expired/rate-limited or
       not sendable (a hint from token list, a line break), or a role too low
-  4   not done yet: the repair awaits a second operator's approval
+  4   not done yet: the repair awaits a second operator's approval (\`approvals list\`)
   64  usage: a bad command line, or input the control plane refused as malformed`;

@@ -149,7 +149,7 @@ export async function bulkRequeue(ctx: CliContext, args: ParsedArgs): Promise<Co
       waiting
         ? `${headline('over')} is waiting for another operator's approval: nothing changes until it is approved`
         : `${headline('over')} was ${answer.status === 'applied' ? 'approved and applied' : `not applied (${answer.status})`}; this key's draft was decided`,
-      `  approval    ${answer.approvalId}: another operator approves or rejects it (console: Approvals)`,
+      `  approval    ${answer.approvalId}: another operator approves or rejects it (console: Approvals; CLI: sagaflow approve / reject)`,
       ...leftOutLines,
       retry,
     ],

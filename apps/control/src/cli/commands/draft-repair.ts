@@ -186,7 +186,7 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
       ...(result.id ? [`  audit row   ${result.id}`] : []),
       ...(typeof (result as { approvalId?: unknown }).approvalId === 'string'
         ? [
-            `  approval    ${(result as unknown as { approvalId: string }).approvalId}: another operator approves or rejects it (console: Approvals)`,
+            `  approval    ${(result as unknown as { approvalId: string }).approvalId}: another operator approves or rejects it (console: Approvals; CLI: sagaflow approve / reject)`,
           ]
         : []),
       `  to repeat it without a second effect: ${retryFlags}`,

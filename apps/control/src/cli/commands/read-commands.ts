@@ -36,7 +36,7 @@ export function shellQuote(arg: string): string {
  * "Next page:" with the same command line and the cursor, when there is one; each argument quoted for a
  * shell, so pasting the line runs the same query (review 36: `--search 'order 42'`).
  */
-function nextPage(argv: readonly string[], cursor: string | null): string[] {
+export function nextPage(argv: readonly string[], cursor: string | null): string[] {
   if (cursor === null) return [];
   const kept: string[] = [];
   for (let i = 0; i < argv.length; i++) {
