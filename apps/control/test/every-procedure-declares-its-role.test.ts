@@ -38,6 +38,7 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'operators.create': 'admin',
   'operators.setRole': 'admin',
   'operators.setDisabled': 'admin',
+  'operators.resetPassword': 'admin',
   'repairs.catalogue': 'viewer',
   'repairs.preview': 'operator',
   'repairs.applyOne': 'operator',

@@ -5,10 +5,11 @@ import type { SignedInOperator } from './signed-in-operator.ts';
 
 type Tx = Parameters<Parameters<Database['prisma']['$transaction']>[0]>[0];
 
-export type OperatorChange = { role: Role } | { disabled: boolean };
+/** A new role; disabled or enabled again; or a new password (its argon2id hash, made before the transaction). */
+export type OperatorChange = { role: Role } | { disabled: boolean } | { passwordHash: string };
 
 export type ChangeOperatorResult =
-  | { ok: true; name: string; role: string; disabled: boolean }
+  | { ok: true; name: string; role: string; disabled: boolean; sessionsEnded?: number }
   | { ok: false; reason: 'not_found' | 'self' }
   | { ok: false; reason: 'not_admin'; now: { role: string; disabled: boolean } };
 
@@ -58,6 +59,21 @@ async function changeIn(
   const row = await tx.operator.findUnique({ where: { name: target } });
   if (!row) return { ok: false, reason: 'not_found' };
   if (row.id === by.operator.id) return { ok: false, reason: 'self' };
+  if ('passwordHash' in change) {
+    const reset = await resetIn(tx, row.id, change.passwordHash, by.at);
+    await recordAuditEvent(tx, {
+      at: by.at,
+      actorId: by.operator.id,
+      actor: by.operator.name,
+      action: 'operator_password_reset',
+      targetType: 'operator',
+      targetId: row.name,
+      outcome: 'succeeded',
+      address: by.address,
+      details: { sessionsEnded: reset.sessionsEnded },
+    });
+    return { ok: true, name: row.name, role: row.role, disabled: row.disabled_at !== null, ...reset };
+  }
   const disabledAt = 'disabled' in change ? (change.disabled ? (row.disabled_at ?? by.at) : null) : row.disabled_at;
   const role = 'role' in change ? change.role : row.role;
   await tx.operator.update({ where: { id: row.id }, data: { role, disabled_at: disabledAt, updated_at: by.at } });
@@ -74,4 +90,20 @@ async function changeIn(
     details: 'role' in change ? { from: row.role, to: change.role } : {},
   });
   return { ok: true, name: row.name, role, disabled: disabledAt !== null };
+}
+
+/**
+ * Sets an operator's password hash and ends every session it has (ADR 0114): whoever held one signs
+ * in again with the new password. Its API tokens are credentials of their own and stay (revoke them
+ * with `token revoke` when they are suspect too).
+ */
+export async function resetIn(
+  tx: Tx,
+  operatorId: string,
+  passwordHash: string,
+  at: Date,
+): Promise<{ sessionsEnded: number }> {
+  await tx.operator.update({ where: { id: operatorId }, data: { password_hash: passwordHash, updated_at: at } });
+  const ended = await tx.session.deleteMany({ where: { operator_id: operatorId } });
+  return { sessionsEnded: ended.count };
 }

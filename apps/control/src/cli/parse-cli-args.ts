@@ -49,6 +49,7 @@ const optionSpec = {
   'display-name': { type: 'string' },
   'password-stdin': { type: 'boolean' },
   'sign-in': { type: 'string' },
+  local: { type: 'boolean' },
   // local sweeps and retention
   doctor: { type: 'boolean' },
   'older-than': { type: 'string' },

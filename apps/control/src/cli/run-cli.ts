@@ -3,6 +3,7 @@ import { createCliContext, type CliIo, type CommandOutcome } from './cli-context
 import { parseCliSettings } from './cli-settings.ts';
 import { exitCodes } from './exit-codes.ts';
 import { approveCommand, listApprovals, rejectCommand, showApproval } from './commands/approval-commands.ts';
+import { passwdCommand, resetPasswordCommand } from './commands/password-commands.ts';
 import { createOperatorCommand } from './commands/operator-commands.ts';
 import { listCatalogue, listInstances, listRuns, showInstance, showRun, whoami } from './commands/read-commands.ts';
 import { genericRepair, namedRepair, namedRepairs } from './commands/repair-commands.ts';
@@ -31,6 +32,8 @@ async function dispatch(
     const { pruneCommand } = await import('./commands/prune-command.ts');
     return pruneCommand(source, args, io);
   }
+  // The break-glass reset opens the database itself: no control plane, no token (ADR 0114).
+  if (cmd === 'reset-password' && args.options.local) return resetPasswordCommand(null, source, io, args);
   const ctx = createCliContext(parseCliSettings(source), io);
   const pair = `${cmd ?? ''} ${sub ?? ''}`.trim();
   switch (pair) {
@@ -54,6 +57,8 @@ async function dispatch(
   if (cmd === 'repair') return genericRepair(ctx, args);
   if (cmd === 'token') return tokenCommand(ctx, args);
   if (cmd === 'create-operator') return createOperatorCommand(ctx, args);
+  if (cmd === 'passwd') return passwdCommand(ctx, args);
+  if (cmd === 'reset-password') return resetPasswordCommand(ctx, source, io, args);
   if (cmd !== undefined && cmd in namedRepairs) return namedRepair(ctx, cmd, args);
   throw usageError(`unknown command "${argv.filter((a) => !a.startsWith('-')).join(' ')}"`);
 }

@@ -71,6 +71,13 @@ Tokens and operators
   token revoke <token-id>
   create-operator <name> --role viewer|operator|admin [--display-name TEXT] [--password-stdin]
                                            (admin) the password is asked for, or read from stdin
+  passwd [--password-stdin]                your own password: the current one, then the new one
+                                           (stdin: two lines); your sessions end, tokens stay
+  reset-password <name> [--password-stdin] (admin) another operator's password; their sessions end
+  reset-password <name> --local [--password-stdin]
+                                           break-glass, no admin needed: opens the database itself
+                                           (DATABASE_URL or SAGAFLOW_DATA_DIR, with the control plane
+                                           stopped for an embedded one); on the trail as local:<user>
 
 Local maintenance (opens the database itself: DATABASE_URL, or SAGAFLOW_DATA_DIR, which is
 refused while a control plane holds it); prints JSON

@@ -2,6 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { createOperator } from '../../auth/create-operator.ts';
 import { changeOperator, type OperatorChange } from '../../auth/change-operator.ts';
+import { hashPassword } from '../../auth/password.ts';
 import { roles } from '../../auth/roles.ts';
 import { normaliseName } from '../../auth/sign-in.ts';
 import { storableText } from '../storable-text.ts';
@@ -63,6 +64,24 @@ export const operatorsRouter = router({
   setDisabled: adminProcedure
     .input(z.object({ name, disabled: z.boolean() }).strict())
     .mutation(({ ctx, input }) => change(ctx, input.name, { disabled: input.disabled })),
+  /**
+   * Sets another operator's password (ADR 0114): every session of theirs ends; their API tokens stay.
+   * An admin's own password is changed with `auth.changePassword`, which asks for the current one: a
+   * session left open somewhere cannot take over its admin's password.
+   */
+  resetPassword: adminProcedure
+    .input(z.object({ name, newPassword: newPasswordInput }).strict())
+    .mutation(async ({ ctx, input }) => {
+      const target = normaliseName(input.name);
+      if (target === ctx.session.operator.name)
+        throw new TRPCError({
+          code: 'BAD_REQUEST',
+          message:
+            'input.name: that is you; change your own password with auth.changePassword (your current password is asked for)',
+        });
+      const changed = await change(ctx, input.name, { passwordHash: await hashPassword(input.newPassword) });
+      return { ...changed, sessionsEnded: changed.sessionsEnded ?? 0 };
+    }),
 });
 
 async function change(ctx: AdminContext, rawName: string, what: OperatorChange) {
@@ -72,7 +91,13 @@ async function change(ctx: AdminContext, rawName: string, what: OperatorChange) 
     address: ctx.address,
     at: ctx.auth.now(),
   });
-  if (result.ok) return { name: result.name, role: result.role, disabled: result.disabled };
+  if (result.ok)
+    return {
+      name: result.name,
+      role: result.role,
+      disabled: result.disabled,
+      ...(result.sessionsEnded === undefined ? {} : { sessionsEnded: result.sessionsEnded }),
+    };
   if (result.reason === 'not_admin')
     throw new TRPCError({
       code: 'FORBIDDEN',
