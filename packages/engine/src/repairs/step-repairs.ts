@@ -165,7 +165,7 @@ export const resumeFromStepRepair: RepairHandler<RepairCommandOf<'run.resume_fro
     const forgotten = await db.actionRun.findMany({
       where: { run_id: run.id, sequence: { gte: step.sequence } },
       orderBy: { sequence: 'asc' },
-      select: { sequence: true, kind: true, name: true, status: true },
+      select: { sequence: true, kind: true, name: true, status: true, attempts: true },
     });
     const children = forgotten.filter((s) => s.kind === 'child');
     if (children.length > 0)
@@ -177,6 +177,15 @@ export const resumeFromStepRepair: RepairHandler<RepairCommandOf<'run.resume_fro
         from: s.status,
         to: 'forgotten',
       });
+    // A step a worker holds now keeps running there: its outcome is refused when it reports, and the
+    // step runs again from the start, so its side effect may happen twice (review 40).
+    for (const s of forgotten)
+      if (s.status === 'Running' && s.kind === 'action')
+        effects.notes.push(
+          `step ${s.sequence} (${s.name}) is Running: a worker still running attempt ${s.attempts} finishes it, ` +
+            'but its outcome is refused (outcome_rejected) and the step runs again from the start: ' +
+            'its side effect may happen twice unless the action is idempotent',
+        );
     effects.history.push('run.resumed_from_step');
     effects.jobs.push(wake(run.id, deps.runtime.clock.now()));
     effects.notes.push(staleReplayNote);

@@ -38,6 +38,19 @@ describe('review 40: resume_from_step over a step a live worker holds', () => {
     return { key, runId, first, cmd };
   }
 
+  it('its preview says the Running step runs on in its worker and may act twice', async () => {
+    const { runId, first, cmd } = await heldAtStepOne();
+    const preview = await t.engine.repairs.preview(cmd);
+    expect(preview.applicable).toBe(true);
+    expect(preview.effects.notes).toContainEqual(
+      expect.stringMatching(
+        /^step 1 \([\w-]+\) is Running: a worker still running attempt 1 finishes it, but its outcome is refused .*may happen twice/,
+      ),
+    );
+    first(true);
+    expect((await t.drive(runId)).run.status).toBe('Completed');
+  });
+
   it("a worker's outcome for a step forgotten under it is journaled (outcome_rejected / write_refused), never silently lost", async () => {
     const { key, runId, first, cmd } = await heldAtStepOne();
     const applied = await t.engine.repairs.apply(cmd);
