@@ -238,17 +238,6 @@ export function createEngine(options: EngineOptions): Engine {
         nudge();
         return { runId: started.runId };
       }
-      if (audit) {
-        // The host's audit row commits with the run (ADR 0107): one operator transaction, off the
-        // batched start and with no hand-off to this pool; a worker finds its wake after the commit.
-        const started = await inOperatorTransaction(deps, async (t) => {
-          const s = await startFlow({ ...deps, prisma: t as PrismaClient, driver: undefined }, name, input, opts);
-          await audit(t, { runId: s.runId });
-          return s;
-        });
-        nudge();
-        return { runId: started.runId };
-      }
       // A start in a process whose pool has room runs the run here, from its first step, without a
       // poll: the pool keeps a slot for it while the start commits (ADR 0029).
       const p = pool;
@@ -257,7 +246,21 @@ export function createEngine(options: EngineOptions): Engine {
       const queued = reserved ? null : p?.expectOwnNotification();
       let started: Awaited<ReturnType<typeof startFlow>> | null = null;
       try {
-        started = await startFlow(deps, name, input, opts, reserved);
+        started = audit
+          ? // The host's audit row commits with the run (ADR 0107): one operator transaction, off the
+            // batched start; its wake is leased to this pool as any start's and adopted once it commits.
+            await inOperatorTransaction(deps, async (t) => {
+              const s = await startFlow(
+                { ...deps, prisma: t as PrismaClient, driver: undefined },
+                name,
+                input,
+                opts,
+                reserved,
+              );
+              await audit(t, { runId: s.runId });
+              return s;
+            })
+          : await startFlow(deps, name, input, opts, reserved);
         // A pool stopped meanwhile (no longer the engine's) gives the wake back: the step its start
         // claimed is opened first, so the next replay, here or elsewhere, can claim it (ADR 0048).
         if (reserved && pool !== p) await releaseFirstStep(deps, started);
