@@ -74,7 +74,7 @@ export function OperatorsTable({
             return (
               <Fragment key={o.id}>
                 <tr data-testid="operator-row" data-name={o.name}>
-                  <th scope="row" className="mono">
+                  <th scope="row" className="mono operator-name">
                     {o.name}
                   </th>
                   <td>{o.displayName}</td>
