@@ -50,6 +50,7 @@ export default defineConfig({
             'apps/web/auth/**/*.test.ts',
             'apps/web/repairs/**/*.test.ts',
             'apps/web/instances/**/*.test.ts',
+            'apps/web/operators/**/*.test.ts',
             'tooling/lint-rules/src/**/*.test.ts',
             'bench/src/**/*.test.ts',
             'scripts/lib/**/*.test.mjs',

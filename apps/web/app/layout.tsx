@@ -3,6 +3,7 @@ import Link from 'next/link';
 import type { ReactNode } from 'react';
 import { ApprovalsNavLink } from '@/approvals/approvals-nav-link';
 import { SessionMenu } from '@/auth/session-menu';
+import { OperatorsNavLink } from '@/operators/operators-nav-link';
 import { ConsoleProviders } from '@/trpc/console-providers';
 import './global.css';
 import '../repairs/repairs.css';
@@ -30,6 +31,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
               <Link href="/definitions">Definitions</Link>
               <ApprovalsNavLink />
               <Link href="/demo">Demo</Link>
+              <OperatorsNavLink />
             </nav>
             <SessionMenu />
           </header>

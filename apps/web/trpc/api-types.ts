@@ -26,3 +26,4 @@ export type StepsPage = Outputs['runs']['steps'];
 export type EventsPage = Outputs['runs']['events'];
 export type CompensationsPage = Outputs['runs']['compensations'];
 export type TransitionsPage = Outputs['instances']['transitions'];
+export type OperatorRow = Outputs['operators']['list'][number];
