@@ -4,7 +4,7 @@ import { parseCliSettings } from './cli-settings.ts';
 import { exitCodes } from './exit-codes.ts';
 import { approveCommand, listApprovals, rejectCommand, showApproval } from './commands/approval-commands.ts';
 import { passwdCommand, resetPasswordCommand } from './commands/password-commands.ts';
-import { createOperatorCommand } from './commands/operator-commands.ts';
+import { changeOperatorCommand, createOperatorCommand, listOperatorsCommand } from './commands/operator-commands.ts';
 import { listCatalogue, listInstances, listRuns, showInstance, showRun, whoami } from './commands/read-commands.ts';
 import { genericRepair, namedRepair, namedRepairs } from './commands/repair-commands.ts';
 import { tokenCommand } from './commands/token-commands.ts';
@@ -45,6 +45,8 @@ async function dispatch(
       return listInstances(ctx, args, argv);
     case 'instance show':
       return showInstance(ctx, args);
+    case 'operators list':
+      return listOperatorsCommand(ctx, args);
     case 'approvals list':
       return listApprovals(ctx, args, argv);
     case 'approval show':
@@ -57,6 +59,7 @@ async function dispatch(
   if (cmd === 'repair') return genericRepair(ctx, args);
   if (cmd === 'token') return tokenCommand(ctx, args);
   if (cmd === 'create-operator') return createOperatorCommand(ctx, args);
+  if (cmd === 'operator') return changeOperatorCommand(ctx, args);
   if (cmd === 'passwd') return passwdCommand(ctx, args);
   if (cmd === 'reset-password') return resetPasswordCommand(ctx, source, io, args);
   if (cmd !== undefined && cmd in namedRepairs) return namedRepair(ctx, cmd, args);

@@ -71,6 +71,11 @@ Tokens and operators
   token revoke <token-id>
   create-operator <name> --role viewer|operator|admin [--display-name TEXT] [--password-stdin]
                                            (admin) the password is asked for, or read from stdin
+  operators list                           (admin) every operator, role, enabled or disabled
+  operator set-role <name> viewer|operator|admin
+  operator disable <name> | operator enable <name>
+                                           (admin) for another operator; disabling ends their
+                                           sessions; audited
   passwd [--password-stdin]                your own password: the current one, then the new one
                                            (stdin: two lines); your sessions end, tokens stay
   reset-password <name> [--password-stdin] (admin) another operator's password; their sessions end

@@ -18,7 +18,7 @@ import { runCli as cli } from './support/run-cli.ts';
  * The real CLI as a child process against a real control plane on PostgreSQL; every answer is checked
  * by signing in over HTTP and in the audit trail.
  */
-describe('passwords from the CLI: passwd, an admin reset, and the local break-glass reset', () => {
+describe('operators and passwords from the CLI: passwd, an admin reset, the local break-glass reset, roles and disabling', () => {
   let plane: ControlPlane;
   let databaseUrl: string;
   const names = { admin: '', ana: '', ben: '' };
@@ -141,6 +141,39 @@ describe('passwords from the CLI: passwd, an admin reset, and the local break-gl
       details: { via: 'local', sessionsEnded: open },
     });
     expect(rows[0]!.actor).toMatch(/^local:.+/);
+  });
+
+  it('operators list, set-role, disable and enable: admin only, each audited, never on oneself', async () => {
+    const listed = await cli(['operators', 'list'], envOf('admin'));
+    expect(listed.code, listed.err).toBe(0);
+    expect(listed.out).toMatch(new RegExp(`${names.ben}\\s+.*\\s+operator\\s+enabled`));
+    expect((await cli(['operators', 'list'], envOf('ana'))).code).toBe(3);
+
+    const bad = await cli(['operator', 'set-role', names.ben, 'superuser'], envOf('admin'));
+    expect(bad.code).toBe(64);
+    expect(bad.err).toContain('viewer|operator|admin');
+    const demoted = await cli(['operator', 'set-role', names.ben, 'viewer'], envOf('admin'));
+    expect(demoted.code, demoted.err).toBe(0);
+    expect(demoted.out).toContain(`${names.ben} is viewer now`);
+    expect((await plane.db.prisma.operator.findUniqueOrThrow({ where: { name: names.ben } })).role).toBe('viewer');
+    expect(
+      await plane.db.prisma.auditEvent.count({ where: { action: 'operator_role_changed', target_id: names.ben } }),
+    ).toBe(1);
+
+    const bensSession = await signInCookie(plane.url, names.ben, 'a new one for ben');
+    const disabled = await cli(['operator', 'disable', names.ben], envOf('admin'));
+    expect(disabled.code, disabled.err).toBe(0);
+    expect(await sessionAlive(bensSession)).toBe(false);
+    expect(await signInStatus(names.ben, 'a new one for ben')).toBe(401);
+    const enabled = await cli(['operator', 'enable', names.ben], envOf('admin'));
+    expect(enabled.code, enabled.err).toBe(0);
+    expect(await signInStatus(names.ben, 'a new one for ben')).toBe(200);
+
+    const self = await cli(['operator', 'disable', names.admin], envOf('admin'));
+    expect(self.code).toBe(1);
+    expect(self.err).toContain('cannot change or disable itself');
+    expect((await cli(['operator', 'set-role', names.ana, 'admin'], envOf('ana'))).code).toBe(3);
+    expect((await plane.db.prisma.operator.findUniqueOrThrow({ where: { name: names.ana } })).role).toBe('operator');
   });
 
   it('without a terminal or --password-stdin the password is not guessed: 64, nothing changed', async () => {
