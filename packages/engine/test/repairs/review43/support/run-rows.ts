@@ -56,7 +56,10 @@ export async function until<R>(read: () => Promise<R>, ok: (r: R) => boolean, wh
   for (;;) {
     const r = await read();
     if (ok(r)) return r;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(r).slice(0, 600)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}: ${JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).slice(-1500)}`,
+      );
     await new Promise((res) => setTimeout(res, 15));
   }
 }
