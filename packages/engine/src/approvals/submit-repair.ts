@@ -16,6 +16,7 @@ import { findApprovalByKey, type DbRepairApproval } from '../store/approvals/fin
 import { insertApproval, isDuplicateApprovalKey, type NewApproval } from '../store/approvals/insert-approval.ts';
 import { readApprovalPolicy } from '../store/approvals/read-approval-policy.ts';
 import { findRepairCommand } from '../store/repairs/find-repair-command.ts';
+import { lockRepairKey } from '../store/repairs/lock-repair-key.ts';
 import { policyGates, toStoredPolicy } from './approval-policy.ts';
 import { inOperatorTransaction } from '../api/operator-transaction.ts';
 import {
@@ -49,9 +50,22 @@ export async function submitRepair(
   if (!policyGates(policy, cmd.kind) || (await findRepairCommand(db, cmd.idempotencyKey)))
     return applyRepair(deps, cmd);
   const preview = await previewRepair(deps, cmd);
-  // A draft that could not apply even now is refused (and audited) before anyone is asked to approve it.
-  if (!preview.expectedHolds) return auditNotApplied(deps, cmd, 'conflict', preview.actual, [expectationDrifted]);
-  if (preview.blockers.length > 0) return auditNotApplied(deps, cmd, 'refused', preview.actual, preview.blockers);
+  // A draft that could not apply even now is refused (and audited) before anyone is asked to approve it,
+  // unless a submit of the same key drafted it meanwhile: then that draft is the answer (review 43).
+  if (!preview.expectedHolds || preview.blockers.length > 0) {
+    const refused = await auditNotApplied(
+      deps,
+      cmd,
+      preview.expectedHolds ? 'refused' : 'conflict',
+      preview.actual,
+      preview.expectedHolds ? preview.blockers : [expectationDrifted],
+      async (tx) => (await findApprovalByKey(tx, cmd.idempotencyKey)) !== null,
+    );
+    if (refused !== 'drafted') return refused;
+    const drafted = await findApprovalByKey(db, cmd.idempotencyKey);
+    if (!drafted) throw new EngineError('internal', `the draft of key ${cmd.idempotencyKey} cannot be read back`);
+    return sameDraft(drafted, cmd.kind, target.id);
+  }
   return draft(
     deps,
     {
@@ -98,6 +112,7 @@ export async function submitBulkRepair(
     });
     previews.push({ target: repairTarget(item), ...preview } as unknown as Json);
   }
+  // A bulk's draft never answers with one repair's result: a key a repair used is refused (decidedMeanwhile).
   return draft(
     deps,
     {
@@ -113,28 +128,33 @@ export async function submitBulkRepair(
       idempotencyKey: bulk.idempotencyKey,
     },
     audit,
-  );
+  ) as Promise<AwaitingApproval | DecidedDraft>;
 }
 
 async function draft(
   deps: RepairDeps,
   a: Omit<NewApproval, 'id' | 'createdAt' | 'expiresAt'>,
   audit: ApprovalAudit | undefined,
-): Promise<AwaitingApproval | DecidedDraft> {
+): Promise<AwaitingApproval | DecidedDraft | RepairResult> {
   const db = deps.runtime.prisma;
   const createdAt = deps.runtime.clock.now();
   const expiresAt = new Date(createdAt.getTime() + deps.runtime.config.approvals.expire_after_seconds * 1000);
   const id = randomUUID();
   const stored = { ...a, id, createdAt, expiresAt };
   try {
-    if (!audit) await insertApproval(db, stored);
-    else
-      await inOperatorTransaction(deps.runtime, async (tx) => {
-        await insertApproval(tx, stored);
-        const row = await findApprovalByKey(tx, a.idempotencyKey);
-        if (!row) throw new EngineError('internal', `approval ${id} was stored but cannot be read back`);
-        await audit(tx, toApprovalView(row));
-      });
+    // Under the key's lock, a key some call decided meanwhile (a refusal audited, a command applied)
+    // is not drafted again: that decision is the key's answer (review 43).
+    const used = await inOperatorTransaction(deps.runtime, async (tx) => {
+      await lockRepairKey(tx, a.idempotencyKey);
+      if (await findRepairCommand(tx, a.idempotencyKey)) return true;
+      await insertApproval(tx, stored);
+      if (!audit) return false;
+      const row = await findApprovalByKey(tx, a.idempotencyKey);
+      if (!row) throw new EngineError('internal', `approval ${id} was stored but cannot be read back`);
+      await audit(tx, toApprovalView(row));
+      return false;
+    });
+    if (used) return decidedMeanwhile(deps, a);
   } catch (err) {
     // Another call with the same key drafted it first: its draft is ours.
     const prior = isDuplicateApprovalKey(err) ? await findApprovalByKey(db, a.idempotencyKey) : null;
@@ -148,6 +168,20 @@ async function draft(
   const row = await findApprovalByKey(db, a.idempotencyKey);
   if (!row) throw new EngineError('internal', `approval ${id} was stored but cannot be read back`);
   return { status: 'awaiting_approval', approvalId: id, approval: toApprovalView(row), replayed: false };
+}
+
+/**
+ * The answer to a draft whose key a repair used first: a single command replays that repair's
+ * result (or its refusal) as apply would; a bulk's key names no single repair, so it is bad input.
+ */
+async function decidedMeanwhile(
+  deps: RepairDeps,
+  a: Omit<NewApproval, 'id' | 'createdAt' | 'expiresAt'>,
+): Promise<RepairResult> {
+  if (!a.bulk) return applyRepair(deps, a.payload);
+  throw new EngineError('invalid_input', `idempotencyKey: already used by a repair; use a fresh key for this bulk`, {
+    field: 'idempotencyKey',
+  });
 }
 
 /** A bulk as its approval stores it: the shared fields of its first item's command and each item's target and expectation. */

@@ -7,6 +7,7 @@ import type { Prisma } from '../generated/prisma/client.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { findRepairCommand, type DbRepairCommand } from '../store/repairs/find-repair-command.ts';
 import { insertRepairCommand, isDuplicateRepairKey } from '../store/repairs/insert-repair-command.ts';
+import { lockRepairKey } from '../store/repairs/lock-repair-key.ts';
 import { parseRepairCommand, repairParams, repairTarget, type RepairCommand } from './repair-command.ts';
 import type { RepairActualState, RepairEffects, RepairResult, RepairStatus } from './repair-effects.ts';
 import { PreparedStale, type RepairDeps } from './repair-handler.ts';
@@ -101,10 +102,12 @@ export async function applyRepair(
 ): Promise<RepairResult> {
   const cmd = parseRepairCommand(raw, deps.runtime.config.limits);
   const { guard } = opts;
-  // An approved command is decided by its approval's row lock (guard.claim), never by an earlier result.
-  const prior = guard
-    ? null
-    : await operatorStatement(deps.runtime, () => findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey));
+  // An approved command is decided by its approval's row lock (guard.claim), never by replaying an
+  // earlier result: a key already used refuses it (below).
+  const prior = await operatorStatement(deps.runtime, () => findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey));
+  // An approved command whose key another call already used (a second submit of the key that lost a
+  // race, host code applying it ungated) cannot act: the approval is decided as refused (review 43).
+  if (prior && guard) return refuseUsedKey(deps, cmd, guard, prior);
   if (prior) return replay(cmd, prior);
   const target = repairTarget(cmd);
   const id = randomUUID();
@@ -188,7 +191,7 @@ export async function applyRepair(
       replayed: false,
     };
   } catch (err) {
-    if (isDuplicateRepairKey(err) && !guard) return replayAfterRace(deps, cmd);
+    if (isDuplicateRepairKey(err)) return guard ? refuseUsedKeyAfterRace(deps, cmd, guard) : replayAfterRace(deps, cmd);
     if (!(err instanceof NotApplied)) throw err;
     const at = deps.runtime.clock.now();
     const row = { ...base, at, actual: err.actual, result: { blockers: err.blockers }, status: err.status };
@@ -205,12 +208,54 @@ export async function applyRepair(
         );
       }
     } catch (auditErr) {
-      if (isDuplicateRepairKey(auditErr) && !guard) return replayAfterRace(deps, cmd);
+      if (isDuplicateRepairKey(auditErr))
+        return guard ? refuseUsedKeyAfterRace(deps, cmd, guard) : replayAfterRace(deps, cmd);
       throw auditErr;
     }
     log.info({ status: err.status, actual: err.actual, blockers: err.blockers }, `repair ${err.status}`);
     throw notAppliedError(cmd, err.status, err.actual, err.blockers, id, false, err.field);
   }
+}
+
+/**
+ * An approved command whose idempotency key already has an audit row: the key acted (or was refused)
+ * once and never acts again, so the approval is decided as `refused`, naming the repair that used the
+ * key, under the approval's row lock; the approver is told `repair_refused`. Nothing else is written.
+ */
+async function refuseUsedKey(
+  deps: RepairDeps,
+  cmd: RepairCommand,
+  guard: ApprovalGuard,
+  prior: DbRepairCommand,
+): Promise<never> {
+  const blockers = [
+    `idempotency key ${cmd.idempotencyKey} was already used by repair ${prior.id} (${prior.command}, ${prior.status}, by ${prior.actor}): ` +
+      'a key never acts twice; draft it again with a new key if it is still wanted',
+  ];
+  const at = deps.runtime.clock.now();
+  await operatorStatement(deps.runtime, () =>
+    deps.runtime.prisma.$transaction(async (tx) => {
+      await guard.claim(tx);
+      await guard.record(tx, {
+        status: 'refused',
+        repairId: prior.id,
+        result: { actual: prior.actual as Json, blockers },
+        at,
+      });
+    }),
+  );
+  deps.runtime.logger.info(
+    { repair: prior.id, command: cmd.kind, approval: guard.approvalId },
+    'approved repair refused: its idempotency key was already used',
+  );
+  throw notAppliedError(cmd, 'refused', prior.actual, blockers, prior.id, false);
+}
+
+/** The same, when the key's other use committed while this approval's transaction ran. */
+async function refuseUsedKeyAfterRace(deps: RepairDeps, cmd: RepairCommand, guard: ApprovalGuard): Promise<never> {
+  const prior = await findRepairCommand(deps.runtime.prisma, cmd.idempotencyKey);
+  if (!prior) throw new Error(`repair key ${cmd.idempotencyKey} was taken, yet no repair holds it`);
+  return refuseUsedKey(deps, cmd, guard, prior);
 }
 
 /** The audit row's fields that say who asked for what, on what, against which state, and why. */
@@ -247,7 +292,9 @@ export async function auditNotApplied(
   status: Exclude<RepairStatus, 'applied'>,
   actual: RepairActualState,
   blockers: string[],
-): Promise<RepairResult> {
+  /** Under the key's lock, before the row is written: true when the key is a draft already (nothing is written). */
+  drafted?: (tx: Prisma.TransactionClient) => Promise<boolean>,
+): Promise<RepairResult | 'drafted'> {
   const id = randomUUID();
   const row = {
     ...auditBase(cmd, id, { bulkId: null, approvalId: null, approvedBy: null }),
@@ -257,7 +304,15 @@ export async function auditNotApplied(
     status,
   };
   try {
-    await insertRepairCommand(deps.runtime.prisma, row);
+    const written = await operatorStatement(deps.runtime, () =>
+      deps.runtime.prisma.$transaction(async (tx) => {
+        await lockRepairKey(tx, cmd.idempotencyKey);
+        if (drafted && (await drafted(tx))) return false;
+        await insertRepairCommand(tx, row);
+        return true;
+      }),
+    );
+    if (!written) return 'drafted';
   } catch (err) {
     if (isDuplicateRepairKey(err)) return replayAfterRace(deps, cmd);
     throw err;

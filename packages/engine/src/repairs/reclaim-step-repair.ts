@@ -86,8 +86,18 @@ async function findOrphan(
     limit: 1,
   });
   if (orphan?.table === row.table) return { orphan, label: row.label };
+  // A row with a reclaim deadline was already given one (a kick, the monitor, a claim that set it):
+  // whether its worker lives or not, the engine takes it back itself once that passes (review 43).
+  if (row.deadline)
+    return {
+      message:
+        row.deadline <= deps.runtime.clock.now()
+          ? `${row.label} is reclaimable already (since ${row.deadline.toISOString()}: a kick, or its action's reclaim setting): the run's next replay takes it back; nothing to reclaim here`
+          : `${row.label} has a reclaim deadline at ${row.deadline.toISOString()} (its action's reclaim setting): the engine takes it back by itself once that passes, if worker ${row.claimedBy ?? '(none)'} has not finished it`,
+      field: 'target',
+    };
   return {
-    message: `${row.label} is held by worker ${row.claimedBy ?? '(none)'}, which is not known to be gone: it counts as gone once stopped or ${deadAfter} s (worker.dead_after_seconds) after its last heartbeat${row.deadline ? '; it has a reclaim deadline, and the engine reclaims it itself once that passes' : ''}`,
+    message: `${row.label} is held by worker ${row.claimedBy ?? '(none)'}, which is not known to be gone: it counts as gone once stopped or ${deadAfter} s (worker.dead_after_seconds) after its last heartbeat`,
     field: 'target',
   };
 }

@@ -99,12 +99,16 @@ describe('review 43: one idempotency key drafted twice while the run moves on (r
       (s) => s === 'Completed',
       'step 1 to complete',
     );
-    const second = await t.engine.approvals.submit(cmd).then(
+    // Since the fix a submit holds the key's lock while it drafts or audits, so the second waits for the
+    // first (which waits on the blocker's row): let the blocker go once the second is waiting too.
+    const secondAnswer = t.engine.approvals.submit(cmd).then(
       (v) => v.status,
       (e: { code?: string }) => e.code,
     );
+    await until(lockWaiters, (n) => n > base + 1, 'the second submit to wait for the key');
     release();
     await blocker;
+    const second = await secondAnswer;
     const firstAnswer = await first;
 
     const approvals = await t.db.prisma.repairApproval.findMany({ where: { idempotency_key: cmd.idempotencyKey } });
