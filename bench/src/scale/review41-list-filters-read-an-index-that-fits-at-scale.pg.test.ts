@@ -110,4 +110,10 @@ describe('review 41 (apps/control/test/regressions/review41/RESULTS.md): list fi
     );
     expect(faults, faults.join('\n')).toEqual([]);
   }, 60_000);
+  it('held: instances in one state (any state name the API accepts), either order, read a bounded range', async () => {
+    for (const order of ['stalest', 'newest'] as const) {
+      const faults = await faultsOf(() => api.query('instances.page', { state: 'Waiting', order, limit: 50 }));
+      expect(faults, `${order}:\n${faults.join('\n')}`).toEqual([]);
+    }
+  }, 60_000);
 });
