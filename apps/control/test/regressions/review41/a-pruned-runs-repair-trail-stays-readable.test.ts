@@ -72,4 +72,25 @@ describe('review 41: a pruned run’s repair trail stays in the audit list', () 
       }),
     ]);
   }, 60_000);
+  /**
+   * ADR 0102 keeps ids in lower case and the reads that take an id accept it in either case (runs.page's
+   * search, the history download). The audit list's `target` filter is matched as exact text against
+   * `target_id`: an auditor pasting a run id as another tool prints it (upper case: .NET's Guid, SQL
+   * Server's uniqueidentifier) is told the run has no repairs at all.
+   */
+  it('audit.page finds a run’s repairs by its id in upper case, as runs.page finds the run', async () => {
+    const api = apiClient(plane.url, cookie);
+    const runId = await startWaitingRun(plane, cookie);
+    await api.repairs.applyOne.mutate({
+      kind: 'run.cancel',
+      target: { runId },
+      expected: { runStatus: 'Waiting' },
+      reason: 'review 41: upper-case lookup',
+      idempotencyKey: randomUUID(),
+    });
+    const upper = runId.toUpperCase();
+    expect((await api.runs.page.query({ search: upper })).items.map((r) => r.id)).toEqual([runId]);
+    expect((await api.audit.page.query({ target: runId })).items.map((e) => e.action)).toContain('run.cancel');
+    expect((await api.audit.page.query({ target: upper })).items.map((e) => e.action)).toContain('run.cancel');
+  }, 60_000);
 });
