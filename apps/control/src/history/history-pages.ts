@@ -1,5 +1,5 @@
 /** Rows a history download reads per statement: a page of rows is all the server holds of it at once. */
-export const historyPageRows = 200;
+export const historyPageRows = 50;
 
 /** One array of a history document, read in keyset pages in the order it is written. */
 export interface HistorySection {
