@@ -6,16 +6,13 @@ import { resolveSession } from '../auth/resolve-session.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { sessionTokenFrom } from '../auth/session-cookie.ts';
 import { hostAllowed } from '../http/host-allowed.ts';
+import { writeHistory } from './write-history.ts';
 import { readInstanceHistory } from './read-instance-history.ts';
 import { readRunHistory } from './read-run-history.ts';
 
 /** The path a history download is served at: `/history/runs/<id>` or `/history/instances/<id>`. */
 export const historyPath = /^\/history\/(runs|instances)\/([^/?#]*)(?:[?#].*)?$/;
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** JSON.stringify that writes bigint ids and sequences as strings (JSON has no 64-bit integers). */
-const toJson = (value: unknown) =>
-  JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
 
 function answer(res: ServerResponse, status: number, error: string): void {
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
@@ -24,7 +21,8 @@ function answer(res: ServerResponse, status: number, error: string): void {
 
 /**
  * GET /history/runs/<id> and /history/instances/<id>: a run's or an instance's whole history as a
- * JSON attachment, for the console's "Download history (JSON)" link. Behind the same checks as the
+ * JSON attachment, for the console's "Download history (JSON)" link, streamed in keyset pages with
+ * backpressure so the server holds a page of rows whatever the history's length (ADR 0115). Behind the same checks as the
  * API: a Host this server answers to, a session (401 without), the viewer role. A read, so no
  * Origin check; nothing is written but the session's touch.
  */
@@ -39,6 +37,7 @@ export function createHistoryRoute(deps: { db: Pick<Database, 'prisma'>; auth: A
     const match = historyPath.exec(req.url ?? '');
     const kind = match?.[1] === 'instances' ? 'instance' : 'run';
     let id = match?.[2] ?? '';
+    let started = false;
     try {
       const session = await resolveSession(deps.db.prisma, deps.auth, sessionTokenFrom(req.headers.cookie));
       if (session.state !== 'active')
@@ -51,17 +50,21 @@ export function createHistoryRoute(deps: { db: Pick<Database, 'prisma'>; auth: A
       id = decoded;
       const history = kind === 'run' ? await readRunHistory(deps.db, id) : await readInstanceHistory(deps.db, id);
       if (!history) return answer(res, 404, `${kind} ${id} does not exist`);
-      const body = toJson({ exportedAt: deps.auth.now().toISOString(), ...history });
+      // Streamed (ADR 0115): no content-length; the body is written page by page as the client reads it.
       res.writeHead(200, {
         'content-type': 'application/json; charset=utf-8',
         'content-disposition': `attachment; filename="${kind}-${id}.json"`,
-        'content-length': Buffer.byteLength(body),
         'cache-control': 'no-store',
       });
-      res.end(req.method === 'HEAD' ? undefined : body);
+      if (req.method === 'HEAD') return void res.end();
+      started = true;
+      await writeHistory(res, deps.auth.now(), history);
     } catch (err) {
       deps.logger.error({ err, kind, id }, 'history download failed');
-      answer(res, 500, 'internal error reading the history; see the control plane log');
+      // Before the first byte a proper 500; after it the status is sent, so the connection is cut
+      // before the chunked body's end: the client sees a broken download, never a short document.
+      if (started || res.headersSent) res.destroy();
+      else answer(res, 500, 'internal error reading the history; see the control plane log');
     }
   };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nameInput } from '../lists/keyset-page.ts';
+import { isUuid } from '../lists/page-cursor.ts';
 import {
   checkTimeRange,
   encodeTimeCursor,
@@ -20,7 +21,11 @@ export const pageAuditInput = z
     actor: nameInput.optional(),
     /** A repair command (`run.kick`) or an auth action (`sign_in`), exactly. */
     command: nameInput.optional(),
-    /** A run, instance or outbox row id (a run's step repairs included), or another target's id, exactly. */
+    /**
+     * A run, instance or outbox row id (a run's step repairs included), or another target's id. A
+     * UUID-shaped target is matched in either case (ids are stored in lower case, ADR 0102 / 0115);
+     * any other target exactly.
+     */
     target: nameInput.optional(),
     outcome: nameInput.optional(),
     from: isoTimeInput.optional(),
@@ -139,6 +144,14 @@ async function authRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry[]
 /** The audit_events actions about repairs: a draft waiting for approval, a rejection (ADR 0105). */
 const repairActions = ['repair_drafted', 'repair_rejected'] as const;
 
+/**
+ * A target as `target_id` stores it: ids are written in lower case (ADR 0102), so a UUID-shaped
+ * target is lower-cased as runs.page's search does (ADR 0115); any other target is kept as given.
+ */
+function targetAsStored(target: string | undefined): string | undefined {
+  return target !== undefined && isUuid(target) ? target.toLowerCase() : target;
+}
+
 const newestFirst = (a: AuditEntry, b: AuditEntry) =>
   a.at !== b.at ? (a.at < b.at ? 1 : -1) : a.key < b.key ? 1 : a.key > b.key ? -1 : 0;
 
@@ -149,8 +162,9 @@ const newestFirst = (a: AuditEntry, b: AuditEntry) =>
  * a page costs two short index scans however long the trail is; the keyset cursor reaches every
  * row of both once.
  */
-export async function pageAudit(ctx: Pick<ApiContext, 'db'>, input: PageAuditInput) {
+export async function pageAudit(ctx: Pick<ApiContext, 'db'>, given: PageAuditInput) {
   const db = ctx.db.prisma;
+  const input = { ...given, target: targetAsStored(given.target) };
   const rows = [...(input.source !== 'auth' ? await repairRows(db, input) : []), ...(await authRows(db, input))].sort(
     newestFirst,
   );

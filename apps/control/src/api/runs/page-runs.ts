@@ -111,8 +111,13 @@ function whereExceptStatus(input: PageRunsInput, now: number): Where[] {
   if (input.search !== undefined) and.push(idOrKey(input.search, 'business_key'));
   if (input.createdFrom !== undefined) and.push({ created_at: { gte: new Date(input.createdFrom) } });
   if (input.createdTo !== undefined) and.push({ created_at: { lte: new Date(input.createdTo) } });
-  if (input.staleForSeconds !== undefined)
-    and.push({ updated_at: { lte: new Date(now - input.staleForSeconds * 1000) } });
+  if (input.staleForSeconds !== undefined) {
+    const cutoff = new Date(now - input.staleForSeconds * 1000);
+    // updated_at is never before created_at (migration 0030's trigger, ADR 0115), so the same cutoff
+    // bounds created_at: read newest first, the (..., created_at, id) indexes start at the cutoff
+    // instead of walking every fresh row to reach the first stale one.
+    and.push({ updated_at: { lte: cutoff } }, { created_at: { lte: cutoff } });
+  }
   return and;
 }
 

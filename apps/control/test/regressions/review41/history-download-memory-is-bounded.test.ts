@@ -1,0 +1,164 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import '../../provided-context.ts';
+import { createTestOperator, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
+import { parseEnv } from '../../../src/env.ts';
+import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
+
+const events = 30_000;
+const blob = 2_000;
+const mb = 1024 * 1024;
+
+const root = fileURLToPath(new URL('../../../../../', import.meta.url));
+
+/** A process's resident memory now (VmRSS) or at its peak since the last reset (VmHWM), in bytes (Linux /proc). */
+function rss(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m?.[1]) throw new Error(`no ${field} in /proc/${pid}/status`);
+  return Number(m[1]) * 1024;
+}
+
+/** Resets a process's peak to its current resident size (clear_refs 5, Linux >= 4.0). */
+function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/**
+ * A real control plane process on `databaseUrl`, its old space capped at 1 GB as the product runs it
+ * (ADR 0044); resolves with its URL once it listens.
+ */
+async function spawnControlPlane(databaseUrl: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    ['--max-old-space-size=1024', '--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/main.ts'],
+    {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: databaseUrl,
+        CONTROL_PORT: '0',
+        LOG_LEVEL: 'info',
+        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /"url":"(http:\/\/[^"]+)","msg":"control plane listening"/.exec(out);
+      if (m?.[1]) resolve(m[1]);
+    });
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    child.once('exit', (code) => reject(new Error(`control plane exited before listening (${code}): ${err}`)));
+  });
+  return { child, url };
+}
+
+/**
+ * Review 41, ADR 0035 / 0044: a run page is bounded whatever the run's length, and the control plane
+ * runs with its heap capped at 1 GB. The history download (`GET /history/runs/<id>`) reads the run's
+ * whole history into memory (every step, event, ... as objects), then builds the whole JSON body as
+ * one string before it writes a byte (history-route.ts: `toJson`, `content-length`). A run of 30,000
+ * events of 2 KB (60 MB of data: a long-lived run, a chatty one) makes one download cost the control
+ * plane several times that; a longer one a viewer can download takes the process past its heap cap
+ * (or past V8's ~512 MB string limit, a 500 every time). A download a support ticket attaches is
+ * expected to stream: the server's memory bounded by a page of rows, not by the run.
+ */
+describe('review 41: a history download holds a bounded amount of the control plane memory', () => {
+  let plane: ControlPlane;
+  let databaseUrl = '';
+  let cookie = '';
+  let runId = '';
+  let instanceId = '';
+  beforeAll(async () => {
+    databaseUrl = await testDatabaseUrl('r41_download');
+    // The plane in this process seeds and makes the operator; a plane of its own serves the downloads.
+    plane = await startControlPlane(
+      parseEnv({
+        DATABASE_URL: databaseUrl,
+        CONTROL_PORT: '0',
+        LOG_LEVEL: 'silent',
+        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
+      }),
+    );
+    cookie = await signInCookie(plane.url, await createTestOperator(plane, 'viewer'));
+    const [run] = await plane.db.driver.query<{ id: string }>(
+      `insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input, started_at, finished_at)
+       values ('r41.long', 1, 'Completed', '{}'::jsonb, now(), now()) returning id::text as id`,
+    );
+    runId = run?.id ?? '';
+    await plane.db.driver.query(
+      `insert into "sagaflow"."flow_events" (run_id, type, sequence, data, at)
+       select $1::uuid, 'step.completed', g, jsonb_build_object('blob', repeat(md5(g::text), $3::int / 32)), now()
+         from generate_series(1, $2::int) g`,
+      [runId, events, blob],
+    );
+    const [instance] = await plane.db.driver.query<{ id: string }>(
+      `insert into "sagaflow"."saga_instances" (process_name, correlation_key, status, current_state, completed_at)
+       values ('r41.long', 'r41-long', 'COMPLETED', 'Done', now()) returning id::text as id`,
+    );
+    instanceId = instance?.id ?? '';
+    await plane.db.driver.query(
+      `insert into "sagaflow"."process_transitions" (instance_id, process_name, from_state, to_state, message_id,
+                                                    message_type, detail, at)
+       select $1::uuid, 'r41.long', 'Open', 'Open', 'm-' || g, 'Tick',
+              jsonb_build_object('blob', repeat(md5(g::text), $3::int / 32)), now()
+         from generate_series(1, $2::int) g`,
+      [instanceId, events, blob],
+    );
+  }, 180_000);
+  afterAll(async () => {
+    await plane?.stop();
+  });
+
+  /**
+   * Downloads `path` from a control plane process of its own (a fresh one each time, so one download's
+   * retained heap does not hide the next's), keeping none of the body: the bytes received and how far
+   * the server's peak RSS rose above what it held before the request.
+   */
+  async function download(path: string): Promise<{ bytes: number; grewMb: number }> {
+    const server = await spawnControlPlane(databaseUrl);
+    try {
+      return await measuredDownload(server, path);
+    } finally {
+      const exited = new Promise((r) => server.child.once('exit', r));
+      if (server.child.exitCode === null) server.child.kill('SIGTERM');
+      await exited;
+    }
+  }
+
+  async function measuredDownload(server: { child: ChildProcess; url: string }, path: string) {
+    const pid = server.child.pid ?? 0;
+    const before = rss(pid, 'VmRSS');
+    resetPeakRss(pid);
+    const res = await fetch(`${server.url}${path}`, { headers: { cookie } });
+    expect(res.status).toBe(200);
+    // Read the body as it comes and keep none of it.
+    let bytes = 0;
+    const reader = res.body?.getReader();
+    for (;;) {
+      const chunk = await reader?.read();
+      if (!chunk || chunk.done) break;
+      bytes += (chunk.value as Uint8Array).byteLength;
+    }
+    return { bytes, grewMb: Math.round((rss(pid, 'VmHWM') - before) / mb) };
+  }
+
+  it('a 30,000-event run downloads whole while the server holds well under the size of its history', async () => {
+    const { bytes, grewMb } = await download(`/history/runs/${runId}`);
+    expect(bytes).toBeGreaterThan(events * blob);
+    // A streamed download holds a page of rows at a time; 64 MB is generous for that.
+    expect(grewMb, `peak RSS grew by ${grewMb} MB for a ${Math.round(bytes / mb)} MB download`).toBeLessThan(64);
+  }, 120_000);
+
+  it('a 30,000-transition instance downloads whole while the server holds well under the size of its history', async () => {
+    const { bytes, grewMb } = await download(`/history/instances/${instanceId}`);
+    expect(bytes).toBeGreaterThan(events * blob);
+    expect(grewMb, `peak RSS grew by ${grewMb} MB for a ${Math.round(bytes / mb)} MB download`).toBeLessThan(64);
+  }, 120_000);
+});
