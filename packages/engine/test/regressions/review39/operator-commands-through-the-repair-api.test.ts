@@ -119,4 +119,33 @@ describe(`operator commands through engine.repairs (${testDbKind()})`, () => {
     expect.soft(after.current_state).toBe('Booking');
     expect(outcome).toMatchObject({ code: 'invalid_input', field: 'idempotencyKey' });
   });
+
+  it('runOperatorCommand: a key already used for another command on the instance is not answered "duplicate"', async () => {
+    broken.refund = false;
+    const i = await booking();
+    const who = { operator: 'ops@example.test', reason: 'review 39', idempotencyKey: randomUUID() };
+    expect(
+      await t.engine.processes.runOperatorCommand(fulfilment, i.id, {
+        command: 'RetryShipment',
+        input: { carrier: 'dhl' },
+        expectedState: 'Booking',
+        ...who,
+      }),
+    ).toMatchObject({ outcome: 'applied' });
+    const refund = await t.engine.processes
+      .runOperatorCommand(fulfilment, i.id, {
+        command: 'RequestRefund',
+        input: { amount: 12 },
+        expectedState: 'Booking',
+        ...who,
+      })
+      .then(
+        (r) => r,
+        (err: unknown) => err,
+      );
+    const after = await t.db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: i.id } });
+    expect.soft(after.current_state).toBe('Booking');
+    // "duplicate" tells the operator this refund was already made; it never was.
+    expect(refund).not.toMatchObject({ outcome: 'duplicate' });
+  });
 });
