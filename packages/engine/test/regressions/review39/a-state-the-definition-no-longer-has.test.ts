@@ -79,4 +79,54 @@ describe(`an instance in a state its definition no longer has (${testDbKind()})`
     expect.soft(inbox.map((r) => r.message_id)).not.toContain(booked.id);
     expect(outcome).toMatch(/^threw: .*Reserving/);
   });
+
+  it('a timer armed under a timeout name the new definition dropped does not fire as a no-op', async () => {
+    const timerV1 = defineProcess({
+      name: 'review39-deadline',
+      states: ['Booking', 'Shipped', 'Refunding'],
+      initial: 'Booking',
+      final: ['Shipped', 'Refunding'],
+      data: z.object({ key: z.string() }),
+      initialData: (key) => ({ key }),
+      messages: { Paid: z.object({ key: z.string() }), Booked: z.object({ key: z.string() }) },
+      correlate: (m) => m.payload.key,
+      timeouts: { shipmentLate: { afterMs: 60_000, expects: 'Booking' } },
+      on: {
+        Paid: [{ from: 'Booking', to: 'Booking', schedule: ['shipmentLate'] }],
+        Booked: [{ from: 'Booking', to: 'Shipped' }],
+        shipmentLate: [{ from: 'Booking', to: 'Refunding' }],
+      },
+    });
+    // The same deadline, renamed in the next version.
+    const timerV2 = defineProcess({
+      name: 'review39-deadline',
+      states: ['Booking', 'Shipped', 'Refunding'],
+      initial: 'Booking',
+      final: ['Shipped', 'Refunding'],
+      data: z.object({ key: z.string() }),
+      initialData: (key) => ({ key }),
+      messages: { Paid: z.object({ key: z.string() }), Booked: z.object({ key: z.string() }) },
+      correlate: (m) => m.payload.key,
+      timeouts: { bookingLate: { afterMs: 60_000, expects: 'Booking' } },
+      on: {
+        Paid: [{ from: 'Booking', to: 'Booking', schedule: ['bookingLate'] }],
+        Booked: [{ from: 'Booking', to: 'Shipped' }],
+        bookingLate: [{ from: 'Booking', to: 'Refunding' }],
+      },
+    });
+    const key = newOrderId();
+    const before = processManagerOn(db, { processes: [timerV1] });
+    const id = (await before.pm.deliver(timerV1, { id: newMessageId('paid'), type: 'Paid', payload: { key } }))
+      .instanceId!;
+
+    const after = processManagerOn(db, { processes: [timerV2], clock: before.clock });
+    before.clock.advance(60_000);
+    await after.pm.sweepProcessTimeouts();
+    const timers = await db.prisma.processTimeout.findMany({ where: { instance_id: id } });
+    const history = (await after.pm.history(id)).transitions.map((t) => [t.messageType, t.outcome]);
+    // The deadline was neither applied nor kept: it is Delivered as an `ignored` no-op, and the order
+    // waits in Booking with no deadline at all.
+    expect.soft(history).not.toContainEqual(['shipmentLate', 'ignored']);
+    expect(timers.map((t) => t.status)).toEqual(['Pending']);
+  });
 });
