@@ -1,4 +1,4 @@
-import { EngineError } from '../errors/engine-error.ts';
+import { EngineError, thrownText } from '../errors/engine-error.ts';
 import { checkAgainstSchema } from '../input/validate-against-schema.ts';
 import { applyDecision } from '../process/apply-decision.ts';
 import { applied, decide, type Decision } from '../process/decide.ts';
@@ -69,7 +69,7 @@ export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, I
         } catch (err) {
           // The process's own code, run as the release would run it: it still fails.
           blockers.push(
-            `retrying message ${row.failure_redelivery_key} fails again now (${err instanceof Error ? err.message : String(err)}); fix the cause, or release it with skip`,
+            `retrying message ${row.failure_redelivery_key} fails again now (${thrownText(err)}); fix the cause, or release it with skip`,
           );
         }
       }
