@@ -3,7 +3,8 @@ import { findSagaInstance } from '../store/find-saga-instance.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { applied, type ArmedTimeout } from './decide.ts';
 import type { EmittedCommand, ProcessDefinition } from './define-process.ts';
-import { checkStateToStore, decodeStateOrThrow } from './decode-state.ts';
+import { checkDecisionToStore } from './check-decision.ts';
+import { decodeStateOrThrow } from './decode-state.ts';
 import { definitionOf, type ProcessDeps } from './process-deps.ts';
 import {
   checkOperatorCommand,
@@ -38,7 +39,7 @@ export async function previewOperatorCommand(
   const result = spec.then?.(data, input, { key: row.correlation_key }) ?? {};
   const decision = applied(def, { state: row.current_state, data }, spec.to, result, [], false);
   // Applying it would be refused for the same reason: say so now.
-  checkStateToStore(def, decision.data, row.id, decision.to);
+  checkDecisionToStore(def, decision, row.id, deps.limits);
   return {
     outcome: 'would_apply',
     from: decision.from,

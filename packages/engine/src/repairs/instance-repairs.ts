@@ -3,7 +3,8 @@ import { checkAgainstSchema } from '../input/validate-against-schema.ts';
 import { applyDecision } from '../process/apply-decision.ts';
 import { applied, decide, type Decision } from '../process/decide.ts';
 import type { ProcessDefinition } from '../process/define-process.ts';
-import { checkStateToStore, decodeState } from '../process/decode-state.ts';
+import { checkDecisionToStore } from '../process/check-decision.ts';
+import { decodeState } from '../process/decode-state.ts';
 import { releaseInTransaction } from '../process/release-instance.ts';
 import {
   checkOperatorCommand,
@@ -40,7 +41,7 @@ function decoded(def: ProcessDefinition, row: DbSagaInstance): { data: unknown }
 }
 
 export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, InstanceTarget> = {
-  async plan(db, _deps, cmd, target): Promise<RepairPlan> {
+  async plan(db, deps, cmd, target): Promise<RepairPlan> {
     const { row } = target;
     const def = definitionOf(target);
     const blockers: string[] = [];
@@ -63,7 +64,7 @@ export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, I
             { key: row.correlation_key },
           );
           if (decision.kind === 'applied') {
-            checkStateToStore(def, decision.data, row.id, decision.to);
+            checkDecisionToStore(def, decision, row.id, deps.process.limits);
             effects = decisionEffects(row, decision);
           } else effects.notes.push(`the message it stopped on is now ignored (${decision.reason})`);
         } catch (err) {
@@ -145,7 +146,7 @@ export const operatorCommandRepair: RepairHandler<RepairCommandOf<'instance.comm
     if ('blocker' in data) return { blockers: [data.blocker], effects: noEffects() };
     const result = parsed.spec.then?.(data.data, parsed.input, { key: row.correlation_key }) ?? {};
     const decision = applied(def, { state: row.current_state, data: data.data }, parsed.spec.to, result, [], false);
-    checkStateToStore(def, decision.data, row.id, decision.to);
+    checkDecisionToStore(def, decision, row.id, deps.process.limits);
     return { blockers: [], effects: decisionEffects(row, decision) };
   },
   async perform(tx, deps, cmd, target) {
