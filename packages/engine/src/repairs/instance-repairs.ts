@@ -8,6 +8,7 @@ import { decodeState } from '../process/decode-state.ts';
 import { releaseInTransaction } from '../process/release-instance.ts';
 import {
   checkOperatorCommand,
+  decideOperatorCommand,
   operatorCommandInTransaction,
   parseOperatorCommand,
 } from '../process/run-operator-command.ts';
@@ -144,8 +145,8 @@ export const operatorCommandRepair: RepairHandler<RepairCommandOf<'instance.comm
       };
     const data = decoded(def, row);
     if ('blocker' in data) return { blockers: [data.blocker], effects: noEffects() };
-    const result = parsed.spec.then?.(data.data, parsed.input, { key: row.correlation_key }) ?? {};
-    const decision = applied(def, { state: row.current_state, data: data.data }, parsed.spec.to, result, [], false);
+    // The command's own code failing is repair_refused: a blocker in the preview, a refusal on apply.
+    const decision = decideOperatorCommand(def, parsed, row, data.data);
     checkDecisionToStore(def, decision, row.id, deps.process.limits);
     return { blockers: [], effects: decisionEffects(row, decision) };
   },
