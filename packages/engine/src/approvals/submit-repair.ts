@@ -9,7 +9,13 @@ import {
 } from '../repairs/apply-bulk-repair.ts';
 import { applyRepair, auditNotApplied, expectationDrifted } from '../repairs/apply-repair.ts';
 import { previewRepair } from '../repairs/preview-repair.ts';
-import { parseRepairCommand, repairTarget, type RepairCommand } from '../repairs/repair-command.ts';
+import {
+  parseRepairCommand,
+  repairParams,
+  repairTarget,
+  sameRepairParams,
+  type RepairCommand,
+} from '../repairs/repair-command.ts';
 import type { RepairResult } from '../repairs/repair-effects.ts';
 import type { RepairDeps } from '../repairs/repair-handler.ts';
 import { findApprovalByKey, type DbRepairApproval } from '../store/approvals/find-approval.ts';
@@ -45,7 +51,7 @@ export async function submitRepair(
   const target = repairTarget(cmd);
   const db = deps.runtime.prisma;
   const drafted = await findApprovalByKey(db, cmd.idempotencyKey);
-  if (drafted) return sameDraft(drafted, cmd.kind, target.id);
+  if (drafted) return sameDraft(drafted, cmd.kind, target.id, repairParams(cmd));
   const policy = toStoredPolicy(await readApprovalPolicy(db));
   if (!policyGates(policy, cmd.kind) || (await findRepairCommand(db, cmd.idempotencyKey)))
     return applyRepair(deps, cmd);
@@ -64,7 +70,7 @@ export async function submitRepair(
     if (refused !== 'drafted') return refused;
     const drafted = await findApprovalByKey(db, cmd.idempotencyKey);
     if (!drafted) throw new EngineError('internal', `the draft of key ${cmd.idempotencyKey} cannot be read back`);
-    return sameDraft(drafted, cmd.kind, target.id);
+    return sameDraft(drafted, cmd.kind, target.id, repairParams(cmd));
   }
   return draft(
     deps,
@@ -159,7 +165,12 @@ async function draft(
     // Another call with the same key drafted it first: its draft is ours.
     const prior = isDuplicateApprovalKey(err) ? await findApprovalByKey(db, a.idempotencyKey) : null;
     if (!prior) throw err;
-    return sameDraft(prior, a.command, a.targetId);
+    return sameDraft(
+      prior,
+      a.command,
+      a.targetId,
+      a.bulk ? undefined : repairParams(a.payload as unknown as RepairCommand),
+    );
   }
   deps.runtime.logger.info(
     { approval: id, command: a.command, target: a.targetId, drafter: a.drafter },
@@ -221,12 +232,30 @@ function sameBulkDraft(
   return sameDraft(row, kind, `${items.length} targets`);
 }
 
-/** An existing draft of this key, if it is the same command; a key reused for another command is bad input. */
-function sameDraft(row: DbRepairApproval, kind: string, targetId: string): AwaitingApproval | DecidedDraft {
+/**
+ * An existing draft of this key, if it is the same command (kind, target and, for a single command, its
+ * parameters: review 39); a key reused for another command is bad input.
+ */
+function sameDraft(
+  row: DbRepairApproval,
+  kind: string,
+  targetId: string,
+  params?: { [key: string]: Json },
+): AwaitingApproval | DecidedDraft {
   if (row.command !== kind || row.target_id !== targetId)
     throw new EngineError(
       'invalid_input',
       `idempotencyKey: already used by the draft of ${row.command} on ${row.target_type} ${row.target_id}; use a fresh key for another command`,
+      { field: 'idempotencyKey' },
+    );
+  if (
+    params !== undefined &&
+    !row.bulk &&
+    !sameRepairParams(repairParams(row.payload as unknown as RepairCommand), params)
+  )
+    throw new EngineError(
+      'invalid_input',
+      `idempotencyKey: already used by the draft of ${row.command} on ${row.target_type} ${row.target_id} with other parameters; use a fresh key for another command`,
       { field: 'idempotencyKey' },
     );
   return replayedDraft(row);

@@ -73,6 +73,22 @@ export class EngineError extends Error {
 
 export function toEngineError(err: unknown, code: EngineErrorCode = 'internal'): EngineError {
   if (err instanceof EngineError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  return new EngineError(code, message, { cause: err });
+  return new EngineError(code, thrownText(err), { cause: err });
+}
+
+/**
+ * An error's message, or `String()` of any other thrown value; never throws. A value `String()`
+ * cannot convert (a null-prototype object, a throwing `toString` or `message` getter) is described
+ * instead, so the catch that reports a failure cannot itself fail (reviews 35 and 39).
+ */
+export function thrownText(err: unknown): string {
+  try {
+    if (err instanceof Error) {
+      const message: unknown = err.message;
+      return typeof message === 'string' ? message : String(message);
+    }
+    return String(err);
+  } catch {
+    return '[a thrown value without a usable toString]';
+  }
 }

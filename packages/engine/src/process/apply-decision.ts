@@ -9,7 +9,7 @@ import type { DbSagaInstance } from '../store/lock-saga-instance.ts';
 import { saveSagaInstance } from '../store/save-saga-instance.ts';
 import type { Decision } from './decide.ts';
 import type { ProcessDefinition } from './define-process.ts';
-import { checkStateToStore } from './decode-state.ts';
+import { checkDecisionToStore } from './check-decision.ts';
 import type { ProcessDeps } from './process-deps.ts';
 
 /**
@@ -39,8 +39,9 @@ export async function applyDecision(
   decision: Decision & { kind: 'applied' },
   history: { outcome: 'applied' | 'repair'; detail: Json | null },
 ): Promise<void> {
-  // Before any write: state the schema refuses would leave the instance undecodable for good.
-  checkStateToStore(def, decision.data, row.id, decision.to);
+  // Before any write: state the schema refuses would leave the instance undecodable for good, and a
+  // command or timer JSON cannot hold would be sent or armed as something the process never decided.
+  checkDecisionToStore(def, decision, row.id, deps.limits);
   const now = deps.clock.now();
   // Entering a state starts a new visit to it; a transition to the state the instance is in does not.
   const stateVisit = decision.to === decision.from ? row.state_visit : row.state_visit + 1;

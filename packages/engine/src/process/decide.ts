@@ -62,9 +62,24 @@ export function decide(
   instance: { key: string } = { key: '' },
 ): Decision {
   const ignored = (reason: IgnoreReason): Decision => ({ kind: 'ignored', state: snapshot.state, reason });
+  // A state an earlier version of the definition had: nothing here can say what the message means in
+  // it. Like stored data that no longer decodes, it is a failure (recorded, quarantined past the
+  // budget, kept for a release or a forced transition), never a no-op that marks the message handled.
+  if (!def.states.includes(snapshot.state))
+    throw new EngineError(
+      'state_undecodable',
+      `process "${def.name}": the instance is in state "${snapshot.state}", which this definition does not have; ${message.type} was not applied`,
+    );
   if (message.expectedState !== undefined && message.expectedState !== snapshot.state) return ignored('stale_timeout');
   if (message.armedVisit !== undefined && snapshot.visit !== undefined && message.armedVisit !== snapshot.visit)
     return ignored('stale_timeout');
+  // A live timer armed under a timeout name the definition dropped (renamed in a new version): the
+  // deadline is the business contract, so it fails (stays armed, retried) rather than fire as a no-op.
+  if (message.expectedState !== undefined && !Object.hasOwn(def.timeouts, message.type))
+    throw new EngineError(
+      'state_undecodable',
+      `process "${def.name}": timeout "${message.type}" is due in "${snapshot.state}", but this definition has no timeout of that name; it stays armed`,
+    );
   const candidates = (def.on[message.type] ?? []).filter((t) => fromIncludes(t, snapshot.state));
   if (candidates.length === 0) return ignored('not_accepted_in_state');
   const chosen = candidates.find((t) => t.guard?.(snapshot.data, message.payload) ?? true);

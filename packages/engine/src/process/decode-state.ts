@@ -1,4 +1,4 @@
-import { EngineError } from '../errors/engine-error.ts';
+import { EngineError, thrownText } from '../errors/engine-error.ts';
 import type { ProcessDefinition } from './define-process.ts';
 
 /** Decodes an instance's stored data with its definition's schema, or says it no longer decodes. */
@@ -25,7 +25,7 @@ export function checkStateToStore(def: ProcessDefinition, data: unknown, instanc
   } catch (err) {
     throw new EngineError(
       'state_invalid',
-      `instance ${instance} of "${def.name}": the state for "${to}" cannot be stored as JSON (${err instanceof Error ? err.message : String(err)})`,
+      `instance ${instance} of "${def.name}": the state for "${to}" cannot be stored as JSON (${thrownText(err)})`,
       { cause: err },
     );
   }

@@ -6,6 +6,7 @@ import { insertInboxMessage } from '../store/insert-inbox-message.ts';
 import { insertProcessTransition } from '../store/insert-process-transition.ts';
 import { insertSagaInstance } from '../store/insert-saga-instance.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
+import { refreshNextTimerDue } from '../store/refresh-next-timer-due.ts';
 import { applyDecision } from './apply-decision.ts';
 import { decide, type IgnoreReason } from './decide.ts';
 import { startsInstance, type ProcessDefinition } from './define-process.ts';
@@ -140,6 +141,9 @@ export async function deliverInTransaction(
       now,
     });
     await clearInstanceFailure(tx, { id: row.id, messageId: message.id, now });
+    // A timeout delivered as a no-op (its guard rejected it) is no longer the instance's next timer.
+    if (message.expectedState !== undefined)
+      await refreshNextTimerDue(tx, { id: row.id, deliveredTimeoutId: message.id });
     return {
       outcome: 'ignored',
       instanceId: row.id,

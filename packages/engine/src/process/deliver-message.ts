@@ -8,6 +8,12 @@ import { recordFailure } from './record-failure.ts';
 import { withStoreRetry } from './store-retry.ts';
 
 /**
+ * The longest correlation key, in bytes of UTF-8: an instance's key is indexed with its process name,
+ * and an index entry holds at most about 2,700 bytes. 1,024 leaves room for any sane process name.
+ */
+export const maxCorrelationKeyBytes = 1024;
+
+/**
  * Delivers one message to its process instance in ONE transaction (inbox, lock, expected state,
  * state save, outbox, history), retrying transient store errors first. A failure then follows seed
  * 002: recorded and rethrown, or, past the quarantine budget, the instance is quarantined and this
@@ -33,6 +39,15 @@ export async function deliverMessage(
     throw new EngineError(
       'invalid_input',
       `process "${def.name}": message ${message.id} correlates to a key the database cannot store: ${badKey}`,
+    );
+  // The key is an entry of the instances' unique index, which PostgreSQL caps at about 2,700 bytes:
+  // a longer one failed inside the transaction as a driver error (review 39). Refused before any write.
+  const keyBytes = Buffer.byteLength(key, 'utf8');
+  if (keyBytes > maxCorrelationKeyBytes)
+    throw new EngineError(
+      'invalid_input',
+      `process "${def.name}": message ${message.id} correlates to an instance key of ${keyBytes} bytes; a correlation key is at most ${maxCorrelationKeyBytes} bytes (UTF-8)`,
+      { field: 'correlationKey' },
     );
   try {
     return await withStoreRetry(

@@ -38,10 +38,13 @@ export async function instancePendingWork(
   options: { limit?: number } = {},
 ): Promise<InstancePendingWork> {
   if (!isUuid(instanceId)) return { timeouts: [], outbox: [] };
+  // Lower case, as the engine keeps ids (ADR 0102): the outbox's source_id is text, so an id given in
+  // upper case matched none of the instance's rows (review 39).
+  const id = instanceId.toLowerCase();
   const limit = Math.min(Math.max(Math.trunc(options.limit ?? 100), 1), 500);
   const [timeouts, outbox] = await Promise.all([
-    listInstanceTimeouts(db.prisma, instanceId, limit),
-    listSourceOutbox(db.prisma, instanceId, limit),
+    listInstanceTimeouts(db.prisma, id, limit),
+    listSourceOutbox(db.prisma, id, limit),
   ]);
   return {
     timeouts: timeouts.map((t) => ({

@@ -1,12 +1,14 @@
 import { EngineError } from '../errors/engine-error.ts';
 import { findSagaInstance } from '../store/find-saga-instance.ts';
-import { hasInboxMessage } from '../store/has-inbox-message.ts';
-import { applied, type ArmedTimeout } from './decide.ts';
+import type { ArmedTimeout } from './decide.ts';
 import type { EmittedCommand, ProcessDefinition } from './define-process.ts';
-import { checkStateToStore, decodeStateOrThrow } from './decode-state.ts';
+import { checkDecisionToStore } from './check-decision.ts';
+import { decodeStateOrThrow } from './decode-state.ts';
 import { definitionOf, type ProcessDeps } from './process-deps.ts';
 import {
   checkOperatorCommand,
+  decideOperatorCommand,
+  handledAlready,
   parseOperatorCommand,
   type OperatorCommand,
   type OperatorCommandResult,
@@ -27,18 +29,18 @@ export async function previewOperatorCommand(
   cmd: OperatorCommand,
 ): Promise<OperatorCommandPreview> {
   const def = definitionOf(deps, process);
-  const { id, spec, input, messageId } = await parseOperatorCommand(def, instanceId, cmd);
+  const parsed = await parseOperatorCommand(def, instanceId, cmd);
+  const { id, spec } = parsed;
   const row = await findSagaInstance(deps.prisma, id);
   if (!row || row.process_name !== def.name)
     throw new EngineError('instance_not_found', `no instance ${id} of "${def.name}"`);
-  if (await hasInboxMessage(deps.prisma, { consumer: def.name, messageId })) return { outcome: 'duplicate' };
+  if (await handledAlready(deps.prisma, def, parsed)) return { outcome: 'duplicate' };
   const rejected = checkOperatorCommand(row, cmd.expectedState, spec);
   if (rejected) return rejected;
   const data = decodeStateOrThrow(def, row.state, row.id);
-  const result = spec.then?.(data, input, { key: row.correlation_key }) ?? {};
-  const decision = applied(def, { state: row.current_state, data }, spec.to, result, [], false);
+  const decision = decideOperatorCommand(def, parsed, row, data);
   // Applying it would be refused for the same reason: say so now.
-  checkStateToStore(def, decision.data, row.id, decision.to);
+  checkDecisionToStore(def, decision, row.id, deps.limits);
   return {
     outcome: 'would_apply',
     from: decision.from,

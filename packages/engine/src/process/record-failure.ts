@@ -1,4 +1,5 @@
 import { toStorableDiagnostic } from '../input/to-storable-diagnostic.ts';
+import { serializeError } from '../runtime/flow-error.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { insertProcessTransition } from '../store/insert-process-transition.ts';
 import { insertSagaInstance } from '../store/insert-saga-instance.ts';
@@ -17,10 +18,18 @@ const maxMessageLength = 1000;
 
 export function errorType(err: unknown): string {
   if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return toStorableDiagnostic(
-      typeof code === 'string' && err.name === 'EngineError' ? `EngineError:${code}` : err.name || err.constructor.name,
-    );
+    // Never throws: a getter that throws is described as the flows' records describe it (ADR 0108).
+    try {
+      const code = (err as { code?: unknown }).code;
+      const name: unknown =
+        typeof code === 'string' && err.name === 'EngineError'
+          ? `EngineError:${code}`
+          : err.name || err.constructor.name;
+      if (typeof name === 'string') return toStorableDiagnostic(name);
+    } catch {
+      // described below
+    }
+    return serializeError(err).name;
   }
   return typeof err;
 }
@@ -29,9 +38,11 @@ export function errorType(err: unknown): string {
  * The failure record's message: cut to 1,000 characters, then made storable (a NUL or a lone
  * surrogate, the error's own or left by the cut through a pair, becomes U+FFFD), so the record of a
  * failure can always be written. It is our diagnostic, not caller input: sanitised, not refused.
+ * Never throws: the text is `serializeError`'s, which describes a value without a usable toString (a
+ * null-prototype object) instead of calling it (review 39, as review 35 found for flows).
  */
 export function errorMessage(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = serializeError(err).message;
   return toStorableDiagnostic(text.length > maxMessageLength ? text.slice(0, maxMessageLength) : text);
 }
 

@@ -1,15 +1,17 @@
 import type { Json } from '../definitions/define-action.ts';
-import { EngineError } from '../errors/engine-error.ts';
+import { EngineError, thrownText } from '../errors/engine-error.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
+import type { Db } from '../store/types.ts';
 import { assertStorableJson } from '../input/assert-storable-json.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
 import { defaultInputLimits, jsonRules, textRules, type InputLimits } from '../input/input-limits.ts';
 import { validateAgainstSchema } from '../input/validate-against-schema.ts';
-import { hasInboxMessage } from '../store/has-inbox-message.ts';
+import { findHandledOperatorCommand } from '../store/find-handled-operator-command.ts';
+import { sameJson } from '../input/same-json.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
 import { applyDecision } from './apply-decision.ts';
-import { applied } from './decide.ts';
+import { applied, type Decision } from './decide.ts';
 import type { ProcessDefinition } from './define-process.ts';
 import { decodeStateOrThrow } from './decode-state.ts';
 import { definitionOf, inTransaction, type ProcessDeps } from './process-deps.ts';
@@ -134,16 +136,65 @@ export async function operatorCommandInTransaction(
   const row = await lockSagaInstance(tx, { id });
   if (!row || row.process_name !== def.name)
     throw new EngineError('instance_not_found', `no instance ${id} of "${def.name}"`);
-  if (await hasInboxMessage(tx, { consumer: def.name, messageId })) return { outcome: 'duplicate' };
+  if (await handledAlready(tx, def, parsed)) return { outcome: 'duplicate' };
   const rejected = checkOperatorCommand(row, expectedState, spec);
   if (rejected) return rejected;
-  const currentState = row.current_state;
   const data = decodeStateOrThrow(def, row.state, row.id);
-  const result = spec.then?.(data, input, { key: row.correlation_key }) ?? {};
-  const decision = applied(def, { state: currentState, data }, spec.to, result, [], false);
+  const decision = decideOperatorCommand(def, parsed, row, data);
   await applyDecision(tx, deps, def, row, { id: messageId, type: messageType }, decision, {
     outcome: 'repair',
     detail: { operator, reason, command, input: input as Json },
   });
   return { outcome: 'applied', from: decision.from, to: decision.to, commands: decision.commands.length };
+}
+
+/**
+ * Whether this operator command was already applied under its idempotency key (a duplicate, nothing to
+ * do). The same key with another command, or with other input, is not that command: it is refused as
+ * `invalid_input` on `idempotencyKey` (ADR 0016), never answered "duplicate" (review 39). Input kept by a
+ * history row retention pruned cannot be compared; the command's name still is.
+ */
+export async function handledAlready(
+  db: Db,
+  def: ProcessDefinition,
+  parsed: Pick<ParsedOperatorCommand, 'id' | 'command' | 'input' | 'messageId' | 'messageType'>,
+): Promise<boolean> {
+  const prior = await findHandledOperatorCommand(db, {
+    consumer: def.name,
+    messageId: parsed.messageId,
+    instanceId: parsed.id,
+  });
+  if (!prior) return false;
+  if (prior.messageType !== parsed.messageType || (prior.inputKept && !sameJson(prior.input, parsed.input)))
+    throw new EngineError(
+      'invalid_input',
+      `idempotencyKey: already used on instance ${parsed.id} by ${prior.messageType === parsed.messageType ? `"${parsed.command}" with other input` : `"${prior.messageType.replace(/^operator:/, '')}"`}; use a fresh key for another command`,
+      { field: 'idempotencyKey' },
+    );
+  return true;
+}
+
+/**
+ * The transition an operator command makes from the instance as it is: its `then` (the process's own
+ * code) and the timeouts it arms. When that code throws, the command cannot apply now: it is refused
+ * (`repair_refused`, the cause named), so a preview reports it as a blocker and a repair as a refusal
+ * with its audit row, never as an internal error; nothing is written (review 39).
+ */
+export function decideOperatorCommand(
+  def: ProcessDefinition,
+  parsed: Pick<ParsedOperatorCommand, 'command' | 'spec' | 'input'>,
+  row: { id: string; current_state: string; correlation_key: string },
+  data: unknown,
+): Decision & { kind: 'applied' } {
+  try {
+    const result = parsed.spec.then?.(data, parsed.input, { key: row.correlation_key }) ?? {};
+    return applied(def, { state: row.current_state, data }, parsed.spec.to, result, [], false);
+  } catch (err) {
+    if (err instanceof EngineError) throw err;
+    throw new EngineError(
+      'repair_refused',
+      `operator command "${parsed.command}" on instance ${row.id} fails in its own code now (${thrownText(err)}); nothing changed: fix the cause, then submit it again`,
+      { cause: err },
+    );
+  }
 }

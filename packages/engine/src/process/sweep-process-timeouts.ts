@@ -3,7 +3,7 @@ import { claimDueProcessTimeout, type DbDueTimeout } from '../store/claim-due-pr
 import { countDueProcessTimeouts } from '../store/count-due-process-timeouts.ts';
 import { markProcessTimeoutDelivered } from '../store/mark-process-timeout-delivered.ts';
 import { markProcessTimeoutFailed } from '../store/mark-process-timeout-failed.ts';
-import { recordHeldTimeouts } from '../store/record-held-timeouts.ts';
+import { noteHeldTimeouts } from '../store/record-held-timeouts.ts';
 import { deliverInTransaction } from './deliver-in-transaction.ts';
 import { inTransaction, type ProcessDeps } from './process-deps.ts';
 import { errorMessage } from './record-failure.ts';
@@ -33,7 +33,8 @@ export async function sweepProcessTimeouts(
   // A quarantined instance's due timers are not claimed; each is noted once in its history.
   await withStoreRetry(
     deps.storeRetry,
-    () => recordHeldTimeouts(deps.prisma, { now: deps.clock.now(), processNames }),
+    () =>
+      noteHeldTimeouts(deps.prisma, { now: deps.clock.now(), processNames }, { timeoutMs: deps.transactionTimeoutMs }),
     deps.sleep,
   );
   let drained = false;

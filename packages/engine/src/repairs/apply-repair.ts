@@ -8,7 +8,13 @@ import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { findRepairCommand, type DbRepairCommand } from '../store/repairs/find-repair-command.ts';
 import { insertRepairCommand, isDuplicateRepairKey } from '../store/repairs/insert-repair-command.ts';
 import { lockRepairKey } from '../store/repairs/lock-repair-key.ts';
-import { parseRepairCommand, repairParams, repairTarget, type RepairCommand } from './repair-command.ts';
+import {
+  parseRepairCommand,
+  repairParams,
+  repairTarget,
+  sameRepairParams,
+  type RepairCommand,
+} from './repair-command.ts';
 import type { RepairActualState, RepairEffects, RepairResult, RepairStatus } from './repair-effects.ts';
 import { PreparedStale, type RepairDeps } from './repair-handler.ts';
 import { runRepairHandlers } from './repair-handlers.ts';
@@ -415,13 +421,24 @@ function notAppliedError(
   );
 }
 
-/** The first result of an idempotency key, for a command that must be the same command. */
+/**
+ * The first result of an idempotency key, for a command that must be the same command: the same kind,
+ * on the same target, with the same parameters (an operator command's name and input, a forced
+ * transition's state). Anything else under the key is another command (review 39: a second operator
+ * command was answered with the first one's result, `replayed: true`).
+ */
 function replay(cmd: RepairCommand, prior: DbRepairCommand): RepairResult {
   const target = repairTarget(cmd);
   if (prior.command !== cmd.kind || prior.target_id !== target.id)
     throw new EngineError(
       'invalid_input',
       `idempotencyKey: already used by ${prior.command} on ${prior.target_type} ${prior.target_id}; use a fresh key for another command`,
+      { field: 'idempotencyKey' },
+    );
+  if (!sameRepairParams(prior.params, repairParams(cmd)))
+    throw new EngineError(
+      'invalid_input',
+      `idempotencyKey: already used by ${prior.command} on ${prior.target_type} ${prior.target_id} with other parameters; use a fresh key for another command`,
       { field: 'idempotencyKey' },
     );
   const result = prior.result as { effects?: RepairEffects; blockers?: string[] };

@@ -1,12 +1,14 @@
-import { EngineError } from '../errors/engine-error.ts';
+import { EngineError, thrownText } from '../errors/engine-error.ts';
 import { checkAgainstSchema } from '../input/validate-against-schema.ts';
 import { applyDecision } from '../process/apply-decision.ts';
 import { applied, decide, type Decision } from '../process/decide.ts';
 import type { ProcessDefinition } from '../process/define-process.ts';
-import { checkStateToStore, decodeState } from '../process/decode-state.ts';
+import { checkDecisionToStore } from '../process/check-decision.ts';
+import { decodeState } from '../process/decode-state.ts';
 import { releaseInTransaction } from '../process/release-instance.ts';
 import {
   checkOperatorCommand,
+  decideOperatorCommand,
   operatorCommandInTransaction,
   parseOperatorCommand,
 } from '../process/run-operator-command.ts';
@@ -40,7 +42,7 @@ function decoded(def: ProcessDefinition, row: DbSagaInstance): { data: unknown }
 }
 
 export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, InstanceTarget> = {
-  async plan(db, _deps, cmd, target): Promise<RepairPlan> {
+  async plan(db, deps, cmd, target): Promise<RepairPlan> {
     const { row } = target;
     const def = definitionOf(target);
     const blockers: string[] = [];
@@ -63,13 +65,13 @@ export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, I
             { key: row.correlation_key },
           );
           if (decision.kind === 'applied') {
-            checkStateToStore(def, decision.data, row.id, decision.to);
+            checkDecisionToStore(def, decision, row.id, deps.process.limits);
             effects = decisionEffects(row, decision);
           } else effects.notes.push(`the message it stopped on is now ignored (${decision.reason})`);
         } catch (err) {
           // The process's own code, run as the release would run it: it still fails.
           blockers.push(
-            `retrying message ${row.failure_redelivery_key} fails again now (${err instanceof Error ? err.message : String(err)}); fix the cause, or release it with skip`,
+            `retrying message ${row.failure_redelivery_key} fails again now (${thrownText(err)}); fix the cause, or release it with skip`,
           );
         }
       }
@@ -143,9 +145,9 @@ export const operatorCommandRepair: RepairHandler<RepairCommandOf<'instance.comm
       };
     const data = decoded(def, row);
     if ('blocker' in data) return { blockers: [data.blocker], effects: noEffects() };
-    const result = parsed.spec.then?.(data.data, parsed.input, { key: row.correlation_key }) ?? {};
-    const decision = applied(def, { state: row.current_state, data: data.data }, parsed.spec.to, result, [], false);
-    checkStateToStore(def, decision.data, row.id, decision.to);
+    // The command's own code failing is repair_refused: a blocker in the preview, a refusal on apply.
+    const decision = decideOperatorCommand(def, parsed, row, data.data);
+    checkDecisionToStore(def, decision, row.id, deps.process.limits);
     return { blockers: [], effects: decisionEffects(row, decision) };
   },
   async perform(tx, deps, cmd, target) {

@@ -1,3 +1,4 @@
+import { sameJson } from '../input/same-json.ts';
 import { z } from 'zod';
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
@@ -170,6 +171,11 @@ export function repairParams(cmd: RepairCommand): { [key: string]: Json } {
     ...params
   } = cmd;
   return params as { [key: string]: Json };
+}
+
+/** Whether two commands' parameters (see {@link repairParams}) are the same, whatever their key order. */
+export function sameRepairParams(a: unknown, b: unknown): boolean {
+  return sameJson(a, b);
 }
 
 /**
