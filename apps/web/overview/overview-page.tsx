@@ -1,7 +1,6 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import { useRouter } from 'next/navigation';
 import { startTransition, useOptimistic } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
@@ -9,6 +8,7 @@ import { ErrorPanel } from '@/ui/error-panel';
 import { formatClock, formatDuration } from '@/ui/format-time';
 import { PendingNotice } from '@/ui/pending-notice';
 import { StaleBanner } from '@/ui/stale-banner';
+import { useFilterNavigation } from '@/ui/use-filter-navigation';
 import { shortSeconds } from './bucket-label';
 import { chartWindows, type ChartWindow } from './chart-windows';
 import { NeedsAttention } from './needs-attention';
@@ -25,7 +25,7 @@ const seriesRefreshMs = 15_000;
  */
 export function OverviewPage({ window: current }: { window: ChartWindow }) {
   const trpc = useTRPC();
-  const router = useRouter();
+  const navigate = useFilterNavigation();
   const [window, setWindow] = useOptimistic(current);
   const overview = useQuery(trpc.overview.get.queryOptions(undefined, { refetchInterval: countsRefreshMs }));
   const series = useQuery(
@@ -34,7 +34,7 @@ export function OverviewPage({ window: current }: { window: ChartWindow }) {
   const choose = (next: ChartWindow) =>
     startTransition(() => {
       setWindow(next);
-      router.replace(next === '1h' ? '/' : `/?window=${next}`, { scroll: false });
+      navigate(next === '1h' ? '/' : `/?window=${next}`);
     });
   const s = series.data;
   const per = s?.bucket === 'hour' ? 'hour' : 'minute';
