@@ -5,7 +5,7 @@ import { startTransition, useOptimistic } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ErrorPanel } from '@/ui/error-panel';
-import { formatClock, formatDuration } from '@/ui/format-time';
+import { formatDuration, formatMoment } from '@/ui/format-time';
 import { PendingNotice } from '@/ui/pending-notice';
 import { StaleBanner } from '@/ui/stale-banner';
 import { useFilterNavigation } from '@/ui/use-filter-navigation';
@@ -45,9 +45,7 @@ export function OverviewPage({ window: current }: { window: ChartWindow }) {
       <div className="page-head">
         <h1>Overview</h1>
         <span className="muted" data-testid="last-updated">
-          {overview.dataUpdatedAt
-            ? `Refreshing every 5 s · updated ${formatClock(new Date(overview.dataUpdatedAt).toISOString())}`
-            : null}
+          {overview.dataUpdatedAt ? `Refreshing every 5 s · updated ${formatMoment(overview.dataUpdatedAt)}` : null}
         </span>
       </div>
       {overview.isPending ? (
@@ -83,9 +81,7 @@ export function OverviewPage({ window: current }: { window: ChartWindow }) {
             </select>
           </label>
           <span className="muted">
-            {series.dataUpdatedAt
-              ? `charts refresh every 15 s · ${formatClock(new Date(series.dataUpdatedAt).toISOString())}`
-              : null}
+            {series.dataUpdatedAt ? `charts refresh every 15 s · ${formatMoment(series.dataUpdatedAt)}` : null}
           </span>
         </div>
         {series.isPending ? (
