@@ -6,10 +6,14 @@ const pad = (n: number, width = 2) => String(n).padStart(width, '0');
  * An offset rather than a zone name: names are ambiguous ("IST") and depend on the browser's language.
  */
 export function formatZone(iso: string): string {
-  const offset = -new Date(iso).getTimezoneOffset();
-  if (offset === 0) return 'UTC';
-  const abs = Math.abs(offset);
-  return `UTC${offset > 0 ? '+' : '-'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+  return formatUtcOffset(-new Date(iso).getTimezoneOffset());
+}
+
+/** "UTC" for 0, "UTC+05:30" for 330 minutes east of Greenwich, "UTC-04:00" for 240 west. */
+export function formatUtcOffset(minutesEast: number): string {
+  if (minutesEast === 0) return 'UTC';
+  const abs = Math.abs(minutesEast);
+  return `UTC${minutesEast > 0 ? '+' : '-'}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
 }
 
 /** Local wall-clock time with its zone, "2025-11-30 03:12:45 UTC+05:30", unambiguous at a glance. */
