@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Page } from '@playwright/test';
 import { storageStatePath } from '../fixtures/accounts.ts';
+import { expectNoSeriousAxeViolation } from '../fixtures/page-checks.ts';
 import { mutateViaConsole, savedSessionCookie } from '../fixtures/sign-in-accounts.ts';
 import { expect, startWaitingReservation, test } from '../fixtures/test.ts';
 
@@ -65,6 +66,7 @@ test('a draft open when the session ends is announced on sign-in, offered again 
   await endSessionsElsewhere(base, name, first, second);
   await page.waitForURL(/\/sign-in\?/, { timeout: 30_000 });
   await expect(page.getByTestId('sign-in-notice')).toContainText('The repair draft you had open was not applied');
+  await expectNoSeriousAxeViolation(page);
 
   await signIn(page, name, second);
   await page.waitForURL(new RegExp(`/runs/${runId}$`));
@@ -73,6 +75,7 @@ test('a draft open when the session ends is announced on sign-in, offered again 
   await expect(draft).toHaveAttribute('data-kind', 'run.cancel');
   await expect(draft.getByTestId('repair-reason')).toHaveValue(reason);
   await expect(draft.getByTestId('repair-reason')).toBeFocused();
+  await expectNoSeriousAxeViolation(page);
   // Offered, not applied: the run is still waiting a poll later.
   await expect(draft.getByTestId('repair-preview')).toBeVisible();
   await expect(page.getByTestId('run-status')).toHaveText('Waiting');
@@ -87,6 +90,8 @@ test('a draft open when the session ends is announced on sign-in, offered again 
   await draft.getByTestId('repair-apply').click();
   await expect(draft.getByTestId('repair-applied')).toBeVisible();
   expect(applies).toBe(1);
+  await expect(draft.getByTestId('repair-applied')).toBeFocused();
+  await expectNoSeriousAxeViolation(page);
 
   // Applied: nothing is kept, so a reload shows no draft.
   await page.reload();
