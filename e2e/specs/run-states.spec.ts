@@ -168,7 +168,8 @@ test.describe('run states made for real', () => {
 
     await expect(page.getByTestId('waiting-for')).toHaveText(
       new RegExp(
-        `^Waiting for signal "released" until (\\d{4}-\\d\\d-\\d\\d )?${clockOf(until)} \\(in (\\d+ min )?\\d+(\\.\\d)? s\\)$`,
+        // With its zone (review 42): "UTC" or "UTC+05:30", the browser's offset at that instant.
+        `^Waiting for signal "released" until (\\d{4}-\\d\\d-\\d\\d )?${clockOf(until)} UTC([+-]\\d\\d:\\d\\d)? \\(in (\\d+ min )?\\d+(\\.\\d)? s\\)$`,
       ),
     );
     await expect(page.getByTestId('cancel-requested')).toContainText('customer called to cancel');

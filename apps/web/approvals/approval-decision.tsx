@@ -1,7 +1,7 @@
 'use client';
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { ApprovalRow } from '@/trpc/api-types';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
@@ -27,6 +27,18 @@ export function ApprovalDecision({
   const queryClient = useQueryClient();
   const [rejecting, setRejecting] = useState(false);
   const [reason, setReason] = useState('');
+  // One decision per click (review 42): a double click calls onClick twice before React re-renders the
+  // button disabled, so the first click marks the decision sent at once; only an error lets it be sent again.
+  const sending = useRef(false);
+  const rejectButton = useRef<HTMLButtonElement>(null);
+  const send = (run: () => void) => {
+    if (sending.current) return;
+    sending.current = true;
+    run();
+  };
+  const resend = () => {
+    sending.current = false;
+  };
   const refresh = () =>
     Promise.all([
       queryClient.invalidateQueries(trpc.approvals.list.pathFilter()),
@@ -41,7 +53,10 @@ export function ApprovalDecision({
     trpc.approvals.approve.mutationOptions({
       onSuccess: (a) =>
         onOutcome({ ok: true, text: `Approved: ${a.command} on ${a.target.type} ${a.target.id} is ${a.status}.` }),
-      onError: failed,
+      onError: (error) => {
+        resend();
+        failed(error);
+      },
       onSettled: refresh,
     }),
   );
@@ -52,7 +67,10 @@ export function ApprovalDecision({
           ok: true,
           text: `Rejected: ${a.command} on ${a.target.type} ${a.target.id}; nothing was applied.`,
         }),
-      onError: failed,
+      onError: (error) => {
+        resend();
+        failed(error);
+      },
       onSettled: refresh,
     }),
   );
@@ -63,12 +81,14 @@ export function ApprovalDecision({
         <form
           onSubmit={(e) => {
             e.preventDefault();
-            reject.mutate({ id: approval.id, reason: reason.trim() });
+            send(() => reject.mutate({ id: approval.id, reason: reason.trim() }));
           }}
         >
           <label>
             Why reject it?{' '}
+            {/* Focus goes to the reason the form asks for (review 42), not back to the top of the page. */}
             <input
+              autoFocus
               data-testid="approval-reject-reason"
               value={reason}
               required
@@ -79,7 +99,14 @@ export function ApprovalDecision({
           <button type="submit" disabled={busy || reason.trim() === ''} data-testid="approval-reject-confirm">
             Reject
           </button>{' '}
-          <button type="button" onClick={() => setRejecting(false)}>
+          <button
+            type="button"
+            onClick={() => {
+              setRejecting(false);
+              // Back to the button that opened the form, so the keyboard user is where it was.
+              requestAnimationFrame(() => rejectButton.current?.focus());
+            }}
+          >
             Back
           </button>
         </form>
@@ -90,11 +117,17 @@ export function ApprovalDecision({
             className="primary"
             disabled={busy}
             data-testid="approval-approve"
-            onClick={() => approve.mutate({ id: approval.id })}
+            onClick={() => send(() => approve.mutate({ id: approval.id }))}
           >
             {approve.isPending ? 'Applying…' : 'Approve and apply'}
           </button>
-          <button type="button" disabled={busy} data-testid="approval-reject" onClick={() => setRejecting(true)}>
+          <button
+            ref={rejectButton}
+            type="button"
+            disabled={busy}
+            data-testid="approval-reject"
+            onClick={() => setRejecting(true)}
+          >
             Reject…
           </button>
         </p>

@@ -5,6 +5,7 @@ import { useState } from 'react';
 import { useRoleAllows } from '@/auth/use-session';
 import type { BulkDraft } from '@/repairs/bulk-draft';
 import { BulkDraftPanel } from '@/repairs/bulk-draft-panel';
+import { useDraftOpener } from '@/repairs/draft-focus';
 import { RepairDraftPanel } from '@/repairs/repair-draft-panel';
 import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
 import { useTRPC } from '@/trpc/trpc-context';
@@ -30,7 +31,9 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
   const [draft, setDraft] = useState<{ command: DraftCommand; title: string } | null>(null);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [bulk, setBulk] = useState<BulkDraft | null>(null);
-  const requeue = (o: OutboxRow) =>
+  const opener = useDraftOpener();
+  const requeue = (o: OutboxRow) => {
+    opener.remember();
     setDraft({
       command: {
         kind: 'outbox.requeue',
@@ -41,6 +44,7 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
       },
       title: `Requeue ${o.type} to ${o.destination}`,
     });
+  };
   const deadIds = outbox.filter((o) => o.status === 'Dead').map((o) => o.id);
   const dead = deadIds.length;
   // A tick box for each Dead row once there is one; a ticked row that stops being Dead keeps its tick (left out).
@@ -154,7 +158,10 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
           title={draft.title}
           noun="outbox row"
           onRedraft={(next) => setDraft({ ...draft, command: next })}
-          onClose={() => setDraft(null)}
+          onClose={() => {
+            opener.returnFocus();
+            setDraft(null);
+          }}
           onApplied={() => void queryClient.invalidateQueries(trpc.instances.get.pathFilter())}
         />
       ) : null}

@@ -3,6 +3,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { useRoleAllows } from '@/auth/use-session';
+import { useDraftOpener } from '@/repairs/draft-focus';
 import { RepairDraftPanel } from '@/repairs/repair-draft-panel';
 import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
 import { formInput, SchemaForm } from '@/repairs/schema-form';
@@ -27,14 +28,17 @@ export function InstanceRepairs({ detail }: { detail: InstanceDetail }) {
   const [values, setValues] = useState<Record<string, string>>({});
   const [formError, setFormError] = useState<string | null>(null);
   const [forceTo, setForceTo] = useState('');
+  const opener = useDraftOpener();
   const { instance, operatorCommands, process } = detail;
   if (!canRepair) return null;
   const base = {
     target: { instanceId: instance.id },
     expected: { state: instance.currentState, version: instance.version },
   };
-  const start = (kind: string, params: Record<string, unknown>, title: string) =>
+  const start = (kind: string, params: Record<string, unknown>, title: string) => {
+    opener.remember();
     setDraft({ command: { ...base, kind, params, idempotencyKey: newKey() }, title });
+  };
   const quarantined = instance.status === 'QUARANTINED';
   const deadOutbox = detail.outbox.filter((o) => o.status === 'Dead').length;
   const accepted = operatorCommands.filter((c) => c.acceptedNow);
@@ -152,7 +156,10 @@ export function InstanceRepairs({ detail }: { detail: InstanceDetail }) {
           title={draft.title}
           noun="instance"
           onRedraft={(next) => setDraft({ ...draft, command: next })}
-          onClose={() => setDraft(null)}
+          onClose={() => {
+            opener.returnFocus();
+            setDraft(null);
+          }}
           onApplied={() => void queryClient.invalidateQueries(trpc.instances.get.pathFilter())}
         />
       ) : null}

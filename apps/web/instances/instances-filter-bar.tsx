@@ -1,8 +1,8 @@
 'use client';
 
 import Link from 'next/link';
-import { useRouter } from 'next/navigation';
 import { ListSearchForm } from '@/ui/list-search-form';
+import { useFilterNavigation } from '@/ui/use-filter-navigation';
 import { startTransition, useOptimistic } from 'react';
 import { instancesHref, instanceTabs, type InstancesFilter } from './instances-filter';
 
@@ -10,7 +10,7 @@ const stalledChoices = [1, 5, 15, 60, 240, 1440];
 
 /**
  * Status tabs (links, so each tab is an address) with the quarantined count, and for Active a
- * "stalled for more than N minutes" picker; a change rewrites the URL, which re-renders the list.
+ * "stalled for more than N minutes" picker; a change goes to the list's URL for it (a history entry, so Back undoes it), which re-renders the list.
  */
 export function InstancesFilterBar({
   filter: current,
@@ -20,12 +20,12 @@ export function InstancesFilterBar({
   /** Per status under the search and state filters; null while unknown; "10000+" at the API's cap. */
   counts: Record<InstancesFilter['status'], string> | null;
 }) {
-  const router = useRouter();
+  const navigate = useFilterNavigation();
   const [filter, setFilter] = useOptimistic(current);
   const go = (next: InstancesFilter) =>
     startTransition(() => {
       setFilter(next);
-      router.replace(instancesHref(next), { scroll: false });
+      navigate(instancesHref(next));
     });
   return (
     <div className="filters">

@@ -8,7 +8,7 @@ import { BulkDraftPanel } from '@/repairs/bulk-draft-panel';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ErrorPanel } from '@/ui/error-panel';
-import { formatClock } from '@/ui/format-time';
+import { formatMoment } from '@/ui/format-time';
 import { LoadMore } from '@/ui/load-more';
 import { PendingNotice } from '@/ui/pending-notice';
 import { SelectionBar } from '@/ui/selection-bar';
@@ -71,7 +71,7 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
         <InstancesFilterBar filter={filter} counts={tabCounts} />
         <span className="muted" aria-live="off">
           {instances.dataUpdatedAt
-            ? `Stalest first · refreshing every 2 s · updated ${formatClock(new Date(instances.dataUpdatedAt).toISOString())}`
+            ? `Stalest first · refreshing every 2 s · updated ${formatMoment(instances.dataUpdatedAt)}`
             : null}
         </span>
       </div>

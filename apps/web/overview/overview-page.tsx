@@ -1,14 +1,14 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import { useRouter } from 'next/navigation';
 import { startTransition, useOptimistic } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ErrorPanel } from '@/ui/error-panel';
-import { formatClock, formatDuration } from '@/ui/format-time';
+import { formatDuration, formatMoment } from '@/ui/format-time';
 import { PendingNotice } from '@/ui/pending-notice';
 import { StaleBanner } from '@/ui/stale-banner';
+import { useFilterNavigation } from '@/ui/use-filter-navigation';
 import { shortSeconds } from './bucket-label';
 import { chartWindows, type ChartWindow } from './chart-windows';
 import { NeedsAttention } from './needs-attention';
@@ -25,7 +25,7 @@ const seriesRefreshMs = 15_000;
  */
 export function OverviewPage({ window: current }: { window: ChartWindow }) {
   const trpc = useTRPC();
-  const router = useRouter();
+  const navigate = useFilterNavigation();
   const [window, setWindow] = useOptimistic(current);
   const overview = useQuery(trpc.overview.get.queryOptions(undefined, { refetchInterval: countsRefreshMs }));
   const series = useQuery(
@@ -34,7 +34,7 @@ export function OverviewPage({ window: current }: { window: ChartWindow }) {
   const choose = (next: ChartWindow) =>
     startTransition(() => {
       setWindow(next);
-      router.replace(next === '1h' ? '/' : `/?window=${next}`, { scroll: false });
+      navigate(next === '1h' ? '/' : `/?window=${next}`);
     });
   const s = series.data;
   const per = s?.bucket === 'hour' ? 'hour' : 'minute';
@@ -45,9 +45,7 @@ export function OverviewPage({ window: current }: { window: ChartWindow }) {
       <div className="page-head">
         <h1>Overview</h1>
         <span className="muted" data-testid="last-updated">
-          {overview.dataUpdatedAt
-            ? `Refreshing every 5 s · updated ${formatClock(new Date(overview.dataUpdatedAt).toISOString())}`
-            : null}
+          {overview.dataUpdatedAt ? `Refreshing every 5 s · updated ${formatMoment(overview.dataUpdatedAt)}` : null}
         </span>
       </div>
       {overview.isPending ? (
@@ -83,9 +81,7 @@ export function OverviewPage({ window: current }: { window: ChartWindow }) {
             </select>
           </label>
           <span className="muted">
-            {series.dataUpdatedAt
-              ? `charts refresh every 15 s · ${formatClock(new Date(series.dataUpdatedAt).toISOString())}`
-              : null}
+            {series.dataUpdatedAt ? `charts refresh every 15 s · ${formatMoment(series.dataUpdatedAt)}` : null}
           </span>
         </div>
         {series.isPending ? (

@@ -12,6 +12,7 @@ import {
   XAxis,
   YAxis,
 } from 'recharts';
+import { formatZone } from '@/ui/format-time';
 import { bucketLabel } from './bucket-label';
 
 export interface ChartSeries {
@@ -78,7 +79,7 @@ export function TimeChart({
                 tickFormatter={(v: number) => formatValue(v)}
               />
               <Tooltip
-                labelFormatter={(t) => (typeof t === 'string' ? bucketLabel(t, bucket) : '')}
+                labelFormatter={(t) => (typeof t === 'string' ? `${bucketLabel(t, bucket)} ${formatZone(t)}` : '')}
                 formatter={(v) => (typeof v === 'number' ? formatValue(v) : String(v))}
               />
               <Legend wrapperStyle={{ fontSize: 12 }} />

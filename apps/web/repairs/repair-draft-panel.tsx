@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { describeCurrent, redraftAgainst, type CurrentState } from './redraft';
@@ -26,6 +26,10 @@ export function RepairDraftPanel({
   onRedraft,
   onClose,
   onApplied,
+  initialReason = '',
+  onReasonChange,
+  onSent,
+  restored = false,
 }: {
   draft: DraftCommand;
   title: string;
@@ -34,13 +38,27 @@ export function RepairDraftPanel({
   onRedraft: (next: DraftCommand) => void;
   onClose: () => void;
   onApplied: () => void;
+  /** The reason as typed before (a draft kept over an ended session). */
+  initialReason?: string;
+  onReasonChange?: (reason: string) => void;
+  /** The command went through (applied, or sent for approval, or found decided): nothing is left to keep. */
+  onSent?: () => void;
+  /** Offered again after the session ended while it was open (kept-draft.ts): it says so. */
+  restored?: boolean;
 }) {
   const trpc = useTRPC();
-  const [reason, setReason] = useState('');
+  const [reason, setReason] = useState(initialReason);
+  // Focus (review 42): opening a draft puts focus in its first field, the reason; its outcome takes focus
+  // when the form it replaces goes (a focused control removed drops focus to the page's body).
+  const reasonInput = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    reasonInput.current?.focus();
+  }, []);
+  const focusOnMount = useCallback((el: HTMLElement | null) => el?.focus(), []);
   // A second Enter before the first submit re-rendered the form must not send it again (review 33): the
   // idempotency key would keep it to one effect, but the answer shown would be the replay's.
   const sending = useRef(false);
-  const apply = useMutation(trpc.repairs.applyOne.mutationOptions({ onSettled: onApplied }));
+  const apply = useMutation(trpc.repairs.applyOne.mutationOptions({ onSuccess: onSent, onSettled: onApplied }));
   const preview = useQuery(
     trpc.repairs.preview.queryOptions(
       // A preview writes nothing, so it needs no reason yet; the engine still requires the field.
@@ -64,6 +82,12 @@ export function RepairDraftPanel({
         <strong>{title}</strong>, drafted against{' '}
         <code data-testid="draft-expected">{expectedText(draft.expected)}</code>.
       </p>
+      {restored && apply.isIdle ? (
+        <p className="notice notice-warn" role="status" data-testid="repair-restored">
+          Your session ended while this draft was open: it was not applied. Here it is as you left it; check what it
+          would do now, then apply it or close it.
+        </p>
+      ) : null}
       {preview.isPending ? <p className="muted">Previewing…</p> : null}
       {preview.isError ? (
         <p className="notice notice-bad" role="alert" data-testid="repair-preview-error">
@@ -90,16 +114,24 @@ export function RepairDraftPanel({
       ) : null}
       {apply.isSuccess ? (
         awaitsApproval(apply.data) ? (
-          <p className="notice notice-warn" role="status" data-testid="repair-awaiting-approval">
+          <p
+            className="notice notice-warn"
+            role="status"
+            data-testid="repair-awaiting-approval"
+            tabIndex={-1}
+            ref={focusOnMount}
+          >
             Sent for approval: a second operator must approve it before it is applied.{' '}
             <Link href={`/approvals?id=${approvalIdOf(apply.data)}#approval-${approvalIdOf(apply.data)}`}>
               See it in the approvals queue
             </Link>
           </p>
         ) : decidedDraftOf(apply.data) ? (
-          <DecidedDraftNotice decided={decidedDraftOf(apply.data)!} />
+          <div tabIndex={-1} ref={focusOnMount}>
+            <DecidedDraftNotice decided={decidedDraftOf(apply.data)!} />
+          </div>
         ) : (
-          <div className="notice notice-ok" role="status" data-testid="repair-applied">
+          <div className="notice notice-ok" role="status" data-testid="repair-applied" tabIndex={-1} ref={focusOnMount}>
             <p>Applied{result?.replayed ? ' (already applied with this key)' : ''}.</p>
             {result?.effects ? <RepairEffectsList effects={result.effects} testId="repair-result" /> : null}
           </div>
@@ -120,11 +152,15 @@ export function RepairDraftPanel({
           <label>
             Reason (required, kept in the audit trail){' '}
             <input
+              ref={reasonInput}
               data-testid="repair-reason"
               value={reason}
               required
               maxLength={1000}
-              onChange={(e) => setReason(e.target.value)}
+              onChange={(e) => {
+                setReason(e.target.value);
+                onReasonChange?.(e.target.value);
+              }}
             />
           </label>{' '}
           <button
@@ -141,7 +177,7 @@ export function RepairDraftPanel({
         </form>
       )}
       {rejection ? (
-        <div className="notice notice-bad" role="alert" data-testid="repair-conflict">
+        <div className="notice notice-bad" role="alert" data-testid="repair-conflict" tabIndex={-1} ref={focusOnMount}>
           <p>
             {rejection.kind === 'changed'
               ? `The ${noun} changed: now ${describeCurrent(rejection.current)} (it was drafted against ${expectedText(draft.expected)}). Nothing was done.`
@@ -149,7 +185,7 @@ export function RepairDraftPanel({
           </p>
         </div>
       ) : apply.isError ? (
-        <p className="notice notice-bad" role="alert" data-testid="repair-error">
+        <p className="notice notice-bad" role="alert" data-testid="repair-error" tabIndex={-1} ref={focusOnMount}>
           Not applied: {apiErrorInfo(apply.error).message}
         </p>
       ) : null}

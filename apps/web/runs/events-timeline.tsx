@@ -1,5 +1,5 @@
 import type { FlowEventRow } from '@/trpc/api-types';
-import { formatClock, formatDuration } from '@/ui/format-time';
+import { formatDuration, formatTimeOfDay } from '@/ui/format-time';
 import { JsonInline } from '@/ui/json-block';
 
 /** The run's business history (flow_events), oldest first, with the offset from the first event. */
@@ -14,7 +14,7 @@ export function EventsTimeline({ events }: { events: FlowEventRow[] }) {
           className={event.type.includes('fail') || event.type.includes('error') ? 'event event-bad' : 'event'}
         >
           <time dateTime={event.at} title={event.at}>
-            {formatClock(event.at, true)}
+            {formatTimeOfDay(event.at, true)}
           </time>
           <span className="muted offset">+{formatDuration(new Date(event.at).getTime() - origin)}</span>
           <span className="event-type">{event.type}</span>

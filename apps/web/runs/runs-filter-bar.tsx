@@ -1,22 +1,23 @@
 'use client';
 
-import { useRouter } from 'next/navigation';
 import { ListSearchForm } from '@/ui/list-search-form';
+import { useFilterNavigation } from '@/ui/use-filter-navigation';
 import { startTransition, useOptimistic } from 'react';
 import { runsHref, stalledChoices, statusChoiceGroups, type RunsFilter } from './runs-filter';
 
 /**
- * Search (run id or business key), flow, status, stuck-only and order pickers; changing one rewrites the URL, which re-renders the list.
+ * Search (run id or business key), flow, status, stuck-only and order pickers; changing one goes to the list's URL for it
+ * (a history entry, so Back undoes it), which re-renders the list.
  * The pickers show the new choice at once (optimistically) instead of snapping back while the
  * server renders the new URL.
  */
 export function RunsFilterBar({ filter: current }: { filter: RunsFilter }) {
-  const router = useRouter();
+  const navigate = useFilterNavigation();
   const [filter, setFilter] = useOptimistic(current);
   const go = (next: RunsFilter) =>
     startTransition(() => {
       setFilter(next);
-      router.replace(runsHref(next), { scroll: false });
+      navigate(runsHref(next));
     });
   const stuckByStatus = filter.status === 'stuck';
   return (

@@ -6,7 +6,7 @@ import { useState } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ErrorPanel } from '@/ui/error-panel';
-import { formatClock } from '@/ui/format-time';
+import { formatMoment } from '@/ui/format-time';
 import { LoadMore } from '@/ui/load-more';
 import { PendingNotice } from '@/ui/pending-notice';
 import { SelectionBar } from '@/ui/selection-bar';
@@ -53,9 +53,7 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
       <div className="toolbar">
         <RunsFilterBar filter={filter} />
         <span className="muted" aria-live="off" data-testid="last-updated">
-          {runs.dataUpdatedAt
-            ? `Refreshing every 2 s · updated ${formatClock(new Date(runs.dataUpdatedAt).toISOString())}`
-            : null}
+          {runs.dataUpdatedAt ? `Refreshing every 2 s · updated ${formatMoment(runs.dataUpdatedAt)}` : null}
         </span>
       </div>
       {counts ? <RunStatusCounts filter={filter} counts={counts.counts} cap={counts.countCap} /> : null}

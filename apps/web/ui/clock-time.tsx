@@ -1,11 +1,14 @@
-import { formatClock } from './format-time';
+import { formatDateTime, formatTimeOfDay } from './format-time';
 
-/** "10:42:13.120" for tables where order within a second matters; the full instant in the tooltip. */
+/**
+ * "10:42:13.120 UTC" for tables where order within a second matters, with its zone like every absolute
+ * time the console shows (review 42); the full date and the UTC instant in the tooltip.
+ */
 export function ClockTime({ iso }: { iso: string | null }) {
   if (!iso) return <span className="muted">—</span>;
   return (
-    <time dateTime={iso} title={iso}>
-      {formatClock(iso, true)}
+    <time dateTime={iso} title={`${formatDateTime(iso)} · ${iso}`}>
+      {formatTimeOfDay(iso, true)}
     </time>
   );
 }

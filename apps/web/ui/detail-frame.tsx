@@ -4,7 +4,7 @@ import type { UseQueryResult } from '@tanstack/react-query';
 import Link from 'next/link';
 import type { ReactNode } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
-import { formatClock } from './format-time';
+import { formatMoment } from './format-time';
 import { PendingNotice } from './pending-notice';
 
 /**
@@ -50,8 +50,8 @@ export function DetailFrame<T, E>({
       {crumbs}
       {query.isError ? (
         <p className="notice notice-bad" role="alert">
-          Refresh failed at {formatClock(new Date(query.errorUpdatedAt).toISOString())}; showing data from{' '}
-          {formatClock(new Date(query.dataUpdatedAt).toISOString())}. {apiErrorInfo(query.error).message}{' '}
+          Refresh failed at {formatMoment(query.errorUpdatedAt)}; showing data from {formatMoment(query.dataUpdatedAt)}.{' '}
+          {apiErrorInfo(query.error).message}{' '}
           <button type="button" onClick={retry}>
             Try again
           </button>

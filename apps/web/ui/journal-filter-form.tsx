@@ -1,8 +1,8 @@
 'use client';
 
-import { useRouter } from 'next/navigation';
 import type { FormEvent } from 'react';
 import { formText } from './form-text';
+import { useFilterNavigation } from './use-filter-navigation';
 
 export interface JournalField {
   name: string;
@@ -17,7 +17,7 @@ export interface JournalField {
 
 /**
  * A journal page's filters (anomaly log, audit trail) as one form: Apply (or Enter) writes them
- * into the URL, which re-renders the list; Clear goes back to everything. Re-keyed by the values,
+ * into the URL as a history entry (Back undoes it), which re-renders the list; Clear goes back to everything. Re-keyed by the values,
  * so a URL change resets what is typed.
  */
 export function JournalFilterForm({
@@ -29,11 +29,11 @@ export function JournalFilterForm({
   hrefFor: (values: Record<string, string>) => string;
   testId: string;
 }) {
-  const router = useRouter();
+  const navigate = useFilterNavigation();
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
-    router.replace(hrefFor(Object.fromEntries(fields.map((f) => [f.name, formText(form, f.name)]))), { scroll: false });
+    navigate(hrefFor(Object.fromEntries(fields.map((f) => [f.name, formText(form, f.name)]))));
   };
   const empty = Object.fromEntries(fields.map((f) => [f.name, '']));
   return (
@@ -69,7 +69,7 @@ export function JournalFilterForm({
         </label>
       ))}
       <button type="submit">Apply</button>
-      <button type="button" onClick={() => router.replace(hrefFor(empty), { scroll: false })}>
+      <button type="button" onClick={() => navigate(hrefFor(empty))}>
         Clear
       </button>
     </form>

@@ -2,7 +2,7 @@
 
 import { apiErrorInfo } from '@/trpc/api-error';
 import { ErrorPanel } from './error-panel';
-import { formatClock } from './format-time';
+import { formatMoment } from './format-time';
 import { PendingNotice } from './pending-notice';
 import { StaleBanner } from './stale-banner';
 
@@ -42,7 +42,7 @@ export function LivePageHead({
         <h1>{title}</h1>
         <span className="muted" data-testid="last-updated">
           {query.dataUpdatedAt
-            ? `Refreshing every ${refreshMs / 1000} s · updated ${formatClock(new Date(query.dataUpdatedAt).toISOString())}`
+            ? `Refreshing every ${refreshMs / 1000} s · updated ${formatMoment(query.dataUpdatedAt)}`
             : null}
         </span>
       </div>

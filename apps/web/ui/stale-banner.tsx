@@ -1,6 +1,6 @@
 'use client';
 
-import { formatClock } from './format-time';
+import { formatMoment } from './format-time';
 import { useNow } from './use-now';
 
 /** How many refresh intervals may pass without an answer before the page says its data is stale. */
@@ -18,9 +18,9 @@ export function StaleBanner({ updatedAt, intervalMs }: { updatedAt: number; inte
   if (updatedAt === 0 || now - updatedAt <= staleAfterIntervals * intervalMs + 1000) return null;
   return (
     <div className="stale-banner" role="alert" data-testid="stale-banner">
-      <strong>Data is stale:</strong> the control plane has not answered since{' '}
-      {formatClock(new Date(updatedAt).toISOString())}. What you see may be out of date; the page keeps retrying. If
-      this lasts, check that the control plane is running (its /healthz) and reachable from the console.
+      <strong>Data is stale:</strong> the control plane has not answered since {formatMoment(updatedAt)}. What you see
+      may be out of date; the page keeps retrying. If this lasts, check that the control plane is running (its /healthz)
+      and reachable from the console.
     </div>
   );
 }

@@ -14,7 +14,9 @@ export default async function SignInPage({
   const params = await searchParams;
   const notice =
     one(params.ended) !== undefined
-      ? 'Your session has ended. Sign in again to go back where you were.'
+      ? one(params.draft) === 'kept'
+        ? 'Your session has ended. The repair draft you had open was not applied: it is kept in this tab, and its page shows it again, as you left it, after you sign in.'
+        : 'Your session has ended. Sign in again to go back where you were.'
       : one(params.signedOut) !== undefined
         ? 'You are signed out.'
         : null;
