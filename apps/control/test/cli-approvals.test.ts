@@ -162,6 +162,32 @@ describe('approvals from the CLI: the second operator lists, looks, approves and
     expect(unknown.err).toContain('no approval');
   });
 
+  it('the audit trail filtered by a run lists the drafts and rejections of commands on it (ADR 0119)', async () => {
+    const rejected = await draftTerminate();
+    expect((await cli(['reject', rejected.approvalId, '--reason', 'wrong run'], env.ben)).code).toBe(0);
+    const applied = await draftTerminate();
+    expect((await cli(['approve', applied.approvalId], env.ben)).code).toBe(0);
+    const trail = async (target: string) =>
+      (await apiClient(plane.url, cookies.vic).audit.page.query({ target })).items.map((e) => [e.action, e.outcome]);
+    expect(await trail(rejected.runId)).toEqual([
+      ['repair_rejected', 'rejected'],
+      ['repair_drafted', 'pending'],
+      ['run_started', expect.any(String) as string],
+    ]);
+    expect(await trail(rejected.runId.toUpperCase())).toEqual(await trail(rejected.runId));
+    expect(await trail(applied.runId)).toEqual([
+      ['run.terminate', 'applied'],
+      ['repair_drafted', 'pending'],
+      ['run_started', expect.any(String) as string],
+    ]);
+    // Only its own: the other run's draft is not listed.
+    const repairSource = await apiClient(plane.url, cookies.vic).audit.page.query({
+      target: applied.runId,
+      source: 'repair',
+    });
+    expect(repairSource.items.map((e) => e.action)).toEqual(['run.terminate', 'repair_drafted']);
+  });
+
   it('help with --json is one JSON document', async () => {
     const help = await cli(['help', '--json'], {});
     expect(help.code).toBe(0);

@@ -113,7 +113,15 @@ async function authRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry[]
   if (input.actor !== undefined) and.push({ actor: input.actor });
   if (input.command !== undefined) and.push({ action: input.command });
   if (input.outcome !== undefined) and.push({ outcome: input.outcome });
-  if (input.target !== undefined) and.push({ target_id: input.target });
+  if (input.target !== undefined) {
+    // A draft's and a rejection's rows name the approval: the approvals of the target are theirs too.
+    const approvals = await approvalsOf(db, input.target);
+    and.push(
+      approvals.length === 0
+        ? { target_id: input.target }
+        : { OR: [{ target_id: input.target }, { target_type: 'approval', target_id: { in: approvals } }] },
+    );
+  }
   // A repair's draft and rejection live in audit_events too; they are the repairs filter's.
   if (input.source === 'repair') and.push({ action: { in: [...repairActions] } });
   if (input.source === 'auth') and.push({ action: { notIn: [...repairActions] } });
@@ -139,6 +147,29 @@ async function authRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry[]
     address: r.address,
     details: r.details,
   }));
+}
+
+/** The most approvals of one target the filter follows (the newest); a target drafted more often is a bug elsewhere. */
+const maxApprovalsOfTarget = 500;
+
+/**
+ * The ids of the single-command approvals drafted on a run (its step repairs included), an instance or
+ * an outbox row, newest first, through `repair_approvals (target_type, target_id)` (ADR 0119). A bulk's
+ * approval names its targets only in its payload and is not followed.
+ */
+async function approvalsOf(db: Prisma, target: string): Promise<string[]> {
+  const rows = await db.repairApproval.findMany({
+    where: {
+      OR: [
+        { target_type: { in: ['run', 'instance', 'outbox'] }, target_id: target },
+        { target_type: 'step', target_id: { startsWith: `${target}#` } },
+      ],
+    },
+    orderBy: { created_at: 'desc' },
+    select: { id: true },
+    take: maxApprovalsOfTarget,
+  });
+  return rows.map((r) => r.id);
 }
 
 /** The audit_events actions about repairs: a draft waiting for approval, a rejection (ADR 0105). */
