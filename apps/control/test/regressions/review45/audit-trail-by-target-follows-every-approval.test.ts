@@ -21,12 +21,16 @@ describe('review 45: the audit trail filtered by a target', () => {
   let plane: ControlPlane;
   let ana = '';
   let vic = '';
+  let ben = '';
+  let admin = '';
   beforeAll(async () => {
     plane = await startControlPlane(
       parseEnv({ DATABASE_URL: await testDatabaseUrl('r45_audit'), CONTROL_PORT: '0', LOG_LEVEL: 'silent' }),
     );
     ana = await signInCookie(plane.url, await createTestOperator(plane, 'operator'));
     vic = await signInCookie(plane.url, await createTestOperator(plane, 'viewer'));
+    ben = await signInCookie(plane.url, await createTestOperator(plane, 'operator'));
+    admin = await signInCookie(plane.url, await createTestOperator(plane, 'admin'));
   }, 120_000);
   afterAll(async () => {
     await plane?.stop();
@@ -75,4 +79,29 @@ describe('review 45: the audit trail filtered by a target', () => {
     const missing = ids.filter((id) => !drafted.has(id));
     expect(missing).toEqual([]);
   }, 120_000);
+
+  it('held: a bulk approval is not followed, but each target lists its own applied item of it', async () => {
+    await apiClient(plane.url, admin).approvalPolicy.set.mutate({ gatedCommands: ['run.terminate'], bulkThreshold: 2 });
+    const runs = [
+      await startWaitingRun(plane, ana),
+      await startWaitingRun(plane, ana),
+      await startWaitingRun(plane, ana),
+    ];
+    const drafted = await apiClient(plane.url, ana).repairs.applyBulk.mutate({
+      kind: 'run.cancel',
+      reason: 'carrier outage',
+      idempotencyKey: randomUUID(),
+      items: runs.map((runId) => ({ target: { runId }, expected: { runStatus: 'Waiting' } })),
+    });
+    expect(drafted.status).toBe('awaiting_approval');
+    const approvalId = (drafted as { approvalId: string }).approvalId;
+    await apiClient(plane.url, ben).approvals.approve.mutate({ id: approvalId });
+    for (const runId of runs) {
+      const trail = await wholeTrail(runId.toUpperCase());
+      const cancel = trail.filter((e) => e.action === 'run.cancel');
+      expect(cancel.map((e) => e.targetId)).toEqual([runId]);
+      // The bulk's own draft names the approval and is documented as not followed (ADR 0119).
+      expect(trail.filter((e) => e.targetId === approvalId)).toEqual([]);
+    }
+  }, 60_000);
 });
