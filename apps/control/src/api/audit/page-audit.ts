@@ -149,13 +149,12 @@ async function authRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry[]
   }));
 }
 
-/** The most approvals of one target the filter follows (the newest); a target drafted more often is a bug elsewhere. */
-const maxApprovalsOfTarget = 500;
-
 /**
- * The ids of the single-command approvals drafted on a run (its step repairs included), an instance or
- * an outbox row, newest first, through `repair_approvals (target_type, target_id)` (ADR 0119). A bulk's
- * approval names its targets only in its payload and is not followed.
+ * The ids of every single-command approval drafted on a run (its step repairs included), an instance or
+ * an outbox row, through `repair_approvals (target_type, target_id)` (ADR 0119). All of them, not the
+ * newest few: a page that stopped following some would leave their drafts out with no sign (review
+ * 45). Approvals are people's drafts, a handful per target; the ids read cost an index range each page.
+ * A bulk's approval names its targets only in its payload and is not followed.
  */
 async function approvalsOf(db: Prisma, target: string): Promise<string[]> {
   const rows = await db.repairApproval.findMany({
@@ -165,9 +164,7 @@ async function approvalsOf(db: Prisma, target: string): Promise<string[]> {
         { target_type: 'step', target_id: { startsWith: `${target}#` } },
       ],
     },
-    orderBy: { created_at: 'desc' },
     select: { id: true },
-    take: maxApprovalsOfTarget,
   });
   return rows.map((r) => r.id);
 }

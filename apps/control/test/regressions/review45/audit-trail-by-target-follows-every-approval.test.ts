@@ -93,7 +93,7 @@ describe('review 45: the audit trail filtered by a target', () => {
       idempotencyKey: randomUUID(),
       items: runs.map((runId) => ({ target: { runId }, expected: { runStatus: 'Waiting' } })),
     });
-    expect(drafted.status).toBe('awaiting_approval');
+    expect((drafted as { status?: string }).status).toBe('awaiting_approval');
     const approvalId = (drafted as { approvalId: string }).approvalId;
     await apiClient(plane.url, ben).approvals.approve.mutate({ id: approvalId });
     for (const runId of runs) {
