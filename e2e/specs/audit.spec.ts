@@ -45,19 +45,21 @@ test('the audit trail lists a run repair and its conflicts, filtered by target, 
   await expect(newest).toContainText('audit e2e: stop it');
   await expect(newest).toContainText(accounts.operator.name);
   await page.getByTestId('load-more').click();
-  // 54 conflicts, the terminate, and the oldest: who started the run (ADR 0105).
-  await expect(rows).toHaveCount(56);
-  await expect(page.getByTestId('list-end')).toContainText('All 56 matching entries shown');
+  // 54 conflicts, the terminate, its draft for approval (its row names the approval; the run's trail
+  // follows it, ADR 0119), and the oldest: who started the run (ADR 0105).
+  await expect(rows).toHaveCount(57);
+  await expect(page.getByTestId('list-end')).toContainText('All 57 matching entries shown');
   const keys = await rows.evaluateAll((els) => els.map((e) => e.getAttribute('data-audit-key')));
-  expect(new Set(keys).size).toBe(56);
+  expect(new Set(keys).size).toBe(57);
+  await expect(rows.nth(1)).toContainText('repair_drafted');
   await expect(rows.last()).toContainText('run_started');
   await expect(rows.last()).toContainText(accounts.operator.name);
   await expect(rows.filter({ hasText: 'stale draft' })).toHaveCount(54);
   await expect(rows.filter({ hasText: 'stale draft' }).filter({ hasText: 'conflict' })).toHaveCount(54);
 
   // The details of a refusal say what the run was; the target links to the run.
-  await rows.nth(1).getByText('Details').click();
-  await expect(rows.nth(1)).toContainText('Waiting');
+  await rows.nth(2).getByText('Details').click();
+  await expect(rows.nth(2)).toContainText('Waiting');
   await saveScreenshot(page, testInfo, 'audit');
   await expectNoSeriousAxeViolation(page);
   await newest.getByTestId('audit-run-link').click();

@@ -77,6 +77,8 @@ export async function seedKnownSet(plane: ControlPlane): Promise<KnownSet> {
         correlation_key: key,
         status,
         current_state: state,
+        // Created then too: an instance is never updated before it was created (ADR 0115's trigger).
+        created_at: ago(t0, updatedSecondsAgo),
         updated_at: ago(t0, updatedSecondsAgo),
       },
     });

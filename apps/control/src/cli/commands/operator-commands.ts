@@ -73,12 +73,10 @@ export async function changeOperatorCommand(ctx: CliContext, args: ParsedArgs): 
   const changed =
     verb === 'set-role'
       ? await ctx.client().mutate<ApiOutputs['operators']['setRole']>('operators.setRole', { name, role })
-      : await ctx
-          .client()
-          .mutate<ApiOutputs['operators']['setDisabled']>('operators.setDisabled', {
-            name,
-            disabled: verb === 'disable',
-          });
+      : await ctx.client().mutate<ApiOutputs['operators']['setDisabled']>('operators.setDisabled', {
+          name,
+          disabled: verb === 'disable',
+        });
   return {
     exitCode: exitCodes.done,
     json: changed,
