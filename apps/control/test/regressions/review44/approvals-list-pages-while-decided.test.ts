@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
-import { apiClient, createTestOperator, signInCookie, startWaitingRun, testDatabaseUrl } from '../../support/test-plane.ts';
+import {
+  apiClient,
+  createTestOperator,
+  signInCookie,
+  startWaitingRun,
+  testDatabaseUrl,
+} from '../../support/test-plane.ts';
 import { parseEnv } from '../../../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
 import { runCli as cli } from '../../support/run-cli.ts';
