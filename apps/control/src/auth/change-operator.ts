@@ -10,27 +10,45 @@ export type OperatorChange = { role: Role } | { disabled: boolean } | { password
 
 export type ChangeOperatorResult =
   | { ok: true; name: string; role: string; disabled: boolean; sessionsEnded?: number }
-  | { ok: false; reason: 'not_found' | 'self' }
+  | { ok: false; reason: 'not_found' | 'self' | 'session_ended' | 'token_ended' }
   | { ok: false; reason: 'not_admin'; now: { role: string; disabled: boolean } };
+
+/**
+ * Who makes a change: the operator, and the credential its request came with (a session's id, or an
+ * API token's id), which must still be valid when the change commits. `details` are added to the
+ * change's audit row (`via` and `tokenCreatedBy` for a token, ADR 0111).
+ */
+export interface ChangeBy {
+  operator: SignedInOperator;
+  address: string | null;
+  at: Date;
+  credential: { sessionId: string } | { tokenId: string };
+  details?: Record<string, string | number | boolean | null>;
+}
 
 /**
  * Changes an operator's role, or disables / re-enables it, with its audit row in the same
  * transaction. Disabling deletes the operator's sessions, so it is signed out at its next request;
  * a role change applies from the next request (roles are read per request). An admin cannot change
  * or disable itself: another admin must, so the last admin cannot lock everyone out by mistake; and the
- * acting admin must still be an enabled admin when the change commits.
+ * acting admin must still be an enabled admin when the change commits, and the session (or token) its
+ * request came with must still be open (review 44).
  */
 export async function changeOperator(
   prisma: Database['prisma'],
   target: string,
   change: OperatorChange,
-  by: { operator: SignedInOperator; address: string | null; at: Date },
+  by: ChangeBy,
 ): Promise<ChangeOperatorResult> {
   // Serializable, and run again when PostgreSQL rolls it back for a conflict (review 31): the role
   // checked when the request was signed in may have been taken away since, by the very admin this
   // one is demoting at the same moment. Each change reads its actor's row and writes the target's,
   // so of two admins demoting each other one is rolled back, and run again it finds its actor no
-  // longer an enabled admin and changes nothing: an enabled admin is always left.
+  // longer an enabled admin and changes nothing: an enabled admin is always left. Review 44: the
+  // actor's row and its session are locked too (after the target's), so a demotion, a disabling or
+  // a reset of the actor that commits first rolls this one back (a row changed since its snapshot),
+  // and one that comes later waits for it to commit. A lock cycle (40P01) is rolled back and retried
+  // as well.
   for (let attempt = 1; ; attempt++) {
     try {
       return await prisma.$transaction((tx) => changeIn(tx, target, change, by), { isolationLevel: 'Serializable' });
@@ -40,12 +58,7 @@ export async function changeOperator(
   }
 }
 
-async function changeIn(
-  tx: Tx,
-  target: string,
-  change: OperatorChange,
-  by: { operator: SignedInOperator; address: string | null; at: Date },
-): Promise<ChangeOperatorResult> {
+async function changeIn(tx: Tx, target: string, change: OperatorChange, by: ChangeBy): Promise<ChangeOperatorResult> {
   const actor = await tx.operator.findUnique({
     where: { id: by.operator.id },
     select: { role: true, disabled_at: true },
@@ -56,9 +69,31 @@ async function changeIn(
       reason: 'not_admin',
       now: { role: actor?.role ?? 'removed', disabled: actor === null || actor.disabled_at !== null },
     };
-  const row = await tx.operator.findUnique({ where: { name: target } });
+  // The target's row first, then the actor's, then the credential: the order every change takes.
+  const [row] = await tx.$queryRaw<{ id: string; name: string; role: string; disabled_at: Date | null }[]>`
+    select id::text as id, name, role, disabled_at from "sagaflow"."operators" where name = ${target} for no key update`;
   if (!row) return { ok: false, reason: 'not_found' };
   if (row.id === by.operator.id) return { ok: false, reason: 'self' };
+  const [held] = await tx.$queryRaw<{ role: string; disabled_at: Date | null }[]>`
+    select role, disabled_at from "sagaflow"."operators" where id = ${by.operator.id}::uuid for share`;
+  if (!held || held.role !== 'admin' || held.disabled_at !== null)
+    return {
+      ok: false,
+      reason: 'not_admin',
+      now: { role: held?.role ?? 'removed', disabled: held === undefined || held.disabled_at !== null },
+    };
+  if ('sessionId' in by.credential) {
+    // A reset of the actor ends its sessions: a change made with one that is gone does not commit.
+    const open = await tx.$queryRaw<unknown[]>`
+      select 1 from "sagaflow"."sessions" where id = ${by.credential.sessionId} for share`;
+    if (open.length === 0) return { ok: false, reason: 'session_ended' };
+  } else {
+    // A token survives a reset of its operator (ADR 0114); a revocation or an expiry does not.
+    const [token] = await tx.$queryRaw<{ live: boolean }[]>`
+      select (revoked_at is null and (expires_at is null or expires_at > ${by.at})) as live
+        from "sagaflow"."api_tokens" where id = ${by.credential.tokenId}::uuid for share`;
+    if (!token?.live) return { ok: false, reason: 'token_ended' };
+  }
   if ('passwordHash' in change) {
     const reset = await resetIn(tx, row.id, change.passwordHash, by.at);
     await recordAuditEvent(tx, {
@@ -70,7 +105,7 @@ async function changeIn(
       targetId: row.name,
       outcome: 'succeeded',
       address: by.address,
-      details: { sessionsEnded: reset.sessionsEnded },
+      details: { ...by.details, sessionsEnded: reset.sessionsEnded },
     });
     return { ok: true, name: row.name, role: row.role, disabled: row.disabled_at !== null, ...reset };
   }
@@ -87,7 +122,7 @@ async function changeIn(
     targetId: row.name,
     outcome: 'succeeded',
     address: by.address,
-    details: 'role' in change ? { from: row.role, to: change.role } : {},
+    details: { ...by.details, ...('role' in change ? { from: row.role, to: change.role } : {}) },
   });
   return { ok: true, name: row.name, role, disabled: disabledAt !== null };
 }
