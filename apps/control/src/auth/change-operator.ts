@@ -5,6 +5,8 @@ import type { SignedInOperator } from './signed-in-operator.ts';
 
 type Tx = Parameters<Parameters<Database['prisma']['$transaction']>[0]>[0];
 
+const changeLockKey = (operatorId: string) => `sagaflow.operator_change:${operatorId}`;
+
 /** A new role; disabled or enabled again; or a new password (its argon2id hash, made before the transaction). */
 export type OperatorChange = { role: Role } | { disabled: boolean } | { passwordHash: string };
 
@@ -40,18 +42,20 @@ export async function changeOperator(
   change: OperatorChange,
   by: ChangeBy,
 ): Promise<ChangeOperatorResult> {
-  // Serializable, and run again when PostgreSQL rolls it back for a conflict (review 31): the role
-  // checked when the request was signed in may have been taken away since, by the very admin this
-  // one is demoting at the same moment. Each change reads its actor's row and writes the target's,
-  // so of two admins demoting each other one is rolled back, and run again it finds its actor no
-  // longer an enabled admin and changes nothing: an enabled admin is always left. Review 44: the
-  // actor's row and its session are locked too (after the target's), so a demotion, a disabling or
-  // a reset of the actor that commits first rolls this one back (a row changed since its snapshot),
-  // and one that comes later waits for it to commit. A lock cycle (40P01) is rolled back and retried
-  // as well.
+  // The role checked when the request was signed in may have been taken away since, by the very
+  // admin this one is demoting at the same moment (review 31), or by a third admin whose change
+  // committed while this one waited (review 44). So each change holds its target's "change" lock
+  // (exclusive) and its actor's (shared): advisory locks, one per operator, held to the commit. The
+  // actor, and the credential the request came with, are read again once both are held, in read
+  // committed: what they are then stays so until this change commits, since whatever would change
+  // them (a role change, a disabling, a reset; `changePassword` takes the lock too) waits for it. Of
+  // two admins changing each other at once, each waits for the other's lock: PostgreSQL rolls one
+  // back (40P01), and run again it finds its actor demoted, or its session ended, and changes
+  // nothing. The actor's row itself is not locked: a sign-in (which writes its row) or anything else
+  // holding it does not hold up the actor's changes.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await prisma.$transaction((tx) => changeIn(tx, target, change, by), { isolationLevel: 'Serializable' });
+      return await prisma.$transaction((tx) => changeIn(tx, target, change, by), { isolationLevel: 'ReadCommitted' });
     } catch (err) {
       if (attempt >= 5 || !isRolledBackConflict(err)) throw err;
     }
@@ -69,13 +73,15 @@ async function changeIn(tx: Tx, target: string, change: OperatorChange, by: Chan
       reason: 'not_admin',
       now: { role: actor?.role ?? 'removed', disabled: actor === null || actor.disabled_at !== null },
     };
-  // The target's row first, then the actor's, then the credential: the order every change takes.
+  // The target's row, its lock, the actor's lock, then the actor and its credential read again.
   const [row] = await tx.$queryRaw<{ id: string; name: string; role: string; disabled_at: Date | null }[]>`
     select id::text as id, name, role, disabled_at from "sagaflow"."operators" where name = ${target} for no key update`;
   if (!row) return { ok: false, reason: 'not_found' };
   if (row.id === by.operator.id) return { ok: false, reason: 'self' };
+  await lockOperatorForChange(tx, row.id);
+  await tx.$queryRaw`select pg_advisory_xact_lock_shared(hashtextextended(${changeLockKey(by.operator.id)}, 0))::text`;
   const [held] = await tx.$queryRaw<{ role: string; disabled_at: Date | null }[]>`
-    select role, disabled_at from "sagaflow"."operators" where id = ${by.operator.id}::uuid for share`;
+    select role, disabled_at from "sagaflow"."operators" where id = ${by.operator.id}::uuid`;
   if (!held || held.role !== 'admin' || held.disabled_at !== null)
     return {
       ok: false,
@@ -128,6 +134,15 @@ async function changeIn(tx: Tx, target: string, change: OperatorChange, by: Chan
 }
 
 /**
+ * Takes an operator's change lock, exclusively, to the end of the transaction: a change of its role,
+ * its disabling, or a new password (reset or its own change) takes it; a change the operator makes
+ * takes it shared (review 44). Take it after the operator's row.
+ */
+export async function lockOperatorForChange(tx: Tx, operatorId: string): Promise<void> {
+  await tx.$queryRaw`select pg_advisory_xact_lock(hashtextextended(${changeLockKey(operatorId)}, 0))::text`;
+}
+
+/**
  * Sets an operator's password hash and ends every session it has (ADR 0114): whoever held one signs
  * in again with the new password. Its API tokens are credentials of their own and stay (revoke them
  * with `token revoke` when they are suspect too).
@@ -139,6 +154,7 @@ export async function resetIn(
   at: Date,
 ): Promise<{ sessionsEnded: number }> {
   await tx.operator.update({ where: { id: operatorId }, data: { password_hash: passwordHash, updated_at: at } });
+  await lockOperatorForChange(tx, operatorId);
   const ended = await tx.session.deleteMany({ where: { operator_id: operatorId } });
   return { sessionsEnded: ended.count };
 }
