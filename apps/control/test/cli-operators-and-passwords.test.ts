@@ -109,7 +109,12 @@ describe('operators and passwords from the CLI: passwd, an admin reset, the loca
         actor: names.admin,
         actor_id: expect.any(String) as string,
         outcome: 'succeeded',
-        details: { sessionsEnded: 1 },
+        // Made with the admin's token: the row names it and who created it (review 44, ADR 0111).
+        details: {
+          sessionsEnded: 1,
+          via: expect.stringContaining('admin-cli') as string,
+          tokenCreatedBy: names.admin,
+        },
       },
     ]);
   });

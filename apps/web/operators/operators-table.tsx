@@ -2,7 +2,7 @@
 
 import { useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { Fragment, useState } from 'react';
+import { Fragment, useRef, useState } from 'react';
 import type { OperatorRow } from '@/trpc/api-types';
 import { useTRPC } from '@/trpc/trpc-context';
 import { Timestamp } from '@/ui/timestamp';
@@ -36,6 +36,13 @@ export function OperatorsTable({
     onOutcome(null);
     setOpen((o) => (o?.id === id && o.action === action ? null : { id, action }));
   };
+  // Each row's action buttons, so a cancelled form gives the focus back to the one that opened it
+  // (review 44): the Cancel button that had it goes with the form.
+  const openers = useRef(new Map<string, HTMLButtonElement>());
+  const cancel = (id: string, action: Action) => {
+    openers.current.get(`${id}:${action}`)?.focus();
+    setOpen(null);
+  };
   const done = (text: string) => {
     setOpen(null);
     onOutcome(text);
@@ -58,11 +65,16 @@ export function OperatorsTable({
         <tbody>
           {operators.map((o) => {
             const mine = o.id === meId;
-            const Form = open?.id === o.id ? actionForms[open.action] : null;
+            const openAction = open?.id === o.id ? open.action : null;
+            const Form = openAction === null ? null : actionForms[openAction];
             const panelId = `operator-action-${o.id}`;
             const button = (action: Action, label: string) => (
               <button
                 type="button"
+                ref={(el) => {
+                  if (el) openers.current.set(`${o.id}:${action}`, el);
+                  else openers.current.delete(`${o.id}:${action}`);
+                }}
                 aria-expanded={open?.id === o.id && open.action === action}
                 aria-controls={open?.id === o.id && open.action === action ? panelId : undefined}
                 onClick={() => toggle(o.id, action)}
@@ -104,10 +116,10 @@ export function OperatorsTable({
                     )}
                   </td>
                 </tr>
-                {Form && !mine ? (
+                {Form && openAction !== null && !mine ? (
                   <tr className="operator-action-row" id={panelId} data-testid="operator-action">
                     <td colSpan={6}>
-                      <Form operator={o} onDone={done} onCancel={() => setOpen(null)} />
+                      <Form operator={o} onDone={done} onCancel={() => cancel(o.id, openAction)} />
                     </td>
                   </tr>
                 ) : null}

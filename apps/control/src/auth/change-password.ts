@@ -1,5 +1,6 @@
 import type { Database } from '@sagaflow/engine';
 import type { AuthOptions } from './auth-options.ts';
+import { lockOperatorForChange } from './change-operator.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { normaliseName, takePlace } from './sign-in.ts';
 import type { SignedInOperator } from './signed-in-operator.ts';
@@ -51,6 +52,8 @@ export async function changePassword(
       where: { id: row.id, password_hash: checked, disabled_at: null },
       data: { password_hash: newHash },
     });
+    // A change this operator is making with one of the sessions ended here finishes first, or not at all.
+    if (changed.count === 1) await lockOperatorForChange(tx, row.id);
     const ended =
       changed.count === 1
         ? await tx.session.deleteMany({

@@ -49,23 +49,48 @@ export async function signIn(
 
   const token = newSessionToken();
   const expiresAt = new Date(now.getTime() + options.absoluteSeconds * 1000);
-  await prisma.$transaction(async (tx) => {
-    await tx.session.deleteMany({ where: { operator_id: usable.id, expires_at: { lte: now } } });
-    await tx.session.create({
-      data: {
-        id: sessionIdFor(token),
-        operator_id: usable.id,
-        created_at: now,
-        last_seen_at: now,
-        expires_at: expiresAt,
-        address: input.address,
+  const opened = await prisma
+    .$transaction(async (tx) => {
+      await tx.session.deleteMany({ where: { operator_id: usable.id, expires_at: { lte: now } } });
+      await tx.session.create({
+        data: {
+          id: sessionIdFor(token),
+          operator_id: usable.id,
+          created_at: now,
+          last_seen_at: now,
+          expires_at: expiresAt,
+          address: input.address,
+        },
+      });
+      // The session stays only if the hash checked is still the operator's (review 44): a reset or a
+      // change that committed since the check, or a disabling, leaves it unopened. The check writes the
+      // row (to the same values), so a reset or a change still to come waits for this transaction and,
+      // serializable, is rolled back and run again, when it then sees this session and ends it.
+      const still = await tx.operator.updateMany({
+        where: { id: usable.id, password_hash: usable.password_hash, disabled_at: null },
+        data: { password_hash: usable.password_hash },
+      });
+      if (still.count !== 1) throw new PasswordChangedMeanwhile();
+      await tx.auditEvent.update({
+        where: { id: place.attemptId },
+        data: { actor_id: usable.id, actor: usable.name, target_id: usable.name, outcome: 'succeeded', reason: null },
+      });
+    })
+    .then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof PasswordChangedMeanwhile) return false;
+        throw err;
       },
-    });
-    await tx.auditEvent.update({
+    );
+  if (!opened) {
+    // The password was right when checked, and is no longer: refused, as the new one's holder would want.
+    await prisma.auditEvent.update({
       where: { id: place.attemptId },
-      data: { actor_id: usable.id, actor: usable.name, target_id: usable.name, outcome: 'succeeded', reason: null },
+      data: { reason: 'the password changed meanwhile' },
     });
-  });
+    return { ok: false, reason: 'refused' };
+  }
   return {
     ok: true,
     token,
@@ -73,6 +98,8 @@ export async function signIn(
     operator: { id: usable.id, name: usable.name, displayName: usable.display_name, role: usable.role },
   };
 }
+
+class PasswordChangedMeanwhile extends Error {}
 
 /**
  * The attempt's place under the limit: refused as rate-limited (its row written) when the window is

@@ -6,6 +6,7 @@ import { hashPassword } from '../../auth/password.ts';
 import { roles } from '../../auth/roles.ts';
 import { normaliseName } from '../../auth/sign-in.ts';
 import { storableText } from '../storable-text.ts';
+import { tokenVia } from '../token-via.ts';
 import { newPasswordInput, operatorNameInput } from './operator-name-input.ts';
 import { adminProcedure, router, type SignedInContext } from '../trpc.ts';
 
@@ -86,10 +87,19 @@ export const operatorsRouter = router({
 
 async function change(ctx: AdminContext, rawName: string, what: OperatorChange) {
   const target = normaliseName(rawName);
+  const { session } = ctx;
   const result = await changeOperator(ctx.db.prisma, target, what, {
-    operator: ctx.session.operator,
+    operator: session.operator,
     address: ctx.address,
     at: ctx.auth.now(),
+    // The change commits only while the credential it came with is still open (review 44); a token's
+    // row names it and who created it, who held its secret (ADR 0111).
+    ...(session.via === 'token'
+      ? {
+          credential: { tokenId: session.token.id },
+          details: { via: tokenVia(session.token), tokenCreatedBy: session.token.createdBy },
+        }
+      : { credential: { sessionId: session.sessionId } }),
   });
   if (result.ok)
     return {
@@ -102,6 +112,14 @@ async function change(ctx: AdminContext, rawName: string, what: OperatorChange) 
     throw new TRPCError({
       code: 'FORBIDDEN',
       message: `this needs the admin role; ${ctx.session.operator.name} is ${result.now.disabled ? 'disabled' : result.now.role} now`,
+    });
+  if (result.reason === 'session_ended' || result.reason === 'token_ended')
+    throw new TRPCError({
+      code: 'UNAUTHORIZED',
+      message:
+        result.reason === 'session_ended'
+          ? 'your session has ended; sign in again'
+          : 'the API token this request came with was revoked or has expired; nothing was changed',
     });
   if (result.reason === 'self')
     throw new TRPCError({ code: 'CONFLICT', message: 'an admin cannot change or disable itself; ask another admin' });
