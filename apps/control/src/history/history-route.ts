@@ -6,6 +6,7 @@ import { resolveSession } from '../auth/resolve-session.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { sessionTokenFrom } from '../auth/session-cookie.ts';
 import { hostAllowed } from '../http/host-allowed.ts';
+import { HistoryShrank } from './history-pages.ts';
 import { writeHistory } from './write-history.ts';
 import { readInstanceHistory } from './read-instance-history.ts';
 import { readRunHistory } from './read-run-history.ts';
@@ -60,7 +61,12 @@ export function createHistoryRoute(deps: { db: Pick<Database, 'prisma'>; auth: A
       started = true;
       await writeHistory(res, deps.auth.now(), history);
     } catch (err) {
-      deps.logger.error({ err, kind, id }, 'history download failed');
+      if (err instanceof HistoryShrank)
+        deps.logger.warn(
+          { kind, id, section: err.section, reason: err.message },
+          'history download cut: rows were deleted while it was written (retention?); the client may download it again',
+        );
+      else deps.logger.error({ err, kind, id }, 'history download failed');
       // Before the first byte a proper 500; after it the status is sent, so the connection is cut
       // before the chunked body's end: the client sees a broken download, never a short document.
       if (started || res.headersSent) res.destroy();

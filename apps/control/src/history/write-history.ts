@@ -45,7 +45,8 @@ async function send(res: ServerResponse, chunk: string): Promise<void> {
  * have written it whole: each section's rows as they are read, a page at a time. A client that
  * disconnects stops the reads (no statement is issued after it goes; none holds a connection
  * between pages). If the head row is gone at the end (retention pruned the run meanwhile) the body
- * is cut before its end rather than finished as a complete-looking partial document.
+ * is cut before its end rather than finished as a complete-looking partial document; if a section
+ * lost rows meanwhile, its pages throw `HistoryShrank`, which the route answers the same way.
  */
 export async function writeHistory(res: ServerResponse, exportedAt: Date, doc: HistoryDocument): Promise<void> {
   try {
@@ -53,10 +54,17 @@ export async function writeHistory(res: ServerResponse, exportedAt: Date, doc: H
       res,
       `{\n  "exportedAt": ${jsonAt(exportedAt, '  ')},\n  "kind": ${jsonAt(doc.kind, '  ')},\n  ${jsonAt(doc.kind, '')}: ${jsonAt(doc.head, '  ')}`,
     );
+    // Each section's rows as the download starts: a section that ends with fewer was pruned meanwhile
+    // and throws rather than end the document short (ADR 0115, review 45).
+    const atStart: (number | undefined)[] = [];
     for (const section of doc.sections) {
+      if (res.destroyed) throw new ClientGone();
+      atStart.push(await section.count?.());
+    }
+    for (const [i, section] of doc.sections.entries()) {
       let rows = 0;
       await send(res, `,\n  ${jsonAt(section.key, '')}: [`);
-      for await (const page of section.pages()) {
+      for await (const page of section.pages(atStart[i])) {
         if (res.destroyed) throw new ClientGone();
         let chunk = '';
         for (const row of page) {
