@@ -32,14 +32,12 @@ export class HistoryShrank extends Error {
 /** One array of a history document, read in keyset pages in the order it is written. */
 export interface HistorySection {
   key: string;
-  /** The section's rows now; asked for every section once the download has started, before any is written. */
-  count?: () => Promise<number>;
   /**
-   * The section's pages. Given `rowsAtStart` (what `count` answered), a section that ends having
-   * written fewer rows, or whose rows up to the last one written now number fewer than were written,
-   * throws `HistoryShrank` after its last page.
+   * The section's pages. A table's section (`tableSection`) that ends having written fewer rows than
+   * it counted as it began, or whose rows up to the last one written now number fewer than were
+   * written, throws `HistoryShrank` after its last page.
    */
-  pages: (rowsAtStart?: number) => AsyncIterable<readonly unknown[]>;
+  pages: () => AsyncIterable<readonly unknown[]>;
 }
 
 /**
@@ -99,8 +97,8 @@ function sqlValue(v: unknown): unknown {
 /**
  * A section paged by rows and by bytes: before each page the sizes of the next rows are read (a
  * number per row, not the rows), and the page takes as many as fit in `historyPageBytes` (at least
- * one). Its `count` and the checks after its last page are what make a prune during the download
- * break it rather than shorten it (`HistoryShrank`).
+ * one). The section's rows are counted as it begins; that count and a count after its last page are
+ * what make a prune during the section break the download rather than shorten it (`HistoryShrank`).
  */
 export function tableSection<R extends object>(db: Sql, spec: TableSectionSpec<R>): HistorySection {
   const from = `"sagaflow"."${spec.table}" t where (${spec.where})`;
@@ -132,8 +130,8 @@ export function tableSection<R extends object>(db: Sql, spec: TableSectionSpec<R
   };
   return {
     key: spec.key,
-    count: () => countOf(),
-    pages: async function* (rowsAtStart?: number) {
+    pages: async function* () {
+      const rowsAtStart = await countOf();
       let after: R | undefined;
       let look = firstLook;
       let written = 0;
@@ -155,10 +153,10 @@ export function tableSection<R extends object>(db: Sql, spec: TableSectionSpec<R
         look =
           take < sizes.length ? Math.max(2, Math.min(historyPageRows, take * 2)) : Math.min(historyPageRows, look * 2);
       }
-      if (rowsAtStart !== undefined && written < rowsAtStart)
+      if (written < rowsAtStart)
         throw new HistoryShrank(
           spec.key,
-          `${spec.key}: ${written} rows written of the ${rowsAtStart} there were when the download started`,
+          `${spec.key}: ${written} rows written of the ${rowsAtStart} there were when the section began`,
         );
       if (after !== undefined) {
         const still = await countOf(after);

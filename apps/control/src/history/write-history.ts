@@ -54,17 +54,10 @@ export async function writeHistory(res: ServerResponse, exportedAt: Date, doc: H
       res,
       `{\n  "exportedAt": ${jsonAt(exportedAt, '  ')},\n  "kind": ${jsonAt(doc.kind, '  ')},\n  ${jsonAt(doc.kind, '')}: ${jsonAt(doc.head, '  ')}`,
     );
-    // Each section's rows as the download starts: a section that ends with fewer was pruned meanwhile
-    // and throws rather than end the document short (ADR 0115, review 45).
-    const atStart: (number | undefined)[] = [];
     for (const section of doc.sections) {
-      if (res.destroyed) throw new ClientGone();
-      atStart.push(await section.count?.());
-    }
-    for (const [i, section] of doc.sections.entries()) {
       let rows = 0;
       await send(res, `,\n  ${jsonAt(section.key, '')}: [`);
-      for await (const page of section.pages(atStart[i])) {
+      for await (const page of section.pages()) {
         if (res.destroyed) throw new ClientGone();
         let chunk = '';
         for (const row of page) {
