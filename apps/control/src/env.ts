@@ -45,6 +45,12 @@ const schema = z.object({
     .default(1_048_576),
   /** The most calls one batched API request may hold; a longer batch is refused with 400. */
   SAGAFLOW_API_MAX_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(20),
+  /**
+   * The most history downloads (/history/runs/<id>, /history/instances/<id>) one control plane streams
+   * at once; another is answered 503 with Retry-After. Each holds a page of at most a few MB while its
+   * client reads (ADR 0115, review 45).
+   */
+  SAGAFLOW_HISTORY_DOWNLOADS_MAX: z.coerce.number().int().min(1).max(1000).default(32),
   /** Sign-in, sessions and the API's defences (ADR 0015). */
   ...authSettings,
   /**

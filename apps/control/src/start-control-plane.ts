@@ -116,7 +116,7 @@ export async function startControlPlane(
   let ready = false;
   const metrics = openMetricsEndpoint(env, { db, logger, sweeps: () => engine.sweepProgress.figures() });
   const readyz = createReadyzHandler({ db, logger, timeoutMs: env.SAGAFLOW_READY_TIMEOUT_MS, started: () => ready });
-  const history = createHistoryRoute({ db, auth, logger });
+  const history = createHistoryRoute({ db, auth, logger, maxDownloads: env.SAGAFLOW_HISTORY_DOWNLOADS_MAX });
   const server = createHttpServer({
     engine,
     db,

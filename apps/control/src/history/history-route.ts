@@ -6,6 +6,7 @@ import { resolveSession } from '../auth/resolve-session.ts';
 import { roleAllows } from '../auth/roles.ts';
 import { sessionTokenFrom } from '../auth/session-cookie.ts';
 import { hostAllowed } from '../http/host-allowed.ts';
+import { HistoryShrank } from './history-pages.ts';
 import { writeHistory } from './write-history.ts';
 import { readInstanceHistory } from './read-instance-history.ts';
 import { readRunHistory } from './read-run-history.ts';
@@ -26,7 +27,14 @@ function answer(res: ServerResponse, status: number, error: string): void {
  * API: a Host this server answers to, a session (401 without), the viewer role. A read, so no
  * Origin check; nothing is written but the session's touch.
  */
-export function createHistoryRoute(deps: { db: Pick<Database, 'prisma'>; auth: AuthOptions; logger: Logger }) {
+export function createHistoryRoute(deps: {
+  db: Pick<Database, 'prisma'>;
+  auth: AuthOptions;
+  logger: Logger;
+  /** The most downloads streamed at once (SAGAFLOW_HISTORY_DOWNLOADS_MAX); another is a 503. */
+  maxDownloads: number;
+}) {
+  let downloads = 0;
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!hostAllowed(req.headers.host, deps.auth.allowedHosts))
       return answer(res, 403, `this server does not answer to host ${JSON.stringify(req.headers.host ?? '')}`);
@@ -38,6 +46,7 @@ export function createHistoryRoute(deps: { db: Pick<Database, 'prisma'>; auth: A
     const kind = match?.[1] === 'instances' ? 'instance' : 'run';
     let id = match?.[2] ?? '';
     let started = false;
+    let holding = false;
     try {
       const session = await resolveSession(deps.db.prisma, deps.auth, sessionTokenFrom(req.headers.cookie));
       if (session.state !== 'active')
@@ -48,6 +57,16 @@ export function createHistoryRoute(deps: { db: Pick<Database, 'prisma'>; auth: A
       if (decoded === null || !uuid.test(decoded))
         return answer(res, 400, `${kind} id: not a UUID (${JSON.stringify(id.slice(0, 80))})`);
       id = decoded;
+      if (downloads >= deps.maxDownloads) {
+        res.setHeader('retry-after', '10');
+        return answer(
+          res,
+          503,
+          `this control plane is already streaming ${deps.maxDownloads} history downloads (SAGAFLOW_HISTORY_DOWNLOADS_MAX); try again shortly`,
+        );
+      }
+      downloads += 1;
+      holding = true;
       const history = kind === 'run' ? await readRunHistory(deps.db, id) : await readInstanceHistory(deps.db, id);
       if (!history) return answer(res, 404, `${kind} ${id} does not exist`);
       // Streamed (ADR 0115): no content-length; the body is written page by page as the client reads it.
@@ -60,11 +79,18 @@ export function createHistoryRoute(deps: { db: Pick<Database, 'prisma'>; auth: A
       started = true;
       await writeHistory(res, deps.auth.now(), history);
     } catch (err) {
-      deps.logger.error({ err, kind, id }, 'history download failed');
+      if (err instanceof HistoryShrank)
+        deps.logger.warn(
+          { kind, id, section: err.section, reason: err.message },
+          'history download cut: rows were deleted while it was written (retention?); the client may download it again',
+        );
+      else deps.logger.error({ err, kind, id }, 'history download failed');
       // Before the first byte a proper 500; after it the status is sent, so the connection is cut
       // before the chunked body's end: the client sees a broken download, never a short document.
       if (started || res.headersSent) res.destroy();
       else answer(res, 500, 'internal error reading the history; see the control plane log');
+    } finally {
+      if (holding) downloads -= 1;
     }
   };
 }

@@ -1,5 +1,5 @@
 import type { Database } from '@sagaflow/engine';
-import { keysetPages, type HistoryDocument } from './history-pages.ts';
+import { keysetPages, tableSection, type HistoryDocument } from './history-pages.ts';
 
 type Db = Pick<Database, 'prisma'>;
 
@@ -20,114 +20,139 @@ export async function readRunHistory(db: Db, runId: string): Promise<HistoryDocu
     head: run,
     stillThere: async () => (await p.flowRun.findUnique({ where: { id: runId }, select: { id: true } })) !== null,
     sections: [
-      {
+      tableSection(p, {
         key: 'steps',
-        pages: () =>
-          keysetPages((after: { sequence: number } | undefined, take) =>
-            p.actionRun.findMany({
-              where: { ...byRun, ...(after ? { sequence: { gt: after.sequence } } : {}) },
-              orderBy: { sequence: 'asc' },
-              take,
-            }),
-          ),
-      },
-      {
+        table: 'action_runs',
+        where: `t.run_id = $1::uuid`,
+        owner: runId,
+        order: [['sequence', 'int']],
+        read: (after: { sequence: number } | undefined, take) =>
+          p.actionRun.findMany({
+            where: { ...byRun, ...(after ? { sequence: { gt: after.sequence } } : {}) },
+            orderBy: { sequence: 'asc' },
+            take,
+          }),
+      }),
+      tableSection(p, {
         key: 'compensations',
-        pages: () =>
-          keysetPages((after: { rollback_level: number; ordinal: number } | undefined, take) =>
-            p.compensationRun.findMany({
-              where: {
-                ...byRun,
-                ...(after
-                  ? {
-                      OR: [
-                        { rollback_level: { gt: after.rollback_level } },
-                        { rollback_level: after.rollback_level, ordinal: { gt: after.ordinal } },
-                      ],
-                    }
-                  : {}),
-              },
-              orderBy: [{ rollback_level: 'asc' }, { ordinal: 'asc' }],
-              take,
-            }),
-          ),
-      },
-      {
-        key: 'events',
-        pages: () =>
-          keysetPages((after: { id: bigint } | undefined, take) =>
-            p.flowEvent.findMany({
-              where: { ...byRun, ...(after ? { id: { gt: after.id } } : {}) },
-              orderBy: { id: 'asc' },
-              take,
-            }),
-          ),
-      },
-      {
-        key: 'signals',
-        pages: () =>
-          keysetPages((after: { seq: bigint } | undefined, take) =>
-            p.signal.findMany({
-              where: { ...byRun, ...(after ? { seq: { gt: after.seq } } : {}) },
-              orderBy: { seq: 'asc' },
-              take,
-            }),
-          ),
-      },
-      {
-        key: 'timers',
-        pages: () =>
-          keysetPages((after: { sequence: number } | undefined, take) =>
-            p.timer.findMany({
-              where: { ...byRun, ...(after ? { sequence: { gt: after.sequence } } : {}) },
-              orderBy: { sequence: 'asc' },
-              take,
-            }),
-          ),
-      },
-      {
-        key: 'anomalies',
-        pages: () =>
-          keysetPages((after: { at: Date; id: bigint } | undefined, take) =>
-            p.anomalyLog.findMany({
-              where: { ...byRun, ...(after ? afterAtId(after) : {}) },
-              orderBy: [{ at: 'asc' }, { id: 'asc' }],
-              take,
-            }),
-          ),
-      },
-      {
-        key: 'repairs',
-        pages: () =>
-          keysetPages((after: { at: Date; id: string } | undefined, take) =>
-            p.repairCommand.findMany({
-              where: {
-                AND: [
-                  {
+        table: 'compensation_runs',
+        where: `t.run_id = $1::uuid`,
+        owner: runId,
+        order: [
+          ['rollback_level', 'int'],
+          ['ordinal', 'int'],
+        ],
+        read: (after: { rollback_level: number; ordinal: number } | undefined, take) =>
+          p.compensationRun.findMany({
+            where: {
+              ...byRun,
+              ...(after
+                ? {
                     OR: [
-                      { target_type: 'run', target_id: runId },
-                      { target_type: 'step', target_id: { startsWith: `${runId}#` } },
+                      { rollback_level: { gt: after.rollback_level } },
+                      { rollback_level: after.rollback_level, ordinal: { gt: after.ordinal } },
                     ],
-                  },
-                  ...(after ? [afterAtId(after)] : []),
-                ],
-              },
-              orderBy: [{ at: 'asc' }, { id: 'asc' }],
-              take,
-            }),
-          ),
-      },
-      {
+                  }
+                : {}),
+            },
+            orderBy: [{ rollback_level: 'asc' }, { ordinal: 'asc' }],
+            take,
+          }),
+      }),
+      tableSection(p, {
+        key: 'events',
+        table: 'flow_events',
+        where: `t.run_id = $1::uuid`,
+        owner: runId,
+        order: [['id', 'bigint']],
+        read: (after: { id: bigint } | undefined, take) =>
+          p.flowEvent.findMany({
+            where: { ...byRun, ...(after ? { id: { gt: after.id } } : {}) },
+            orderBy: { id: 'asc' },
+            take,
+          }),
+      }),
+      tableSection(p, {
+        key: 'signals',
+        table: 'signals',
+        where: `t.run_id = $1::uuid`,
+        owner: runId,
+        order: [['seq', 'bigint']],
+        read: (after: { seq: bigint } | undefined, take) =>
+          p.signal.findMany({
+            where: { ...byRun, ...(after ? { seq: { gt: after.seq } } : {}) },
+            orderBy: { seq: 'asc' },
+            take,
+          }),
+      }),
+      tableSection(p, {
+        key: 'timers',
+        table: 'timers',
+        where: `t.run_id = $1::uuid`,
+        owner: runId,
+        order: [['sequence', 'int']],
+        read: (after: { sequence: number } | undefined, take) =>
+          p.timer.findMany({
+            where: { ...byRun, ...(after ? { sequence: { gt: after.sequence } } : {}) },
+            orderBy: { sequence: 'asc' },
+            take,
+          }),
+      }),
+      tableSection(p, {
+        key: 'anomalies',
+        table: 'anomaly_log',
+        where: `t.run_id = $1::uuid`,
+        owner: runId,
+        order: [
+          ['at', 'timestamptz'],
+          ['id', 'bigint'],
+        ],
+        read: (after: { at: Date; id: bigint } | undefined, take) =>
+          p.anomalyLog.findMany({
+            where: { ...byRun, ...(after ? afterAtId(after) : {}) },
+            orderBy: [{ at: 'asc' }, { id: 'asc' }],
+            take,
+          }),
+      }),
+      tableSection(p, {
+        key: 'repairs',
+        table: 'repair_commands',
+        where: `(t.target_type = 'run' and t.target_id = $1::text) or (t.target_type = 'step' and t.target_id like $1::text || '#%')`,
+        owner: runId,
+        order: [
+          ['at', 'timestamptz'],
+          ['id', 'uuid'],
+        ],
+        read: (after: { at: Date; id: string } | undefined, take) =>
+          p.repairCommand.findMany({
+            where: {
+              AND: [
+                {
+                  OR: [
+                    { target_type: 'run', target_id: runId },
+                    { target_type: 'step', target_id: { startsWith: `${runId}#` } },
+                  ],
+                },
+                ...(after ? [afterAtId(after)] : []),
+              ],
+            },
+            orderBy: [{ at: 'asc' }, { id: 'asc' }],
+            take,
+          }),
+      }),
+      tableSection(p, {
         key: 'outbox',
-        pages: () =>
-          keysetPages((after: { seq: bigint } | undefined, take) =>
-            p.outboxMessage.findMany({
-              where: { source_kind: 'flow', source_id: runId, ...(after ? { seq: { gt: after.seq } } : {}) },
-              orderBy: { seq: 'asc' },
-              take,
-            }),
-          ),
-      },
+        table: 'outbox',
+        where: `t.source_kind = 'flow' and t.source_id = $1::text`,
+        owner: runId,
+        order: [['seq', 'bigint']],
+        read: (after: { seq: bigint } | undefined, take) =>
+          p.outboxMessage.findMany({
+            where: { source_kind: 'flow', source_id: runId, ...(after ? { seq: { gt: after.seq } } : {}) },
+            orderBy: { seq: 'asc' },
+            take,
+          }),
+      }),
       {
         key: 'childRunIds',
         pages: async function* () {

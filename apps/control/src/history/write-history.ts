@@ -45,7 +45,8 @@ async function send(res: ServerResponse, chunk: string): Promise<void> {
  * have written it whole: each section's rows as they are read, a page at a time. A client that
  * disconnects stops the reads (no statement is issued after it goes; none holds a connection
  * between pages). If the head row is gone at the end (retention pruned the run meanwhile) the body
- * is cut before its end rather than finished as a complete-looking partial document.
+ * is cut before its end rather than finished as a complete-looking partial document; if a section
+ * lost rows meanwhile, its pages throw `HistoryShrank`, which the route answers the same way.
  */
 export async function writeHistory(res: ServerResponse, exportedAt: Date, doc: HistoryDocument): Promise<void> {
   try {

@@ -42,17 +42,22 @@ async function spawnControlPlane(
   return { child, url, err: () => err };
 }
 
-/** GET `path`, paused (the client reads no further) once `seen` has arrived. */
+/**
+ * GET `path`, paused (the client reads no further) once `seen` has arrived; with the chunks received
+ * so far (fix45: the test first dropped them, so no body could parse).
+ */
 function openPausedAt(url: string, path: string, cookie: string, seen: string) {
-  return new Promise<IncomingMessage>((resolve, reject) => {
+  return new Promise<{ res: IncomingMessage; chunks: Buffer[] }>((resolve, reject) => {
     const req = request(`${url}${path}`, { headers: { cookie } }, (res) => {
       let text = '';
+      const chunks: Buffer[] = [];
       const onData = (b: Buffer) => {
+        chunks.push(b);
         if (text.length < 200_000) text += b.toString('latin1');
         if (text.includes(seen)) {
           res.pause();
           res.off('data', onData);
-          resolve(res);
+          resolve({ res, chunks });
         }
       };
       res.on('data', onData);
@@ -65,9 +70,8 @@ function openPausedAt(url: string, path: string, cookie: string, seen: string) {
 }
 
 /** Reads the rest of a paused response; the number of steps in the document, or -1 if it is not JSON. */
-function stepsRead(res: IncomingMessage) {
+function stepsRead({ res, chunks }: { res: IncomingMessage; chunks: Buffer[] }) {
   return new Promise<number>((resolve) => {
-    const chunks: Buffer[] = [];
     res.on('data', (b: Buffer) => chunks.push(b));
     res.on('error', () => undefined);
     res.on('close', () => {
@@ -148,7 +152,9 @@ describe('review 45: slow history downloads of large rows', () => {
           `${failed.length} of 20 downloads broke before their first page arrived; control plane exit ${String(code)} ${String(signal)}: ${server.err().match(/FATAL ERROR[^\n]*/)?.[0] ?? server.err().slice(-400)}`,
         );
       }
-      const paused = settled.map((s) => (s as PromiseFulfilledResult<IncomingMessage>).value);
+      const paused = settled.map(
+        (s) => (s as PromiseFulfilledResult<{ res: IncomingMessage; chunks: Buffer[] }>).value,
+      );
       // Every download has its first page in hand and is waiting for its client; now all read on.
       const counts = await Promise.all(paused.map(stepsRead));
       expect(server.child.exitCode).toBeNull();
