@@ -51,6 +51,8 @@ const schema = z.object({
    * client reads (ADR 0115, review 45).
    */
   SAGAFLOW_HISTORY_DOWNLOADS_MAX: z.coerce.number().int().min(1).max(1000).default(32),
+  /** How long a download's client may read nothing before the download is closed and its slot freed. */
+  SAGAFLOW_HISTORY_DOWNLOAD_STALL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
   /** Sign-in, sessions and the API's defences (ADR 0015). */
   ...authSettings,
   /**

@@ -116,7 +116,13 @@ export async function startControlPlane(
   let ready = false;
   const metrics = openMetricsEndpoint(env, { db, logger, sweeps: () => engine.sweepProgress.figures() });
   const readyz = createReadyzHandler({ db, logger, timeoutMs: env.SAGAFLOW_READY_TIMEOUT_MS, started: () => ready });
-  const history = createHistoryRoute({ db, auth, logger, maxDownloads: env.SAGAFLOW_HISTORY_DOWNLOADS_MAX });
+  const history = createHistoryRoute({
+    db,
+    auth,
+    logger,
+    maxDownloads: env.SAGAFLOW_HISTORY_DOWNLOADS_MAX,
+    stallMs: env.SAGAFLOW_HISTORY_DOWNLOAD_STALL_SECONDS * 1000,
+  });
   const server = createHttpServer({
     engine,
     db,

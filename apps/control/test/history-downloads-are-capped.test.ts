@@ -86,4 +86,49 @@ describe('history downloads are capped per control plane', () => {
     expect((JSON.parse(a) as { steps: unknown[] }).steps).toHaveLength(40);
     expect((JSON.parse(b) as { steps: unknown[] }).steps).toHaveLength(40);
   }, 120_000);
+
+  it('a client that reads nothing past the stall limit is cut off, and its slot serves the next download', async () => {
+    const stalling = await startControlPlane(
+      parseEnv({
+        DATABASE_URL: await testDatabaseUrl('history_stall'),
+        CONTROL_PORT: '0',
+        LOG_LEVEL: 'silent',
+        SAGAFLOW_HISTORY_DOWNLOADS_MAX: '1',
+        SAGAFLOW_HISTORY_DOWNLOAD_STALL_SECONDS: '1',
+      }),
+    );
+    try {
+      const viewer = await signInCookie(stalling.url, await createTestOperator(stalling, 'viewer'));
+      const q = stalling.db.driver.query.bind(stalling.db.driver);
+      const id = (
+        await q<{ id: string }>(
+          `insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input, started_at, finished_at)
+           values ('stall.flow', 1, 'Completed', '{}'::jsonb, now(), now()) returning id::text as id`,
+        )
+      )[0]!.id;
+      await q(
+        `insert into "sagaflow"."action_runs" (run_id, sequence, name, status, input, output)
+         select $1::uuid, g, 'step-' || g, 'Completed', '{}'::jsonb, jsonb_build_object('blob', repeat(md5(g::text), 12500))
+           from generate_series(1, 40) g`,
+        [id],
+      );
+      const path = `/history/runs/${id}`;
+      // The only slot, taken by a client that never reads: the server closes it once the limit passes.
+      const stalled = await open(stalling.url, path, viewer);
+      expect(stalled.statusCode).toBe(200);
+      // Until the server gives the slot up, each next download is a 503 (the paused client sees no
+      // close while it reads nothing: ask again until one is served).
+      let next = await open(stalling.url, path, viewer);
+      for (let i = 0; next.statusCode === 503 && i < 300; i++) {
+        await readAll(next);
+        await new Promise((r) => setTimeout(r, 100));
+        next = await open(stalling.url, path, viewer);
+      }
+      expect(next.statusCode).toBe(200);
+      stalled.destroy();
+      expect((JSON.parse(await readAll(next)) as { steps: unknown[] }).steps).toHaveLength(40);
+    } finally {
+      await stalling.stop();
+    }
+  }, 120_000);
 });

@@ -7,7 +7,7 @@ import { roleAllows } from '../auth/roles.ts';
 import { sessionTokenFrom } from '../auth/session-cookie.ts';
 import { hostAllowed } from '../http/host-allowed.ts';
 import { HistoryShrank } from './history-pages.ts';
-import { writeHistory } from './write-history.ts';
+import { ClientStalled, writeHistory } from './write-history.ts';
 import { readInstanceHistory } from './read-instance-history.ts';
 import { readRunHistory } from './read-run-history.ts';
 
@@ -33,6 +33,8 @@ export function createHistoryRoute(deps: {
   logger: Logger;
   /** The most downloads streamed at once (SAGAFLOW_HISTORY_DOWNLOADS_MAX); another is a 503. */
   maxDownloads: number;
+  /** How long a client may read nothing before its download is closed (SAGAFLOW_HISTORY_DOWNLOAD_STALL_SECONDS). */
+  stallMs: number;
 }) {
   let downloads = 0;
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -77,9 +79,14 @@ export function createHistoryRoute(deps: {
       });
       if (req.method === 'HEAD') return void res.end();
       started = true;
-      await writeHistory(res, deps.auth.now(), history);
+      await writeHistory(res, deps.auth.now(), history, deps.stallMs);
     } catch (err) {
-      if (err instanceof HistoryShrank)
+      if (err instanceof ClientStalled)
+        deps.logger.warn(
+          { kind, id, stallSeconds: err.stallMs / 1000 },
+          'history download closed: its client read nothing for the stall limit (SAGAFLOW_HISTORY_DOWNLOAD_STALL_SECONDS); it may download it again',
+        );
+      else if (err instanceof HistoryShrank)
         deps.logger.warn(
           { kind, id, section: err.section, reason: err.message },
           'history download cut: rows were deleted while it was written (retention?); the client may download it again',

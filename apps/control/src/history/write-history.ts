@@ -10,6 +10,13 @@ const chunkChars = 48 * 1024;
 /** Thrown inside the writer when the client went away: the download stops reading. */
 class ClientGone extends Error {}
 
+/** Thrown when the client read nothing for the stall limit: the connection is closed, its slot freed. */
+export class ClientStalled extends Error {
+  constructor(readonly stallMs: number) {
+    super(`the client read nothing for ${stallMs / 1000} s`);
+  }
+}
+
 /**
  * JSON.stringify with two-space indentation that writes bigint ids and sequences as strings (JSON
  * has no 64-bit integers), its lines after the first indented by `indent`: a value written where
@@ -25,18 +32,24 @@ function jsonAt(value: unknown, indent: string): string {
  * holds more than a page ahead of the client. A client that disconnects ends the wait and the
  * download (`ClientGone`).
  */
-async function send(res: ServerResponse, chunk: string): Promise<void> {
+async function sendChunk(res: ServerResponse, chunk: string, stallMs: number): Promise<void> {
   if (res.destroyed || res.writableEnded) throw new ClientGone();
   if (res.write(chunk)) return;
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
+  // A client that stops reading would hold its download slot (and its page) for ever: past the stall
+  // limit without a drain, the connection is closed (SAGAFLOW_HISTORY_DOWNLOAD_STALL_SECONDS).
+  const drained = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => finish(false), stallMs);
+    const finish = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off('drain', onDrain);
+      res.off('close', onDrain);
+      resolve(ok);
     };
-    res.on('drain', done);
-    res.on('close', done);
+    const onDrain = () => finish(true);
+    res.on('drain', onDrain);
+    res.on('close', onDrain);
   });
+  if (!drained) throw new ClientStalled(stallMs);
   if (res.destroyed) throw new ClientGone();
 }
 
@@ -48,7 +61,13 @@ async function send(res: ServerResponse, chunk: string): Promise<void> {
  * is cut before its end rather than finished as a complete-looking partial document; if a section
  * lost rows meanwhile, its pages throw `HistoryShrank`, which the route answers the same way.
  */
-export async function writeHistory(res: ServerResponse, exportedAt: Date, doc: HistoryDocument): Promise<void> {
+export async function writeHistory(
+  res: ServerResponse,
+  exportedAt: Date,
+  doc: HistoryDocument,
+  stallMs: number,
+): Promise<void> {
+  const send = (r: ServerResponse, chunk: string) => sendChunk(r, chunk, stallMs);
   try {
     await send(
       res,
