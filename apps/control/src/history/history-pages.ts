@@ -110,9 +110,13 @@ export function tableSection<R extends object>(db: Sql, spec: TableSectionSpec<R
   const sizesAfter = async (after: R | undefined, look: number): Promise<number[]> => {
     const beyond = after === undefined ? undefined : keyAt('>', after, 2);
     const limit = `$${2 + (beyond?.params.length ?? 0)}::int`;
+    // The size of a row is taken only of the rows the limit kept: measured in the same select as the
+    // filter, it would be computed for every row the plan sorts, which is every row of the section
+    // past `after` when the planner expects few (an outlier run under a table's average statistics).
     const rows = await db.$queryRawUnsafe<{ bytes: number }[]>(
-      `select octet_length(t::text)::float8 as bytes from ${from}${beyond ? ` and ${beyond.sql}` : ''}
-        order by ${columns} limit ${limit}`,
+      `select octet_length(s::text)::float8 as bytes
+         from (select t.* from ${from}${beyond ? ` and ${beyond.sql}` : ''} order by ${columns} limit ${limit}) s
+        order by ${spec.order.map(([c]) => `s.${c}`).join(', ')}`,
       spec.owner,
       ...(beyond?.params ?? []),
       look,

@@ -1,8 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
+import { controlProcess, type ControlProcess } from '../../support/control-process.ts';
 import { createTestOperator, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
 import { parseEnv } from '../../../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
@@ -10,8 +9,6 @@ import { startControlPlane, type ControlPlane } from '../../../src/start-control
 const events = 30_000;
 const blob = 2_000;
 const mb = 1024 * 1024;
-
-const root = fileURLToPath(new URL('../../../../../', import.meta.url));
 
 /** A process's resident memory now (VmRSS) or at its peak since the last reset (VmHWM), in bytes (Linux /proc). */
 function rss(pid: number, field: 'VmRSS' | 'VmHWM'): number {
@@ -23,40 +20,6 @@ function rss(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 /** Resets a process's peak to its current resident size (clear_refs 5, Linux >= 4.0). */
 function resetPeakRss(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
-}
-
-/**
- * A real control plane process on `databaseUrl`, its old space capped at 1 GB as the product runs it
- * (ADR 0044); resolves with its URL once it listens.
- */
-async function spawnControlPlane(databaseUrl: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    ['--max-old-space-size=1024', '--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/main.ts'],
-    {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: databaseUrl,
-        CONTROL_PORT: '0',
-        LOG_LEVEL: 'info',
-        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /"url":"(http:\/\/[^"]+)","msg":"control plane listening"/.exec(out);
-      if (m?.[1]) resolve(m[1]);
-    });
-    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('exit', (code) => reject(new Error(`control plane exited before listening (${code}): ${err}`)));
-  });
-  return { child, url };
 }
 
 /**
@@ -122,25 +85,28 @@ describe('review 41: a history download holds a bounded amount of the control pl
    * how far the server's peak RSS rose above what it held before the second request.
    */
   async function download(path: string): Promise<{ bytes: number; grewMb: number }> {
-    const server = await spawnControlPlane(databaseUrl);
+    // The heap cap the product runs with (ADR 0044).
+    const server = controlProcess(
+      { DATABASE_URL: databaseUrl, CONTROL_PORT: '0', SAGAFLOW_MONITOR_INTERVAL_MS: '3600000' },
+      ['--max-old-space-size=1024'],
+    );
     try {
+      const url = await server.listening;
       // The first request of a fresh process also pays its start-up once (code compiled, the ORM's
       // first queries, the heap grown): measured that way a streamed download rose 21-93 MB. The
       // second download of the same history is what each download costs a process that serves them.
-      await measuredDownload(server, path);
-      return await measuredDownload(server, path);
+      await measuredDownload(server, url, path);
+      return await measuredDownload(server, url, path);
     } finally {
-      const exited = new Promise((r) => server.child.once('exit', r));
-      if (server.child.exitCode === null) server.child.kill('SIGTERM');
-      await exited;
+      await server.stop();
     }
   }
 
-  async function measuredDownload(server: { child: ChildProcess; url: string }, path: string) {
+  async function measuredDownload(server: ControlProcess, url: string, path: string) {
     const pid = server.child.pid ?? 0;
     const before = rss(pid, 'VmRSS');
     resetPeakRss(pid);
-    const res = await fetch(`${server.url}${path}`, { headers: { cookie } });
+    const res = await fetch(`${url}${path}`, { headers: { cookie } });
     expect(res.status).toBe(200);
     // Read the body as it comes and keep none of it.
     let bytes = 0;

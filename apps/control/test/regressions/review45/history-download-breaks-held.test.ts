@@ -1,47 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request, type IncomingMessage } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
+import { controlProcess, logLinesAtLeast } from '../../support/control-process.ts';
 import { createTestOperator, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
 import { parseEnv } from '../../../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
-
-const root = fileURLToPath(new URL('../../../../../', import.meta.url));
-
-/** A control plane process of its own, logging at info; its log lines are kept. */
-async function spawnControlPlane(databaseUrl: string) {
-  const lines: string[] = [];
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/main.ts'],
-    {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: databaseUrl,
-        CONTROL_PORT: '0',
-        LOG_LEVEL: 'info',
-        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let partial = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (d: Buffer) => {
-      const text = partial + d.toString();
-      const parts = text.split('\n');
-      partial = parts.pop() ?? '';
-      lines.push(...parts);
-      const m = /"url":"(http:\/\/[^"]+)","msg":"control plane listening"/.exec(text);
-      if (m?.[1]) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`control plane exited before listening (${code})`)));
-  });
-  const errors = () => lines.filter((l) => (JSON.parse(l) as { level: number }).level >= 50);
-  return { child, url, errors };
-}
 
 function open(url: string, cookie: string) {
   return new Promise<IncomingMessage>((resolve, reject) => {
@@ -113,10 +76,14 @@ describe('review 45 (held): a download that breaks', () => {
   });
 
   it('mid-body disconnects log no error and leave no session busy; a failed page read breaks the transfer', async () => {
-    const server = await spawnControlPlane(databaseUrl);
-    const exited = new Promise((r) => server.child.once('exit', r));
+    const server = controlProcess({
+      DATABASE_URL: databaseUrl,
+      CONTROL_PORT: '0',
+      SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
+    });
+    const errors = () => logLinesAtLeast(server.output(), 50);
     try {
-      const url = `${server.url}/history/runs/${runId}`;
+      const url = `${await server.listening}/history/runs/${runId}`;
       for (let i = 0; i < 8; i++) {
         const res = await open(url, cookie);
         expect(res.statusCode).toBe(200);
@@ -127,7 +94,7 @@ describe('review 45 (held): a download that breaks', () => {
       const whole = await readAll(await open(url, cookie));
       expect(whole.complete).toBe(true);
       expect((JSON.parse(whole.body) as { events: unknown[] }).events).toHaveLength(3000);
-      expect(server.errors()).toEqual([]);
+      expect(errors()).toEqual([]);
       const busy = await plane.db.driver.query<{ n: number }>(
         `select count(*)::int as n from pg_stat_activity
           where datname = current_database() and pid <> pg_backend_pid() and backend_type = 'client backend'
@@ -155,10 +122,9 @@ describe('review 45 (held): a download that breaks', () => {
         expect(broken.body).toContain('"events": [');
       });
       expect(lockedRes).not.toBeNull();
-      expect(server.errors().filter((l) => l.includes('history download failed'))).toHaveLength(1);
+      expect(errors().filter((l) => l.includes('history download failed'))).toHaveLength(1);
     } finally {
-      if (server.child.exitCode === null) server.child.kill('SIGTERM');
-      await exited;
+      await server.stop();
     }
   }, 120_000);
 });

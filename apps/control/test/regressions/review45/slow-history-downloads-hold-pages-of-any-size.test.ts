@@ -1,46 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request, type IncomingMessage } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
+import { controlProcess } from '../../support/control-process.ts';
 import { createTestOperator, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
 import { parseEnv } from '../../../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
-
-const root = fileURLToPath(new URL('../../../../../', import.meta.url));
-
-/** A control plane process with its old space capped at 1 GB as the product runs it (ADR 0044). */
-async function spawnControlPlane(
-  databaseUrl: string,
-): Promise<{ child: ChildProcess; url: string; err: () => string }> {
-  let err = '';
-  const child = spawn(
-    process.execPath,
-    ['--max-old-space-size=1024', '--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/main.ts'],
-    {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: databaseUrl,
-        CONTROL_PORT: '0',
-        LOG_LEVEL: 'info',
-        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  child.stderr?.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (d: Buffer) => {
-      out = (out + d.toString()).slice(-20_000);
-      const m = /"url":"(http:\/\/[^"]+)","msg":"control plane listening"/.exec(out);
-      if (m?.[1]) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`control plane exited before listening (${code}): ${err}`)));
-  });
-  return { child, url, err: () => err };
-}
 
 /**
  * GET `path`, paused (the client reads no further) once `seen` has arrived; with the chunks received
@@ -136,12 +100,17 @@ describe('review 45: slow history downloads of large rows', () => {
   });
 
   it('twenty downloads paused by their clients leave the control plane serving them all to the end', async () => {
-    const server = await spawnControlPlane(databaseUrl);
-    const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
+    // The heap cap the product runs with (ADR 0044).
+    const server = controlProcess(
+      { DATABASE_URL: databaseUrl, CONTROL_PORT: '0', SAGAFLOW_MONITOR_INTERVAL_MS: '3600000' },
+      ['--max-old-space-size=1024'],
+    );
+    const exited = server.exited.then((e) => e.code);
     try {
+      const url = await server.listening;
       const path = `/history/runs/${runId}`;
       const settled = await Promise.allSettled(
-        Array.from({ length: 20 }, () => openPausedAt(server.url, path, cookie, '"steps": [\n    {')),
+        Array.from({ length: 20 }, () => openPausedAt(url, path, cookie, '"steps": [\n    {')),
       );
       const failed = settled.filter((s) => s.status === 'rejected');
       if (failed.length > 0) {
@@ -149,7 +118,7 @@ describe('review 45: slow history downloads of large rows', () => {
         const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 5000))]);
         const signal = server.child.signalCode;
         throw new Error(
-          `${failed.length} of 20 downloads broke before their first page arrived; control plane exit ${String(code)} ${String(signal)}: ${server.err().match(/FATAL ERROR[^\n]*/)?.[0] ?? server.err().slice(-400)}`,
+          `${failed.length} of 20 downloads broke before their first page arrived; control plane exit ${String(code)} ${String(signal)}: ${server.stderr().match(/FATAL ERROR[^\n]*/)?.[0] ?? server.stderr().slice(-400)}`,
         );
       }
       const paused = settled.map(
@@ -160,8 +129,7 @@ describe('review 45: slow history downloads of large rows', () => {
       expect(server.child.exitCode).toBeNull();
       expect(counts).toEqual(Array.from({ length: 20 }, () => 100));
     } finally {
-      if (server.child.exitCode === null) server.child.kill('SIGTERM');
-      await exited;
+      await server.stop();
     }
   }, 240_000);
 });
