@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
+import { wholeDocument } from './support/history-downloads.ts';
 import { createTestOperator, signInCookie, testDatabaseUrl } from './support/test-plane.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
-
-/** The document as the download wrote it before it streamed: one JSON.stringify of the whole, bigints as strings. */
-const whole = (value: unknown) =>
-  JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
 
 /**
  * ADR 0115: the history download is streamed in keyset pages (more rows than a page here in every
@@ -128,7 +125,7 @@ describe('the history download streams the same document, page by page', () => {
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const text = await res.text();
     const p = plane.db.prisma;
-    const expected = whole({
+    const expected = wholeDocument({
       exportedAt: new Date((JSON.parse(text) as { exportedAt: string }).exportedAt),
       kind: 'run',
       run: await p.flowRun.findUnique({ where: { id: runId } }),
@@ -166,7 +163,7 @@ describe('the history download streams the same document, page by page', () => {
       where: { source_kind: 'process', source_id: instanceId },
       orderBy: { seq: 'asc' },
     });
-    const expected = whole({
+    const expected = wholeDocument({
       exportedAt: new Date((JSON.parse(text) as { exportedAt: string }).exportedAt),
       kind: 'instance',
       instance: await p.sagaInstance.findUnique({ where: { id: instanceId } }),

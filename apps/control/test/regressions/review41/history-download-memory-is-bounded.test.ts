@@ -2,9 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
 import { controlProcess, type ControlProcess } from '../../support/control-process.ts';
-import { createTestOperator, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
-import { parseEnv } from '../../../src/env.ts';
-import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
+import { historyPlane } from '../../support/history-downloads.ts';
+import type { ControlPlane } from '../../../src/start-control-plane.ts';
 
 const events = 30_000;
 const blob = 2_000;
@@ -39,22 +38,10 @@ describe('review 41: a history download holds a bounded amount of the control pl
   let runId = '';
   let instanceId = '';
   beforeAll(async () => {
-    databaseUrl = await testDatabaseUrl('r41_download');
     // The plane in this process seeds and makes the operator; a plane of its own serves the downloads.
-    plane = await startControlPlane(
-      parseEnv({
-        DATABASE_URL: databaseUrl,
-        CONTROL_PORT: '0',
-        LOG_LEVEL: 'silent',
-        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
-      }),
-    );
-    cookie = await signInCookie(plane.url, await createTestOperator(plane, 'viewer'));
-    const [run] = await plane.db.driver.query<{ id: string }>(
-      `insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input, started_at, finished_at)
-       values ('r41.long', 1, 'Completed', '{}'::jsonb, now(), now()) returning id::text as id`,
-    );
-    runId = run?.id ?? '';
+    const h = await historyPlane('r41_download');
+    ({ plane, databaseUrl, cookie } = h);
+    runId = await h.completedRun('r41.long');
     await plane.db.driver.query(
       `insert into "sagaflow"."flow_events" (run_id, type, sequence, data, at)
        select $1::uuid, 'step.completed', g, jsonb_build_object('blob', repeat(md5(g::text), $3::int / 32)), now()

@@ -1,37 +1,9 @@
-import { request, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
 import { controlProcess, logLinesAtLeast } from '../../support/control-process.ts';
-import { createTestOperator, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
-import { parseEnv } from '../../../src/env.ts';
-import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
-
-function open(url: string, cookie: string) {
-  return new Promise<IncomingMessage>((resolve, reject) => {
-    const req = request(url, { headers: { cookie } }, resolve);
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** Reads a response to its end or its break: the body, and whether the transfer completed. */
-function readAll(res: IncomingMessage) {
-  return new Promise<{ body: string; complete: boolean }>((resolve) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (b: Buffer) => chunks.push(b));
-    res.on('error', () => undefined);
-    res.on('close', () => resolve({ body: Buffer.concat(chunks).toString('utf8'), complete: res.complete }));
-  });
-}
-
-const isJson = (text: string) => {
-  try {
-    JSON.parse(text);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { historyPlane, openPaused, parsedOrNull, readRest } from '../../support/history-downloads.ts';
+import type { ControlPlane } from '../../../src/start-control-plane.ts';
 
 /**
  * Review 45, ADR 0115 §2 (held): clients that disconnect mid-body leave no error in the log and no
@@ -44,23 +16,10 @@ describe('review 45 (held): a download that breaks', () => {
   let cookie = '';
   let runId = '';
   beforeAll(async () => {
-    databaseUrl = await testDatabaseUrl('r45_breaks');
-    plane = await startControlPlane(
-      parseEnv({
-        DATABASE_URL: databaseUrl,
-        CONTROL_PORT: '0',
-        LOG_LEVEL: 'silent',
-        SAGAFLOW_MONITOR_INTERVAL_MS: '3600000',
-      }),
-    );
-    cookie = await signInCookie(plane.url, await createTestOperator(plane, 'viewer'));
-    const q = plane.db.driver.query.bind(plane.db.driver);
-    runId = (
-      await q<{ id: string }>(
-        `insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input, started_at, finished_at)
-         values ('r45.breaks', 1, 'Completed', '{}'::jsonb, now(), now()) returning id::text as id`,
-      )
-    )[0]!.id;
+    const h = await historyPlane('r45_breaks');
+    ({ plane, databaseUrl, cookie } = h);
+    const q = h.query;
+    runId = await h.completedRun('r45.breaks');
     await q(
       `insert into "sagaflow"."flow_events" (run_id, type, sequence, data)
        select $1::uuid, 'step.completed', g, jsonb_build_object('blob', repeat(md5(g::text), 100)) from generate_series(1, 3000) g`,
@@ -85,14 +44,14 @@ describe('review 45 (held): a download that breaks', () => {
     try {
       const url = `${await server.listening}/history/runs/${runId}`;
       for (let i = 0; i < 8; i++) {
-        const res = await open(url, cookie);
+        const res = await openPaused(url, cookie);
         expect(res.statusCode).toBe(200);
-        await new Promise<void>((r) => res.once('data', () => r()));
+        await new Promise<void>((r) => res.once('data', () => r()).resume());
         res.destroy();
       }
       // The server is still serving, whole.
-      const whole = await readAll(await open(url, cookie));
-      expect(whole.complete).toBe(true);
+      const whole = await readRest(await openPaused(url, cookie));
+      expect(whole.broken).toBe(false);
       expect((JSON.parse(whole.body) as { events: unknown[] }).events).toHaveLength(3000);
       expect(errors()).toEqual([]);
       const busy = await plane.db.driver.query<{ n: number }>(
@@ -106,8 +65,8 @@ describe('review 45 (held): a download that breaks', () => {
       let lockedRes: IncomingMessage | null = null;
       await plane.db.driver.transaction(async (tx) => {
         await tx.exec('lock table "sagaflow"."timers" in access exclusive mode');
-        lockedRes = await open(url, cookie);
-        const reading = readAll(lockedRes);
+        lockedRes = await openPaused(url, cookie);
+        const reading = readRest(lockedRes);
         let waiting: { pid: number }[] = [];
         while (waiting.length === 0) {
           waiting = await plane.db.driver.query<{ pid: number }>(
@@ -117,8 +76,8 @@ describe('review 45 (held): a download that breaks', () => {
         }
         await plane.db.driver.query('select pg_terminate_backend($1)', [waiting[0]!.pid]);
         const broken = await reading;
-        expect(broken.complete).toBe(false);
-        expect(isJson(broken.body)).toBe(false);
+        expect(broken.broken).toBe(true);
+        expect(parsedOrNull(broken.body)).toBeNull();
         expect(broken.body).toContain('"events": [');
       });
       expect(lockedRes).not.toBeNull();

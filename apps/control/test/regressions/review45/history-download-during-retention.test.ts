@@ -1,9 +1,7 @@
-import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
-import { createTestOperator, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
-import { parseEnv } from '../../../src/env.ts';
-import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
+import { historyPlane, openPausedAt, parsedOrNull, readRest } from '../../support/history-downloads.ts';
+import type { ControlPlane } from '../../../src/start-control-plane.ts';
 
 /**
  * Review 45, ADR 0115 §2: a streamed history download is no longer one snapshot, and "the same cut
@@ -25,57 +23,11 @@ import { startControlPlane, type ControlPlane } from '../../../src/start-control
 const transitions = 120;
 const detailChars = 400_000;
 
-/** Opens GET `path` and answers the response, paused once `seen` appears in what was received. */
-function openPausedAt(url: string, path: string, cookie: string, seen: string) {
-  return new Promise<{ res: IncomingMessage; chunks: Buffer[] }>((resolve, reject) => {
-    const req = request(`${url}${path}`, { headers: { cookie } }, (res) => {
-      const chunks: Buffer[] = [];
-      let text = '';
-      const onData = (b: Buffer) => {
-        chunks.push(b);
-        if (text.length < 1_000_000) text += b.toString('latin1');
-        if (text.includes(seen)) {
-          res.pause();
-          res.off('data', onData);
-          resolve({ res, chunks });
-        }
-      };
-      res.on('data', onData);
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-/** Reads the rest of a paused response: the body, or the error the transfer ended with. */
-function readRest(res: IncomingMessage, chunks: Buffer[]) {
-  return new Promise<{ body: string; broken: boolean }>((resolve) => {
-    let broken = false;
-    res.on('data', (b: Buffer) => chunks.push(b));
-    res.on('aborted', () => (broken = true));
-    res.on('error', () => (broken = true));
-    res.on('close', () => resolve({ body: Buffer.concat(chunks).toString('utf8'), broken: broken || !res.complete }));
-    res.resume();
-  });
-}
-
-function parsedOrNull(body: string): Record<string, unknown[]> | null {
-  try {
-    return JSON.parse(body) as Record<string, unknown[]>;
-  } catch {
-    return null;
-  }
-}
-
 describe('review 45: a prune during a history download', () => {
   let plane: ControlPlane;
   let cookie = '';
   beforeAll(async () => {
-    plane = await startControlPlane(
-      parseEnv({ DATABASE_URL: await testDatabaseUrl('r45_retention'), CONTROL_PORT: '0', LOG_LEVEL: 'silent' }),
-    );
-    cookie = await signInCookie(plane.url, await createTestOperator(plane, 'viewer'));
+    ({ plane, cookie } = await historyPlane('r45_retention'));
   }, 120_000);
   afterAll(async () => {
     await plane?.stop();
@@ -101,8 +53,7 @@ describe('review 45: a prune during a history download', () => {
 
     // Page 1 (50 rows of ~400 KB) has been read once its first row arrives; the client stops reading.
     const { res, chunks } = await openPausedAt(
-      plane.url,
-      `/history/instances/${instanceId}`,
+      `${plane.url}/history/instances/${instanceId}`,
       cookie,
       '"transitions": [\n    {',
     );
@@ -140,7 +91,7 @@ describe('review 45: a prune during a history download', () => {
       [runId, detailChars, transitions],
     );
 
-    const { res, chunks } = await openPausedAt(plane.url, `/history/runs/${runId}`, cookie, '"outbox": [\n    {');
+    const { res, chunks } = await openPausedAt(`${plane.url}/history/runs/${runId}`, cookie, '"outbox": [\n    {');
     expect(res.statusCode).toBe(200);
 
     const report = await plane.engine.retention.prune({ olderThanSeconds: 86_400 });

@@ -1,44 +1,8 @@
-import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
-import { apiClient, createTestOperator, signInCookie, testDatabaseUrl } from '../../support/test-plane.ts';
-import { parseEnv } from '../../../src/env.ts';
-import { startControlPlane, type ControlPlane } from '../../../src/start-control-plane.ts';
-
-const whole = (value: unknown) =>
-  JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
-
-/** GET `path`, paused (the client reads no further) once `seen` has arrived; the bytes so far kept. */
-function openPausedAt(url: string, path: string, cookie: string, seen: string) {
-  return new Promise<{ res: IncomingMessage; chunks: Buffer[] }>((resolve, reject) => {
-    const req = request(`${url}${path}`, { headers: { cookie } }, (res) => {
-      const chunks: Buffer[] = [];
-      let text = '';
-      const onData = (b: Buffer) => {
-        chunks.push(b);
-        if (text.length < 500_000) text += b.toString('latin1');
-        if (text.includes(seen)) {
-          res.pause();
-          res.off('data', onData);
-          resolve({ res, chunks });
-        }
-      };
-      res.on('data', onData);
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-function readRest(res: IncomingMessage, chunks: Buffer[]) {
-  return new Promise<Buffer>((resolve, reject) => {
-    res.on('data', (b: Buffer) => chunks.push(b));
-    res.on('error', reject);
-    res.on('end', () => resolve(Buffer.concat(chunks)));
-    res.resume();
-  });
-}
+import { historyPlane, openPausedAt, readRest, wholeDocument } from '../../support/history-downloads.ts';
+import { apiClient } from '../../support/test-plane.ts';
+import type { ControlPlane } from '../../../src/start-control-plane.ts';
 
 /**
  * Review 45, ADR 0115 §2, attacks that held: multi-byte text across the writer's chunks and the
@@ -50,11 +14,9 @@ describe('review 45 (held): the streamed history download', () => {
   let cookie = '';
   let runId = '';
   beforeAll(async () => {
-    plane = await startControlPlane(
-      parseEnv({ DATABASE_URL: await testDatabaseUrl('r45_held_download'), CONTROL_PORT: '0', LOG_LEVEL: 'silent' }),
-    );
-    cookie = await signInCookie(plane.url, await createTestOperator(plane, 'viewer'));
-    const q = plane.db.driver.query.bind(plane.db.driver);
+    const h = await historyPlane('r45_held_download');
+    ({ plane, cookie } = h);
+    const q = h.query;
     runId = (
       await q<{ id: string }>(
         `insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input, output, started_at, finished_at)
@@ -78,11 +40,11 @@ describe('review 45 (held): the streamed history download', () => {
   });
 
   it('multi-byte text comes out byte for byte as one JSON.stringify of the whole, read slowly', async () => {
-    const { res, chunks } = await openPausedAt(plane.url, `/history/runs/${runId}`, cookie, '"events": [');
-    const body = (await readRest(res, chunks)).toString('utf8');
+    const { res, chunks } = await openPausedAt(`${plane.url}/history/runs/${runId}`, cookie, '"events": [');
+    const { body } = await readRest(res, chunks);
     expect(body).not.toContain('\uFFFD');
     const p = plane.db.prisma;
-    const expected = whole({
+    const expected = wholeDocument({
       exportedAt: new Date((JSON.parse(body) as { exportedAt: string }).exportedAt),
       kind: 'run',
       run: await p.flowRun.findUnique({ where: { id: runId } }),
@@ -117,7 +79,7 @@ describe('review 45 (held): the streamed history download', () => {
     );
     const path = `/history/runs/${bigId}`;
     const paused = await Promise.all(
-      Array.from({ length: 10 }, () => openPausedAt(plane.url, path, cookie, '"events": [\n    {')),
+      Array.from({ length: 10 }, () => openPausedAt(`${plane.url}${path}`, cookie, '"events": [\n    {')),
     );
     // No session of the plane's pools is inside a statement or a transaction for them.
     const busy = await plane.db.driver.query<{ state: string; query: string }>(
@@ -137,8 +99,8 @@ describe('review 45 (held): the streamed history download', () => {
     expect((JSON.parse(await another.text()) as { events: unknown[] }).events).toHaveLength(400);
 
     for (const { res, chunks } of paused) {
-      const b = await readRest(res, chunks);
-      expect((JSON.parse(b.toString('utf8')) as { events: unknown[] }).events).toHaveLength(1200);
+      const { body } = await readRest(res, chunks);
+      expect((JSON.parse(body) as { events: unknown[] }).events).toHaveLength(1200);
     }
   }, 90_000);
 });
