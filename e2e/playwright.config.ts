@@ -18,6 +18,7 @@ const ownStack = [
   'instance-history-paging',
   'instance-repairs',
   'instances',
+  'kept-draft-instance',
   'outbox-bulk-requeue',
   'outbox-requeue',
   'run-states',

@@ -65,7 +65,8 @@ test('a draft open when the session ends is announced on sign-in, offered again 
 
   await endSessionsElsewhere(base, name, first, second);
   await page.waitForURL(/\/sign-in\?/, { timeout: 30_000 });
-  await expect(page.getByTestId('sign-in-notice')).toContainText('The repair draft you had open was not applied');
+  // Whose draft it is (ADR 0120): whoever reads the sign-in page may not be the operator who drafted it.
+  await expect(page.getByTestId('sign-in-notice')).toContainText(`The repair draft ${name} had open was not applied`);
   await expectNoSeriousAxeViolation(page);
 
   await signIn(page, name, second);

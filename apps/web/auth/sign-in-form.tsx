@@ -1,19 +1,55 @@
 'use client';
 
 import { useMutation } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
+import { dropKeptDraftsNotOf, keptDraftOwners } from '@/repairs/kept-draft';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 
-/** Name and password; on success a full load of the page the operator came from. */
-export function SignInForm({ next, notice }: { next: string; notice: string | null }) {
+const listed = (names: string[]) =>
+  names.length <= 1 ? (names[0] ?? '') : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]}`;
+
+/**
+ * What sign-in says of the repair drafts a session ended with (ADR 0117, ADR 0120): whose they are, since
+ * whoever reads it may not be that operator, and that only that operator gets them back.
+ */
+export function keptDraftNotice(owners: string[]): string {
+  const who = listed(owners);
+  return owners.length === 1
+    ? `Your session has ended. The repair draft ${who} had open was not applied: it is kept in this tab, and its page shows it again, as it was left, after ${who} signs in again. Signing in as someone else drops it.`
+    : `Your session has ended. The repair drafts ${who} had open were not applied: they are kept in this tab, and their pages show them again, as they were left, after their operator signs in again. Signing in drops the drafts of the others.`;
+}
+
+/**
+ * Name and password; on success a full load of the page the operator came from. Drafts another operator
+ * left kept in this tab are dropped on signing in (ADR 0120).
+ */
+export function SignInForm({
+  next,
+  notice,
+  draftKept = false,
+}: {
+  next: string;
+  notice: string | null;
+  /** The session ended with a repair draft open (`draft=kept`): the notice names whose, from the tab. */
+  draftKept?: boolean;
+}) {
   const trpc = useTRPC();
   const [name, setName] = useState('');
   const [password, setPassword] = useState('');
+  // Read after mount: the server has no sessionStorage, and the first render must match its HTML.
+  const [owners, setOwners] = useState<string[]>([]);
+  useEffect(() => {
+    if (draftKept) setOwners(keptDraftOwners());
+  }, [draftKept]);
+  const shown = owners.length > 0 ? keptDraftNotice(owners) : notice;
   const signIn = useMutation(
     trpc.auth.signIn.mutationOptions({
-      // A full load, not a client navigation: every query starts again with the new session.
-      onSuccess: () => window.location.assign(next),
+      onSuccess: (data) => {
+        dropKeptDraftsNotOf(data.operator.name);
+        // A full load, not a client navigation: every query starts again with the new session.
+        window.location.assign(next);
+      },
     }),
   );
   const onSubmit = (e: FormEvent) => {
@@ -24,9 +60,9 @@ export function SignInForm({ next, notice }: { next: string; notice: string | nu
   return (
     <form className="panel sign-in" onSubmit={onSubmit} aria-labelledby="sign-in-title">
       <h1 id="sign-in-title">Sign in to Sagaflow</h1>
-      {notice && !failure ? (
+      {shown && !failure ? (
         <p className="notice" role="status" data-testid="sign-in-notice">
-          {notice}
+          {shown}
         </p>
       ) : null}
       <label>

@@ -2,9 +2,9 @@
 
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useRoleAllows } from '@/auth/use-session';
-import type { BulkDraft } from '@/repairs/bulk-draft';
+import { isBulkDraft, useKeptDraft } from '@/repairs/use-kept-draft';
 import { BulkDraftPanel } from '@/repairs/bulk-draft-panel';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
@@ -28,7 +28,14 @@ export function DeadOutbox({ now }: { now: number }) {
   const canRepair = useRoleAllows('operator');
   const [open, setOpen] = useState(false);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
-  const [bulk, setBulk] = useState<BulkDraft | null>(null);
+  // The open bulk draft is kept in this tab while open, so a session ending under it does not lose it (use-kept-draft.ts).
+  const keptBulk = useKeptDraft('dead-outbox-bulk', isBulkDraft);
+  const bulk = keptBulk.open;
+  // A bulk draft offered again after the session ended opens the list it was drafted from.
+  const restored = bulk?.restored === true;
+  useEffect(() => {
+    if (restored) setOpen(true);
+  }, [restored]);
   const lag = useQuery(trpc.outbox.lag.queryOptions(undefined, { refetchInterval: refreshMs }));
   const total = lag.data?.dead ?? 0;
   const dead = useQuery(
@@ -37,7 +44,7 @@ export function DeadOutbox({ now }: { now: number }) {
       { refetchInterval: refreshMs, enabled: open && (total > 0 || selected.size > 0 || bulk !== null) },
     ),
   );
-  if (total === 0 && !open) return null;
+  if (total === 0 && !open && bulk === null) return null;
   const rows = dead.data ?? [];
   return (
     <details
@@ -59,13 +66,19 @@ export function DeadOutbox({ now }: { now: number }) {
           The {shownAtMost} longest dead of {total}; requeue these and the next ones show.
         </p>
       ) : null}
-      {canRepair ? <OutboxRequeueBar rows={rows} selected={selected} onSelect={setSelected} onDraft={setBulk} /> : null}
+      {canRepair ? (
+        <OutboxRequeueBar rows={rows} selected={selected} onSelect={setSelected} onDraft={keptBulk.start} />
+      ) : null}
       {bulk ? (
         <BulkDraftPanel
-          key={bulk.idempotencyKey}
-          draft={bulk}
-          onClose={() => setBulk(null)}
+          key={bulk.draft.idempotencyKey}
+          draft={bulk.draft}
+          onClose={keptBulk.close}
           onApplied={() => setSelected(new Set())}
+          initialReason={bulk.initialReason}
+          onReasonChange={keptBulk.reasonChanged}
+          onSent={keptBulk.sent}
+          restored={bulk.restored}
         />
       ) : null}
       {dead.data && rows.length === 0 ? <p className="empty">No outbox row is Dead now.</p> : null}

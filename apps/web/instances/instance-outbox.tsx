@@ -3,11 +3,11 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useRoleAllows } from '@/auth/use-session';
-import type { BulkDraft } from '@/repairs/bulk-draft';
 import { BulkDraftPanel } from '@/repairs/bulk-draft-panel';
 import { useDraftOpener } from '@/repairs/draft-focus';
 import { RepairDraftPanel } from '@/repairs/repair-draft-panel';
-import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
+import { newKey } from '@/repairs/repair-draft-types';
+import { isBulkDraft, isOneDraft, useKeptDraft, type OneDraft } from '@/repairs/use-kept-draft';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ScrollBox } from '@/ui/scroll-box';
 import { AllSelectBox, RowSelectBox } from '@/ui/select-box';
@@ -28,13 +28,22 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
   const canRepair = useRoleAllows('operator');
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [draft, setDraft] = useState<{ command: DraftCommand; title: string } | null>(null);
+  // A row's draft and the bulk draft are each kept in this tab while open (use-kept-draft.ts).
+  const kept = useKeptDraft(
+    'outbox',
+    (d): d is OneDraft =>
+      isOneDraft(d) &&
+      'outboxId' in d.command.target &&
+      outbox.some((o) => o.id === (d.command.target as { outboxId: string }).outboxId),
+  );
+  const draft = kept.open;
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
-  const [bulk, setBulk] = useState<BulkDraft | null>(null);
+  const keptBulk = useKeptDraft('outbox-bulk', isBulkDraft);
+  const bulk = keptBulk.open;
   const opener = useDraftOpener();
   const requeue = (o: OutboxRow) => {
     opener.remember();
-    setDraft({
+    kept.start({
       command: {
         kind: 'outbox.requeue',
         target: { outboxId: o.id },
@@ -61,14 +70,18 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
         </p>
       ) : null}
       {canRepair ? (
-        <OutboxRequeueBar rows={outbox} selected={selected} onSelect={setSelected} onDraft={setBulk} />
+        <OutboxRequeueBar rows={outbox} selected={selected} onSelect={setSelected} onDraft={keptBulk.start} />
       ) : null}
       {bulk ? (
         <BulkDraftPanel
-          key={bulk.idempotencyKey}
-          draft={bulk}
-          onClose={() => setBulk(null)}
+          key={bulk.draft.idempotencyKey}
+          draft={bulk.draft}
+          onClose={keptBulk.close}
           onApplied={() => setSelected(new Set())}
+          initialReason={bulk.initialReason}
+          onReasonChange={keptBulk.reasonChanged}
+          onSent={keptBulk.sent}
+          restored={bulk.restored}
         />
       ) : null}
       {outbox.length === 0 ? (
@@ -153,16 +166,20 @@ export function InstanceOutbox({ outbox, now }: { outbox: InstanceDetail['outbox
       )}
       {draft ? (
         <RepairDraftPanel
-          key={draft.command.idempotencyKey}
-          draft={draft.command}
-          title={draft.title}
+          key={draft.draft.command.idempotencyKey}
+          draft={draft.draft.command}
+          title={draft.draft.title}
           noun="outbox row"
-          onRedraft={(next) => setDraft({ ...draft, command: next })}
+          onRedraft={(next) => kept.start({ ...draft.draft, command: next })}
           onClose={() => {
             opener.returnFocus();
-            setDraft(null);
+            kept.close();
           }}
           onApplied={() => void queryClient.invalidateQueries(trpc.instances.get.pathFilter())}
+          initialReason={draft.initialReason}
+          onReasonChange={kept.reasonChanged}
+          onSent={kept.sent}
+          restored={draft.restored}
         />
       ) : null}
     </section>

@@ -5,7 +5,8 @@ import { useId, useState } from 'react';
 import { useRoleAllows } from '@/auth/use-session';
 import { useDraftOpener } from '@/repairs/draft-focus';
 import { RepairDraftPanel } from '@/repairs/repair-draft-panel';
-import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
+import { newKey } from '@/repairs/repair-draft-types';
+import { isOneDraft, useKeptDraft, type OneDraft } from '@/repairs/use-kept-draft';
 import { formInput, SchemaForm } from '@/repairs/schema-form';
 import { useTRPC } from '@/trpc/trpc-context';
 import type { InstanceDetail } from './instance-types';
@@ -23,7 +24,13 @@ export function InstanceRepairs({ detail }: { detail: InstanceDetail }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
   const ids = useId();
-  const [draft, setDraft] = useState<{ command: DraftCommand; title: string } | null>(null);
+  // The open, unapplied draft is kept in this tab under the instance's page, like a run's (use-kept-draft.ts).
+  const kept = useKeptDraft(
+    'repairs',
+    (d): d is OneDraft =>
+      isOneDraft(d) && 'instanceId' in d.command.target && d.command.target.instanceId === detail.instance.id,
+  );
+  const draft = kept.open;
   const [openCommand, setOpenCommand] = useState<string | null>(null);
   const [values, setValues] = useState<Record<string, string>>({});
   const [formError, setFormError] = useState<string | null>(null);
@@ -37,7 +44,7 @@ export function InstanceRepairs({ detail }: { detail: InstanceDetail }) {
   };
   const start = (kind: string, params: Record<string, unknown>, title: string) => {
     opener.remember();
-    setDraft({ command: { ...base, kind, params, idempotencyKey: newKey() }, title });
+    kept.start({ command: { ...base, kind, params, idempotencyKey: newKey() }, title });
   };
   const quarantined = instance.status === 'QUARANTINED';
   const deadOutbox = detail.outbox.filter((o) => o.status === 'Dead').length;
@@ -151,16 +158,20 @@ export function InstanceRepairs({ detail }: { detail: InstanceDetail }) {
       ) : null}
       {draft ? (
         <RepairDraftPanel
-          key={draft.command.idempotencyKey}
-          draft={draft.command}
-          title={draft.title}
+          key={draft.draft.command.idempotencyKey}
+          draft={draft.draft.command}
+          title={draft.draft.title}
           noun="instance"
-          onRedraft={(next) => setDraft({ ...draft, command: next })}
+          onRedraft={(next) => kept.start({ ...draft.draft, command: next })}
           onClose={() => {
             opener.returnFocus();
-            setDraft(null);
+            kept.close();
           }}
           onApplied={() => void queryClient.invalidateQueries(trpc.instances.get.pathFilter())}
+          initialReason={draft.initialReason}
+          onReasonChange={kept.reasonChanged}
+          onSent={kept.sent}
+          restored={draft.restored}
         />
       ) : null}
     </section>

@@ -3,7 +3,7 @@
 import { useInfiniteQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useState } from 'react';
-import type { BulkDraft } from '@/repairs/bulk-draft';
+import { isBulkDraft, useKeptDraft } from '@/repairs/use-kept-draft';
 import { BulkDraftPanel } from '@/repairs/bulk-draft-panel';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
@@ -41,7 +41,9 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
   const trpc = useTRPC();
   const now = useNow();
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
-  const [bulk, setBulk] = useState<BulkDraft | null>(null);
+  // The open bulk draft is kept in this tab while open, so a session ending under it does not lose it (use-kept-draft.ts).
+  const keptBulk = useKeptDraft('bulk', isBulkDraft);
+  const bulk = keptBulk.open;
   const instances = useInfiniteQuery(
     trpc.instances.page.infiniteQueryOptions(instancesPageInputFor(filter), {
       getNextPageParam: (last) => last.nextCursor ?? undefined,
@@ -98,16 +100,20 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
       ) : null}
       {bulk ? (
         <BulkDraftPanel
-          key={bulk.idempotencyKey}
-          draft={bulk}
-          onClose={() => setBulk(null)}
+          key={bulk.draft.idempotencyKey}
+          draft={bulk.draft}
+          onClose={keptBulk.close}
           onApplied={() => setSelected(new Set())}
+          initialReason={bulk.initialReason}
+          onReasonChange={keptBulk.reasonChanged}
+          onSent={keptBulk.sent}
+          restored={bulk.restored}
         />
       ) : null}
       {shown && shown.length > 0 ? (
         <>
           <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="instance">
-            <InstanceBulkRepairPicker instances={shown} selected={selected} onDraft={setBulk} />
+            <InstanceBulkRepairPicker instances={shown} selected={selected} onDraft={keptBulk.start} />
           </SelectionBar>
           <InstancesTable instances={shown} now={now} selected={selected} onSelect={setSelected} />
         </>

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { apiErrorInfo } from '@/trpc/api-error';
 import { useTRPC } from '@/trpc/trpc-context';
 import { ScrollBox } from '@/ui/scroll-box';
@@ -34,15 +34,30 @@ export function BulkDraftPanel({
   draft,
   onClose,
   onApplied,
+  initialReason = '',
+  onReasonChange,
+  onSent,
+  restored = false,
 }: {
   draft: BulkDraft;
   onClose: () => void;
   /** Called once the bulk was sent (applied or held for approval): the list clears its selection. */
   onApplied: () => void;
+  /** The reason as typed before (a draft kept over an ended session, use-kept-draft.ts). */
+  initialReason?: string;
+  onReasonChange?: (reason: string) => void;
+  /** The bulk went through (applied, held for approval, or found decided): nothing is left to keep. */
+  onSent?: () => void;
+  /** Offered again after the session ended while it was open: it says so, and its reason takes focus. */
+  restored?: boolean;
 }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const [reason, setReason] = useState('');
+  const [reason, setReason] = useState(initialReason);
+  const reasonInput = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (restored) reasonInput.current?.focus();
+  }, [restored]);
   // One submit per draft: a second Enter before the form re-rendered does not send the bulk again.
   const sending = useRef(false);
   const preview = useQuery(
@@ -54,7 +69,10 @@ export function BulkDraftPanel({
   );
   const apply = useMutation(
     trpc.repairs.applyBulk.mutationOptions({
-      onSuccess: onApplied,
+      onSuccess: () => {
+        onSent?.();
+        onApplied();
+      },
       onSettled: async () => {
         await queryClient.invalidateQueries(trpc.runs.page.pathFilter());
         await queryClient.invalidateQueries(trpc.instances.page.pathFilter());
@@ -77,6 +95,12 @@ export function BulkDraftPanel({
         <strong>{draft.title}</strong> for {plural(draft.items.length, draft.noun)}
         {leftOut > 0 ? `; ${plural(leftOut, draft.noun)} left out (${why})` : ''}.
       </p>
+      {restored && apply.isIdle ? (
+        <p className="notice notice-warn" role="status" data-testid="repair-restored">
+          Your session ended while this bulk draft was open: none of it was applied. Here it is as you left it; check
+          what it would do now, then apply it or close it.
+        </p>
+      ) : null}
       {preview.isError ? (
         <p className="notice notice-bad" role="alert">
           Could not preview: {apiErrorInfo(preview.error).message}
@@ -149,11 +173,15 @@ export function BulkDraftPanel({
           <label>
             Reason (required, kept in each {draft.noun}’s audit row){' '}
             <input
+              ref={reasonInput}
               data-testid="bulk-reason"
               required
               maxLength={1000}
               value={reason}
-              onChange={(e) => setReason(e.target.value)}
+              onChange={(e) => {
+                setReason(e.target.value);
+                onReasonChange?.(e.target.value);
+              }}
             />
           </label>{' '}
           <button

@@ -1,22 +1,15 @@
 'use client';
 
 import { useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
-import { useRoleAllows, useSession } from '@/auth/use-session';
+import { useRef } from 'react';
+import { useRoleAllows } from '@/auth/use-session';
 import { useDraftOpener } from '@/repairs/draft-focus';
-import { dropKeptDraft, keepDraft, readKeptDraft } from '@/repairs/kept-draft';
 import { RepairDraftPanel } from '@/repairs/repair-draft-panel';
 import { newKey, type DraftCommand } from '@/repairs/repair-draft-types';
+import { isOneDraft, useKeptDraft, type OneDraft } from '@/repairs/use-kept-draft';
 import type { RunDetail } from '@/trpc/api-types';
 import { useTRPC } from '@/trpc/trpc-context';
 import { RunRepairForms } from './run-repair-forms';
-
-interface Draft {
-  command: DraftCommand;
-  title: string;
-  /** Offered again after the session ended while it was open. */
-  restored?: boolean;
-}
 
 /** The repairs that take no parameters: one click drafts them. */
 const buttonRepairs = ['run.kick', 'run.cancel', 'run.expire', 'run.terminate'] as const;
@@ -49,55 +42,22 @@ export function RunRepairs({
   const canRepair = useRoleAllows('operator');
   const trpc = useTRPC();
   const queryClient = useQueryClient();
-  const me = useSession().data?.operator.name;
-  const [draft, setDraft] = useState<Draft | null>(null);
   const heading = useRef<HTMLHeadingElement>(null);
   const opener = useDraftOpener(heading);
-  // The open, unapplied draft is kept in this tab (kept-draft.ts) under the run's page, with its reason as
-  // typed, so a session that ends under it does not lose it (review 42).
-  const page = `/runs/${run.id}`;
-  const reason = useRef('');
-  const keep = (d: Draft | null) => {
-    if (d && me) keepDraft(page, { command: d.command, title: d.title, reason: reason.current, operator: me });
-    else dropKeptDraft(page);
-  };
-  // Once the operator is known: a draft kept when its session ended comes back (never applied by itself);
-  // any other kept draft is stale (the page was left with it open) and is dropped.
-  const checked = useRef(false);
-  useEffect(() => {
-    if (!me || checked.current) return;
-    checked.current = true;
-    const kept = readKeptDraft(page);
-    if (
-      kept?.sessionEnded &&
-      kept.operator === me &&
-      'runId' in kept.command.target &&
-      kept.command.target.runId === run.id
-    ) {
-      reason.current = kept.reason;
-      setDraft({ command: kept.command, title: kept.title, restored: true });
-      keepDraft(page, { ...kept, sessionEnded: false });
-    } else if (kept) dropKeptDraft(page);
-  }, [me, page, run.id]);
-  // Leaving the page with the draft open (a link, not the session ending) leaves nothing kept behind.
-  useEffect(
-    () => () => {
-      if (!readKeptDraft(page)?.sessionEnded) dropKeptDraft(page);
-    },
-    [page],
+  // The open, unapplied draft is kept in this tab under the run's page, with its reason as typed, so a
+  // session that ends under it does not lose it (ADR 0117, use-kept-draft.ts).
+  const kept = useKeptDraft(
+    'repairs',
+    (d): d is OneDraft => isOneDraft(d) && 'runId' in d.command.target && d.command.target.runId === run.id,
   );
+  const open = kept.open;
   const safe = run.safeRepairs as readonly string[];
   const kinds = buttonRepairs.filter((k) => safe.includes(k));
   // An open draft stays while the run moves on (polling), so its outcome or conflict is still shown.
-  if (!canRepair || (safe.length === 0 && draft === null)) return null;
-  const open = (next: Draft) => {
-    reason.current = '';
-    setDraft(next);
-    keep(next);
-  };
+  if (!canRepair || (safe.length === 0 && open === null)) return null;
   const start = (command: DraftCommand) => {
     opener.remember();
-    open({ command, title: repairLabels[command.kind] ?? command.kind });
+    kept.start({ command, title: repairLabels[command.kind] ?? command.kind });
   };
   return (
     <section id="repairs" data-testid="run-repairs">
@@ -125,26 +85,24 @@ export function RunRepairs({
         ))}
       </div>
       <RunRepairForms run={run} steps={steps} compensations={compensations} safe={safe} onDraft={start} />
-      {draft ? (
+      {open ? (
         <RepairDraftPanel
-          key={draft.command.idempotencyKey}
-          draft={draft.command}
-          title={draft.title}
-          noun={'stepSequence' in draft.command.target || 'compensation' in draft.command.target ? 'step' : 'run'}
-          onRedraft={(next) => open({ command: next, title: draft.title })}
+          key={open.draft.command.idempotencyKey}
+          draft={open.draft.command}
+          title={open.draft.title}
+          noun={
+            'stepSequence' in open.draft.command.target || 'compensation' in open.draft.command.target ? 'step' : 'run'
+          }
+          onRedraft={(next) => kept.start({ command: next, title: open.draft.title })}
           onClose={() => {
             opener.returnFocus();
-            setDraft(null);
-            keep(null);
+            kept.close();
           }}
           onApplied={() => void queryClient.invalidateQueries(trpc.runs.get.pathFilter())}
-          initialReason={draft.restored ? reason.current : ''}
-          onReasonChange={(r) => {
-            reason.current = r;
-            keep(draft);
-          }}
-          onSent={() => keep(null)}
-          restored={draft.restored}
+          initialReason={open.initialReason}
+          onReasonChange={kept.reasonChanged}
+          onSent={kept.sent}
+          restored={open.restored}
         />
       ) : null}
     </section>

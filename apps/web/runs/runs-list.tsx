@@ -13,7 +13,7 @@ import { SelectionBar } from '@/ui/selection-bar';
 import { StaleBanner } from '@/ui/stale-banner';
 import { useNow } from '@/ui/use-now';
 import { BulkDraftPanel } from '@/repairs/bulk-draft-panel';
-import type { BulkDraft } from '@/repairs/bulk-draft';
+import { isBulkDraft, useKeptDraft } from '@/repairs/use-kept-draft';
 import { BulkRepairPicker } from './bulk-repair';
 import { RunStatusCounts } from './run-status-counts';
 import { RunsFilterBar } from './runs-filter-bar';
@@ -31,7 +31,9 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
   const trpc = useTRPC();
   const now = useNow();
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
-  const [bulk, setBulk] = useState<BulkDraft | null>(null);
+  // The open bulk draft is kept in this tab while open, so a session ending under it does not lose it (use-kept-draft.ts).
+  const keptBulk = useKeptDraft('bulk', isBulkDraft);
+  const bulk = keptBulk.open;
   const runs = useInfiniteQuery(
     trpc.runs.page.infiniteQueryOptions(pageInputFor(filter), {
       getNextPageParam: (last) => last.nextCursor ?? undefined,
@@ -70,16 +72,20 @@ export function RunsList({ filter }: { filter: RunsFilter }) {
       ) : null}
       {bulk ? (
         <BulkDraftPanel
-          key={bulk.idempotencyKey}
-          draft={bulk}
-          onClose={() => setBulk(null)}
+          key={bulk.draft.idempotencyKey}
+          draft={bulk.draft}
+          onClose={keptBulk.close}
           onApplied={() => setSelected(new Set())}
+          initialReason={bulk.initialReason}
+          onReasonChange={keptBulk.reasonChanged}
+          onSent={keptBulk.sent}
+          restored={bulk.restored}
         />
       ) : null}
       {shown && shown.length > 0 ? (
         <>
           <SelectionBar count={selected.size} onClear={() => setSelected(new Set())} noun="run">
-            <BulkRepairPicker runs={shown} selected={selected} onDraft={setBulk} />
+            <BulkRepairPicker runs={shown} selected={selected} onDraft={keptBulk.start} />
           </SelectionBar>
           <RunsTable runs={shown} now={now} selected={selected} onSelect={setSelected} />
         </>

@@ -12,13 +12,18 @@ export default async function SignInPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const params = await searchParams;
-  const notice =
-    one(params.ended) !== undefined
-      ? one(params.draft) === 'kept'
-        ? 'Your session has ended. The repair draft you had open was not applied: it is kept in this tab, and its page shows it again, as you left it, after you sign in.'
-        : 'Your session has ended. Sign in again to go back where you were.'
-      : one(params.signedOut) !== undefined
-        ? 'You are signed out.'
-        : null;
-  return <SignInForm next={safeNextPath(one(params.next))} notice={notice} />;
+  const ended = one(params.ended) !== undefined;
+  const notice = ended
+    ? 'Your session has ended. Sign in again to go back where you were.'
+    : one(params.signedOut) !== undefined
+      ? 'You are signed out.'
+      : null;
+  // Whose draft is kept is read from the tab itself (kept-draft.ts), by the form once in the browser.
+  return (
+    <SignInForm
+      next={safeNextPath(one(params.next))}
+      notice={notice}
+      draftKept={ended && one(params.draft) === 'kept'}
+    />
+  );
 }
