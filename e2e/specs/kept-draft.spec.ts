@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import type { Page } from '@playwright/test';
 import { storageStatePath } from '../fixtures/accounts.ts';
 import { expectNoSeriousAxeViolation } from '../fixtures/page-checks.ts';
-import { mutateViaConsole, savedSessionCookie } from '../fixtures/sign-in-accounts.ts';
+import { endSessionsElsewhere, newOperator, signInOnPage as signIn } from '../fixtures/session-end.ts';
+import { savedSessionCookie } from '../fixtures/sign-in-accounts.ts';
 import { expect, startWaitingReservation, test } from '../fixtures/test.ts';
 
 /**
@@ -13,43 +12,13 @@ import { expect, startWaitingReservation, test } from '../fixtures/test.ts';
  */
 test.use({ storageState: { cookies: [], origins: [] } });
 
-async function signIn(page: Page, name: string, password: string): Promise<void> {
-  await page.getByLabel('Name').fill(name);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-async function newOperator(base: string): Promise<{ name: string; first: string; second: string }> {
-  const name = `e2e-kept-${randomUUID().slice(0, 8)}`;
-  const first = 'first password of this one';
-  await mutateViaConsole(base, savedSessionCookie('admin'), 'operators.create', {
-    name,
-    displayName: name,
-    role: 'operator',
-    password: first,
-  });
-  return { name, first, second: 'second password of this one' };
-}
-
-/** Ends every other session of `name` by changing its password from another session. */
-async function endSessionsElsewhere(base: string, name: string, current: string, next: string): Promise<void> {
-  const res = await fetch(`${base}/api/trpc/auth.signIn`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', origin: base },
-    body: JSON.stringify({ name, password: current }),
-  });
-  const cookie = /sagaflow_session=([^;]+)/.exec(res.headers.getSetCookie().join(';'))?.[1];
-  if (res.status !== 200 || !cookie) throw new Error(`sign-in as ${name}: ${res.status}`);
-  await mutateViaConsole(base, cookie, 'auth.changePassword', { currentPassword: current, newPassword: next });
-}
-
 test('a draft open when the session ends is announced on sign-in, offered again as typed, and applied once', async ({
   page,
   baseURL,
   playwright,
 }) => {
   const base = baseURL ?? '';
-  const { name, first, second } = await newOperator(base);
+  const { name, first, second } = await newOperator(base, savedSessionCookie('admin'));
   const operator = await playwright.request.newContext({ storageState: storageStatePath('operator') });
   const runId = await startWaitingReservation(operator);
   await operator.dispose();
@@ -102,7 +71,7 @@ test('a draft open when the session ends is announced on sign-in, offered again 
 
 test('a draft left open by leaving the page is not offered again', async ({ page, baseURL, playwright }) => {
   const base = baseURL ?? '';
-  const { name, first } = await newOperator(base);
+  const { name, first } = await newOperator(base, savedSessionCookie('admin'));
   const operator = await playwright.request.newContext({ storageState: storageStatePath('operator') });
   const runId = await startWaitingReservation(operator);
   await operator.dispose();
