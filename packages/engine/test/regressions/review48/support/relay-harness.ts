@@ -20,6 +20,8 @@ export interface Delivery {
  */
 export async function startSink(db: Database, poison: (messageId: string) => boolean) {
   const deliveries: Delivery[] = [];
+  /** While `holding`, requests are recorded but not answered: delivered, not acknowledged. */
+  const hold = { holding: false, held: [] as (() => void)[] };
   const server: Server = createServer((req, res) => {
     const messageId = decodeURIComponent(String(req.headers['x-sagaflow-message-id'] ?? ''));
     req.resume();
@@ -38,6 +40,10 @@ export async function startSink(db: Database, poison: (messageId: string) => boo
           res.writeHead(500).end('poison');
           return;
         }
+        if (hold.holding) {
+          hold.held.push(() => res.writeHead(200).end('ok'));
+          return;
+        }
         res.writeHead(200).end('ok');
       })();
     });
@@ -47,6 +53,12 @@ export async function startSink(db: Database, poison: (messageId: string) => boo
   return {
     url: `http://127.0.0.1:${port}/hook`,
     deliveries,
+    hold,
+    /** Answers every held request and stops holding. */
+    release: () => {
+      hold.holding = false;
+      for (const answer of hold.held.splice(0)) answer();
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
