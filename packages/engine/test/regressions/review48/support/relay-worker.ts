@@ -2,10 +2,17 @@
 // row routed to `sink` to the webhook at argv[3], with the outbox config given as JSON in argv[4]. It waits
 // for the server (a relay booting while the test restarts PostgreSQL), prints `ready` and relays until killed.
 import { pino } from 'pino';
-import { createDatabase, EngineError, startOutboxPublisher, webhookTransport, type Database } from '../../../../src/index.ts';
+import {
+  createDatabase,
+  EngineError,
+  startOutboxPublisher,
+  webhookTransport,
+  type Database,
+} from '../../../../src/index.ts';
 
 const [url, sinkUrl, configJson] = process.argv.slice(2);
-if (!url || !sinkUrl || !configJson) throw new Error('usage: relay-worker.ts <database url> <sink url> <outbox config json>');
+if (!url || !sinkUrl || !configJson)
+  throw new Error('usage: relay-worker.ts <database url> <sink url> <outbox config json>');
 
 async function connect(target: string): Promise<Database> {
   for (let attempt = 1; ; attempt++) {
