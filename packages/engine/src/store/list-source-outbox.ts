@@ -2,6 +2,7 @@ import type { Db } from './types.ts';
 
 export interface DbSourceOutboxRow {
   id: string;
+  seq: bigint;
   message_id: string;
   type: string;
   destination: string;
@@ -16,7 +17,7 @@ export interface DbSourceOutboxRow {
 /** The outbox rows one instance or run emitted, newest first (payloads left out: a page shows what and where). */
 export async function listSourceOutbox(db: Db, sourceId: string, limit: number): Promise<DbSourceOutboxRow[]> {
   return db.$queryRaw<DbSourceOutboxRow[]>`
-    select id::text as id, message_id, type, destination, status, attempts, available_at, last_error, created_at, published_at
+    select id::text as id, seq, message_id, type, destination, status, attempts, available_at, last_error, created_at, published_at
       from "sagaflow"."outbox"
      where source_id = ${sourceId}
      order by seq desc

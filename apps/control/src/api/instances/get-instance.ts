@@ -9,7 +9,8 @@ import { toInstanceSummary } from './instance-summary.ts';
  * One instance: where it is, what it is failing on, the newest page of its transition history
  * (`instances.transitions` reads older and newer pages), and the operator
  * commands its process defines (with whether each is accepted in the instance's current state), the
- * process's states and transitions (for its drawing), its pending timeouts and its outbox rows.
+ * process's states and transitions (for its drawing), its pending timeouts and its outbox rows (the newest
+ * 100 and every older Dead one).
  * Read-only: the commands are run through `repairs`.
  */
 export const getInstanceInput = z
@@ -63,6 +64,11 @@ export const getInstance = viewerProcedure.input(getInstanceInput).query(async (
     historyTruncated: history.truncated,
     operatorCommands,
     timeouts: pending.timeouts,
+    /** Its newest 100 outbox rows, then its older Dead rows (never hidden behind later rows; ADR 0122). */
     outbox: pending.outbox,
+    /** Older rows exist than the newest 100 listed (none of them Dead unless `deadOutboxNotListed`). */
+    outboxTruncated: pending.outboxTruncated,
+    /** Dead rows of the instance `outbox` does not list (beyond 500 older ones); `sagaflow requeue --instance` finds them all. */
+    deadOutboxNotListed: pending.deadOutboxNotListed,
   };
 });

@@ -16,8 +16,9 @@ export const outboxRouter = router({
     return row;
   }),
   /**
-   * The Dead rows, the longest dead first (at most `limit`, of one destination if given): what the
-   * console's Dead outbox list and `sagaflow requeue --dead` draft a bulk requeue against.
+   * The Dead rows, the longest dead first (at most `limit`, of one destination and/or one instance if
+   * given; `after` the last row of the previous page): what the console's Dead outbox list and `sagaflow
+   * requeue --dead` / `--instance` draft a bulk requeue against.
    */
   dead: viewerProcedure
     .input(
@@ -25,9 +26,20 @@ export const outboxRouter = router({
         .object({
           limit: z.number().int().min(1).max(maxDeadOutboxRows).default(100),
           destination: z.string().min(1).max(200).optional(),
+          /** Only the Dead rows of this instance (or run): their source. */
+          instanceId: z.uuid().optional(),
+          /** The next page: the `availableAt` and `id` of the last row of the previous one. */
+          after: z.object({ availableAt: z.iso.datetime(), id: z.uuid() }).strict().optional(),
         })
         .strict()
         .optional(),
     )
-    .query(({ ctx, input }) => listDeadOutbox(ctx.db, { limit: input?.limit ?? 100, destination: input?.destination })),
+    .query(({ ctx, input }) =>
+      listDeadOutbox(ctx.db, {
+        limit: input?.limit ?? 100,
+        destination: input?.destination,
+        instanceId: input?.instanceId,
+        after: input?.after,
+      }),
+    ),
 });

@@ -9,6 +9,7 @@ import { allowOnly, idArgument, intOption, usageError, type ParsedArgs } from '.
 const maxDeadOutboxRows = 500;
 
 type Row = Pick<ApiOutputs['outbox']['get'], 'id' | 'type' | 'destination' | 'status' | 'attempts'>;
+type DeadRow = Row & Pick<ApiOutputs['outbox']['get'], 'availableAt'>;
 type PreviewItem =
   | { notFound: string }
   | { expectedHolds: boolean; applicable: boolean; blockers: string[]; actual: Record<string, unknown> };
@@ -42,7 +43,8 @@ function leftOutWhy(row: Row | null): string {
  * attempts read now. A named row that is not Dead is left out, with why, before anything is sent; the
  * rest go as ONE bulk with one idempotency key, previewed with --dry-run, applied item by item (each
  * with its own audit row), or held as one approval when the policy gates it. Exit status as a single
- * repair: 0 every item applied (or would), 2 some item not (or nothing left to send), 4 awaiting approval.
+ * repair: 0 every item applied (or would), 2 some item not (or nothing left to send, or an instance has
+ * more Dead rows than one bulk takes of it), 4 awaiting approval.
  */
 export async function bulkRequeue(ctx: CliContext, args: ParsedArgs): Promise<CommandOutcome> {
   allowOnly('requeue', args.options, [
@@ -67,7 +69,7 @@ export async function bulkRequeue(ctx: CliContext, args: ParsedArgs): Promise<Co
       'outbox.requeue needs --reason "<why>": it goes on each audit row (or preview first with --dry-run)',
     );
   const client = ctx.client();
-  const { dead, leftOut } = await gather(client, ids, instances);
+  const { dead, leftOut, more } = await gather(client, ids, instances);
   if (every)
     for (const row of await client.query<Row[]>('outbox.dead', { limit, destination: args.options.destination }))
       if (!dead.some((r) => r.id === row.id)) dead.push(row);
@@ -83,6 +85,11 @@ export async function bulkRequeue(ctx: CliContext, args: ParsedArgs): Promise<Co
     `outbox.requeue ${verb} ${dead.length} Dead row${dead.length === 1 ? '' : 's'}${
       leftOut.length > 0 ? `; ${leftOut.length} left out` : ''
     }`;
+  // "requeued 2 of 3 Dead rows; 1 not requeued (1 conflict)": what a partial bulk did, counted (review 48).
+  const partialHeadline = (verb: string, done: number, rest: string) =>
+    `outbox.requeue ${verb} ${done} of ${dead.length} Dead row${dead.length === 1 ? '' : 's'}; ${rest}${
+      leftOut.length > 0 ? `; ${leftOut.length} left out` : ''
+    }`;
   const json = (answer: unknown) => ({ command: bulk, leftOut, ...(answer as object) });
   if (dead.length === 0)
     throw new CliError(
@@ -95,12 +102,13 @@ export async function bulkRequeue(ctx: CliContext, args: ParsedArgs): Promise<Co
 
   if (dryRun) {
     const previews = await client.query<PreviewItem[]>('repairs.previewBulk', bulk);
-    const all = previews.every((p) => !('notFound' in p) && p.expectedHolds && p.applicable);
+    const would = previews.filter((p) => !('notFound' in p) && p.expectedHolds && p.applicable).length;
+    const all = would === dead.length;
     return {
-      exitCode: all ? exitCodes.done : exitCodes.refused,
+      exitCode: all && more.length === 0 ? exitCodes.done : exitCodes.refused,
       json: json({ preview: previews }),
       human: [
-        `${headline(all ? 'would requeue' : 'would NOT requeue all of')} (dry run: nothing written)`,
+        `${all ? headline('would requeue') : partialHeadline('would requeue', would, `${dead.length - would} would not`)} (dry run: nothing written)`,
         ...dead.map((r, i) => `  ${r.id}  ${r.type} → ${r.destination}, ${previewText(previews[i])}`),
         ...leftOutLines,
         `  each goes out again with its message id on the publisher's next pass; its attempts count again from 0`,
@@ -123,15 +131,20 @@ export async function bulkRequeue(ctx: CliContext, args: ParsedArgs): Promise<Co
   const retry = `  to repeat it without a second effect: --idempotency-key ${idempotencyKey}`;
   if ('items' in answer) {
     const all = answer.applied === answer.items.length;
+    // Only what was applied is counted as requeued; the rest by outcome (review 48).
+    const notApplied = answer.items.filter((i) => i.outcome !== 'applied');
+    const outcomes = [...new Set(notApplied.map((i) => i.outcome))]
+      .map((o) => `${notApplied.filter((i) => i.outcome === o).length} ${o}`)
+      .join(', ');
     return {
-      exitCode: all
-        ? exitCodes.done
-        : answer.items.some((i) => i.outcome === 'failed')
-          ? exitCodes.error
+      exitCode: answer.items.some((i) => i.outcome === 'failed')
+        ? exitCodes.error
+        : all && more.length === 0
+          ? exitCodes.done
           : exitCodes.refused,
       json: json({ result: answer }),
       human: [
-        `${headline('requeued')}: applied to ${answer.applied} of ${answer.items.length}`,
+        `${all ? headline('requeued') : partialHeadline('requeued', answer.applied, `${notApplied.length} not requeued (${outcomes})`)}: applied to ${answer.applied} of ${answer.items.length}`,
         ...answer.items.map(
           (i) =>
             `  ${i.target.id}  ${i.outcome}${i.repairId ? `, audit row ${i.repairId}` : ''}${i.message ? `: ${i.message}` : ''}`,
@@ -156,14 +169,20 @@ export async function bulkRequeue(ctx: CliContext, args: ParsedArgs): Promise<Co
   };
 }
 
-/** The named rows (each read now) and every Dead row of the named instances; the Dead ones to send, the others left out. */
+/**
+ * The named rows (each read now) and every Dead row of the named instances, read by their own query
+ * (`outbox.dead` of the instance, not the instance page's newest rows: review 48, ADR 0122), at most
+ * `maxDeadOutboxRows` of an instance, the longest dead first; the Dead ones to send, the others left
+ * out. `more` names the instances with more Dead rows than that.
+ */
 async function gather(
   client: ControlClient,
   ids: string[],
   instances: string[],
-): Promise<{ dead: Row[]; leftOut: { id: string; why: string }[] }> {
+): Promise<{ dead: Row[]; leftOut: { id: string; why: string }[]; more: string[] }> {
   const dead = new Map<string, Row>();
-  if (ids.length === 0 && instances.length === 0) return { dead: [], leftOut: [] };
+  const more: string[] = [];
+  if (ids.length === 0 && instances.length === 0) return { dead: [], leftOut: [], more };
   const leftOut: { id: string; why: string }[] = [];
   for (const id of new Set(ids)) {
     const row = await client.query<Row>('outbox.get', { id }).catch((err: unknown) => {
@@ -174,13 +193,27 @@ async function gather(
     if (row?.status === 'Dead') dead.set(row.id, row);
     else leftOut.push({ id, why: leftOutWhy(row) });
   }
-  for (const instanceId of new Set(instances)) {
-    const found = await client.query<ApiOutputs['instances']['get']>('instances.get', { id: instanceId });
-    const rows = found.outbox.filter((o) => o.status === 'Dead');
+  for (const instanceId of new Set(instances.map((i) => i.toLowerCase()))) {
+    const rows = await client.query<DeadRow[]>('outbox.dead', { instanceId, limit: maxDeadOutboxRows });
     if (rows.length === 0) leftOut.push({ id: `instance ${instanceId}`, why: 'has no Dead outbox row' });
     for (const row of rows) dead.set(row.id, row);
+    const last = rows.at(-1);
+    if (rows.length === maxDeadOutboxRows && last) {
+      const next = await client.query<DeadRow[]>('outbox.dead', {
+        instanceId,
+        limit: 1,
+        after: { availableAt: last.availableAt, id: last.id },
+      });
+      if (next.length > 0) {
+        more.push(instanceId);
+        leftOut.push({
+          id: `instance ${instanceId}`,
+          why: `has more than ${maxDeadOutboxRows} Dead rows: these are its ${maxDeadOutboxRows} longest dead; run the same command again once they are requeued for the rest`,
+        });
+      }
+    }
   }
-  return { dead: [...dead.values()], leftOut };
+  return { dead: [...dead.values()], leftOut, more };
 }
 
 function previewText(p: PreviewItem | undefined): string {

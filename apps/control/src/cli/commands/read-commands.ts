@@ -233,20 +233,32 @@ export async function showInstance(ctx: CliContext, args: ParsedArgs): Promise<C
         ]
       : []),
     ...(i.status === 'QUARANTINED' ? [`release it with: sagaflow release ${i.id} --retry|--skip --reason "…"`] : []),
-    ...deadOutboxLines(d.outbox),
+    ...deadOutboxLines(d.outbox, d.deadOutboxNotListed, i.id),
   ]);
 }
 
-/** The instance's Dead outbox rows (they need a person), and how to send one again. */
-function deadOutboxLines(outbox: ApiOutputs['instances']['get']['outbox']): string[] {
+/**
+ * The instance's Dead outbox rows (they need a person), and how to send one again. `instances.get` lists
+ * every Dead row however old (up to 500 older than its newest 100 rows) and counts the ones beyond (ADR 0122).
+ */
+function deadOutboxLines(
+  outbox: ApiOutputs['instances']['get']['outbox'],
+  notListed: number,
+  instanceId: string,
+): string[] {
   const dead = outbox.filter((o) => o.status === 'Dead');
-  if (dead.length === 0) return [];
+  if (dead.length === 0 && notListed === 0) return [];
   return [
     '',
     ...formatTable(
       ['DEAD OUTBOX ROW', 'MESSAGE', 'TO', 'ATTEMPTS', 'LAST ERROR'],
       dead.map((o) => [o.id, o.type, o.destination, String(o.attempts), cell(o.lastError)]),
     ),
+    ...(notListed > 0
+      ? [
+          `(${notListed} more Dead row${notListed === 1 ? '' : 's'} not listed: sagaflow requeue --instance ${instanceId} --dry-run finds them)`,
+        ]
+      : []),
     `send one again, once its downstream is fixed: sagaflow requeue <outbox-row-id> --reason "…"`,
   ];
 }
