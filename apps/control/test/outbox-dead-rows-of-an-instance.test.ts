@@ -54,7 +54,11 @@ describe('the Dead outbox rows of an instance behind many later rows (PostgreSQL
              'Dead', 3, now() + interval '1 hour' + n * interval '1 ms', 'webhook answered 503'
         from generate_series(1, 500) n`;
     const newest = await plane.db.prisma.outboxMessage.findFirstOrThrow({ where: { message_id: 'many-dead-500' } });
-    // (A dry run of 500 items is not tried here: repairs.previewBulk is a GET and 500 items do not fit its URL.)
+    // The dry run previews all 500 (an input too long for a URL goes in a POST's body) and changes nothing.
+    const dry = await cli(['requeue', '--instance', instanceId, '--dry-run'], env);
+    expect(dry.out.split('\n')[0], dry.out + dry.err).toMatch(/would requeue 500 Dead rows/);
+    expect(dry.out).toContain(`instance ${instanceId} has more than 500 Dead rows`);
+    expect(await plane.db.prisma.outboxMessage.count({ where: { source_id: instanceId, status: 'Dead' } })).toBe(501);
     const applied = await cli(['requeue', '--instance', instanceId, '--reason', 'inventory is back'], env);
     expect(applied.code, applied.out + applied.err).toBe(2);
     expect(applied.out.split('\n')[0]).toBe('outbox.requeue requeued 500 Dead rows; 1 left out: applied to 500 of 500');

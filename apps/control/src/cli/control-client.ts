@@ -18,6 +18,15 @@ export interface ApiFailure {
 
 const requestTimeoutMs = 30_000;
 
+/**
+ * The longest URL a query is sent in: Node's HTTP server refuses a request whose headers pass 16 KB
+ * (431), and proxies often take less.
+ */
+const maxQueryUrlLength = 8_000;
+
+/** A query changes nothing, whatever its answer; whether a mutation was done is unknown without one. */
+type CallKind = 'query' | 'mutation';
+
 /** The exit status an API failure means (see exit-codes.ts). */
 export function exitCodeFor(failure: ApiFailure): ExitCode {
   const s = failure.httpStatus;
@@ -47,11 +56,18 @@ export class ControlClient {
   query<T>(path: string, input?: unknown): Promise<T> {
     const url = new URL(`${this.baseUrl}/trpc/${path}`);
     if (input !== undefined) url.searchParams.set('input', JSON.stringify(input));
-    return this.call<T>(path, url, { method: 'GET' });
+    // Past what a server reads of a request line (Node answers 431 at 16 KB of headers), the input goes
+    // in a POST's body; the control plane takes a query so (ADR 0122 addendum).
+    if (url.href.length > maxQueryUrlLength)
+      return this.call<T>(path, new URL(`${this.baseUrl}/trpc/${path}`), 'query', {
+        method: 'POST',
+        body: JSON.stringify(input),
+      });
+    return this.call<T>(path, url, 'query', { method: 'GET' });
   }
 
   mutate<T>(path: string, input: unknown): Promise<T> {
-    return this.call<T>(path, new URL(`${this.baseUrl}/trpc/${path}`), {
+    return this.call<T>(path, new URL(`${this.baseUrl}/trpc/${path}`), 'mutation', {
       method: 'POST',
       body: JSON.stringify(input ?? {}),
     });
@@ -63,11 +79,11 @@ export class ControlClient {
       method: 'POST',
       body: JSON.stringify(input),
     });
-    return { data: await this.unwrap(path, res, 'POST'), headers: res.headers };
+    return { data: await this.unwrap(path, res, 'mutation'), headers: res.headers };
   }
 
-  private async call<T>(path: string, url: URL, init: { method: string; body?: string }): Promise<T> {
-    return (await this.unwrap(path, await this.send(path, url, init), init.method)) as T;
+  private async call<T>(path: string, url: URL, kind: CallKind, init: { method: string; body?: string }): Promise<T> {
+    return (await this.unwrap(path, await this.send(path, url, init), kind)) as T;
   }
 
   private async send(path: string, url: URL, init: { method: string; body?: string }): Promise<Response> {
@@ -96,7 +112,7 @@ export class ControlClient {
    * (review 36): the request was taken, so a mutation may have been done; the message says so, and a repair
    * adds the flags that repeat it under the same idempotency key (draft-repair.ts).
    */
-  private async readBody(path: string, res: Response, method: string): Promise<string> {
+  private async readBody(path: string, res: Response, kind: CallKind): Promise<string> {
     try {
       return await res.text();
     } catch (err) {
@@ -107,7 +123,7 @@ export class ControlClient {
       throw new CliError(
         exitCodes.error,
         `the answer of the control plane at ${this.shownUrl} to ${path} ${how}` +
-          (method === 'GET'
+          (kind === 'query'
             ? '; nothing was changed by it, run the command again'
             : '; whether it was done is unknown. If it was a repair, run it again with the same --idempotency-key: ' +
               'it will not act twice'),
@@ -115,8 +131,8 @@ export class ControlClient {
     }
   }
 
-  private async unwrap(path: string, res: Response, method: string): Promise<unknown> {
-    const text = await this.readBody(path, res, method);
+  private async unwrap(path: string, res: Response, kind: CallKind): Promise<unknown> {
+    const text = await this.readBody(path, res, kind);
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -133,7 +149,7 @@ export class ControlClient {
       throw new CliError(
         exitCodes.error,
         `the control plane at ${this.shownUrl} answered ${path} with ${res.status} and JSON that is not a tRPC ` +
-          `answer${method === 'GET' ? '' : ' (whether it was done is unknown)'}; is SAGAFLOW_URL its address?`,
+          `answer${kind === 'query' ? '' : ' (whether it was done is unknown)'}; is SAGAFLOW_URL its address?`,
       );
     // A failure status says what it means (exit-codes.ts) whatever its body; a tRPC error body says more.
     const error = isObject(b.error) ? b.error : {};

@@ -41,6 +41,9 @@ export function createHttpServer(deps: {
   const trpc = createHTTPHandler({
     router: appRouter,
     basePath: '/trpc/',
+    // A query whose input does not fit in a URL (a bulk preview of hundreds of items) is sent as a
+    // POST by the CLI and the console; it is still a query: it changes nothing (ADR 0122 addendum).
+    allowMethodOverride: true,
     maxBodySize: deps.limits.maxBodyBytes,
     maxBatchSize: deps.limits.maxBatchSize,
     createContext: ({ req, res }) => createApiContext(deps, req, res),
