@@ -7,6 +7,10 @@ import { rawCall, testPassword, type RawAnswer } from '../../support/test-plane.
 
 const root = fileURLToPath(new URL('../../../../../', import.meta.url));
 
+/** `env` without the keys set to '' (how a test unsets a default). */
+const withoutBlanks = (env: Record<string, string>) =>
+  Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
+
 export interface Replica {
   url: string;
   child: ChildProcess;
@@ -34,8 +38,7 @@ export async function startReplica(databaseUrl: string, env: Record<string, stri
         CONTROL_PORT: '0',
         LOG_LEVEL: 'info',
         LOG_FORMAT: 'json',
-        SAGAFLOW_ADMIN_PASSWORD: 'replica admin password',
-        ...env,
+        ...withoutBlanks({ SAGAFLOW_ADMIN_PASSWORD: 'replica admin password', ...env }),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
