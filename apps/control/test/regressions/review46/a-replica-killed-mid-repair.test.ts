@@ -121,10 +121,13 @@ describe('a replica SIGKILLed mid-repair', () => {
     await db.prisma.$executeRawUnsafe(`drop trigger review46_gate on sagaflow.repair_commands`);
   }
 
+  /** What the bulk test found once the bulk was finished, for the bulk-id test after it. */
+  let resumedBulk: { rowBulkIds: (string | null)[][]; approvalBulkId: string | null } | undefined;
+
   const rows = (target: string) =>
     db.prisma.repairCommand.findMany({
       where: { target_id: target },
-      select: { status: true, approved_by: true, approved_via: true, command: true },
+      select: { status: true, approved_by: true, approved_via: true, command: true, bulk_id: true },
     });
 
   it('a single repair killed before its commit leaves neither its row nor its effect; the key then applies once on B', async () => {
@@ -196,12 +199,26 @@ describe('a replica SIGKILLed mid-repair', () => {
     }
     expect((await db.prisma.repairApproval.findUniqueOrThrow({ where: { id: approvalId } })).status).toBe('applied');
     for (const r of runs) expect(await runStatus(db, r)).toBe('Terminated');
-    const all = (await Promise.all(runs.map(rows))).map((rs) =>
+    const found = await Promise.all(runs.map(rows));
+    const approval = await db.prisma.repairApproval.findUniqueOrThrow({ where: { id: approvalId } });
+    resumedBulk = {
+      rowBulkIds: found.map((rs) => rs.map((x) => x.bulk_id)),
+      approvalBulkId: (approval.result as { bulkId?: string } | null)?.bulkId ?? null,
+    };
+    const all = found.map((rs) =>
       rs.map((x) => ({ status: x.status, approvedBy: x.approved_by, approvedVia: x.approved_via })),
     );
     const benName = dataOf<{ operator: { name: string } }>(await rawCall(b.url, 'auth.me', { cookie: cookies.ben }))
       .operator.name;
     const expected = expect.stringContaining(benTokenVia) as unknown as string;
     expect(all).toEqual(runs.map(() => [{ status: 'applied', approvedBy: benName, approvedVia: expected }]));
+  });
+
+  it('DEFECT: the items of one approved bulk, finished by another replica after a SIGKILL, carry the one bulk id its approval names', () => {
+    expect(resumedBulk, 'the bulk test above ran to its end').toBeDefined();
+    const { rowBulkIds, approvalBulkId } = resumedBulk ?? { rowBulkIds: [], approvalBulkId: null };
+    expect(approvalBulkId).not.toBeNull();
+    // Every item's repair row says it belongs to the bulk the approval's result names.
+    expect(rowBulkIds).toEqual(rowBulkIds.map(() => [approvalBulkId]));
   });
 });
