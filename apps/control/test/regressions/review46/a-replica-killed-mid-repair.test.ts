@@ -154,6 +154,38 @@ describe('a replica SIGKILLed mid-repair', () => {
     a = await startReplica(url);
   });
 
+  it('an approval killed mid-apply on A stays pending (no row, no effect) and is approved once on B', async () => {
+    const runId = await waitingRun(db, b.url, cookies.ana);
+    const drafted = await rawCall(b.url, 'repairs.applyOne', {
+      type: 'mutation',
+      cookie: cookies.ana,
+      input: {
+        kind: 'run.terminate',
+        target: { runId },
+        expected: { runStatus: 'Waiting' },
+        reason: 'review 46',
+        idempotencyKey: randomUUID(),
+      },
+    });
+    const { approvalId } = dataOf<{ approvalId: string }>(drafted);
+    expect(approvalId).toBeTruthy();
+    await killAtTheGate(runId, a, () =>
+      rawCall(a.url, 'approvals.approve', { type: 'mutation', cookie: cookies.ben, input: { id: approvalId } }),
+    );
+    expect((await db.prisma.repairApproval.findUniqueOrThrow({ where: { id: approvalId } })).status).toBe('pending');
+    expect(await rows(runId)).toEqual([]);
+    expect(await runStatus(db, runId)).toBe('Waiting');
+    const approved = await rawCall(b.url, 'approvals.approve', {
+      type: 'mutation',
+      cookie: cookies.ben,
+      input: { id: approvalId },
+    });
+    expect(approved.status, JSON.stringify(approved.body)).toBe(200);
+    expect((await rows(runId)).map((r) => r.status)).toEqual(['applied']);
+    expect(await runStatus(db, runId)).toBe('Terminated');
+    a = await startReplica(url);
+  });
+
   it('DEFECT: an approved bulk killed part-way is finished by another replica, each item once, every row naming the approver’s token', async () => {
     const runs = [
       await waitingRun(db, a.url, cookies.ana),

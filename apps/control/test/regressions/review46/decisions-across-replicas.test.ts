@@ -167,4 +167,35 @@ describe('decisions across two control-plane replicas', () => {
       expect(right.status).toBe(429);
     }
   });
+
+  it('an approve on A and a reject on B at once: one decision, and the run is as that decision says', async () => {
+    for (let round = 0; round < 5; round++) {
+      const runId = await waitingRun(db, a.url, cookies.ana);
+      const approvalId = await draftOn(a.url, runId);
+      const [approve, reject] = await Promise.all([
+        rawCall(a.url, 'approvals.approve', { type: 'mutation', cookie: cookies.cat, input: { id: approvalId } }),
+        rawCall(b.url, 'approvals.reject', {
+          type: 'mutation',
+          cookie: cookies.ben,
+          input: { id: approvalId, reason: 'not today' },
+        }),
+      ]);
+      expect([approve.status, reject.status].sort(), JSON.stringify([approve.body, reject.body])).toEqual([200, 409]);
+      const approval = await db.prisma.repairApproval.findUniqueOrThrow({ where: { id: approvalId } });
+      const rejectedRows = await db.prisma.auditEvent.count({
+        where: { action: 'repair_rejected', target_id: approvalId },
+      });
+      if (approve.status === 200) {
+        expect(approval.status).toBe('applied');
+        expect(await runStatus(db, runId)).toBe('Terminated');
+        expect(await repairRows(runId)).toHaveLength(1);
+        expect(rejectedRows).toBe(0);
+      } else {
+        expect(approval.status).toBe('rejected');
+        expect(await runStatus(db, runId)).toBe('Waiting');
+        expect(await repairRows(runId)).toHaveLength(0);
+        expect(rejectedRows).toBe(1);
+      }
+    }
+  });
 });
