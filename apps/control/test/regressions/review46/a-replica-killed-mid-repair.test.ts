@@ -86,7 +86,15 @@ describe('a replica SIGKILLed mid-repair', () => {
    * once its backend waits at the gate, then opens the gate and waits until the killed backend's
    * transaction has ended (its shared lock gone).
    */
-  async function killAtTheGate(target: string, victim: Replica, send: () => Promise<unknown>) {
+  async function killAtTheGate(
+    target: string,
+    victim: Replica,
+    send: () => Promise<unknown>,
+    stopIt: (victim: Replica) => Promise<void> = async (v) => {
+      v.child.kill('SIGKILL');
+      await v.exited;
+    },
+  ) {
     await db.prisma.$executeRawUnsafe(`create table if not exists sagaflow_review46_gate (value text)`);
     await db.prisma.$executeRawUnsafe(`delete from sagaflow_review46_gate`);
     await db.prisma.$executeRawUnsafe(`insert into sagaflow_review46_gate values ($1)`, target);
@@ -110,8 +118,7 @@ describe('a replica SIGKILLed mid-repair', () => {
       void send().catch(() => undefined);
       for (let i = 0; i < 2400 && (await waiters()) < 1; i++) await sleep(25);
       expect(await waiters(), 'the replica reached the repair row of the gated target').toBe(1);
-      victim.child.kill('SIGKILL');
-      await victim.exited;
+      await stopIt(victim);
     } finally {
       release();
       await holder;
@@ -252,5 +259,56 @@ describe('a replica SIGKILLed mid-repair', () => {
     expect(approvalBulkId).not.toBeNull();
     // Every item's repair row says it belongs to the bulk the approval's result names.
     expect(rowBulkIds).toEqual(rowBulkIds.map(() => [approvalBulkId]));
+  });
+
+  /**
+   * A rolling deploy SIGTERMs a replica while an approved bulk is being applied on it and takes
+   * longer than the stop's 3 s HTTP grace (held here at its second item's row). The stop closes the
+   * approver's connection and exits 0 with the bulk `applying`, one item of three applied: what is
+   * left waits for another replica's resumer (`resume_applying_after_seconds`, 300 s by default, on a
+   * 60 s pass). A graceful stop should either finish the bulk it was applying (the workers get 8 s)
+   * or at least say in its log that it left that approval part-applied.
+   */
+  it('DEFECT: a replica stopped gracefully mid-bulk-approval finishes the bulk or logs that it left it part-applied', async () => {
+    if (a.child.exitCode !== null || a.child.signalCode !== null) a = await startReplica(url);
+    const runs = [
+      await waitingRun(db, a.url, cookies.ana),
+      await waitingRun(db, a.url, cookies.ana),
+      await waitingRun(db, a.url, cookies.ana),
+    ];
+    const drafted = await rawCall(a.url, 'repairs.applyBulk', {
+      type: 'mutation',
+      cookie: cookies.ana,
+      input: {
+        kind: 'run.terminate',
+        reason: 'review 46 bulk',
+        idempotencyKey: randomUUID(),
+        items: runs.map((runId) => ({ target: { runId }, expected: { runStatus: 'Waiting' } })),
+      },
+    });
+    const { approvalId } = dataOf<{ approvalId: string }>(drafted);
+    const victim = a;
+    await killAtTheGate(
+      runs[1] ?? '',
+      victim,
+      () =>
+        rawCall(victim.url, 'approvals.approve', { type: 'mutation', cookie: cookies.ben, input: { id: approvalId } }),
+      async (v) => {
+        v.child.kill('SIGTERM');
+        // Past the HTTP grace: the stop has closed the approver's connection.
+        for (let i = 0; i < 2400 && !v.lines.some((l) => l.includes('still open')) && v.child.exitCode === null; i++)
+          await sleep(25);
+      },
+    );
+    const exit = await victim.exited;
+    const approval = await db.prisma.repairApproval.findUniqueOrThrow({ where: { id: approvalId } });
+    const saidSo = victim.lines.some((l) => l.includes(approvalId) && /"level":(40|50|60)/.test(l));
+    expect({
+      exit: exit.code,
+      approval: approval.status === 'applied' ? 'applied' : saidSo ? 'left part-applied, and logged' : approval.status,
+    }).toEqual({
+      exit: exit.code,
+      approval: expect.stringMatching(/^(applied|left part-applied, and logged)$/) as unknown,
+    });
   });
 });
