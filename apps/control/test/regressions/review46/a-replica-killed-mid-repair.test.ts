@@ -55,8 +55,7 @@ describe('a replica SIGKILLed mid-repair', () => {
     await db.prisma.$executeRawUnsafe(
       `create or replace function sagaflow.review46_gate() returns trigger language plpgsql as $$
          begin
-           if new.target_id = current_setting('review46.gate_target', true) or
-              new.target_id = (select value from sagaflow_review46_gate limit 1) then
+           if new.target_id = (select value from sagaflow_review46_gate limit 1) then
              perform pg_advisory_xact_lock_shared(${gateKey});
            end if;
            return new;
