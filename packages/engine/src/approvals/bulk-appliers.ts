@@ -54,7 +54,8 @@ export function createBulkAppliers(logger: Logger): BulkAppliers {
     },
     async stop({ graceMs, waitMs }) {
       closed = true;
-      if (running.size > 0 && !(await within(allEnded(), graceMs))) {
+      // With no grace, the bulks in flight are told at once (before this call returns its promise).
+      if (running.size > 0 && (graceMs <= 0 || !(await within(allEnded(), graceMs)))) {
         stopping = true;
         if (!(await within(allEnded(), waitMs)))
           for (const b of running.keys())

@@ -300,7 +300,6 @@ describe('a replica SIGKILLed mid-repair', () => {
       },
     );
     const exit = await victim.exited;
-    if (process.env.R46_DEBUG) console.log(victim.lines.slice(-15).join("\n"));
     const approval = await db.prisma.repairApproval.findUniqueOrThrow({ where: { id: approvalId } });
     const saidSo = victim.lines.some((l) => l.includes(approvalId) && /"level":(40|50|60)/.test(l));
     expect({
