@@ -42,6 +42,12 @@ export class StartAborted extends Error {
 const httpGraceMs = 3000;
 /** How long a stop lets the workers' jobs in flight finish; npm start SIGKILLs 15 s after its SIGTERM. */
 const workerDrainMs = 8000;
+/**
+ * How long a stop lets an approved bulk in flight go on before it ends it after the item in hand
+ * (ADR 0121): under the HTTP grace, so that its approver is answered (503 `approval_interrupted`,
+ * saying how far it got) before the connection is closed.
+ */
+const bulkGraceMs = 2000;
 
 export interface ControlPlane {
   url: string;
@@ -217,6 +223,8 @@ export async function startControlPlane(
               await configured.close();
             }),
             engine.processes.stopTimeoutScheduler(),
+            // Before the resumer's stop, which waits for its pass: the stop ends that pass's bulk too.
+            engine.approvals.stopApplying({ graceMs: bulkGraceMs, waitMs: workerDrainMs - bulkGraceMs }),
             stopBulkResumer(),
             engine.stopMonitor(),
             engine.retention.stop(),

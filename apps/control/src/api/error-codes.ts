@@ -34,5 +34,6 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   approval_by_drafter: 'FORBIDDEN',
   approval_decided: 'CONFLICT',
   approval_expired: 'CONFLICT',
+  approval_interrupted: 'SERVICE_UNAVAILABLE',
   internal: 'INTERNAL_SERVER_ERROR',
 };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHTTPHandler } from '@trpc/server/adapters/standalone';
 import { getHTTPStatusCodeFromError } from '@trpc/server/http';
-import type { Database, Engine } from '@sagaflow/engine';
+import { EngineError, type Database, type Engine } from '@sagaflow/engine';
 import type { Logger } from 'pino';
 import { appRouter } from '../api/app-router.ts';
 import { createApiContext } from '../api/create-api-context.ts';
@@ -48,7 +48,9 @@ export function createHttpServer(deps: {
     maxBatchSize: deps.limits.maxBatchSize,
     createContext: ({ req, res }) => createApiContext(deps, req, res),
     onError: ({ error, path, req }) => {
-      if (getHTTPStatusCodeFromError(error) >= 500) {
+      // A bulk a stop ended part-way was logged at warn by the engine, with how far it got (ADR 0121).
+      const interrupted = error.cause instanceof EngineError && error.cause.code === 'approval_interrupted';
+      if (getHTTPStatusCodeFromError(error) >= 500 && !interrupted) {
         const requestId = errorIdFor(error, requestIds.get(req));
         deps.logger.error({ err: error.cause ?? error, requestId, path }, 'api error');
       }

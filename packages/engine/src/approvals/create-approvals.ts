@@ -19,6 +19,7 @@ import {
   type AwaitingApproval,
   type DecidedDraft,
 } from './approval-view.ts';
+import { createBulkAppliers } from './bulk-appliers.ts';
 import { approveRepair, rejectRepair, resumeInterruptedBulks } from './decide-approval.ts';
 import { submitBulkRepair, submitRepair } from './submit-repair.ts';
 
@@ -76,6 +77,14 @@ export interface Approvals {
    * start and every minute; a host that approves bulks itself should too.
    */
   resumeInterrupted(): Promise<number>;
+  /**
+   * For a graceful stop (ADR 0121): no bulk is claimed or resumed from now on; the approved bulks
+   * this engine is applying go on for up to `graceMs` (default 2000), then each ends after the item
+   * in hand (waiting up to `waitMs` more, default 5000). A bulk so ended stays `applying`, marked for
+   * any engine's `resumeInterrupted` to finish at its next call, is logged at warn (approval, items
+   * done of all), and its `approve` throws `approval_interrupted` saying how far it got.
+   */
+  stopApplying(options?: { graceMs?: number; waitMs?: number }): Promise<void>;
   /** Approvals waiting for a second operator now. */
   countPending(): Promise<number>;
   /** The stored policy (the default until an admin sets one). */
@@ -93,6 +102,7 @@ export interface Approvals {
 export function createApprovals(deps: RepairDeps, nudge: () => void): Approvals {
   const db = deps.runtime.prisma;
   const now = () => deps.runtime.clock.now();
+  const bulks = createBulkAppliers(deps.runtime.logger);
   const nudging = async <T>(p: Promise<T>) => {
     const r = await p;
     nudge();
@@ -101,9 +111,10 @@ export function createApprovals(deps: RepairDeps, nudge: () => void): Approvals 
   return {
     submit: (cmd, options) => nudging(submitRepair(deps, cmd, options?.audit)),
     submitBulk: (cmd, options) => nudging(submitBulkRepair(deps, cmd, options?.audit)),
-    approve: (id, approver, options) => nudging(approveRepair(deps, id, approver, options)),
+    approve: (id, approver, options) => nudging(approveRepair(deps, bulks, id, approver, options)),
     reject: (id, approver, reason, options) => rejectRepair(deps, id, approver, reason, options?.audit),
-    resumeInterrupted: () => nudging(resumeInterruptedBulks(deps)),
+    resumeInterrupted: () => nudging(resumeInterruptedBulks(deps, bulks)),
+    stopApplying: (options) => bulks.stop({ graceMs: options?.graceMs ?? 2000, waitMs: options?.waitMs ?? 5000 }),
     async list(filter) {
       await expireApprovals(db, now());
       return (await listApprovals(db, filter)).map(toApprovalView);

@@ -41,6 +41,11 @@ export type EngineErrorCode =
   | 'approval_decided'
   /** The approval waited past its expiry: it can no longer be approved; draft the command again. */
   | 'approval_expired'
+  /**
+   * The engine stopped while applying an approved bulk (ADR 0121): the items in `details` are
+   * applied, the rest are left for a bulk resumer, which finishes them; nothing to do again.
+   */
+  | 'approval_interrupted'
   | 'internal';
 
 const retryableCodes: ReadonlySet<EngineErrorCode> = new Set([

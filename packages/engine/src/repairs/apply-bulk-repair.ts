@@ -40,20 +40,35 @@ export interface BulkRepairResult {
  * Applies one command to each item in turn, each in its own transaction with its own expected
  * state and audit row (item idempotency key: `<key>:<target>`, so a resubmitted bulk replays each
  * item instead of acting twice). Bad input anywhere is refused before the first item is applied.
+ * Ended early by `keepGoing`, the result lists only the items tried.
  */
 export async function applyBulkRepair(
   deps: RepairDeps,
   raw: unknown,
-  opts: { approvedAs?: ApprovedAs } = {},
+  opts: {
+    approvedAs?: ApprovedAs;
+    /** The bulk's id, when it was fixed before (an approved bulk's claim, ADR 0121); a new one otherwise. */
+    bulkId?: string;
+    /** Asked before each item: false ends the bulk there, with the items applied so far. */
+    keepGoing?: () => boolean;
+    /** Told of each item as it ends. */
+    onItem?: (item: BulkRepairItemResult) => void;
+  } = {},
 ): Promise<BulkRepairResult> {
   const commands = parseBulk(deps, raw);
-  const bulkId = randomUUID();
+  const bulkId = opts.bulkId ?? randomUUID();
+  const { approvedAs } = opts;
   const items: BulkRepairItemResult[] = [];
+  const push = (item: BulkRepairItemResult) => {
+    items.push(item);
+    opts.onItem?.(item);
+  };
   for (const cmd of commands) {
+    if (opts.keepGoing && !opts.keepGoing()) break;
     const target = repairTarget(cmd);
     try {
-      const result = await applyRepair(deps, cmd, { bulkId, ...opts });
-      items.push({ target, outcome: 'applied', repairId: result.id, result, message: null });
+      const result = await applyRepair(deps, cmd, { bulkId, ...(approvedAs ? { approvedAs } : {}) });
+      push({ target, outcome: 'applied', repairId: result.id, result, message: null });
     } catch (err) {
       const e = err instanceof EngineError ? err : null;
       const outcome =
@@ -66,7 +81,7 @@ export async function applyBulkRepair(
               : 'failed';
       if (outcome === 'failed') deps.runtime.logger.error({ err, bulkId, target }, 'a bulk repair item failed');
       const repairId = (e?.details?.repairId as string | undefined) ?? null;
-      items.push({
+      push({
         target,
         outcome,
         repairId,

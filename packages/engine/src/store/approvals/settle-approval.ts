@@ -19,6 +19,10 @@ export async function settleApproval(
     at: Date;
     reason?: string | null;
     result?: Json | null;
+    /** How the approver acted (an API token, as repair_commands.approved_via names it); kept once set. */
+    via?: string | null;
+    /** A bulk's one bulk id, fixed by its claim; kept once set (ADR 0121). */
+    bulkId?: string | null;
     /** Only while the approval has not expired at this time. */
     unexpiredAt?: Date;
   },
@@ -29,7 +33,9 @@ export async function settleApproval(
        set status = ${args.to}, decided_by = coalesce(${args.by}, decided_by),
            decided_at = coalesce(decided_at, ${args.at}::timestamptz),
            decision_reason = coalesce(${args.reason ?? null}, decision_reason),
-           result = coalesce(${result}::jsonb, result)
+           result = coalesce(${result}::jsonb, result),
+           decided_via = coalesce(${args.via ?? null}, decided_via),
+           bulk_id = coalesce(${args.bulkId ?? null}::uuid, bulk_id)
      where id = ${args.id}::uuid and ${statusIs('status', args.from)}
        and (${args.unexpiredAt ?? null}::timestamptz is null or expires_at > ${args.unexpiredAt ?? null}::timestamptz)`;
   return changed === 1;
