@@ -154,19 +154,26 @@ async function authRows(db: Prisma, input: PageAuditInput): Promise<AuditEntry[]
  * an outbox row, through `repair_approvals (target_type, target_id)` (ADR 0119). All of them, not the
  * newest few: a page that stopped following some would leave their drafts out with no sign (review
  * 45). Approvals are people's drafts, a handful per target; the ids read cost an index range each page.
- * A bulk's approval names its targets only in its payload and is not followed.
+ * A bulk's approval names its targets in its preview, one entry per item: the bulks with an item on the
+ * target itself (a run, an instance, an outbox row) are found through the bulk rows' GIN index
+ * (migration 0034, ADR 0119's second addendum).
  */
 async function approvalsOf(db: Prisma, target: string): Promise<string[]> {
-  const rows = await db.repairApproval.findMany({
-    where: {
-      OR: [
-        { target_type: { in: ['run', 'instance', 'outbox'] }, target_id: target },
-        { target_type: 'step', target_id: { startsWith: `${target}#` } },
-      ],
-    },
-    select: { id: true },
-  });
-  return rows.map((r) => r.id);
+  const [single, bulk] = await Promise.all([
+    db.repairApproval.findMany({
+      where: {
+        OR: [
+          { target_type: { in: ['run', 'instance', 'outbox'] }, target_id: target },
+          { target_type: 'step', target_id: { startsWith: `${target}#` } },
+        ],
+      },
+      select: { id: true },
+    }),
+    db.$queryRaw<{ id: string }[]>`
+      select id::text as id from "sagaflow"."repair_approvals"
+       where bulk and preview @> ${JSON.stringify([{ target: { id: target } }])}::jsonb`,
+  ]);
+  return [...single, ...bulk].map((r) => r.id);
 }
 
 /** The audit_events actions about repairs: a draft waiting for approval, a rejection (ADR 0105). */
