@@ -1,0 +1,27 @@
+import type { TestEngine } from '../../../../src/testing/create-test-engine.ts';
+import { waitFor } from '../../../support/wait-for.ts';
+
+const open = ['Pending', 'Running', 'Waiting', 'Compensating'];
+
+/**
+ * Starts the pool and waits for run `runId` to end, reading only its own flow_runs row every 100 ms (the
+ * kit's drive() reads the whole run detail every 10 ms, which on a long run is most of the work).
+ */
+export async function untilEnded(t: Pick<TestEngine, 'engine' | 'db'>, runId: string, timeoutMs: number) {
+  t.engine.startWorkers();
+  return waitFor(
+    async () => {
+      const r = await t.db.prisma.flowRun.findUnique({
+        where: { id: runId },
+        select: { status: true, stuck_reason: true, waiting_for: true },
+      });
+      return `run ${runId} to end (it is ${r?.status}, ${r?.stuck_reason ?? r?.waiting_for ?? 'no reason'})`;
+    },
+    async () => {
+      await new Promise((r) => setTimeout(r, 100));
+      const run = await t.db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+      return open.includes(run.status) ? undefined : run;
+    },
+    timeoutMs,
+  );
+}
