@@ -38,6 +38,23 @@ const wide = defineFlow({
   },
 });
 
+const waitingLeaf = defineFlow({
+  name: 'r49.waiting-leaf',
+  version: 1,
+  run: async (ctx, i: { k: number }) => {
+    await ctx.awaitSignal('go', { timeoutSeconds: 86_400 });
+    return { k: i.k };
+  },
+});
+const wideWaiting = defineFlow({
+  name: 'r49.wide-waiting',
+  version: 1,
+  run: async (ctx, i: { n: number }) => {
+    const outs = await Promise.all(Array.from({ length: i.n }, (_, k) => ctx.child(waitingLeaf, { k })));
+    return { count: outs.length };
+  },
+});
+
 const undone: number[] = [];
 const book = defineAction({ name: 'r49.book', run: (i: { k: number }) => Promise.resolve({ k: i.k }) });
 const unbook = defineAction({
@@ -71,7 +88,7 @@ describe(`long chains of children and long sagas (${testDbKind()})`, () => {
   let t: Awaited<ReturnType<typeof openTestEngine>>;
   beforeAll(async () => {
     t = await openTestEngine({
-      flows: [chain, leaf, wide, longSaga],
+      flows: [chain, leaf, wide, longSaga, waitingLeaf, wideWaiting],
       actions: [book, unbook, refuse],
       config: { worker: { concurrency: 8 } },
     });
@@ -124,6 +141,39 @@ describe(`long chains of children and long sagas (${testDbKind()})`, () => {
     expect(run.status).toBe('Completed');
     expect(run.output).toEqual({ sum: (500 * 499) / 2, count: 500 });
     expect(await t.db.prisma.flowRun.count({ where: { parent_run_id: runId } })).toBe(500);
+  });
+
+  it('cancelling a parent of 500 waiting children cancels all 500', { timeout: 300_000 }, async () => {
+    const { runId } = await t.engine.startFlow(wideWaiting, { n: 500 });
+    t.engine.startWorkers();
+    await waitFor(
+      'all 500 children to wait for their signal',
+      async () =>
+        (await t.db.prisma.flowRun.count({ where: { parent_run_id: runId, status: 'Waiting' } })) === 500
+          ? true
+          : undefined,
+      280_000,
+    );
+    expect(await t.engine.cancel(runId, { reason: 'review 49 wide', cleanupSeconds: 600 })).toEqual({
+      requested: true,
+    });
+    const parent = await untilEnded(t, runId, 200_000);
+    expect(parent.status).toBe('Cancelled');
+    await waitFor(
+      async () => {
+        const left = await t.db.prisma.flowRun.groupBy({
+          by: ['status'],
+          where: { parent_run_id: runId },
+          _count: { _all: true },
+        });
+        return `every child to end Cancelled: ${JSON.stringify(left)}`;
+      },
+      async () =>
+        (await t.db.prisma.flowRun.count({ where: { parent_run_id: runId, status: 'Cancelled' } })) === 500
+          ? true
+          : undefined,
+      200_000,
+    );
   });
 
   it('a saga with 500 completed steps compensates all 500, newest first, each once', { timeout: 300_000 }, async () => {

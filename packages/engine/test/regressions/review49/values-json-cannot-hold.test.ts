@@ -47,12 +47,41 @@ const returnsFlow = defineFlow({
   },
 });
 
+const echo = defineAction({
+  name: 'r49.echo',
+  run: (i: Json) => Promise.resolve({ seen: JSON.stringify(i) ?? 'undefined' }),
+});
+const undo = defineAction({ name: 'r49.undo', run: () => Promise.resolve({ undone: true }) });
+const fail = defineAction({ name: 'r49.fail', run: () => Promise.reject(new Error('forward step failed')) });
+const inputFlow = defineFlow({
+  name: 'r49.action-input',
+  version: 1,
+  run: async (ctx, i: { kind: string }) => ctx.action(echo, make[i.kind]!() as Json).run(),
+});
+const compensationInputFlow = defineFlow({
+  name: 'r49.compensation-input',
+  version: 1,
+  run: async (ctx, i: { kind: string }) => {
+    try {
+      await ctx
+        .action(echo, { ok: 1 })
+        .compensateWith(undo, () => make[i.kind]!() as Json)
+        .run();
+      await ctx.action(fail, {}).run();
+      return { ok: true };
+    } catch (err) {
+      await ctx.compensate();
+      throw err;
+    }
+  },
+});
+
 describe(`values JSON cannot hold, at the action and at the flow's end (${testDbKind()})`, () => {
   let t: Awaited<ReturnType<typeof openTestEngine>>;
   beforeAll(async () => {
     t = await openTestEngine({
-      flows: [actionFlow, returnsFlow],
-      actions: [produce],
+      flows: [actionFlow, returnsFlow, inputFlow, compensationInputFlow],
+      actions: [produce, echo, undo, fail],
       config: { limits: { action_output_bytes: limit } },
     });
   });
@@ -109,4 +138,48 @@ describe(`values JSON cannot hold, at the action and at the flow's end (${testDb
     ).toMatchObject({ status: 'Failed' });
     expect(JSON.stringify(detail.run.error)).toMatch(/output/);
   });
+
+  it.each([
+    ['bigint', 'stays open'],
+    ['circular', 'stays open'],
+    ['nan', 'stored as null'],
+    ['date', 'stored as a string'],
+  ])("an action's input holding a %s is refused naming the input, not written (today it %s)", async (kind) => {
+    const { runId } = await t.engine.startFlow(inputFlow, { kind });
+    const drove = await t.drive(runId, { timeoutMs: 8_000 }).then(
+      () => 'terminal',
+      (err: unknown) => (err as Error).message,
+    );
+    const detail = await t.engine.getRun(runId);
+    const step = await t.db.prisma.actionRun.findFirst({ where: { run_id: runId, sequence: 1 } });
+    const seen = {
+      status: detail?.run.status,
+      step: step && { status: step.status, input: step.input, output: step.output },
+    };
+    expect(seen, `${drove}; ${JSON.stringify(seen)}`).toMatchObject({ status: 'Failed' });
+    expect(JSON.stringify(detail?.run.error)).toMatch(/input/);
+  });
+
+  it.each(['bigint', 'nan'])(
+    "a compensation's input holding a %s fails the rollback naming the input; the run ends",
+    async (kind) => {
+      const { runId } = await t.engine.startFlow(compensationInputFlow, { kind });
+      const drove = await t.drive(runId, { timeoutMs: 8_000 }).then(
+        () => 'terminal',
+        (err: unknown) => (err as Error).message,
+      );
+      const detail = await t.engine.getRun(runId);
+      const comps = await t.db.prisma.compensationRun.findMany({ where: { run_id: runId } });
+      const seen = {
+        status: detail?.run.status,
+        compensations: comps.map((c) => ({ status: c.status, input: c.input })),
+      };
+      expect(['Failed', 'Compensated'], `${drove}; ${JSON.stringify(seen)}`).toContain(detail?.run.status);
+      expect(
+        comps.filter((c) => c.status === 'Completed'),
+        JSON.stringify(seen),
+      ).toEqual([]);
+      expect(JSON.stringify(detail?.run.error), JSON.stringify(seen)).toMatch(/input/);
+    },
+  );
 });
