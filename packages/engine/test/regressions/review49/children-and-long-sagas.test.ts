@@ -159,19 +159,20 @@ describe(`long chains of children and long sagas (${testDbKind()})`, () => {
     });
     const parent = await untilEnded(t, runId, 200_000);
     expect(parent.status).toBe('Cancelled');
+    let left = '';
     await waitFor(
+      () => `every child to end Cancelled: ${left}`,
       async () => {
-        const left = await t.db.prisma.flowRun.groupBy({
+        const counts = await t.db.prisma.flowRun.groupBy({
           by: ['status'],
           where: { parent_run_id: runId },
           _count: { _all: true },
         });
-        return `every child to end Cancelled: ${JSON.stringify(left)}`;
-      },
-      async () =>
-        (await t.db.prisma.flowRun.count({ where: { parent_run_id: runId, status: 'Cancelled' } })) === 500
+        left = JSON.stringify(counts);
+        return (await t.db.prisma.flowRun.count({ where: { parent_run_id: runId, status: 'Cancelled' } })) === 500
           ? true
-          : undefined,
+          : undefined;
+      },
       200_000,
     );
   });

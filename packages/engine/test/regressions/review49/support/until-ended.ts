@@ -9,17 +9,13 @@ const open = ['Pending', 'Running', 'Waiting', 'Compensating'];
  */
 export async function untilEnded(t: Pick<TestEngine, 'engine' | 'db'>, runId: string, timeoutMs: number) {
   t.engine.startWorkers();
+  let last = 'not read yet';
   return waitFor(
-    async () => {
-      const r = await t.db.prisma.flowRun.findUnique({
-        where: { id: runId },
-        select: { status: true, stuck_reason: true, waiting_for: true },
-      });
-      return `run ${runId} to end (it is ${r?.status}, ${r?.stuck_reason ?? r?.waiting_for ?? 'no reason'})`;
-    },
+    () => `run ${runId} to end (it is ${last})`,
     async () => {
       await new Promise((r) => setTimeout(r, 100));
       const run = await t.db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+      last = `${run.status}, ${run.stuck_reason ?? run.waiting_for ?? 'no reason'}`;
       return open.includes(run.status) ? undefined : run;
     },
     timeoutMs,
