@@ -103,14 +103,21 @@ export function outcomeColumns<T>(outcomeOf: (item: T) => TransitionOutcome | un
   ];
 }
 
+/**
+ * recordStepOutcome's fence as a set-based UPDATE. The row is found by its primary key only (ADR 0125):
+ * its run is compared with `is not distinct from` (the same test here, both sides never null), which no
+ * index can serve, and the run's lock is checked on the input's run, not the row's. With `s.run_id =
+ * i.run_id` the planner could (and on a table without statistics did) reach the row through
+ * `(run_id, sequence)` with run_id alone and read every step the run had: step k read k rows.
+ */
 const fencedUpdate = (table: 'action_runs' | 'compensation_runs') => `
       update "sagaflow"."${table}" s
          set status = i.prev_status, output = i.prev_output::jsonb, error = i.prev_error::jsonb,
              available_at = coalesce(i.prev_retry_at, s.available_at), reclaim_stale_at = null,
              updated_at = i.now, finished_at = case when i.prev_status = 'Failed' then null else i.now end
         from input i
-       where i.prev_table = '${table}' and s.id = i.prev_id and s.run_id = i.run_id
-         and s.run_id in (select id from run) and s.attempts = i.prev_attempts and ${statusInText('s.status', ['Running'])}
+       where i.prev_table = '${table}' and s.id = i.prev_id and s.run_id is not distinct from i.run_id
+         and i.run_id in (select id from run) and s.attempts = i.prev_attempts and ${statusInText('s.status', ['Running'])}
       returning s.id, s.run_id, s.attempts`;
 
 /**
