@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { ActionDefinition, Json, RetryPolicy } from '../../definitions/define-action.ts';
 import type { FlowContext, FlowDefinition, StepBuilder } from '../../definitions/flow-context.ts';
+import type { EngineError } from '../../errors/engine-error.ts';
+import { refusedValue } from '../../input/input-limits.ts';
 import { childInput } from '../child-input.ts';
 import { FlowError, recordedMessage } from '../flow-error.ts';
 import { resolveReclaimSeconds, type ReclaimOverride } from '../resolve-reclaim.ts';
@@ -58,6 +60,27 @@ function register(session: ReplaySession, state: BuilderState, seq: number, outp
   });
 }
 
+/**
+ * The refusal of the first of `states` (the steps about to take the next sequences) whose input JSON
+ * cannot hold exactly (ADR 0125), or null. A step already recorded is not checked: its row's input is
+ * what it runs with. Nothing is written and no sequence is taken: the flow's code gets the error where
+ * it awaits the step, and a replay of the same code meets it at the same place.
+ */
+function refusedInput(session: ReplaySession, states: readonly BuilderState[]): EngineError | null {
+  for (const [i, state] of states.entries()) {
+    const seq = session.sequence + 1 + i;
+    if (session.recorded.has(seq)) continue;
+    const refused = refusedValue(
+      session.deps.config.limits,
+      state.input,
+      'input',
+      `step ${seq} (${state.action.name})`,
+    );
+    if (refused) return refused;
+  }
+  return null;
+}
+
 function resolveCompReclaim(session: ReplaySession, o: ReclaimOverride): number | null {
   return resolveReclaimSeconds(o, session.deps.config.reclaim.compensations);
 }
@@ -104,6 +127,8 @@ export function createFlowContext(session: ReplaySession): FlowContext {
         if (promise) return promise;
         claimBuilder(builder);
         if (session.park) return (promise = never<O>());
+        const refused = refusedInput(session, [state]);
+        if (refused) return (promise = Promise.reject(refused));
         const seq = session.nextSequence();
         promise = internal(session, () => runActionStep(session, seq, { ...specOf(state), parallelBlock: null })).then(
           (r) => {
@@ -159,6 +184,8 @@ export function createFlowContext(session: ReplaySession): FlowContext {
     async parallel(steps) {
       const states = steps.map((s) => claimBuilder(s));
       if (session.park) return never();
+      const refused = refusedInput(session, states);
+      if (refused) throw refused;
       const base = session.sequence;
       const results = await internal(session, () => runParallelStep(session, states.map(specOf)));
       // Every branch that succeeded registers its compensation before anything else is decided: a

@@ -6,6 +6,7 @@ import type { PrismaClient } from '../../generated/prisma/client.ts';
 import type { DbFlowRun } from '../../store/find-run.ts';
 import type { RuntimeDeps } from '../runtime-deps.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
+import { refusedValue } from '../../input/input-limits.ts';
 import { createFlowContext } from './create-flow-context.ts';
 import { ReplaySession, type FirstStepClaim } from './replay-session.ts';
 
@@ -32,7 +33,14 @@ export function runFlowCode(flow: FlowDefinition, session: ReplaySession): Promi
   return Promise.resolve()
     .then(() => flow.run(ctx, session.run.input as Json))
     .then(
-      (output): FlowSettled => ({ kind: 'ok', output: output ?? null }),
+      (output): FlowSettled => {
+        const value = output ?? null;
+        // The flow's own output is refused as an action's is (ADR 0013, 0125): a value JSON cannot hold
+        // exactly ends the run Failed naming it, instead of a finish that cannot be written (the run left
+        // Running) or a converted value stored.
+        const refused = refusedValue(session.deps.config.limits, value, 'output', `the flow's output`);
+        return refused ? { kind: 'threw', error: refused } : { kind: 'ok', output: value };
+      },
       (error: unknown): FlowSettled => ({ kind: 'threw', error }),
     );
 }

@@ -3,6 +3,8 @@ import { appendFlowEvent } from '../../store/append-flow-event.ts';
 import { insertCompensation } from '../../store/insert-compensation.ts';
 import type { DbCompensationRun } from '../../store/list-compensation-runs.ts';
 import { markRunActive } from '../../store/mark-run-active.ts';
+import { refusedValue } from '../../input/input-limits.ts';
+import { serializeError } from '../flow-error.ts';
 import { ReplayConflict, type ReplaySession } from '../replay/replay-session.ts';
 import { runClaimableStep } from './run-claimable-step.ts';
 import { settleLostClaim } from './settle-lost-claim.ts';
@@ -44,6 +46,22 @@ export async function runCompensateStep(
     });
     return { kind: 'pending', waitingFor: null };
   }
+
+  // A level not written yet whose compensation's input JSON cannot hold exactly fails the rollback
+  // naming it (ADR 0125), as a compensation that failed would: nothing is written, nothing converted.
+  if (recorded.length === 0)
+    for (const item of items) {
+      const refused = refusedValue(
+        deps.config.limits,
+        item.input,
+        'input',
+        `the compensation ${item.name} of step ${item.actionSequence}`,
+      );
+      if (refused) {
+        session.levelInProgress = null;
+        return { kind: 'failed', error: serializeError(refused), sequence: item.actionSequence };
+      }
+    }
 
   const now = deps.clock.now();
   const expiresIn = deps.config.monitor.expiration.defaults.compensation;
