@@ -6,8 +6,8 @@ import { textRules } from '../input/input-limits.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
-import { listOpenChildren } from '../store/list-open-children.ts';
 import { requestCancel } from '../store/request-cancel.ts';
+import { requestDescendantsCancel } from '../store/request-descendants-cancel.ts';
 import type { RawDb } from '../db/raw-db.ts';
 import { inOperatorTransaction, operatorStatement } from './operator-transaction.ts';
 
@@ -38,7 +38,10 @@ export async function cancelRun(
   return { requested };
 }
 
-/** Requests cancellation of a run and, recursively, of its open children started with 'propagate'. */
+/**
+ * Requests cancellation of a run and, once recorded, of its open descendants started with 'propagate'
+ * (each through a parent whose request this records), in four statements whatever the tree's size.
+ */
 export async function cancelTree(
   tx: RawDb,
   runId: string,
@@ -55,7 +58,7 @@ export async function cancelTree(
   });
   await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
   await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: deadline });
-  for (const child of await listOpenChildren(tx, runId))
-    await cancelTree(tx, child, `parent ${runId} was cancelled: ${reason}`, deadline, now);
+  // Its open 'propagate' descendants, all of them in one statement whatever the tree's width (ADR 0125).
+  await requestDescendantsCancel(tx, { rootId: runId, reason, deadline, now });
   return true;
 }

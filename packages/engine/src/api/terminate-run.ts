@@ -8,14 +8,15 @@ import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { afterRunSettled, settleRunInTransaction, type SettledRun } from '../runtime/settle-run.ts';
 import { findRun } from '../store/find-run.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
-import { lockOpenTree } from '../store/lock-open-tree.ts';
+import { listTreeToTerminate, lockOpenRuns } from '../store/lock-open-tree.ts';
+import { lockOpenRun } from '../store/lock-open-run.ts';
 import { inOperatorTransaction, operatorStatement } from './operator-transaction.ts';
 
 /**
  * Closes a run at once as Terminated: no cleanup window, no compensation. A straggling worker's
  * later write to one of its steps is refused (`write_refused`). The run states what it left undone
  * and which steps were in flight (`left_undone` on its error and its `run.terminated` event, ADR 0091). Its open 'propagate' children, and
- * theirs, are terminated in the same transaction (ADR 0089). Bad input (a run id that is not a uuid,
+ * theirs, are terminated after it, a bounded batch per transaction (ADR 0125; one transaction, ADR 0089, before). Bad input (a run id that is not a uuid,
  * a reason that cannot be stored) is refused before any read.
  */
 export async function terminateRun(
@@ -28,39 +29,55 @@ export async function terminateRun(
   assertStorableText(opts.reason, 'reason', textRules(deps.config.limits));
   if (!(await operatorStatement(deps, () => findRun(deps.prisma, runId))))
     throw new EngineError('run_not_found', `run ${runId} does not exist`);
-  const settled = await inOperatorTransaction(deps, async (tx) => {
-    await lockOpenTree(tx, runId);
-    return terminateInTransaction(tx, runId, opts.reason, deps.clock.now());
+  // The run itself first, in a transaction of its own: once it commits the command is recorded, the
+  // run is Terminated and no child can be added under it (ADR 0125).
+  const root = await inOperatorTransaction(deps, async (tx) => {
+    if (!(await lockOpenRun(tx, runId, 'update'))) return null;
+    return terminateOne(tx, runId, opts.reason, deps.clock.now());
   });
-  await afterTerminate(deps, settled);
-  return { terminated: settled.length > 0 };
+  if (root) await afterRunSettled(deps, root);
+  // Then its open 'propagate' descendants, parents first, a bounded batch per transaction, however
+  // wide the tree: one transaction for the whole tree outlasted Prisma's 5 s with 2,000 children
+  // (review 49). The walk also goes under runs already Terminated, so a terminate that stopped between
+  // batches (a crash, a lost connection) is finished by issuing it again.
+  let children = 0;
+  for (;;) {
+    const batch = await inOperatorTransaction(deps, async (tx) => {
+      const next = await listTreeToTerminate(tx, runId, opts.reason, terminateBatch);
+      if (next.length === 0) return null;
+      const held = await lockOpenRuns(tx, next);
+      const now = deps.clock.now();
+      const settled: SettledRun[] = [];
+      for (const child of next) {
+        if (!held.has(child.id)) continue;
+        const own = await terminateOne(tx, child.id, child.reason, now);
+        // Its parent ended first, by this command: its refusal is not journaled (ADR 0089).
+        if (own) settled.push({ ...own, refusedParent: null });
+      }
+      return settled;
+    });
+    if (batch === null) break;
+    children += batch.length;
+    await afterTerminate(deps, batch);
+  }
+  return { terminated: root !== null || children > 0 };
 }
 
-/**
- * Terminates one open run inside the caller's transaction, through the terminal transition (the run
- * row FOR UPDATE), then its open 'propagate' children, depth first, in the same transaction: what
- * the operator was shown as one command commits as one, and a process that dies after the commit
- * leaves no child running under a Terminated parent (ADR 0089). Empty when the run had already
- * finished; else the run first, then each child it reached. Call {@link afterTerminate} once committed.
- *
- * The caller locks the tree first ({@link lockOpenTree}: the deepest runs first, the root last), so
- * a child finishing meanwhile, which locks itself and then its parent, is waited for, not met in a
- * cycle, and once the tree is held nothing is added to it or leaves it before the commit. Each child
- * is also listed after its parent's row is locked, so the tree ended is the tree held. A child's
- * `write_refused` on its parent (the parent had finished first) is not journaled here: one command
- * ended both.
- */
-export async function terminateInTransaction(
+/** Runs a terminate ends per transaction below its root (ADR 0125): each takes about eight statements. */
+const terminateBatch = 100;
+
+/** Terminates one open run, its row already locked, in the caller's transaction; null when it had finished. */
+async function terminateOne(
   tx: Prisma.TransactionClient,
   runId: string,
   reason: string,
   now: Date,
-): Promise<SettledRun[]> {
+): Promise<SettledRun | null> {
   const run = await findRun(tx, runId);
-  if (!run) return [];
-  // What the run leaves undone, read from its rows under the tree's locks: what it had when it ended (ADR 0091).
+  if (!run) return null;
+  // What the run leaves undone, read from its rows under its lock: what it had when it ended (ADR 0091).
   const leftUndone = leftUndoneJson(await readLeftUndone(tx, runId));
-  const settled = await settleRunInTransaction(
+  return settleRunInTransaction(
     tx,
     run,
     {
@@ -70,6 +87,29 @@ export async function terminateInTransaction(
     },
     now,
   );
+}
+
+/**
+ * Terminates one open run inside the caller's transaction, through the terminal transition (the run
+ * row FOR UPDATE), then its open 'propagate' children, depth first, in the same transaction: what
+ * the operator was shown as one command commits as one, and a process that dies after the commit
+ * leaves no child running under a Terminated parent (ADR 0089). Empty when the run had already
+ * finished; else the run first, then each child it reached. Call {@link afterTerminate} once committed.
+ *
+ * The caller locks the tree first (`lockOpenTree`: the deepest runs first, the root last), so
+ * a child finishing meanwhile, which locks itself and then its parent, is waited for, not met in a
+ * cycle, and once the tree is held nothing is added to it or leaves it before the commit. Each child
+ * is also listed after its parent's row is locked, so the tree ended is the tree held. A child's
+ * `write_refused` on its parent (the parent had finished first) is not journaled here: one command
+ * ended both. A repair's terminate (run-repairs.ts) ends its tree so, in its one transaction.
+ */
+export async function terminateInTransaction(
+  tx: Prisma.TransactionClient,
+  runId: string,
+  reason: string,
+  now: Date,
+): Promise<SettledRun[]> {
+  const settled = await terminateOne(tx, runId, reason, now);
   if (!settled) return [];
   const tree = [settled];
   for (const child of await listOpenChildren(tx, runId)) {

@@ -51,3 +51,47 @@ export async function lockOpenTree(db: RawDb, rootId: string): Promise<void> {
   }
   throw new Error(`the open tree under run ${rootId} kept growing while it was being locked; try again`);
 }
+
+/**
+ * The first `limit` open 'propagate' descendants of `rootId` still to terminate, parents before their
+ * children (by depth, then id), each with the reason its terminate gives it (`parent <its parent> was
+ * terminated: <the parent's reason>`, the root's being `reason`). The walk goes down through open runs
+ * and through runs already Terminated (a terminate that stopped between its batches left their
+ * children open), whatever the root's own status: what a terminate of a wide tree ends one bounded
+ * transaction at a time (ADR 0125).
+ */
+export async function listTreeToTerminate(
+  db: RawDb,
+  rootId: string,
+  reason: string,
+  limit: number,
+): Promise<{ id: string; depth: number; reason: string }[]> {
+  return db.$queryRaw<{ id: string; depth: number; reason: string }[]>(Prisma.sql`
+    with recursive tree (id, depth, reason, open) as (
+      select c.id, 1, 'parent ' || c.parent_run_id::text || ' was terminated: ' || ${reason}::text,
+             ${openRunByKey('c.status')}
+        from "sagaflow"."flow_runs" c
+       where c.parent_run_id = ${rootId}::uuid and c.parent_cancel_policy = 'propagate'
+         and (${openRunByKey('c.status')} or c.status = 'Terminated')
+      union all
+      select c.id, t.depth + 1, 'parent ' || t.id::text || ' was terminated: ' || t.reason, ${openRunByKey('c.status')}
+        from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
+       where c.parent_cancel_policy = 'propagate' and (${openRunByKey('c.status')} or c.status = 'Terminated')
+    )
+    select id::text as id, depth, reason from tree where open order by depth, id limit ${limit}::int`);
+}
+
+/**
+ * Locks those of `runs` still open FOR UPDATE, the deepest first (as {@link lockOpenTree} does), and
+ * returns their ids.
+ */
+export async function lockOpenRuns(db: RawDb, runs: readonly { id: string; depth: number }[]): Promise<Set<string>> {
+  const rows = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
+    select r.id::text as id from "sagaflow"."flow_runs" r
+      join unnest(${runs.map((n) => n.id)}::uuid[], ${runs.map((n) => n.depth)}::int[]) as t (id, depth)
+        on r.id = t.id
+     where ${openRunByKey('r.status')}
+     order by t.depth desc, r.id
+       for update of r`);
+  return new Set(rows.map((r) => r.id));
+}

@@ -1,0 +1,49 @@
+import type { RawDb } from '../db/raw-db.ts';
+import { openRunByKey } from './keyed-status.ts';
+
+/**
+ * Requests the cancellation of every open 'propagate' descendant of `rootId` in ONE statement (ADR
+ * 0125), what `cancelTree` did one run and five statements at a time: a recursive walk down from the
+ * root's children, through each run whose request this records (a run already requested is left as it
+ * is, and so is what is under it: its own request reached it), each with its own reason (`parent <its
+ * parent> was cancelled: <the parent's reason>`), its `run.cancel_requested` event and its two wakes (now,
+ * and when its cleanup window closes), in the tree's depth-first order. The root's own request is the
+ * caller's, made first. Returns how many runs it reached. However wide the tree, one statement: a
+ * cancel of a parent of thousands of children no longer outlasts the operator's transaction (review 49).
+ */
+export async function requestDescendantsCancel(
+  db: RawDb,
+  args: { rootId: string; reason: string; deadline: Date; now: Date },
+): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`
+    with recursive tree (id, reason, path, fresh) as (
+      select c.id, 'parent ' || c.parent_run_id::text || ' was cancelled: ' || ${args.reason}::text, array[c.id],
+             c.cancel_requested_at is null
+        from "sagaflow"."flow_runs" c
+       where c.parent_run_id = ${args.rootId}::uuid and c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
+      union all
+      select c.id, 'parent ' || t.id::text || ' was cancelled: ' || t.reason, t.path || c.id, c.cancel_requested_at is null
+        from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
+       where t.fresh and c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
+    ), requested as (
+      update "sagaflow"."flow_runs" r
+         set cancel_requested_at = ${args.now}::timestamptz, cancel_reason = t.reason,
+             cancel_deadline_at = ${args.deadline}::timestamptz, updated_at = ${args.now}::timestamptz,
+             version = r.version + 1
+        from tree t
+       where r.id = t.id and t.fresh and r.cancel_requested_at is null and ${openRunByKey('r.status')}
+      returning r.id, t.reason, t.path
+    ), events as (
+      insert into "sagaflow"."flow_events" (run_id, type, data)
+      select q.id, 'run.cancel_requested',
+             jsonb_build_object('reason', q.reason, 'cleanup_until', ${args.deadline.toISOString()}::text)
+        from requested q order by q.path
+    ), wakes as (
+      insert into "sagaflow"."jobs" (kind, run_id, available_at)
+      select 'wake-run', q.id, w.at
+        from requested q cross join (values (${args.now}::timestamptz, 1), (${args.deadline}::timestamptz, 2)) w (at, o)
+       order by q.path, w.o
+    )
+    select count(*)::int as n from requested`;
+  return row?.n ?? 0;
+}
