@@ -10,6 +10,7 @@ import { findRun } from '../store/find-run.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
 import { listTreeToTerminate, lockOpenRuns } from '../store/lock-open-tree.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
+import { requestDescendantsCancel } from '../store/request-descendants-cancel.ts';
 import { inOperatorTransaction, operatorStatement } from './operator-transaction.ts';
 
 /**
@@ -33,7 +34,13 @@ export async function terminateRun(
   // run is Terminated and no child can be added under it (ADR 0125).
   const root = await inOperatorTransaction(deps, async (tx) => {
     if (!(await lockOpenRun(tx, runId, 'update'))) return null;
-    return terminateOne(tx, runId, opts.reason, deps.clock.now());
+    const now = deps.clock.now();
+    const settled = await terminateOne(tx, runId, opts.reason, now);
+    // Its whole open tree fenced in the same commit, in one statement: each descendant's cleanup window
+    // closed now, so none runs another line of its code before its batch below terminates it.
+    if (settled)
+      await requestDescendantsCancel(tx, { rootId: runId, reason: opts.reason, deadline: now, now, terminated: true });
+    return settled;
   });
   if (root) await afterRunSettled(deps, root);
   // Then its open 'propagate' descendants, parents first, a bounded batch per transaction, however

@@ -8,21 +8,27 @@ import { openRunByKey } from './keyed-status.ts';
  * is, and so is what is under it: its own request reached it), each with its own reason (`parent <its
  * parent> was cancelled: <the parent's reason>`), its `run.cancel_requested` event and its two wakes (now,
  * and when its cleanup window closes), in the tree's depth-first order. The root's own request is the
- * caller's, made first. Returns how many runs it reached. However wide the tree, one statement: a
+ * caller's, made first. Returns how many runs it reached.
+ *
+ * With `terminated` (a terminate's fence, ADR 0125): the reasons say so, the deadline is the
+ * terminate's `now` (the cleanup window already closed) and no wake is queued: a replay of any of
+ * them from then on closes it instead of running its code, while the terminate ends them one batch at
+ * a time; were the terminate to stop between batches, none is driven on to a new step. However wide the tree, one statement: a
  * cancel of a parent of thousands of children no longer outlasts the operator's transaction (review 49).
  */
 export async function requestDescendantsCancel(
   db: RawDb,
-  args: { rootId: string; reason: string; deadline: Date; now: Date },
+  args: { rootId: string; reason: string; deadline: Date; now: Date; terminated?: boolean },
 ): Promise<number> {
+  const ended = args.terminated ? ' was terminated: ' : ' was cancelled: ';
   const [row] = await db.$queryRaw<{ n: number }[]>`
     with recursive tree (id, reason, path, fresh) as (
-      select c.id, 'parent ' || c.parent_run_id::text || ' was cancelled: ' || ${args.reason}::text, array[c.id],
+      select c.id, 'parent ' || c.parent_run_id::text || ${ended}::text || ${args.reason}::text, array[c.id],
              c.cancel_requested_at is null
         from "sagaflow"."flow_runs" c
        where c.parent_run_id = ${args.rootId}::uuid and c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
       union all
-      select c.id, 'parent ' || t.id::text || ' was cancelled: ' || t.reason, t.path || c.id, c.cancel_requested_at is null
+      select c.id, 'parent ' || t.id::text || ${ended}::text || t.reason, t.path || c.id, c.cancel_requested_at is null
         from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
        where t.fresh and c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
     ), requested as (
@@ -42,6 +48,7 @@ export async function requestDescendantsCancel(
       insert into "sagaflow"."jobs" (kind, run_id, available_at)
       select 'wake-run', q.id, w.at
         from requested q cross join (values (${args.now}::timestamptz, 1), (${args.deadline}::timestamptz, 2)) w (at, o)
+       where not ${args.terminated === true}::boolean
        order by q.path, w.o
     )
     select count(*)::int as n from requested`;
