@@ -244,6 +244,19 @@ export const engineConfigSchema = z
         json_depth: z.number().int().min(1).max(1000).default(64),
         /** Longest id, business key, tag, signal name, reason, idempotency key, message id or type. */
         text_length: z.number().int().min(1).max(1_000_000).default(1000),
+        /**
+         * Most steps one run may record (actions, waits, children, values: its sequence numbers, ADR
+         * 0125). The replay that would start one more ends the run Failed naming this setting, without
+         * running its code further: a flow that schedules a step after every step stops here instead of
+         * growing for ever. A longer process should go on as a new run (a child, or a fresh start).
+         */
+        max_steps_per_run: z.number().int().min(1).max(100_000_000).default(10_000),
+        /**
+         * The fraction of `max_steps_per_run` at which a run's replay journals the anomaly
+         * `run_step_limit_near` (once, as it starts that step), for operators to see before the limit
+         * ends the run.
+         */
+        steps_per_run_warning_fraction: z.number().gt(0).max(1).default(0.5),
       })
       .strict()
       .prefault({}),

@@ -148,6 +148,22 @@ export async function executeRun(
     session.parked.then((park): Settled => ({ kind: 'parked', park })),
   ]);
 
+  const base = { session, ...(ack ? { ack } : {}) };
+  // The code asked for one step more than the run may record (ADR 0125): the run ends Failed naming the
+  // setting, its code not run further (no compensation: a runaway loop's catch is no place to run one).
+  const limitReached = session.stepLimitReached;
+  const overLimit: SettleResult | null =
+    limitReached === null
+      ? null
+      : {
+          status: 'Failed',
+          error: {
+            name: 'StepLimitReached',
+            message: `the run reached its limit of ${deps.config.limits.max_steps_per_run} steps (limits.max_steps_per_run): step ${limitReached} was not started; a flow this long should go on as a new run, or the limit be raised`,
+          },
+          ...base,
+        };
+  if (overLimit) return finishWith(deps, run, session, overLimit);
   if (settled.kind === 'parked') return park(deps, session, settled.park);
   if (session.park) return park(deps, session, session.park);
   const last = session.lastRecordedSequence();
@@ -158,7 +174,6 @@ export async function executeRun(
       stuckReason: `replay_blocked: the code finished after step ${session.sequence}, but step ${last} (${row?.kind ?? '?'} "${row?.name ?? '?'}") is recorded; deploy code that matches the record, then kick the run`,
     });
   }
-  const base = { session, ...(ack ? { ack } : {}) };
   const end: SettleResult =
     settled.kind === 'ok'
       ? { status: 'Completed', output: settled.output, ...base }
@@ -167,6 +182,16 @@ export async function executeRun(
         : isFlowError(settled.error, 'cancelled')
           ? { status: 'Cancelled', error: serializeError(settled.error), ...base }
           : { status: session.compensated ? 'Compensated' : 'Failed', error: serializeError(settled.error), ...base };
+  return finishWith(deps, run, session, end);
+}
+
+/** Writes the run's end, `end`, from `session`'s replay: 'finished', or parked when a newer replay wrote the run first. */
+async function finishWith(
+  deps: RuntimeDeps,
+  run: LoadedRun['run'],
+  session: ReplaySession,
+  end: SettleResult,
+): Promise<ExecuteOutcome> {
   let result: Awaited<ReturnType<typeof settleRun>>;
   try {
     result = await settleRun(deps, run, end);

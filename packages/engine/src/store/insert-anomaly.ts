@@ -1,7 +1,10 @@
 import type { Json } from '../definitions/define-action.ts';
 import type { Db } from './types.ts';
 
-/** Seed 000's eleven reason codes: races and engine faults, journaled apart from flow_events. */
+/**
+ * Seed 000's eleven reason codes (races and engine faults), and a run nearing its step limit (ADR
+ * 0125): journaled apart from flow_events.
+ */
 export const anomalyCodes = [
   'claim_lost',
   'outcome_rejected',
@@ -14,6 +17,8 @@ export const anomalyCodes = [
   'retry_policy_threw',
   'replan_failed',
   'replan_incomplete',
+  /** A run started the step at `limits.steps_per_run_warning_fraction` of `limits.max_steps_per_run` (ADR 0125). */
+  'run_step_limit_near',
 ] as const;
 export type AnomalyCode = (typeof anomalyCodes)[number];
 

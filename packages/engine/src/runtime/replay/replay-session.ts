@@ -148,9 +148,24 @@ export class ReplaySession {
     return this.run.cancel_requested_at !== null;
   }
 
+  /**
+   * The first sequence past `limits.max_steps_per_run` this replay was asked for, not recorded (ADR
+   * 0125): the replay stopped there and the run ends Failed naming the setting.
+   */
+  stepLimitReached: number | null = null;
+  /** The step at the warning fraction of the limit, asked for here and not recorded: journaled once by {@link internal}. */
+  stepLimitNear: number | null = null;
+
   nextSequence(): number {
     this.sequence += 1;
-    return this.sequence;
+    const seq = this.sequence;
+    if (this.planOnly || this.recorded.has(seq)) return seq;
+    const { max_steps_per_run: max, steps_per_run_warning_fraction: fraction } = this.deps.config.limits;
+    if (seq > max) {
+      this.stepLimitReached ??= seq;
+      this.stop({ waitingFor: null, stuckReason: null });
+    } else if (seq === Math.max(1, Math.floor(max * fraction))) this.stepLimitNear = seq;
+    return seq;
   }
 
   /** Stops the replay: the flow's pending promise is abandoned, never rejected. */
@@ -358,6 +373,7 @@ export const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
  */
 export async function internal<T>(session: ReplaySession, work: () => Promise<T>): Promise<T> {
   if (session.park) return never<T>();
+  if (session.stepLimitNear !== null) await journalStepLimitNear(session, session.stepLimitNear);
   try {
     return await work();
   } catch (err) {
@@ -368,4 +384,18 @@ export async function internal<T>(session: ReplaySession, work: () => Promise<T>
     );
     return never<T>();
   }
+}
+
+/** The anomaly of a run starting the step at the warning fraction of its step limit (ADR 0125); once per replay. */
+async function journalStepLimitNear(session: ReplaySession, sequence: number): Promise<void> {
+  session.stepLimitNear = null;
+  const max = session.deps.config.limits.max_steps_per_run;
+  await session.deps.journal({
+    code: 'run_step_limit_near',
+    message: `run ${session.runId} is starting step ${sequence} of at most ${max} (limits.max_steps_per_run): at ${max} steps it ends Failed; a flow this long should go on as a new run`,
+    runId: session.runId,
+    sequence,
+    site: 'replay.step_limit',
+    details: { steps: sequence, limit: max, setting: 'limits.max_steps_per_run' },
+  });
 }
