@@ -1,4 +1,4 @@
-import { EngineError } from '../errors/engine-error.ts';
+import { commandFailure, EngineError } from '../errors/engine-error.ts';
 import { assertSeconds } from '../input/assert-seconds.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
@@ -34,7 +34,11 @@ export async function cancelRun(
     deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { id: true } }),
   );
   if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-  const requested = await inOperatorTransaction(deps, (tx) => cancelTree(tx, runId, opts.reason, deadline, now));
+  const requested = await inOperatorTransaction(deps, (tx) => cancelTree(tx, runId, opts.reason, deadline, now)).catch(
+    (err: unknown) => {
+      throw commandFailure(err);
+    },
+  );
   return { requested };
 }
 

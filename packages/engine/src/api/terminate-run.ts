@@ -1,4 +1,4 @@
-import { EngineError } from '../errors/engine-error.ts';
+import { commandFailure, EngineError } from '../errors/engine-error.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { assertStorableText } from '../input/assert-storable-text.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
@@ -20,7 +20,18 @@ import { inOperatorTransaction, operatorStatement } from './operator-transaction
  * theirs, are terminated after it, a bounded batch per transaction (ADR 0125; one transaction, ADR 0089, before). Bad input (a run id that is not a uuid,
  * a reason that cannot be stored) is refused before any read.
  */
-export async function terminateRun(
+export function terminateRun(
+  deps: RuntimeDeps,
+  runId: string,
+  opts: { reason: string },
+): Promise<{ terminated: boolean }> {
+  // A database failure reaches the caller as an EngineError without the driver's source excerpt (review 49).
+  return terminateTree(deps, runId, opts).catch((err: unknown) => {
+    throw commandFailure(err);
+  });
+}
+
+async function terminateTree(
   deps: RuntimeDeps,
   runId: string,
   opts: { reason: string },

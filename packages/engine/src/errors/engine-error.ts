@@ -97,3 +97,21 @@ export function thrownText(err: unknown): string {
     return '[a thrown value without a usable toString]';
   }
 }
+
+/**
+ * What an operator's command throws when the database failed it (review 49): an EngineError as it is;
+ * anything else as `internal`, its message reduced to the driver's own words. Prisma's message begins
+ * "Invalid `db.flowRun.findUnique()` invocation in <source path>:<line>", then quotes the engine's source
+ * around it, then says what happened: only that last line is kept, and any source path left in it is
+ * replaced, so neither the engine's files nor its code reach a caller. The original is the `cause`.
+ */
+export function commandFailure(err: unknown): EngineError {
+  if (err instanceof EngineError) return err;
+  const lines = thrownText(err)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
+  const said = (/\binvocation\b/.test(lines[0] ?? '') ? lines.at(-1) : lines[0]) ?? 'no message';
+  const clean = said.replace(/(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+)+\.(?:[cm]?[jt]sx?)(?::\d+)*/g, '<source>');
+  return new EngineError('internal', `the command failed in the database: ${clean}`, { cause: err });
+}
