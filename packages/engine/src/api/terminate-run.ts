@@ -8,7 +8,7 @@ import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { afterRunSettled, settleRunInTransaction, type SettledRun } from '../runtime/settle-run.ts';
 import { findRun } from '../store/find-run.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
-import { listTreeToTerminate, lockOpenRuns } from '../store/lock-open-tree.ts';
+import { listTreeToTerminate, lockOpenRuns, lockOpenTree } from '../store/lock-open-tree.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import { requestDescendantsCancel } from '../store/request-descendants-cancel.ts';
 import { inOperatorTransaction, operatorStatement } from './operator-transaction.ts';
@@ -44,6 +44,9 @@ async function terminateTree(
   // The run itself first, in a transaction of its own: once it commits the command is recorded, the
   // run is Terminated and no child can be added under it (ADR 0125).
   const root = await inOperatorTransaction(deps, async (tx) => {
+    // The tree locked deepest first, the root last (ADR 0089): a finishing child is waited for, never
+    // met in a cycle, and once held nothing is added to the tree or leaves it before the fence commits.
+    await lockOpenTree(tx, runId);
     if (!(await lockOpenRun(tx, runId, 'update'))) return null;
     const now = deps.clock.now();
     const settled = await terminateOne(tx, runId, opts.reason, now);
@@ -114,7 +117,7 @@ async function terminateOne(
  * leaves no child running under a Terminated parent (ADR 0089). Empty when the run had already
  * finished; else the run first, then each child it reached. Call {@link afterTerminate} once committed.
  *
- * The caller locks the tree first (`lockOpenTree`: the deepest runs first, the root last), so
+ * The caller locks the tree first ({@link lockOpenTree}: the deepest runs first, the root last), so
  * a child finishing meanwhile, which locks itself and then its parent, is waited for, not met in a
  * cycle, and once the tree is held nothing is added to it or leaves it before the commit. Each child
  * is also listed after its parent's row is locked, so the tree ended is the tree held. A child's

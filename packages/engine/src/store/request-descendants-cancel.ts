@@ -4,17 +4,19 @@ import { openRunByKey } from './keyed-status.ts';
 /**
  * Requests the cancellation of every open 'propagate' descendant of `rootId` in ONE statement (ADR
  * 0125), what `cancelTree` did one run and five statements at a time: a recursive walk down from the
- * root's children, through each run whose request this records (a run already requested is left as it
- * is, and so is what is under it: its own request reached it), each with its own reason (`parent <its
- * parent> was cancelled: <the parent's reason>`), its `run.cancel_requested` event and its two wakes (now,
- * and when its cleanup window closes), in the tree's depth-first order. The root's own request is the
- * caller's, made first. Returns how many runs it reached.
+ * root's children, through each run whose request this records (a run already requested is left as
+ * it is, and so is what is under it: its own request reached it), each with its own reason (`parent
+ * <its parent> was cancelled: <the parent's reason>`), its `run.cancel_requested` event and its two
+ * wakes (now, and when its cleanup window closes), in the tree's depth-first order. The root's own
+ * request is the caller's, made first. Returns how many runs it reached. However wide the tree, one
+ * statement: a cancel of a parent of thousands of children no longer outlasts the operator's
+ * transaction (review 49).
  *
- * With `terminated` (a terminate's fence, ADR 0125): the reasons say so, the deadline is the
- * terminate's `now` (the cleanup window already closed) and no wake is queued: a replay of any of
- * them from then on closes it instead of running its code, while the terminate ends them one batch at
- * a time; were the terminate to stop between batches, none is driven on to a new step. However wide the tree, one statement: a
- * cancel of a parent of thousands of children no longer outlasts the operator's transaction (review 49).
+ * With `terminated` (a terminate's fence, ADR 0125), the reasons say so, the deadline is the
+ * terminate's `now` (the cleanup window already closed), and neither an event (each run's
+ * `run.terminated` says its end) nor a wake is written: a replay of any of them from then on closes it
+ * instead of running its code while the terminate ends them a batch at a time, and were the terminate
+ * to stop between batches, none is driven on to a new step.
  */
 export async function requestDescendantsCancel(
   db: RawDb,
@@ -43,7 +45,9 @@ export async function requestDescendantsCancel(
       insert into "sagaflow"."flow_events" (run_id, type, data)
       select q.id, 'run.cancel_requested',
              jsonb_build_object('reason', q.reason, 'cleanup_until', ${args.deadline.toISOString()}::text)
-        from requested q order by q.path
+        from requested q
+       where not ${args.terminated === true}::boolean
+       order by q.path
     ), wakes as (
       insert into "sagaflow"."jobs" (kind, run_id, available_at)
       select 'wake-run', q.id, w.at
