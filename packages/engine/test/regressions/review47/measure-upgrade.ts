@@ -37,7 +37,7 @@ async function main() {
   const db = await createDatabase({ kind: 'postgres', url, poolSize: 2 });
   const before = dirBefore('0030_');
   await migrate(db, { dir: before });
-  let t = performance.now();
+  const t = performance.now();
   await db.driver.exec(`
     insert into "sagaflow"."flow_runs" (id, flow_name, flow_version, status, input, output, created_at, updated_at, started_at, finished_at)
     select gen_random_uuid(), 'seeded-' || (g % 20), 1, case when g % 50 = 0 then 'Running' else 'Completed' end,
@@ -53,17 +53,23 @@ async function main() {
   await admin.query('vacuum analyze "sagaflow"."flow_runs"');
   await admin.query('vacuum analyze "sagaflow"."saga_instances"');
   await admin.end();
-  const size = await db.driver.query<{ s: string }>(`select pg_size_pretty(pg_total_relation_size('"sagaflow"."flow_runs"')) as s`);
-  console.log(`seeded ${rows} flow_runs (${size[0]?.s}), ${Math.floor(rows / 5)} saga_instances in ${Math.round(performance.now() - t)} ms; skewed every ${skewedEvery || 'none'}`);
+  const size = await db.driver.query<{ s: string }>(
+    `select pg_size_pretty(pg_total_relation_size('"sagaflow"."flow_runs"')) as s`,
+  );
+  console.log(
+    `seeded ${rows} flow_runs (${size[0]?.s}), ${Math.floor(rows / 5)} saga_instances in ${Math.round(performance.now() - t)} ms; skewed every ${skewedEvery || 'none'}`,
+  );
 
-  const running = await db.driver.query<{ id: string }>(`select id::text from "sagaflow"."flow_runs" where status = 'Running' limit 1`);
+  const running = await db.driver.query<{ id: string }>(
+    `select id::text from "sagaflow"."flow_runs" where status = 'Running' limit 1`,
+  );
   const runId = running[0]!.id;
 
   const writer = new pg.Client({ connectionString: url });
   const watcher = new pg.Client({ connectionString: url });
   await writer.connect();
   await watcher.connect();
-  const writerPid = (await writer.query('select pg_backend_pid() as p')).rows[0].p as number;
+  const writerPid = (await writer.query<{ p: number }>('select pg_backend_pid() as p')).rows[0]!.p;
 
   const migStart = performance.now();
   let migEnd = 0;
@@ -75,7 +81,7 @@ async function main() {
   let heldAt = 0;
   let mode = '';
   for (;;) {
-    const l = await watcher.query(
+    const l = await watcher.query<{ mode: string }>(
       `select l.mode from pg_locks l where l.relation = '"sagaflow"."flow_runs"'::regclass and l.granted and l.pid <> $1 and l.mode in ('ShareRowExclusiveLock','ExclusiveLock','AccessExclusiveLock','ShareLock')`,
       [writerPid],
     );
@@ -97,13 +103,14 @@ async function main() {
   let waitedFor = '';
   let sawWaiting = false;
   while (!wEnd) {
-    const w = await watcher.query(
+    const w = await watcher.query<{ mode: string; wait_event_type: string; wait_event: string }>(
       `select l.mode, a.wait_event_type, a.wait_event from pg_locks l join pg_stat_activity a on a.pid = l.pid where l.pid = $1 and not l.granted`,
       [writerPid],
     );
     if (w.rows.length > 0 && !sawWaiting) {
       sawWaiting = true;
-      waitedFor = `${w.rows[0].mode} (${w.rows[0].wait_event_type}/${w.rows[0].wait_event})`;
+      const r = w.rows[0]!;
+      waitedFor = `${r.mode} (${r.wait_event_type}/${r.wait_event})`;
     }
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -118,7 +125,11 @@ async function main() {
 
   // 2. The trigger's cost on the hot path.
   const n = Number(process.env.R47_UPDATES ?? 20_000);
-  const ids = (await db.driver.query<{ id: string }>(`select id::text from "sagaflow"."flow_runs" where status = 'Running' limit 500`)).map((r) => r.id);
+  const ids = (
+    await db.driver.query<{ id: string }>(
+      `select id::text from "sagaflow"."flow_runs" where status = 'Running' limit 500`,
+    )
+  ).map((r) => r.id);
   const round = async () => {
     const s = performance.now();
     for (let i = 0; i < n; i++) {
@@ -135,7 +146,7 @@ async function main() {
   await round(); // warm
   const withT: number[] = [];
   const withoutT: number[] = [];
-  for (let k = 0; k < 3; k++) {
+  for (let k = 0; k < 4; k++) {
     withT.push(await round());
     await watcher.query(dropSql);
     withoutT.push(await round());
@@ -148,7 +159,7 @@ async function main() {
   // Server-side only: the same update loop inside one plpgsql DO block, no client round trips.
   const serverRound = async () => {
     const r = await watcher.query(`do $$ declare i int; t0 timestamptz := clock_timestamp(); begin
-      for i in 1..${n} loop update "sagaflow"."flow_runs" set updated_at = now(), version = version + 1 where id = '${ids[0]}'::uuid; end loop;
+      for i in 1..${n} loop update "sagaflow"."flow_runs" set updated_at = now(), version = version + 1 where id = ('{${ids.join(',')}}'::uuid[])[1 + i % ${ids.length}]; end loop;
       raise notice '%', extract(epoch from clock_timestamp() - t0) * 1000; end $$`);
     return r;
   };
@@ -161,7 +172,9 @@ async function main() {
     await watcher.query(createSql);
   }
   await new Promise((r) => setTimeout(r, 50));
-  console.log(`  server-side loop of ${n} updates (ms), alternating with/without: ${notices.map((x) => Math.round(Number(x))).join(', ')}`);
+  console.log(
+    `  server-side loop of ${n} updates (ms), alternating with/without: ${notices.map((x) => Math.round(Number(x))).join(', ')}`,
+  );
 
   await writer.end();
   await watcher.end();
