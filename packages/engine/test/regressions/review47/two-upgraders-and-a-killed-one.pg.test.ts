@@ -1,4 +1,5 @@
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -95,7 +96,10 @@ describe('two upgraders at once, and an upgrader killed mid-way (real PostgreSQL
     }, 120_000);
   }
 
-  it('held: an upgrader SIGKILLed with 0030 applied in its transaction leaves nothing half-applied; the next start applies 0030 and 0031 once', async () => {
+  // Fix 47 (ADR 0123): each migration commits on its own, so an upgrader killed while 0031 waits leaves
+  // 0030 applied whole and recorded, and nothing of 0031; the original held test asserted the old
+  // grouping (neither recorded). The next test kills one inside a migration's own transaction.
+  it('held: an upgrader SIGKILLed while 0031 waits leaves 0030 whole and recorded once and nothing of 0031; the next start applies 0031 once', async () => {
     const { c, url } = await fresh('0029 with rows');
     // An uncommitted write to repair_approvals keeps the migrator at 0031, after 0030's trigger and backfill.
     const blocker = new pg.Client({ connectionString: url });
@@ -111,20 +115,34 @@ describe('two upgraders at once, and an upgrader killed mid-way (real PostgreSQL
       return r.rows[0]?.pid;
     });
     expect(await m.kill()).toBe('SIGKILL');
-    // Nothing of the killed transaction is visible.
-    expect((await bookkeeping(c)).map((r) => r.migration_name)).toEqual(shipped.filter((n) => n < '0030_'));
+    const at0030 = shipped.filter((n) => n < '0031_');
+    expect((await bookkeeping(c)).map((r) => r.migration_name)).toEqual(at0030);
     const stillThere = async () =>
       (await c.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where pid = $1`, [pid])).rows[0]!
         .n;
     const orphaned = await stillThere();
     await blocker.query('commit');
     await waitFor('the killed migrator’s backend to end', async () => ((await stillThere()) === 0 ? true : undefined));
-    expect((await bookkeeping(c)).map((r) => r.migration_name)).toEqual(shipped.filter((n) => n < '0030_'));
+    expect((await bookkeeping(c)).map((r) => r.migration_name)).toEqual(at0030);
+    expect(
+      (
+        await c.query<{ n: number }>(
+          `select count(*)::int as n from pg_indexes where indexname = 'repair_approvals_target_type_target_id_idx'`,
+        )
+      ).rows[0]!.n,
+    ).toBe(0);
+    expect(
+      (
+        await c.query<{ n: number }>(
+          `select count(*)::int as n from "sagaflow"."flow_runs" where updated_at < created_at`,
+        )
+      ).rows[0]!.n,
+    ).toBe(0);
     const next = await spawnMigrator(url);
     const out = (await next.printed(/^(applied|failed) (.*)$/m, 60_000))[0];
     expect(out).toMatch(/^applied /);
     expect((JSON.parse(out.slice('applied '.length)) as { applied: string[] }).applied).toEqual(
-      shipped.filter((n) => n >= '0030_'),
+      shipped.filter((n) => n >= '0031_'),
     );
     const after = await bookkeeping(c);
     expect(after.map((r) => r.migration_name)).toEqual(shipped);
@@ -140,6 +158,49 @@ describe('two upgraders at once, and an upgrader killed mid-way (real PostgreSQL
       `review47: the SIGKILLed migrator's backend was ${orphaned ? 'still alive' : 'gone'} right after the kill`,
     );
   }, 120_000);
+
+  it("held (fix 47): an upgrader SIGKILLed inside a migration's own transaction leaves nothing of it, and its backend notices the dead client within seconds", async () => {
+    const { c, url } = await fresh('empty');
+    // The shipped migrations plus one that creates a table and then runs for a minute: killed mid-way.
+    const dir = migrationsBefore('9999_');
+    dirs.push(dir);
+    mkdirSync(join(dir, '9001_slow'));
+    writeFileSync(
+      join(dir, '9001_slow', 'migration.sql'),
+      'create table "sagaflow"."r47_slow_probe" (id int);\nselect pg_sleep(60);',
+    );
+    const m = await spawnWorker(child, url, (p) => cleanups.push(async () => p.kill('SIGKILL')), [dir]);
+    const pid = await waitFor(
+      'the migrator to run 9001_slow',
+      async () => {
+        const r = await c.query<{ pid: number }>(
+          `select pid from pg_stat_activity where state = 'active' and query like '%pg_sleep(60)%' and pid <> pg_backend_pid()`,
+        );
+        return r.rows[0]?.pid;
+      },
+      60_000,
+    );
+    expect((await bookkeeping(c)).map((r) => r.migration_name)).toEqual(shipped);
+    expect(await m.kill()).toBe('SIGKILL');
+    const killedAt = Date.now();
+    // client_connection_check_interval (1 s) on the migrating session: the backend ends long before its minute.
+    await waitFor(
+      'the killed migrator’s backend to end',
+      async () =>
+        (await c.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where pid = $1`, [pid])).rows[0]!
+          .n === 0
+          ? true
+          : undefined,
+      30_000,
+    );
+    expect(Date.now() - killedAt).toBeLessThan(30_000);
+    expect((await bookkeeping(c)).map((r) => r.migration_name)).toEqual(shipped);
+    expect(
+      (await c.query<{ t: string | null }>(`select to_regclass('"sagaflow"."r47_slow_probe"')::text as t`)).rows[0]!.t,
+    ).toBeNull();
+    console.log(`review47: the SIGKILLed migrator's backend ended ${Date.now() - killedAt} ms after the kill`);
+  }, 120_000);
+
   it('an upgrader SIGKILLed while its migration waits for a lock lets go of flow_runs: the engine is not left stalled behind a dead process', async () => {
     const { c, url } = await fresh('0029 with rows');
     const blocker = new pg.Client({ connectionString: url });
