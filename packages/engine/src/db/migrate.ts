@@ -104,7 +104,7 @@ export async function migrate(db: Database, options: MigrateOptions = {}): Promi
 }
 
 type Attempt =
-  { kind: 'applied'; name: string } | { kind: 'none' } | { kind: 'locked'; name: string; error: Error; since: Date };
+  { kind: 'applied'; name: string } | { kind: 'none' } | { kind: 'locked'; name: string; error: Error; since: string };
 
 /** Applies the first pending migration, retrying it while it cannot take its locks; null once none is pending. */
 async function applyNextWithRetries(
@@ -151,11 +151,11 @@ async function applyNextWithRetries(
       { ...facts, retryInMs: backoffMs },
       'migration could not take a lock within lock_timeout; rolled back, retrying',
     );
-    if (holders.length > 0) await holdersGone(db, holders, backoffMs, options.signal);
-    else {
-      await sleep(backoffMs, undefined, { signal: options.signal });
-      lockTimeoutMs = Math.min(max, lockTimeoutMs * 2);
-    }
+    // The lock_timeout grows when no holder was found (the wait was on the short transactions of a
+    // busy table), or when the same holders outlasted a few waits (they may not be what it waits for).
+    const ended = holders.length > 0 ? await holdersGone(db, holders, backoffMs, options.signal) : false;
+    if (holders.length === 0) await sleep(backoffMs, undefined, { signal: options.signal });
+    if (holders.length === 0 || (!ended && attempt >= 3)) lockTimeoutMs = Math.min(max, lockTimeoutMs * 2);
   }
 }
 
@@ -166,13 +166,15 @@ async function attemptNext(
   lockTimeoutMs: number,
 ): Promise<Attempt> {
   let name = '(bookkeeping)';
-  let since = new Date();
+  let since = '';
   try {
     return await db.driver.transaction(async (tx): Promise<Attempt> => {
       // Serialise concurrent migrators; the lock is released when this migration's transaction ends.
       // Taken before lock_timeout is set: waiting for another migrator holds up no one else.
       await tx.query('select pg_advisory_xact_lock($1)', [advisoryLockKey]);
-      since = (await tx.query<{ now: Date }>('select now() as now'))[0]?.now ?? since;
+      // When this attempt began waiting for anything (to the microsecond): a session in a transaction
+      // older than it, still open when the attempt timed out, may hold what the migration needed.
+      since = (await tx.query<{ at: string }>('select clock_timestamp()::text as at'))[0]?.at ?? since;
       await tx.exec(`set local lock_timeout = '${Math.max(1, Math.round(lockTimeoutMs))}ms'`);
       if (db.kind === 'postgres') await tx.exec(clientCheck);
       const exists = await tx.query<{ t: string | null }>(
@@ -210,8 +212,8 @@ function lockFailure(err: unknown): Error | undefined {
  * Sessions that hold a lock on a table of this database in a transaction begun before `since` (the
  * failed attempt's start) and still open: the likely holders of the lock the migration waited for.
  */
-async function lockHolders(db: Database, since: Date): Promise<LockHolder[]> {
-  if (db.kind !== 'postgres') return [];
+async function lockHolders(db: Database, since: string): Promise<LockHolder[]> {
+  if (db.kind !== 'postgres' || !since) return [];
   try {
     return await db.driver.query<LockHolder>(
       `select a.pid, coalesce(a.application_name, '') as application_name, a.state,
@@ -225,7 +227,7 @@ async function lockHolders(db: Database, since: Date): Promise<LockHolder[]> {
          join pg_namespace n on n.oid = c.relnamespace
         where l.locktype = 'relation' and l.granted
           and l.database = (select oid from pg_database where datname = current_database())
-          and l.pid <> pg_backend_pid() and a.xact_start < $1
+          and l.pid <> pg_backend_pid() and a.xact_start < $1::timestamptz
           and c.relkind in ('r', 'p', 'm') and n.nspname not in ('pg_catalog', 'information_schema')
         group by a.pid, a.application_name, a.state, a.xact_start, a.query
         order by a.xact_start
@@ -248,13 +250,16 @@ function describeHolders(holders: readonly LockHolder[]): string {
   return `Sessions holding locks in transactions older than the attempt: ${each.join('; ')}.`;
 }
 
-/** Waits, without queueing for any lock, until none of `holders` is still in the transaction it was in, or `ms` passed. */
+/**
+ * Waits, without queueing for any lock, until one of `holders` has left the transaction it was in
+ * (true), or `ms` passed (false).
+ */
 async function holdersGone(
   db: Database,
   holders: readonly LockHolder[],
   ms: number,
   signal?: AbortSignal,
-): Promise<void> {
+): Promise<boolean> {
   const until = Date.now() + ms;
   const pids = holders.map((h) => h.pid);
   const starts = holders.map((h) => h.xact_start);
@@ -267,8 +272,9 @@ async function holdersGone(
         [pids, starts],
       )
       .catch(() => [{ n: 0 }]);
-    if ((left[0]?.n ?? 0) < pids.length) return;
+    if ((left[0]?.n ?? 0) < pids.length) return true;
   }
+  return false;
 }
 
 /** Pure: which files to apply, or why the database must not be touched. */
