@@ -59,6 +59,8 @@ process.stdout.write('ready ' + engine.runtime.workerId + '\\n');
 describe('the previous release keeps working after the upgrade lands (real PostgreSQL, real processes)', () => {
   let db: Database & { url?: string };
   let before: string;
+  /** The migrations through 0031: the upgrade this scenario is about, whatever later releases add. */
+  let through0031: string;
   let oldDir: string;
   let worker: ChildWorker | undefined;
   let starter: Engine;
@@ -76,6 +78,7 @@ describe('the previous release keeps working after the upgrade lands (real Postg
     writeFileSync(join(oldDir, 'worker.ts'), workerSource);
     db = await openTestDatabase({ migrated: false });
     before = migrationsBefore('0030_');
+    through0031 = migrationsBefore('0032_');
     await migrate(db, { dir: before });
     starter = createEngine({
       db,
@@ -89,6 +92,7 @@ describe('the previous release keeps working after the upgrade lands (real Postg
     await worker?.kill();
     await db.close();
     rmSync(before, { recursive: true, force: true });
+    rmSync(through0031, { recursive: true, force: true });
     rmSync(oldDir, { recursive: true, force: true });
   });
 
@@ -101,7 +105,7 @@ describe('the previous release keeps working after the upgrade lands (real Postg
     const inFlight = await Promise.all([1, 2, 3].map(() => starter.startFlow(flow, null)));
     for (const { runId } of inFlight) await until(runId, 'Waiting');
 
-    const upgrade = await migrate(db);
+    const upgrade = await migrate(db, { dir: through0031 });
     expect(upgrade.applied).toEqual(['0030_updated_at_never_before_created_at', '0031_repair_approvals_by_target']);
 
     for (const { runId } of inFlight) await starter.signal(runId, 'go');

@@ -12,3 +12,10 @@ export function migrationsBefore(name: string): string {
     cpSync(join(migrationsDir, n), join(dir, n), { recursive: true });
   return dir;
 }
+
+/** The names of the shipped migrations from `name` on: what an upgrade from the release before `name` applies. */
+export function migrationsFrom(name: string): string[] {
+  return readdirSync(migrationsDir)
+    .filter((x) => /^\d{4}_/.test(x) && x >= name)
+    .sort();
+}
