@@ -40,6 +40,7 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   approval_by_drafter: 403,
   approval_decided: 409,
   approval_expired: 409,
+  approval_interrupted: 503,
   internal: 500,
 };
 
