@@ -62,6 +62,8 @@ export class ReplaySession {
   parallelCompensation = false;
   continueWithError = false;
   compensated = false;
+  /** A rollback level of this replay stopped on a compensation that failed or did not finish (ADR 0124). */
+  rollbackStopped = false;
   cancellationDelivered: boolean;
   readonly compensations: RegisteredCompensation[] = [];
   /** The rollback level compensate() is running (newest first), until it finishes. */

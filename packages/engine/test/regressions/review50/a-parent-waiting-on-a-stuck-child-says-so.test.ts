@@ -41,6 +41,8 @@ describe(`review 50: a parent waiting on a stuck child is visibly stuck (${testD
   it('the parent of a child stuck unknown_flow shows a reason naming the stuck child', async () => {
     const { runId } = await t.engine.startFlow(parent, null);
     t.engine.startWorkers();
+    // ADR 0124 (fix 50): the monitor sets and clears a parent's `child_stuck` reason, as it does `owner_gone`.
+    t.engine.startMonitor({ intervalMs: 100 });
     const stuckChild = await waitFor(
       'the child to be stuck unknown_flow',
       async () => {
@@ -50,13 +52,13 @@ describe(`review 50: a parent waiting on a stuck child is visibly stuck (${testD
       20_000,
     );
     const p = await waitFor(
-      'the parent to park on its child',
+      'the parent to park on its child and the monitor to say the child is stuck',
       async () => {
         const d = await t.engine.getRun(runId);
-        return d?.run.status === 'Waiting' ? d : undefined;
+        return d?.run.status === 'Waiting' && d.run.stuckReason !== null ? d : undefined;
       },
       20_000,
-    );
+    ).catch(async () => (await t.engine.getRun(runId))!);
     // The stuck list (runs.page stuckOnly: stuck_reason is not null) is what on-call reads.
     const inStuckList = await t.db.prisma.flowRun.count({ where: { id: runId, stuck_reason: { not: null } } });
     const says = `${p.run.stuckReason ?? ''} ${p.run.waitingFor ?? ''}`;
@@ -68,5 +70,8 @@ describe(`review 50: a parent waiting on a stuck child is visibly stuck (${testD
       },
       `parent: stuckReason=${p.run.stuckReason} waitingFor=${p.run.waitingFor}`,
     ).toEqual({ parentInStuckList: true, namesTheChild: true, saysItIsStuck: true });
+    expect(p.run.stuckReason).toBe(`child_stuck: child run ${stuckChild.id} is stuck (${stuckChild.stuck_reason})`);
+    expect(p.run.safeRepairs).toEqual(['run.kick', 'run.terminate']);
+    expect(p.events.filter((e) => e.type === 'run.stuck').length).toBe(1);
   }, 60_000);
 });

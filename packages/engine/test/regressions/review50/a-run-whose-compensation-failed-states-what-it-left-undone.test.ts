@@ -60,10 +60,23 @@ describe(`review 50: a run whose compensation failed states what it left undone 
     const d = await t.runToCompletion(flow, null);
     expect(d.run.status).toBe('Failed');
     expect((d.run.error as { code?: string }).code).toBe('compensation_failed');
+    // ADR 0124 (fix 50): the release that never ran is not left Pending on the finished run; it is closed
+    // Cancelled with an error saying it never ran and why (the review expected it to stay Pending).
     expect(d.compensations.map((c) => [c.name, c.status])).toEqual([
       ['r50-refund', 'Errored'],
-      ['r50-release', 'Pending'],
+      ['r50-release', 'Cancelled'],
     ]);
+    expect((d.compensations[1]?.error as { name?: string; message?: string }).message).toMatch(
+      /^never ran: the rollback stopped when compensation r50-refund of step 2 failed/,
+    );
+    expect(d.run.leftUndone?.compensation_failed).toEqual({
+      sequence: 2,
+      name: 'r50-refund',
+      message: 'refund API 503',
+    });
+    expect(d.run.leftUndone?.steps.map((s) => s.compensation)).toEqual(['r50-release', 'r50-refund']);
+    // A finished run takes no repair (invariant 1): the list says what is left for a person to do by hand.
+    expect(d.run.safeRepairs).toEqual([]);
     expect(
       d.run.leftUndone?.steps.map((s) => [s.sequence, s.name]) ?? null,
       'the Failed run states the completed steps its failed rollback left undone (as TimedOut and Terminated do, ADR 0091)',
