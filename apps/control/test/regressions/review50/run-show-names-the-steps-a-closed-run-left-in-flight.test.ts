@@ -77,5 +77,11 @@ describe('review 50: run show names the steps a terminated run left in flight (r
     expect(shown.code, shown.err).toBe(0);
     const inFlightLine = shown.out.split('\n').find((l) => /in flight|outcome unknown|unknown outcome/i.test(l)) ?? '';
     expect(inFlightLine, `run show printed:\n${shown.out}`).toContain('r50cli-charge-card');
+    // Fix 50 (ADR 0124): the completed steps nobody will undo get their own line too, and the steps
+    // table marks the step still Running on the ended run.
+    const undoneLine = shown.out.split('\n').find((l) => l.startsWith('left undone')) ?? '';
+    expect(undoneLine).toContain('step 1 r50cli-reserve-seats');
+    expect(undoneLine).toContain('step 2 r50cli-book-hotel');
+    expect(shown.out).toMatch(/r50cli-charge-card\s+Running \(run ended: outcome unknown\)/);
   }, 120_000);
 });

@@ -92,6 +92,15 @@ describe('review 50: a frozen worker that resumes is no longer shown as gone (re
       { status: run.status, stuckReason: run.stuck_reason, inStuckList: stuckList.length > 0 },
       'the run is shown stuck as "held by a worker which is gone" while that worker is alive and beating',
     ).toEqual({ status: run.status, stuckReason: null, inStuckList: false });
+    // Fix 50 (ADR 0124): the monitor closed the episode it opened, in the run's history.
+    const episode = await db.prisma.flowEvent.findMany({
+      where: { run_id: runId, type: { in: ['run.stuck', 'run.unstuck'] } },
+      orderBy: { id: 'asc' },
+    });
+    expect(episode.map((e) => [e.type, (e.data as { by?: string }).by ?? null])).toEqual([
+      ['run.stuck', null],
+      ['run.unstuck', 'monitor'],
+    ]);
     await engine.stopMonitor();
   }, 90_000);
 });
