@@ -202,7 +202,6 @@ export function createFlowContext(session: ReplaySession): FlowContext {
         }),
       );
       if (r.kind === 'ok') return;
-      if (r.kind === 'failed' || r.kind === 'unfinished') session.rollbackStopped = true;
       if (r.kind === 'failed') {
         throw new FlowError(
           'compensation_failed',

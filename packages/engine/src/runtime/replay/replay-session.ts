@@ -62,7 +62,7 @@ export class ReplaySession {
   parallelCompensation = false;
   continueWithError = false;
   compensated = false;
-  /** A rollback level of this replay stopped on a compensation that failed or did not finish (ADR 0124). */
+  /** A compensation of a rollback level of this replay failed or did not finish (ADR 0124): the run's end states what it left undone. */
   rollbackStopped = false;
   cancellationDelivered: boolean;
   readonly compensations: RegisteredCompensation[] = [];
