@@ -113,14 +113,32 @@ export async function executeRun(
     return 'finished';
   }
   if (run.cancel_deadline_at && run.cancel_deadline_at.getTime() <= now.getTime()) {
+    // Closed at its window like a terminate closes a run: it states what it left undone and in flight,
+    // from the rows under the run's lock in the closing transaction (ADR 0091, 0124). No replay: the
+    // code may be what ignores the cancellation.
     const expired = run.expired_at !== null;
-    await settleRun(deps, run, {
-      status: expired ? 'Expired' : 'Cancelled',
-      error: {
-        name: 'CleanupWindowClosed',
-        message: `${expired ? 'expired' : 'cancelled'}; the cleanup window closed at ${run.cancel_deadline_at.toISOString()}`,
-      },
+    const deadline = run.cancel_deadline_at;
+    const settled = await inRunTransaction(deps, async (tx) => {
+      if (!(await lockOpenRun(tx, run.id, 'update'))) return null;
+      const leftUndone = leftUndoneJson(await readLeftUndone(tx, run.id));
+      return settleRunInTransaction(
+        tx,
+        run,
+        {
+          status: expired ? 'Expired' : 'Cancelled',
+          error: {
+            name: 'CleanupWindowClosed',
+            message: `${expired ? 'expired' : 'cancelled'}; the cleanup window closed at ${deadline.toISOString()}`,
+            left_undone: leftUndone,
+          },
+          details: { left_undone: leftUndone },
+        },
+        deps.clock.now(),
+        undefined,
+        childrenCancelledAtEnd(deps, deps.clock.now()),
+      );
     });
+    if (settled) await afterRunSettled(deps, settled);
     return 'finished';
   }
   const flow = deps.registry.flows.get(run.flow_name);
@@ -158,7 +176,9 @@ export async function executeRun(
       stuckReason: `replay_blocked: the code finished after step ${session.sequence}, but step ${last} (${row?.kind ?? '?'} "${row?.name ?? '?'}") is recorded; deploy code that matches the record, then kick the run`,
     });
   }
-  const base = { session, ...(ack ? { ack } : {}) };
+  // A rollback that stopped closes the run with what it left undone stated (ADR 0124), unless the code completed anyway.
+  const stopped = settled.kind !== 'ok' && session.rollbackStopped;
+  const base = { session, ...(ack ? { ack } : {}), ...(stopped ? { rollbackStopped: true } : {}) };
   const end: SettleResult =
     settled.kind === 'ok'
       ? { status: 'Completed', output: settled.output, ...base }
