@@ -13,7 +13,7 @@ import type { FlowDefinition } from '../definitions/flow-context.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
-import { leftUndoneJson, planLeftUndone, readLeftUndone } from './find-left-undone.ts';
+import { leftUndoneJson, planLeftUndone, readLeftUndone, type LeftUndonePlan } from './find-left-undone.ts';
 import { inRunTransaction } from './in-run-transaction.ts';
 import { runFlowCode, type FlowSettled } from './replay/probe-first-step.ts';
 import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
@@ -88,28 +88,11 @@ export async function executeRun(
     // the compensations named by a replay made first, kept where the rows read under the run's lock,
     // in the transaction that closes it, still say them (ADR 0091).
     const timeoutAt = run.run_timeout_at;
-    const plan = await planLeftUndone(deps, run);
-    const settled = await inRunTransaction(deps, async (tx) => {
-      if (!(await lockOpenRun(tx, run.id, 'update'))) return null;
-      const leftUndone = leftUndoneJson(await readLeftUndone(tx, run.id, plan));
-      return settleRunInTransaction(
-        tx,
-        run,
-        {
-          status: 'TimedOut',
-          error: {
-            name: 'RunTimedOut',
-            message: `the engine's run timeout passed at ${timeoutAt.toISOString()}`,
-            left_undone: leftUndone,
-          },
-          details: { left_undone: leftUndone },
-        },
-        deps.clock.now(),
-        undefined,
-        childrenCancelledAtEnd(deps, deps.clock.now()),
-      );
+    await closeStatingWhatIsLeft(deps, run, await planLeftUndone(deps, run), {
+      status: 'TimedOut',
+      name: 'RunTimedOut',
+      message: `the engine's run timeout passed at ${timeoutAt.toISOString()}`,
     });
-    if (settled) await afterRunSettled(deps, settled);
     return 'finished';
   }
   if (run.cancel_deadline_at && run.cancel_deadline_at.getTime() <= now.getTime()) {
@@ -117,28 +100,11 @@ export async function executeRun(
     // from the rows under the run's lock in the closing transaction (ADR 0091, 0124). No replay: the
     // code may be what ignores the cancellation.
     const expired = run.expired_at !== null;
-    const deadline = run.cancel_deadline_at;
-    const settled = await inRunTransaction(deps, async (tx) => {
-      if (!(await lockOpenRun(tx, run.id, 'update'))) return null;
-      const leftUndone = leftUndoneJson(await readLeftUndone(tx, run.id));
-      return settleRunInTransaction(
-        tx,
-        run,
-        {
-          status: expired ? 'Expired' : 'Cancelled',
-          error: {
-            name: 'CleanupWindowClosed',
-            message: `${expired ? 'expired' : 'cancelled'}; the cleanup window closed at ${deadline.toISOString()}`,
-            left_undone: leftUndone,
-          },
-          details: { left_undone: leftUndone },
-        },
-        deps.clock.now(),
-        undefined,
-        childrenCancelledAtEnd(deps, deps.clock.now()),
-      );
+    await closeStatingWhatIsLeft(deps, run, undefined, {
+      status: expired ? 'Expired' : 'Cancelled',
+      name: 'CleanupWindowClosed',
+      message: `${expired ? 'expired' : 'cancelled'}; the cleanup window closed at ${run.cancel_deadline_at.toISOString()}`,
     });
-    if (settled) await afterRunSettled(deps, settled);
     return 'finished';
   }
   const flow = deps.registry.flows.get(run.flow_name);
@@ -202,6 +168,37 @@ export async function executeRun(
   const late = session.flush();
   if (late) await late;
   return 'finished';
+}
+
+/**
+ * Closes an open run without replaying it (the engine's run timeout, the end of a cleanup window), with
+ * what it left undone and in flight read from the rows under the run's lock in the closing transaction
+ * (ADR 0091, 0124); `plan`, the compensations a replay named first, when there is one. A run no
+ * longer open is left as it is.
+ */
+async function closeStatingWhatIsLeft(
+  deps: RuntimeDeps,
+  run: LoadedRun['run'],
+  plan: LeftUndonePlan | undefined,
+  end: { status: 'TimedOut' | 'Cancelled' | 'Expired'; name: string; message: string },
+): Promise<void> {
+  const settled = await inRunTransaction(deps, async (tx) => {
+    if (!(await lockOpenRun(tx, run.id, 'update'))) return null;
+    const leftUndone = leftUndoneJson(await readLeftUndone(tx, run.id, plan));
+    return settleRunInTransaction(
+      tx,
+      run,
+      {
+        status: end.status,
+        error: { name: end.name, message: end.message, left_undone: leftUndone },
+        details: { left_undone: leftUndone },
+      },
+      deps.clock.now(),
+      undefined,
+      childrenCancelledAtEnd(deps, deps.clock.now()),
+    );
+  });
+  if (settled) await afterRunSettled(deps, settled);
 }
 
 /**
