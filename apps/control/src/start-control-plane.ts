@@ -81,7 +81,8 @@ export async function startControlPlane(
   try {
     abortIfSignalled();
     // Each step at debug; the summary (which migrations it applied) at info, one line on a fresh start.
-    const result = await migrate(db, { log: (e) => logger.debug(e, 'migration'), signal });
+    // A migration that cannot take a lock warns with the session holding it, and retries (ADR 0123).
+    const result = await migrate(db, { log: (e) => logger.debug(e, 'migration'), logger, signal });
     logger.info(result, 'migrations up to date');
     abortIfSignalled();
   } catch (err) {

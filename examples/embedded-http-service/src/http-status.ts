@@ -16,6 +16,7 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   database_ahead: 500,
   migration_modified: 500,
   migration_incomplete: 500,
+  migration_lock_timeout: 503,
   unknown_flow: 500,
   unknown_action: 500,
   invalid_input: 400,
@@ -39,6 +40,7 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   approval_by_drafter: 403,
   approval_decided: 409,
   approval_expired: 409,
+  approval_interrupted: 503,
   internal: 500,
 };
 

@@ -8,7 +8,7 @@ export { createDatabase, type DatabaseOptions } from './db/create-database.ts';
 export type { Database, Subscription } from './db/database.ts';
 export type { HostPgClient, HostPrismaTransaction, HostTransaction } from './db/host-transaction.ts';
 export type { DataDirLockOptions } from './db/lock-data-dir.ts';
-export { migrate, type MigrateOptions, type MigrateResult } from './db/migrate.ts';
+export { migrate, type MigrateOptions, type MigrateResult, type MigrationLockOptions } from './db/migrate.ts';
 export { migrationStatus, type MigrationStatus } from './db/migration-status.ts';
 export { migrationsDir } from './db/migrations-dir.ts';
 export {

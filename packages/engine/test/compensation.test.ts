@@ -52,10 +52,17 @@ describe(`compensation, seed 001 (${testDbKind()})`, () => {
     expect(d.run.status).toBe('Failed');
     expect(d.run.error).toMatchObject({ code: 'compensation_failed' });
     expect(saga.log).not.toContain('cancel-flight(book-flight:t3)');
+    // ADR 0124: the skipped compensation is closed Cancelled (it never ran), not left Pending on the
+    // finished run, and the run states both steps as left undone.
     expect(d.compensations.map((c) => [c.name, c.status])).toEqual([
       ['cancel-hotel', 'Errored'],
-      ['cancel-flight', 'Pending'],
+      ['cancel-flight', 'Cancelled'],
     ]);
+    expect(d.run.leftUndone?.steps.map((s) => [s.name, s.compensation])).toEqual([
+      ['book-flight', 'cancel-flight'],
+      ['book-hotel', 'cancel-hotel'],
+    ]);
+    expect(d.run.leftUndone?.compensation_failed?.name).toBe('cancel-hotel');
   });
 
   it('continue-with-error runs every compensation despite a failing one', async () => {
@@ -69,6 +76,9 @@ describe(`compensation, seed 001 (${testDbKind()})`, () => {
     ]);
     // The flow rethrew its own error after compensate() returned.
     expect(d.run.error).toMatchObject({ code: 'action_failed' });
+    // ADR 0124: the hotel was not cancelled; the run says so.
+    expect(d.run.leftUndone?.steps.map((s) => [s.name, s.compensation])).toEqual([['book-hotel', 'cancel-hotel']]);
+    expect(d.run.leftUndone?.compensation_failed?.name).toBe('cancel-hotel');
   });
 
   it('parallel compensation runs every compensation of the level', async () => {

@@ -72,7 +72,7 @@ describe(`migrate (${testDbKind()})`, () => {
     await expect(migrate(db, { dir })).rejects.toMatchObject({ code: 'migration_modified' });
   });
 
-  it('rolls a failing migration back whole: no half-applied tables, no bookkeeping row', async () => {
+  it('rolls a failing migration back whole: no half-applied tables, no bookkeeping row; the ones before it stay applied (ADR 0123)', async () => {
     const dir = copyOfMigrations();
     mkdirSync(join(dir, '9001_good'));
     writeFileSync(join(dir, '9001_good', 'migration.sql'), 'create table "sagaflow"."mig_probe" (id int);');
@@ -85,18 +85,24 @@ describe(`migrate (${testDbKind()})`, () => {
     expect(err).toBeInstanceOf(EngineError);
     expect((err as EngineError).code).toBe('migration_failed');
     expect((err as EngineError).message).toContain('9002_broken');
-    const probes = await db.driver.query<{ n: number }>(
-      `select count(*)::int as n from information_schema.tables where table_schema = 'sagaflow' and table_name like 'mig_probe%'`,
+    const probes = await db.driver.query<{ table_name: string }>(
+      `select table_name from information_schema.tables where table_schema = 'sagaflow' and table_name like 'mig_probe%'`,
     );
-    expect(probes[0]?.n).toBe(0);
-    expect((await records()).map((r) => r.migration_name)).toEqual(
-      readdirSync(migrationsDir)
+    // Each migration commits on its own: 9001 is applied and recorded, nothing of 9002 is.
+    expect(probes.map((p) => p.table_name)).toEqual(['mig_probe']);
+    expect((await records()).map((r) => r.migration_name)).toEqual([
+      ...readdirSync(migrationsDir)
         .filter((n) => /^\d{4}_/.test(n))
         .sort(),
+      '9001_good',
+    ]);
+    // The next tests run the shipped migrations again: 9001 is taken out.
+    await db.driver.exec(
+      `drop table "sagaflow"."mig_probe"; delete from "sagaflow"."_prisma_migrations" where migration_name = '9001_good';`,
     );
   });
 
-  it('abandons at the next migration once its signal is aborted: everything it applied is rolled back (ADR 0109)', async () => {
+  it('abandons at the next migration once its signal is aborted: the migration it applied stays, the next is never begun (ADR 0109, 0123)', async () => {
     const dir = copyOfMigrations();
     for (const name of ['9101_first', '9102_second']) {
       mkdirSync(join(dir, name));
@@ -118,8 +124,9 @@ describe(`migrate (${testDbKind()})`, () => {
     const probes = await db.driver.query<{ n: number }>(
       `select count(*)::int as n from information_schema.tables where table_schema = 'sagaflow' and table_name like 'abort_probe%'`,
     );
-    expect(probes[0]?.n).toBe(0);
-    expect((await records()).map((r) => r.migration_name)).not.toContain('9101_first');
+    expect(probes[0]?.n).toBe(1);
+    expect((await records()).map((r) => r.migration_name)).toContain('9101_first');
+    expect((await records()).map((r) => r.migration_name)).not.toContain('9102_second');
   });
 });
 

@@ -11,6 +11,7 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   database_ahead: 'INTERNAL_SERVER_ERROR',
   migration_modified: 'INTERNAL_SERVER_ERROR',
   migration_incomplete: 'INTERNAL_SERVER_ERROR',
+  migration_lock_timeout: 'SERVICE_UNAVAILABLE',
   unknown_flow: 'BAD_REQUEST',
   unknown_action: 'BAD_REQUEST',
   invalid_input: 'BAD_REQUEST',

@@ -11,6 +11,8 @@ export type EngineErrorCode =
   | 'database_ahead'
   | 'migration_modified'
   | 'migration_incomplete'
+  /** A migration could not take its locks within its retries' bound: nothing of it was applied (ADR 0123). */
+  | 'migration_lock_timeout'
   | 'unknown_flow'
   | 'unknown_action'
   | 'invalid_input'
@@ -52,6 +54,7 @@ const retryableCodes: ReadonlySet<EngineErrorCode> = new Set([
   'database_unreachable',
   'outbox_publish_failed',
   'version_conflict',
+  'migration_lock_timeout',
 ]);
 
 export class EngineError extends Error {

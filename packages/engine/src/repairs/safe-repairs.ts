@@ -19,6 +19,9 @@ export function stuckReasonKind(stuckReason: string): string {
  * - owner_gone: the worker holding a Running step is gone (ADR 0010); reclaim that step (or kick,
  *   which reclaims every such step of the run) and it runs again (its side effect may have happened
  *   once already), or terminate.
+ * - child_stuck: a child the run waits on is stuck (ADR 0124); repair the child (its reason says how),
+ *   or terminate the parent, which ends the child with it (ADR 0089). Kicking the parent only replays it
+ *   onto the same wait.
  */
 export const safeRepairsByStuckReason: Readonly<Record<string, readonly RepairKind[]>> = {
   replay_blocked: ['run.kick', 'run.resume_from_step', 'run.terminate'],
@@ -28,6 +31,7 @@ export const safeRepairsByStuckReason: Readonly<Record<string, readonly RepairKi
   claim_not_committed: ['run.kick', 'run.retry_step', 'run.terminate'],
   expiry_failed: ['run.kick', 'run.resume_from_step', 'run.terminate'],
   owner_gone: ['run.kick', 'run.reclaim_step', 'run.terminate'],
+  child_stuck: ['run.kick', 'run.terminate'],
 };
 
 /** For a stuck reason the table does not know (a newer engine's): the repairs that are always safe. */

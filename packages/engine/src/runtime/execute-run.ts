@@ -13,7 +13,7 @@ import type { FlowDefinition } from '../definitions/flow-context.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { isFlowError, serializeError } from './flow-error.ts';
-import { leftUndoneJson, planLeftUndone, readLeftUndone } from './find-left-undone.ts';
+import { leftUndoneJson, planLeftUndone, readLeftUndone, type LeftUndonePlan } from './find-left-undone.ts';
 import { inRunTransaction } from './in-run-transaction.ts';
 import { runFlowCode, type FlowSettled } from './replay/probe-first-step.ts';
 import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
@@ -88,38 +88,22 @@ export async function executeRun(
     // the compensations named by a replay made first, kept where the rows read under the run's lock,
     // in the transaction that closes it, still say them (ADR 0091).
     const timeoutAt = run.run_timeout_at;
-    const plan = await planLeftUndone(deps, run);
-    const settled = await inRunTransaction(deps, async (tx) => {
-      if (!(await lockOpenRun(tx, run.id, 'update'))) return null;
-      const leftUndone = leftUndoneJson(await readLeftUndone(tx, run.id, plan));
-      return settleRunInTransaction(
-        tx,
-        run,
-        {
-          status: 'TimedOut',
-          error: {
-            name: 'RunTimedOut',
-            message: `the engine's run timeout passed at ${timeoutAt.toISOString()}`,
-            left_undone: leftUndone,
-          },
-          details: { left_undone: leftUndone },
-        },
-        deps.clock.now(),
-        undefined,
-        childrenCancelledAtEnd(deps, deps.clock.now()),
-      );
+    await closeStatingWhatIsLeft(deps, run, await planLeftUndone(deps, run), {
+      status: 'TimedOut',
+      name: 'RunTimedOut',
+      message: `the engine's run timeout passed at ${timeoutAt.toISOString()}`,
     });
-    if (settled) await afterRunSettled(deps, settled);
     return 'finished';
   }
   if (run.cancel_deadline_at && run.cancel_deadline_at.getTime() <= now.getTime()) {
+    // Closed at its window like a terminate closes a run: it states what it left undone and in flight,
+    // from the rows under the run's lock in the closing transaction (ADR 0091, 0124). No replay: the
+    // code may be what ignores the cancellation.
     const expired = run.expired_at !== null;
-    await settleRun(deps, run, {
+    await closeStatingWhatIsLeft(deps, run, undefined, {
       status: expired ? 'Expired' : 'Cancelled',
-      error: {
-        name: 'CleanupWindowClosed',
-        message: `${expired ? 'expired' : 'cancelled'}; the cleanup window closed at ${run.cancel_deadline_at.toISOString()}`,
-      },
+      name: 'CleanupWindowClosed',
+      message: `${expired ? 'expired' : 'cancelled'}; the cleanup window closed at ${run.cancel_deadline_at.toISOString()}`,
     });
     return 'finished';
   }
@@ -148,7 +132,6 @@ export async function executeRun(
     session.parked.then((park): Settled => ({ kind: 'parked', park })),
   ]);
 
-  const base = { session, ...(ack ? { ack } : {}) };
   // The code asked for one step more than the run may record (ADR 0125): the run ends Failed naming the
   // setting, its code not run further (no compensation: a runaway loop's catch is no place to run one).
   const limitReached = session.stepLimitReached;
@@ -161,7 +144,8 @@ export async function executeRun(
             name: 'StepLimitReached',
             message: `the run reached its limit of ${deps.config.limits.max_steps_per_run} steps (limits.max_steps_per_run): step ${limitReached} was not started; a flow this long should go on as a new run, or the limit be raised`,
           },
-          ...base,
+          session,
+          ...(ack ? { ack } : {}),
         };
   if (overLimit) return finishWith(deps, run, session, overLimit);
   if (settled.kind === 'parked') return park(deps, session, settled.park);
@@ -174,6 +158,9 @@ export async function executeRun(
       stuckReason: `replay_blocked: the code finished after step ${session.sequence}, but step ${last} (${row?.kind ?? '?'} "${row?.name ?? '?'}") is recorded; deploy code that matches the record, then kick the run`,
     });
   }
+  // A rollback that stopped closes the run with what it left undone stated (ADR 0124), unless the code completed anyway.
+  const stopped = settled.kind !== 'ok' && session.rollbackStopped;
+  const base = { session, ...(ack ? { ack } : {}), ...(stopped ? { rollbackStopped: true } : {}) };
   const end: SettleResult =
     settled.kind === 'ok'
       ? { status: 'Completed', output: settled.output, ...base }
@@ -207,6 +194,37 @@ async function finishWith(
   const late = session.flush();
   if (late) await late;
   return 'finished';
+}
+
+/**
+ * Closes an open run without replaying it (the engine's run timeout, the end of a cleanup window), with
+ * what it left undone and in flight read from the rows under the run's lock in the closing transaction
+ * (ADR 0091, 0124); `plan`, the compensations a replay named first, when there is one. A run no
+ * longer open is left as it is.
+ */
+async function closeStatingWhatIsLeft(
+  deps: RuntimeDeps,
+  run: LoadedRun['run'],
+  plan: LeftUndonePlan | undefined,
+  end: { status: 'TimedOut' | 'Cancelled' | 'Expired'; name: string; message: string },
+): Promise<void> {
+  const settled = await inRunTransaction(deps, async (tx) => {
+    if (!(await lockOpenRun(tx, run.id, 'update'))) return null;
+    const leftUndone = leftUndoneJson(await readLeftUndone(tx, run.id, plan));
+    return settleRunInTransaction(
+      tx,
+      run,
+      {
+        status: end.status,
+        error: { name: end.name, message: end.message, left_undone: leftUndone },
+        details: { left_undone: leftUndone },
+      },
+      deps.clock.now(),
+      undefined,
+      childrenCancelledAtEnd(deps, deps.clock.now()),
+    );
+  });
+  if (settled) await afterRunSettled(deps, settled);
 }
 
 /**

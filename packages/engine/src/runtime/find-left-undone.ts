@@ -21,6 +21,12 @@ export interface LeftUndone {
   steps: { sequence: number; name: string; compensation: string | null }[];
   plan_error?: string;
   in_flight?: InFlight[];
+  /**
+   * A run whose rollback stopped (ADR 0124): the compensation whose failure stopped it, named. The
+   * completed steps it and the compensations after it did not undo are in `steps`, each with its
+   * compensation.
+   */
+  compensation_failed?: { sequence: number; name: string; message: string };
 }
 
 /** A step or compensation a worker held when its run was closed: it may have taken effect, or not. */
@@ -113,6 +119,45 @@ function inFlightOf(
       .map((c) => ({ kind: 'compensation' as const, sequence: c.action_sequence, name: c.name })),
   ];
   return inFlight.length > 0 ? { in_flight: inFlight } : {};
+}
+
+/**
+ * What a run whose rollback stopped (a compensation failed, or did not finish) leaves undone, from its
+ * rows, read in the transaction that closes it under the run's lock (ADR 0124): every completed forward
+ * step still undone, named by each compensation of it that did not complete (the one that failed, and
+ * those that never ran); the failed compensation on its own (`compensation_failed`); the steps in flight.
+ */
+export async function readLeftUndoneOfRollback(db: RawDb, runId: string): Promise<LeftUndone> {
+  const actions = await listActionRuns(db, runId);
+  const compensations = await listCompensationRuns(db, runId);
+  const record = leftUndoneOfRecord(actions, compensations);
+  const open = compensations.filter((c) => c.status !== 'Completed');
+  const steps = record.steps.flatMap((step) => {
+    const named = open.filter((c) => c.action_sequence === step.sequence);
+    return named.length > 0 ? named.map((c) => ({ ...step, compensation: c.name })) : [step];
+  });
+  // The newest failure stopped the rollback: the last level's Errored row.
+  const failed = compensations
+    .filter((c) => c.status === 'Errored')
+    .sort((a, b) => b.rollback_level - a.rollback_level || a.ordinal - b.ordinal)[0];
+  return {
+    ...record,
+    steps,
+    ...(failed
+      ? {
+          compensation_failed: {
+            sequence: failed.action_sequence,
+            name: failed.name,
+            message: errorMessageOf(failed.error),
+          },
+        }
+      : {}),
+  };
+}
+
+function errorMessageOf(error: unknown): string {
+  if (typeof error === 'object' && error !== null && 'message' in error) return String(error.message);
+  return JSON.stringify(error ?? null);
 }
 
 /** The left-undone list as JSON for the terminal event and the run's error. */

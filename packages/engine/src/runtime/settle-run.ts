@@ -7,6 +7,9 @@ import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
 import { settleParentStep } from '../store/settle-parent-step.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
 import { cancelTree } from '../api/cancel-run.ts';
+import { lockOpenRun } from '../store/lock-open-run.ts';
+import { markCompensationsNotRun } from '../store/mark-compensations-not-run.ts';
+import { leftUndoneJson, readLeftUndoneOfRollback, type LeftUndone } from './find-left-undone.ts';
 import { inRunTransaction } from './in-run-transaction.ts';
 import { finishInBatch } from './run-statement-batches.ts';
 import { canFuse } from './replay/fused-outcome.ts';
@@ -22,6 +25,11 @@ export interface SettleResult {
   ack?: JobAck;
   /** More for the terminal event's data (e.g. what a timed-out run left undone). */
   details?: Record<string, Json>;
+  /**
+   * The run's rollback stopped (a compensation failed or did not finish, ADR 0124): the finish states
+   * what it left undone, read under the run's lock, and closes the compensations that never ran.
+   */
+  rollbackStopped?: boolean;
 }
 
 /** A run this transaction finished: what the row says it ended as, and a parent that had finished first. */
@@ -42,11 +50,26 @@ export interface SettledRun {
 export async function settleRunInTransaction(
   tx: RawDb,
   run: DbFlowRun,
-  result: Omit<SettleResult, 'session' | 'ack'>,
+  given: Omit<SettleResult, 'session' | 'ack'>,
   now: Date,
   ack?: JobAck,
   children: OpenChildren = 'leave',
 ): Promise<SettledRun | null> {
+  let result = given;
+  // A rollback that stopped: what it left undone, from the rows under the lock the finish takes anyway
+  // (FOR UPDATE first, as a finishing transaction does). Only on this path: a run's ordinary finish reads nothing more.
+  let rollback: LeftUndone | null = null;
+  if (result.rollbackStopped && (await lockOpenRun(tx, run.id, 'update'))) {
+    rollback = await readLeftUndoneOfRollback(tx, run.id);
+    const leftUndone = leftUndoneJson(rollback);
+    const error =
+      typeof result.error === 'object' && result.error !== null ? result.error : { value: result.error ?? null };
+    result = {
+      ...result,
+      error: { ...(error as Record<string, Json>), left_undone: leftUndone },
+      details: { ...result.details, left_undone: leftUndone },
+    };
+  }
   const finished = await finishRun(tx, {
     id: run.id,
     status: result.status,
@@ -61,6 +84,16 @@ export async function settleRunInTransaction(
   }
   // What the row says the run ended as: an expired run ends Expired whatever this replay concluded.
   const status = finished.status;
+  if (rollback) {
+    const f = rollback.compensation_failed;
+    await markCompensationsNotRun(tx, {
+      runId: run.id,
+      because: f
+        ? `the rollback stopped when compensation ${f.name} of step ${f.sequence} failed; the run ended ${status}`
+        : `the rollback stopped before it; the run ended ${status}`,
+      now,
+    });
+  }
   const cancelled =
     children === 'leave' ? [] : await cancelOpenChildren(tx, run.id, status, children.cleanupUntil, now);
   await appendRunEnd(tx, {
@@ -152,7 +185,13 @@ export async function settleRun(
     // A top-level run's common finish is one statement (ADR 0042); when it writes nothing, the
     // transaction does what it always did (a stale replay, a run finished meanwhile, a lost outcome).
     // A run that may have a child open ends in the transaction, which cancels that child (ADR 0093).
-    if (session && run.parent_run_id === null && canFuse(session) && !mayHaveOpenChild(session))
+    if (
+      session &&
+      run.parent_run_id === null &&
+      !settle.rollbackStopped &&
+      canFuse(session) &&
+      !mayHaveOpenChild(session)
+    )
       settled = await settleTopRunInOneStatement(session, run, settle, now, ack);
     settled ??= session ? await session.tx(write, { finishesRun: true }) : await inRunTransaction(deps, write);
   } catch (err) {

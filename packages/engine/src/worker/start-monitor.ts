@@ -2,6 +2,7 @@ import { sweepDoctor, type DoctorPass } from '../api/sweep-doctor.ts';
 import { sweepExpiredRuns, type ExpiredRunsPass } from '../api/sweep-expired-runs.ts';
 import { sweepExpiredSteps } from '../api/sweep-expired-steps.ts';
 import { sweepOrphanedSteps } from '../api/sweep-orphaned-steps.ts';
+import { sweepStuckReasons, type StuckReasonsPass } from '../api/sweep-stuck-reasons.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { acquireLease, releaseLease } from '../store/acquire-lease.ts';
 import { startLoop } from './start-loop.ts';
@@ -18,6 +19,8 @@ export type MonitorPass =
       runs: ExpiredRunsPass;
       /** Runs given a stuck reason because a step's worker is gone (ADR 0010). */
       orphans: { marked: number };
+      /** Stuck reasons re-judged (ADR 0124): owner_gone that no longer holds, parents of stuck children. */
+      stuckReasons: StuckReasonsPass | null;
       doctor: DoctorPass | null;
       /** A sweep stopped on its time budget with rows left: the loop runs the next pass at once. */
       more: boolean;
@@ -25,7 +28,8 @@ export type MonitorPass =
 
 /**
  * One pass of the monitor under the `monitor` lease (on the database clock): overdue steps, then
- * overdue runs, then steps whose worker is gone (a stuck reason), then the doctor if asked. A replica that does not hold the lease sweeps nothing, so
+ * overdue runs, then steps whose worker is gone (a stuck reason), then the stuck reasons read from
+ * outside a run re-judged (ADR 0124: owner_gone cleared, child_stuck set or cleared), then the doctor if asked. A replica that does not hold the lease sweeps nothing, so
  * two replicas (or a replica and the CLI) never sweep the same page.
  */
 export async function runMonitorPass(
@@ -51,9 +55,10 @@ export async function runMonitorPass(
     const steps = expiration ? await sweepExpiredSteps(deps, { keep }) : { expired: 0, more: false };
     const runs = expiration ? await sweepExpiredRuns(deps, { keep }) : { expired: [], failed: [], more: false };
     const orphans = (await keep()) ? await sweepOrphanedSteps(deps) : { marked: 0 };
+    const stuckReasons = (await keep()) ? await sweepStuckReasons(deps) : null;
     const doctor = opts.doctor && (await keep()) ? await sweepDoctor(deps, { keep }) : null;
     const more = steps.more || runs.more || (doctor?.more ?? false);
-    return { swept: true, steps, runs, orphans, doctor, more };
+    return { swept: true, steps, runs, orphans, stuckReasons, doctor, more };
   } finally {
     if (opts.release) await releaseLease(deps.prisma, { name: 'monitor', holder }).catch(() => undefined);
   }

@@ -110,12 +110,20 @@ export async function showRun(ctx: CliContext, args: ParsedArgs): Promise<Comman
     ...(r.businessKey ? [`business key: ${r.businessKey}`] : []),
     `created ${r.createdAt}, updated ${r.updatedAt}${r.finishedAt ? `, finished ${r.finishedAt}` : ''}`,
     ...(r.error !== null ? [`error: ${cell(r.error, 300)}`] : []),
+    ...leftUndoneLines(r.leftUndone),
     '',
     ...(d.actions.length === 0
       ? ['no steps yet']
       : formatTable(
           ['STEP', 'KIND', 'NAME', 'STATUS', 'ATTEMPTS'],
-          d.actions.map((a) => [String(a.sequence), a.kind, a.name, a.status, `${a.attempts}/${a.maxAttempts}`]),
+          d.actions.map((a) => [
+            String(a.sequence),
+            a.kind,
+            a.name,
+            // ADR 0091: a step still Running on a run that has ended keeps its status; whether it took effect is not known.
+            a.status === 'Running' && r.finishedAt ? 'Running (run ended: outcome unknown)' : a.status,
+            `${a.attempts}/${a.maxAttempts}`,
+          ]),
         )),
     ...(d.older.steps ? [`(the newest ${d.actions.length} steps; the console's run page loads older ones)`] : []),
     ...(d.compensations.length > 0
@@ -146,6 +154,39 @@ export async function showRun(ctx: CliContext, args: ParsedArgs): Promise<Comman
       ? `safe repairs now: ${r.safeRepairs.join(', ')} (e.g. sagaflow ${cliNameOf(r.safeRepairs[0] ?? '')} ${r.id} --reason "…")`
       : 'no repair is needed or safe for this status',
   ]);
+}
+
+type LeftUndoneView = ApiOutputs['runs']['get']['run']['leftUndone'];
+
+/**
+ * What a closed run left behind (ADR 0091, 0124), on lines of its own, as the console's run page says it:
+ * the steps in flight first (whether each took effect is not known), then the completed steps nobody will
+ * undo, then the compensation that failed. Not inside the error, which is cut at 300 characters.
+ */
+export function leftUndoneLines(l: LeftUndoneView): string[] {
+  if (!l) return [];
+  const lines: string[] = [];
+  const inFlight = l.in_flight ?? [];
+  if (inFlight.length > 0)
+    lines.push(
+      `left in flight (outcome unknown, check whether each took effect): ${inFlight
+        .map((s) =>
+          s.kind === 'compensation' ? `compensation ${s.name} of step ${s.sequence}` : `step ${s.sequence} ${s.name}`,
+        )
+        .join(', ')}`,
+    );
+  if (l.steps.length > 0)
+    lines.push(
+      `left undone (completed, not compensated): ${l.steps
+        .map((s) => `step ${s.sequence} ${s.name}${s.compensation ? ` (compensation ${s.compensation})` : ''}`)
+        .join(', ')}`,
+    );
+  if (l.compensation_failed)
+    lines.push(
+      `compensation failed: ${l.compensation_failed.name} of step ${l.compensation_failed.sequence}: ${l.compensation_failed.message}`,
+    );
+  if (l.plan_error) lines.push(`(its compensations could not be named: ${l.plan_error})`);
+  return lines;
 }
 
 /** The CLI command an operator types for a catalogue kind. */

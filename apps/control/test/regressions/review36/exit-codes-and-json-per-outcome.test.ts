@@ -83,7 +83,10 @@ describe('the exit status and --json output of each outcome class', () => {
     await record('not found', ['run', 'show', randomUUID()], env());
     await record('bad input (the server refused a field)', ['runs', 'list', '--status', 'Bogus'], env());
     await record('unauthenticated (a revoked token)', ['runs', 'list'], env(revokedToken));
-    await record('forbidden (a viewer repairing)', ['kick', waiting, '--reason', 'x'], env(viewerToken));
+    // A run still Waiting now: a demo reservation moves on after its 30 s confirm window, and the records
+    // above take longer than that on a loaded machine (the kick would then be refused as a conflict first).
+    const stillWaiting = await startWaitingRun(plane, cookie);
+    await record('forbidden (a viewer repairing)', ['kick', stillWaiting, '--reason', 'x'], env(viewerToken));
     await record('no token', ['runs', 'list'], { SAGAFLOW_URL: plane.url });
     await record('unreachable', ['runs', 'list'], env(token, `http://127.0.0.1:${await closedPort()}`));
     expect(outcomes).toEqual({

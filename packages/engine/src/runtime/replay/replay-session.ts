@@ -62,6 +62,8 @@ export class ReplaySession {
   parallelCompensation = false;
   continueWithError = false;
   compensated = false;
+  /** A compensation of a rollback level of this replay failed or did not finish (ADR 0124): the run's end states what it left undone. */
+  rollbackStopped = false;
   cancellationDelivered: boolean;
   readonly compensations: RegisteredCompensation[] = [];
   /** The rollback level compensate() is running (newest first), until it finishes. */

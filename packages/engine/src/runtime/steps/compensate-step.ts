@@ -122,6 +122,8 @@ export async function runCompensateStep(
   session.levelInProgress = null;
   const failedAt = results.findIndex((r) => r.kind === 'errored');
   const failed = results[failedAt];
+  // A compensation that failed or did not finish leaves its step undone: the run's end says so (ADR 0124).
+  if (failedAt >= 0 || results.some((r) => r.kind === 'unfinished')) session.rollbackStopped = true;
   if (failed?.kind === 'errored' && !opts.continueWithError) {
     return { kind: 'failed', error: failed.error, sequence: rows[failedAt]?.action_sequence ?? 0 };
   }
