@@ -59,6 +59,8 @@ export async function runCompensateStep(
       );
       if (refused) {
         session.levelInProgress = null;
+        // The rollback stopped here, as at a failed compensation: the run's end states what it left undone.
+        session.rollbackStopped = true;
         return { kind: 'failed', error: serializeError(refused), sequence: item.actionSequence };
       }
     }
