@@ -159,7 +159,10 @@ describe('concurrent handlers on one instance (postgres)', () => {
       );
     const [ra, rb] = await Promise.all([probe(ida, idb), probe(idb, ida)]);
     expect(seen).toEqual([]);
-    expect([ra, rb].sort()).toEqual([1, 2]);
+    // One went through at its first attempt; the deadlock's victim retried (more than once on a loaded
+    // machine, where its retry can meet the winner's locks again) and committed.
+    expect(Math.min(Number(ra), Number(rb))).toBe(1);
+    expect(Math.max(Number(ra), Number(rb))).toBeGreaterThanOrEqual(2);
     expect((await rowsOf(db, a)).instance?.version).toBe(3);
     expect((await rowsOf(db, b)).instance?.version).toBe(3);
   });

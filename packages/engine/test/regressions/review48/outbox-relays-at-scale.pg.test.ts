@@ -111,8 +111,10 @@ describe('review 48: the outbox relayed by several processes at scale (real Post
       console.log(
         `review48 scale: ${sink.deliveries.length} deliveries, ${duplicates} duplicates, ${heldAtKill} held at the kill`,
       );
-      // The killed relay's batch was in flight: some of it must have gone again (at least once).
-      expect(duplicates).toBeGreaterThan(0);
+      // The kill landed with deliveries in flight. Whether any of them were the killed relay's is up to
+      // the scheduler (the sink cannot tell the relays apart, and on a loaded machine all twenty held
+      // may be the other's), so a duplicate is not required: only their bound above.
+      expect(heldAtKill).toBeGreaterThanOrEqual(20);
     } finally {
       pool.killAll();
       await sink.close();
