@@ -225,16 +225,18 @@ describe(`a child's start holding its parent's row while another writer waits (p
         parent: { status: parentEnd, ends: 1, afterTheEnd: [] },
         childrenPerPosition: [],
         cExists: true,
-        // A terminate ends the child with its parent, in the same transaction (ADR 0089): closed, not cancelled.
+        // A terminate ends the child with its parent (ADR 0089): closed, not cancelled. Since ADR 0125 the
+        // terminate fences the tree first (its cancellation requested with the window closed, no event),
+        // then terminates it in batches: the Terminated child carries the fence's request.
         cAtParentEnd:
           cAtEnd && atEnd.finished_at !== null
             ? waiter === 'terminate'
-              ? { open: false, cancelRequested: false }
+              ? { open: false, cancelRequested: true }
               : { open: cAtEnd.finished_at === null, cancelRequested: propagate }
             : 'parent not ended by the replay',
         cFinally: propagate
           ? waiter === 'terminate'
-            ? ['Terminated', false]
+            ? ['Terminated', true]
             : ['Cancelled', true]
           : ['Completed', false],
         workC: propagate ? 0 : 1,
