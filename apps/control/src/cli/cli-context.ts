@@ -34,7 +34,7 @@ export function createCliContext(settings: CliSettings, io: CliIo): CliContext {
     client() {
       if (settings.token === null)
         throw new CliError(exitCodes.unauthorised, `no API token: SAGAFLOW_TOKEN is not set; ${createTokenHint}`);
-      return new ControlClient(settings.url, { token: settings.token });
+      return new ControlClient(settings.url, { token: settings.token }, settings.timeoutMs);
     },
   };
 }

@@ -12,6 +12,12 @@ const schema = z.object({
   SAGAFLOW_TOKEN: z.string().trim().optional(),
   CONTROL_HOST: z.string().min(1).default('127.0.0.1'),
   CONTROL_PORT: z.coerce.number().int().min(1).max(65_535).default(4000),
+  SAGAFLOW_TIMEOUT_SECONDS: z.coerce
+    .number({ error: 'must be a whole number of seconds, e.g. 30' })
+    .int({ error: 'must be a whole number of seconds, e.g. 30' })
+    .min(1, { error: 'must be at least 1 second' })
+    .max(3_600, { error: 'must be at most 3600 seconds' })
+    .default(30),
 });
 
 export interface CliSettings {
@@ -19,6 +25,8 @@ export interface CliSettings {
   url: string;
   /** The API token, or null when SAGAFLOW_TOKEN is unset or empty. */
   token: string | null;
+  /** How long one call may take, its answer's body included (SAGAFLOW_TIMEOUT_SECONDS, default 30 s). */
+  timeoutMs: number;
 }
 
 const wildcard = new Set(['0.0.0.0', '::', '[::]']);
@@ -60,5 +68,9 @@ export function parseCliSettings(source: Record<string, string | undefined>): Cl
   const host = wildcard.has(s.CONTROL_HOST) ? '127.0.0.1' : s.CONTROL_HOST;
   const url =
     s.SAGAFLOW_URL ?? `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${s.CONTROL_PORT}`;
-  return { url: url.replace(/\/+$/, ''), token: s.SAGAFLOW_TOKEN ? s.SAGAFLOW_TOKEN : null };
+  return {
+    url: url.replace(/\/+$/, ''),
+    token: s.SAGAFLOW_TOKEN ? s.SAGAFLOW_TOKEN : null,
+    timeoutMs: s.SAGAFLOW_TIMEOUT_SECONDS * 1000,
+  };
 }

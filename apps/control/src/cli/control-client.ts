@@ -16,8 +16,6 @@ export interface ApiFailure {
   data: { field?: string | null; repair?: unknown } & Record<string, unknown>;
 }
 
-const requestTimeoutMs = 30_000;
-
 /**
  * The longest URL a query is sent in: Node's HTTP server refuses a request whose headers pass 16 KB
  * (431), and proxies often take less.
@@ -46,6 +44,8 @@ export class ControlClient {
   constructor(
     readonly baseUrl: string,
     private readonly credential: { token: string } | { cookie: string } | null,
+    /** How long one call may take, its answer's body included (SAGAFLOW_TIMEOUT_SECONDS). */
+    private readonly timeoutMs = 30_000,
   ) {}
 
   /** The base URL as messages print it: a password in it masked (settings refuse one; this is the second guard). */
@@ -75,18 +75,25 @@ export class ControlClient {
 
   /** A raw call that also returns the response headers (sign-in reads its cookie). */
   async callRaw(path: string, input: unknown): Promise<{ data: unknown; headers: Headers }> {
-    const res = await this.send(path, new URL(`${this.baseUrl}/trpc/${path}`), {
-      method: 'POST',
-      body: JSON.stringify(input),
-    });
+    const res = await this.send(
+      path,
+      new URL(`${this.baseUrl}/trpc/${path}`),
+      { method: 'POST', body: JSON.stringify(input) },
+      'mutation',
+    );
     return { data: await this.unwrap(path, res, 'mutation'), headers: res.headers };
   }
 
   private async call<T>(path: string, url: URL, kind: CallKind, init: { method: string; body?: string }): Promise<T> {
-    return (await this.unwrap(path, await this.send(path, url, init), kind)) as T;
+    return (await this.unwrap(path, await this.send(path, url, init, kind), kind)) as T;
   }
 
-  private async send(path: string, url: URL, init: { method: string; body?: string }): Promise<Response> {
+  private async send(
+    path: string,
+    url: URL,
+    init: { method: string; body?: string },
+    kind: CallKind,
+  ): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     if (this.credential && 'token' in this.credential) {
@@ -95,9 +102,19 @@ export class ControlClient {
     }
     if (this.credential && 'cookie' in this.credential) headers.cookie = this.credential.cookie;
     try {
-      return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(requestTimeoutMs) });
+      return await fetch(url, { ...init, headers, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
+      if (cause === 'TimeoutError')
+        throw new CliError(
+          exitCodes.error,
+          `the control plane at ${this.shownUrl} did not answer ${path} within ${this.timeoutMs / 1000} s ` +
+            '(SAGAFLOW_TIMEOUT_SECONDS, default 30)' +
+            (kind === 'query'
+              ? '; nothing was changed by it, run the command again'
+              : '; whether it was done is unknown. If it was a repair, run it again with the same --idempotency-key: ' +
+                'it will not act twice'),
+        );
       throw new CliError(
         exitCodes.error,
         `cannot reach the control plane at ${this.shownUrl} (${path}: ${cause}); start it with \`npm start\`, ` +
@@ -118,7 +135,7 @@ export class ControlClient {
     } catch (err) {
       const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError';
       const how = timedOut
-        ? `stopped arriving and was not complete after ${requestTimeoutMs / 1000} s`
+        ? `stopped arriving and was not complete after ${this.timeoutMs / 1000} s (SAGAFLOW_TIMEOUT_SECONDS)`
         : `was cut off before it was complete (${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message})`;
       throw new CliError(
         exitCodes.error,

@@ -67,6 +67,19 @@ describe('SAGAFLOW_URL with credentials (review 36)', () => {
   });
 });
 
+describe('SAGAFLOW_TIMEOUT_SECONDS: how long one call may take', () => {
+  it('is 30 s unless set, and is taken in whole seconds', () => {
+    expect(parseCliSettings({}).timeoutMs).toBe(30_000);
+    expect(parseCliSettings({ SAGAFLOW_TIMEOUT_SECONDS: '120' }).timeoutMs).toBe(120_000);
+  });
+
+  it.each(['0', '-5', '1.5', 'soon', '3601'])('%s is refused naming the setting', (value) => {
+    expect(() => parseCliSettings({ SAGAFLOW_TIMEOUT_SECONDS: value })).toThrow(
+      /^invalid setting SAGAFLOW_TIMEOUT_SECONDS: must be/,
+    );
+  });
+});
+
 describe('shellQuote: a POSIX shell reads each argument back as itself (review 36)', () => {
   it.each(['plain', '--status', 'order 42', "it's", "a'b'c", '$HOME', '*', '', 'x\ny', 'é', 'a;b|c&d'])('%j', (arg) => {
     const line = ['runs', 'list', '--search', arg].map(shellQuote).join(' ');

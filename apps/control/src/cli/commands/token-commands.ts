@@ -33,11 +33,11 @@ async function createToken(ctx: CliContext, args: ParsedArgs): Promise<CommandOu
     created = await ctx.client().mutate('tokens.create', input);
   } else {
     const password = await readPassword(ctx.io, o['password-stdin'] === true, `password for ${signInName}: `);
-    const anonymous = new ControlClient(ctx.settings.url, null);
+    const anonymous = new ControlClient(ctx.settings.url, null, ctx.settings.timeoutMs);
     const signedIn = await anonymous.callRaw('auth.signIn', { name: signInName, password });
     const cookie = signedIn.headers.get('set-cookie')?.split(';')[0];
     if (!cookie) throw new CliError(exitCodes.error, 'the control plane signed in but set no session cookie');
-    const session = new ControlClient(ctx.settings.url, { cookie });
+    const session = new ControlClient(ctx.settings.url, { cookie }, ctx.settings.timeoutMs);
     try {
       created = await session.mutate('tokens.create', input);
     } finally {
