@@ -10,6 +10,12 @@ const planeEnv = (dataDir: string) => ({
   CONTROL_PORT: '0',
   SAGAFLOW_DATA_DIR: dataDir,
   SAGAFLOW_ADMIN_PASSWORD: testPassword,
+  // A forced exit's jobs come back after 2 s and its steps are reclaimable 3 s after its last heartbeat,
+  // instead of a minute and 30 s: the successor's runs complete without waiting out the defaults.
+  SAGAFLOW_ENGINE_CONFIG: JSON.stringify({
+    worker: { lease_seconds: 2, heartbeat_interval_ms: 500, dead_after_seconds: 3 },
+  }),
+  SAGAFLOW_MONITOR_INTERVAL_MS: '1000',
 });
 
 // apps/control/src/main.ts (shutdown): "a second signal close behind the first is the same request.

@@ -20,8 +20,12 @@ describe('review 34: SIGKILL of the control plane with runs in flight, then a re
       CONTROL_PORT: '0',
       SAGAFLOW_DATA_DIR: dataDir,
       SAGAFLOW_ADMIN_PASSWORD: testPassword,
-      // A dead process's jobs come back after 2 s instead of a minute.
-      SAGAFLOW_ENGINE_CONFIG: JSON.stringify({ worker: { lease_seconds: 2 } }),
+      // A dead process's jobs come back after 2 s instead of a minute, and its steps are named stuck
+      // (owner_gone) 3 s after its last heartbeat instead of 30, seen by a monitor pass each second.
+      SAGAFLOW_ENGINE_CONFIG: JSON.stringify({
+        worker: { lease_seconds: 2, heartbeat_interval_ms: 500, dead_after_seconds: 3 },
+      }),
+      SAGAFLOW_MONITOR_INTERVAL_MS: '1000',
     };
     const first = controlProcess(env);
     const url = await first.listening;
