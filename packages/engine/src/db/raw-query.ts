@@ -57,6 +57,39 @@ export function shapeOf(name: string | undefined, columns: Column[]): RowShape {
   return shape;
 }
 
+/** Remembers that `connection` has described the statement `name` as `shape`, so it is not described there again. */
+export function rememberDescribed(
+  connection: PgConnection | undefined,
+  name: string | undefined,
+  shape: RowShape,
+): void {
+  if (name === undefined || connection === undefined) return;
+  let known = describedOn.get(connection);
+  if (known === undefined) describedOn.set(connection, (known = new Map<string, RowShape>()));
+  known.set(name, shape);
+}
+
+/**
+ * One DataRow (its values as texts, null for SQL NULL) as an object of `shape`'s columns; throws when
+ * the row does not fit the shape or a value does not parse (the caller reports it once the statement
+ * completes, as node-postgres does with a row it could not parse).
+ */
+export function rowOf(shape: RowShape | undefined, fields: (string | null)[]): Record<string, unknown> {
+  if (shape === undefined) throw new Error('the server sent a row before describing its columns');
+  if (fields.length !== shape.names.length)
+    throw new Error(`a row of ${fields.length} columns for a shape of ${shape.names.length}`);
+  // The copy of the empty row already holds every NULL: only values are written (with no two columns
+  // of one name), a third less time per row than writing every column (ADR 0049).
+  const row: Record<string, unknown> = { ...shape.empty };
+  const { names, parsers, duplicates } = shape;
+  for (let i = 0; i < fields.length; i += 1) {
+    const text = fields[i];
+    if (text !== null && text !== undefined) row[names[i]!] = parsers[i]!(text);
+    else if (duplicates) row[names[i]!] = null;
+  }
+  return row;
+}
+
 /** node-postgres's connection, the part that executes a statement already parsed on it (untyped in @types/pg). */
 export interface PgConnection {
   bind(config: {
@@ -156,39 +189,17 @@ export class RawQuery extends pg.Query {
   /** Called by the client with the statement's RowDescription (in place of node-postgres's `addFields`). */
   handleRowDescription(message: { fields: Column[] }): void {
     this.shape = shapeOf(this.name, message.fields);
-    if (this.name === undefined || this.connection === undefined) return;
-    let shapes = describedOn.get(this.connection);
-    if (shapes === undefined) describedOn.set(this.connection, (shapes = new Map<string, RowShape>()));
-    shapes.set(this.name, this.shape);
+    rememberDescribed(this.connection, this.name, this.shape);
   }
 
   /** Called by the client with each DataRow: its values as texts (null for SQL NULL). */
   handleDataRow(message: { fields: (string | null)[] }): void {
-    const shape = this.shape;
     if (this.parseError !== undefined) return;
-    if (shape === undefined) {
-      this.parseError = new Error('the server sent a row before describing its columns');
-      return;
-    }
-    if (message.fields.length !== shape.names.length) {
-      this.parseError = new Error(`a row of ${message.fields.length} columns for a shape of ${shape.names.length}`);
-      return;
-    }
-    // The copy of the empty row already holds every NULL: only values are written (with no two
-    // columns of one name), a third less time per row than writing every column (ADR 0049).
-    const row: Record<string, unknown> = { ...shape.empty };
-    const { names, parsers, duplicates } = shape;
     try {
-      for (let i = 0; i < message.fields.length; i += 1) {
-        const text = message.fields[i];
-        if (text !== null && text !== undefined) row[names[i]!] = parsers[i]!(text);
-        else if (duplicates) row[names[i]!] = null;
-      }
+      this.received.push(rowOf(this.shape, message.fields));
     } catch (err) {
       // Reported once the statement completes, as node-postgres does with a row it could not parse.
       this.parseError = err;
-      return;
     }
-    this.received.push(row);
   }
 }

@@ -1,7 +1,16 @@
 import type pg from 'pg';
 import type { TransactionLimits } from './database.ts';
 import type { RawResult, RawStatement } from './raw-db.ts';
-import { describedOn, prepareValue, shapeOf, type Column, type PgConnection, type RowShape } from './raw-query.ts';
+import {
+  describedOn,
+  prepareValue,
+  rememberDescribed,
+  rowOf,
+  shapeOf,
+  type Column,
+  type PgConnection,
+  type RowShape,
+} from './raw-query.ts';
 import { rawParameter } from './raw-values.ts';
 import { connectWithin, isStalePlan } from './run-in-transaction.ts';
 import { namedStatement, renameStatement, type NamedStatement } from './statement-names.ts';
@@ -128,37 +137,17 @@ export class RawRound {
     const name = this.parts[this.index]?.name;
     const shape = shapeOf(name, message.fields);
     this.shapes[this.index] = shape;
-    if (name === undefined || this.connection === undefined) return;
-    let shapes = describedOn.get(this.connection);
-    if (shapes === undefined) describedOn.set(this.connection, (shapes = new Map<string, RowShape>()));
-    shapes.set(name, shape);
+    rememberDescribed(this.connection, name, shape);
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
     if (this.parseError !== undefined) return;
-    const shape = this.shapes[this.index];
-    if (shape === undefined) {
-      this.parseError = new Error('the server sent a row before describing its columns');
-      return;
-    }
-    if (message.fields.length !== shape.names.length) {
-      this.parseError = new Error(`a row of ${message.fields.length} columns for a shape of ${shape.names.length}`);
-      return;
-    }
-    const row: Record<string, unknown> = { ...shape.empty };
-    const { names, parsers, duplicates } = shape;
     try {
-      for (let i = 0; i < message.fields.length; i += 1) {
-        const text = message.fields[i];
-        if (text !== null && text !== undefined) row[names[i]!] = parsers[i]!(text);
-        else if (duplicates) row[names[i]!] = null;
-      }
+      this.received[this.index]!.push(rowOf(this.shapes[this.index], message.fields));
     } catch (err) {
       // Reported once the round has its ReadyForQuery (it committed by then): the answer is not usable.
       this.parseError = err;
-      return;
     }
-    this.received[this.index]!.push(row);
   }
 
   handleCommandComplete(message: { text?: string }): void {
