@@ -1,10 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { apiClient, rejection, signInCookie, testPassword } from './support/test-plane.ts';
+import { migratedDataDir } from './support/migrated-data-dir.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -75,7 +73,7 @@ describe('one process owns an embedded data directory: control planes and the CL
   it(
     "a second control plane (another port) and the CLI are refused naming the holder's pid; the first keeps serving, and its clean stop frees the directory at once",
     async () => {
-      const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-owner-')), 'pglite');
+      const dataDir = await migratedDataDir('owner');
       const first = controlPlane(dataDir);
       const url = await first.listening;
       const pid = first.child.pid;
@@ -150,7 +148,7 @@ describe('one process owns an embedded data directory: control planes and the CL
   it(
     'after a SIGKILL of the holder, the next control plane takes the directory over and sees every run committed before, its business keys still unique',
     async () => {
-      const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-owner-')), 'pglite');
+      const dataDir = await migratedDataDir('owner');
       const killed = controlPlane(dataDir);
       const before = await adminClient(await killed.listening);
       const ids: string[] = [];

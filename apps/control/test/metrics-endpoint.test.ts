@@ -11,6 +11,7 @@ import { testDatabaseUrl } from './support/test-plane.ts';
 import { parseEnv } from '../src/env.ts';
 import { stepDurationBuckets } from '../src/metrics/reads/read-step-durations.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+import { migratedDataDir } from './support/migrated-data-dir.ts';
 
 const token = 'scrape-token-for-tests-0123456789';
 
@@ -172,7 +173,7 @@ describe('/metrics on PGlite, on a listener of its own (SAGAFLOW_METRICS_ADDRESS
   let plane: ControlPlane;
   let known: KnownSet;
   beforeAll(async () => {
-    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-metrics-')), 'pglite');
+    const dataDir = await migratedDataDir('metrics');
     plane = await startControlPlane(
       parseEnv({
         SAGAFLOW_DATA_DIR: dataDir,

@@ -1,7 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createDatabase, defineAction, defineFlow } from '@sagaflow/engine';
 import { createTestEngine, TestClock } from '@sagaflow/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +13,7 @@ import {
 } from './support/test-plane.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+import { migratedDataDir } from './support/migrated-data-dir.ts';
 
 /**
  * Issue 9 §3's read API over real HTTP on PostgreSQL: the overview's time series, the anomaly
@@ -483,7 +481,7 @@ describe('the read API on embedded PGlite (HTTP)', () => {
   let viewer: ReturnType<typeof apiClient>;
 
   beforeAll(async () => {
-    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-read-api-')), 'pglite');
+    const dataDir = await migratedDataDir('read-api');
     plane = await startControlPlane(parseEnv({ SAGAFLOW_DATA_DIR: dataDir, CONTROL_PORT: '0', LOG_LEVEL: 'silent' }));
     viewer = await signedInClient(plane, 'viewer');
   }, 120_000);

@@ -1,6 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
 import { seedKnownSet, type KnownSet } from './support/seed-known-set.ts';
@@ -8,11 +5,11 @@ import { apiClient, rejection, signedInClient, testDatabaseUrl } from './support
 import { readOverview } from '../src/api/overview/read-overview.ts';
 import { parseEnv } from '../src/env.ts';
 import { startControlPlane, type ControlPlane } from '../src/start-control-plane.ts';
+import { migratedDataDir } from './support/migrated-data-dir.ts';
 
 const settings = {
   postgres: async () => ({ DATABASE_URL: await testDatabaseUrl('overview') }),
-  pglite: () =>
-    Promise.resolve({ SAGAFLOW_DATA_DIR: join(mkdtempSync(join(tmpdir(), 'sagaflow-overview-')), 'pglite') }),
+  pglite: () => migratedDataDir('overview').then((dir) => ({ SAGAFLOW_DATA_DIR: dir })),
 };
 
 describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {

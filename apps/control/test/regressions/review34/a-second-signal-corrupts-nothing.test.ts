@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { apiClient, signInCookie, testPassword } from '../../support/test-plane.ts';
 import { controlProcess, until } from './control-process.ts';
+import { migratedDataDir } from '../../support/migrated-data-dir.ts';
 
 const planeEnv = (dataDir: string) => ({
   CONTROL_PORT: '0',
@@ -23,7 +23,7 @@ const planeEnv = (dataDir: string) => ({
 // lock is taken over at once on the same host and its successor sees every committed run.
 describe('review 34: a second signal during shutdown', () => {
   it('held: SIGINT right behind SIGTERM (a terminal’s Ctrl-C reaching the plane and its supervisor) is one clean stop: exit 0, lock released', async () => {
-    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-r34-twice-')), 'pglite');
+    const dataDir = await migratedDataDir('r34-twice');
     const plane = controlProcess(planeEnv(dataDir));
     await plane.listening;
     plane.child.kill('SIGTERM');
@@ -33,7 +33,7 @@ describe('review 34: a second signal during shutdown', () => {
   }, 300_000);
 
   it('held: a later second signal forces the exit mid-stop; the next start takes the directory over with every acknowledged run, and they complete', async () => {
-    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-r34-forced-')), 'pglite');
+    const dataDir = await migratedDataDir('r34-forced');
     const plane = controlProcess(planeEnv(dataDir));
     const url = new URL(await plane.listening);
     const cookie = await signInCookie(url.origin, 'admin');

@@ -1,10 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createDatabase } from '@sagaflow/engine';
 import { describe, expect, it } from 'vitest';
 import { apiClient, signInCookie, testPassword } from '../../support/test-plane.ts';
 import { controlProcess, runCli, until } from './control-process.ts';
+import { migratedDataDir } from '../../support/migrated-data-dir.ts';
 
 const terminal = new Set(['Completed', 'Failed', 'Compensated', 'Expired', 'Cancelled', 'Terminated']);
 
@@ -15,7 +13,7 @@ const terminal = new Set(['Completed', 'Failed', 'Compensated', 'Expired', 'Canc
 // after the restart and ends (or is stuck, with a reason), and no step has two outcomes.
 describe('review 34: SIGKILL of the control plane with runs in flight, then a restart on the same directory', () => {
   it('every acknowledged run is kept and finishes on the successor, each step completed once', async () => {
-    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-r34-kill-')), 'pglite');
+    const dataDir = await migratedDataDir('r34-kill');
     const env = {
       CONTROL_PORT: '0',
       SAGAFLOW_DATA_DIR: dataDir,
