@@ -183,16 +183,22 @@ export async function applyRepair(
           ),
         ),
     );
-    if (done.after)
-      await done.after().catch((err: unknown) => log.warn({ err }, 'a repair committed; a listener after it failed'));
-    log.info({ status: 'applied', effects: done.effects }, 'repair applied');
+    let effects = done.effects;
+    if (done.after) {
+      const more = await done
+        .after()
+        .catch((err: unknown) => void log.warn({ err }, 'a repair committed; a listener after it failed'));
+      // What the work after the commit did (a terminate's batches, ADR 0126), in the answer only.
+      if (more && more.length > 0) effects = { ...effects, notes: [...effects.notes, ...more] };
+    }
+    log.info({ status: 'applied', effects }, 'repair applied');
     return {
       id,
       kind: cmd.kind,
       status: 'applied',
       target,
       actual: done.actual,
-      effects: done.effects,
+      effects,
       at: done.at.toISOString(),
       replayed: false,
     };
@@ -349,7 +355,7 @@ async function decide(
   prepared: Prepared,
   audit: { id: string; now: Date },
   beforePerform: () => Promise<void>,
-): Promise<{ actual: RepairActualState; effects: RepairEffects; after?: () => Promise<void> }> {
+): Promise<{ actual: RepairActualState; effects: RepairEffects; after?: () => Promise<void | string[]> }> {
   const { handler, target, actual } = await readRepairTarget(tx, deps, cmd, true);
   // Planned first: input only the target can judge (a state the process does not have) is bad input,
   // whatever state the target is in. Then a changed state (conflict) ranks before any other refusal.

@@ -65,5 +65,9 @@ export interface RepairHandler<C extends RepairCommand, T, P = undefined> {
     target: T,
     prepared: P,
     audit: { id: string; now: Date },
-  ) => Promise<{ effects?: RepairEffects; after?: () => Promise<void> }>;
+  ) => Promise<{
+    effects?: RepairEffects;
+    /** What follows the commit; notes it returns are added to the operator's answer (not to the audit row, written before it). */
+    after?: () => Promise<void | string[]>;
+  }>;
 }
