@@ -114,7 +114,7 @@ export async function applyRepair(
   // An approved command whose key another call already used (a second submit of the key that lost a
   // race, host code applying it ungated) cannot act: the approval is decided as refused (review 43).
   if (prior && guard) return refuseUsedKey(deps, cmd, guard, prior);
-  if (prior) return replay(cmd, prior);
+  if (prior) return resumed(deps, cmd, prior, replay(cmd, prior));
   const target = repairTarget(cmd);
   const id = randomUUID();
   const log = deps.runtime.logger.child({ repair: id, command: cmd.kind, target: target.id, actor: cmd.actor });
@@ -468,6 +468,24 @@ function replay(cmd: RepairCommand, prior: DbRepairCommand): RepairResult {
     at: prior.at.toISOString(),
     replayed: true,
   };
+}
+
+/**
+ * A replayed applied command whose work after its commit may have stopped part way (a terminate's
+ * batches, ADR 0126): its handler finishes it, and the answer says what that did.
+ */
+async function resumed(
+  deps: RepairDeps,
+  cmd: RepairCommand,
+  prior: DbRepairCommand,
+  result: RepairResult,
+): Promise<RepairResult> {
+  const handler = 'runId' in cmd.target ? runRepairHandlers[cmd.kind] : undefined;
+  if (result.status !== 'applied' || !handler?.resume) return result;
+  const notes = await handler.resume(deps, cmd, { reason: prior.reason });
+  return notes.length === 0
+    ? result
+    : { ...result, effects: { ...result.effects, notes: [...result.effects.notes, ...notes] } };
 }
 
 /** Another call with the same key committed first (the unique index said so): its result is ours. */

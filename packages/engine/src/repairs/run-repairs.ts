@@ -212,7 +212,7 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
     if (children.length > 0)
       effects.notes.push(
         `${descendantsOf(children.length)}: fenced in the repair's commit (their cleanup window closed, none runs its code again), ` +
-          `then terminated ${terminateBatch} per transaction after it; were that to stop part way, terminating the run again finishes them`,
+          `then terminated ${terminateBatch} per transaction after it; were that to stop part way, the same command sent again (or a terminate of the run) finishes them`,
       );
     const stepped = await withSteps(db, children);
     for (const child of stepped.slice(0, describedDescendants))
@@ -234,25 +234,38 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
       // Then the descendants, a bounded batch per transaction: the operator's answer says how many ended,
       // or where it stopped (the audit row has committed either way).
       after: async () => {
-        let ended = 0;
-        try {
-          await afterRunSettled(deps.runtime, settled);
-          ended = await terminateDescendants(deps.runtime, run.id, cmd.reason, (n) => {
-            ended = n;
-          });
-          return ended > 0 ? [`terminated after the commit: ${ended} descendant${ended === 1 ? '' : 's'}`] : [];
-        } catch (err) {
-          deps.runtime.logger.warn({ err, runId: run.id, ended }, 'a terminate repair stopped between its batches');
-          return [
-            `the terminate stopped after ending ${ended} descendant${ended === 1 ? '' : 's'} ` +
-              `(${err instanceof Error ? err.message.split('\n').pop() : String(err)}); ` +
-              'the rest are fenced and run no code: terminate the run again to finish them',
-          ];
-        }
+        await afterRunSettled(deps.runtime, settled);
+        return endDescendants(deps, run.id, cmd.reason, 'after the commit');
       },
     };
   },
+  // The same key sent again after a stop between the batches finishes them (the walk goes under the
+  // Terminated root, ADR 0125); with nothing left open it ends nothing.
+  resume: (deps, cmd, applied) => endDescendants(deps, cmd.target.runId, applied.reason, 'on this replay'),
 };
+
+/**
+ * A terminate's descendants, ended a bounded batch per transaction ({@link terminateDescendants}): what
+ * the operator is told, how many ended, or where it stopped and how to finish. Never throws: the
+ * command has committed whatever happens here.
+ */
+async function endDescendants(deps: RepairDeps, runId: string, reason: string, when: string): Promise<string[]> {
+  let ended = 0;
+  const runs = (n: number) => `${n} descendant${n === 1 ? '' : 's'}`;
+  try {
+    ended = await terminateDescendants(deps.runtime, runId, reason, (n) => {
+      ended = n;
+    });
+    return ended > 0 ? [`terminated ${when}: ${runs(ended)}`] : [];
+  } catch (err) {
+    deps.runtime.logger.warn({ err, runId, ended }, 'a terminate repair stopped between its batches');
+    const why = err instanceof Error ? (err.message.trim().split('\n').pop() ?? err.name) : String(err);
+    return [
+      `the terminate stopped ${when} after ending ${runs(ended)} (${why}); the rest are fenced and run no code: ` +
+        'send the same command again (or terminate the run) to finish them',
+    ];
+  }
+}
 
 export const expireRepair: RepairHandler<RepairCommandOf<'run.expire'>, RunTarget, PreparedRollback> = {
   prepare: prepareRollback,
