@@ -28,12 +28,16 @@ engine.events.on('run.finished', async (ev) => {
   await new Promise<never>(() => undefined);
 });
 process.stdout.write(`ready ${engine.runtime.workerId}\n`);
-const answer = await engine.repairs.apply({
-  kind: 'run.terminate',
-  target: { runId: rootId },
-  expected: { runStatus: 'Waiting' },
-  actor: 'ana@example.test',
-  reason,
-  idempotencyKey: key,
-});
-process.stdout.write(`answered ${answer.status}\n`);
+await engine.repairs
+  .apply({
+    kind: 'run.terminate',
+    target: { runId: rootId },
+    expected: { runStatus: 'Waiting' },
+    actor: 'ana@example.test',
+    reason,
+    idempotencyKey: key,
+  })
+  .then(
+    (answer) => process.stdout.write(`answered ${answer.status}\n`),
+    (err: unknown) => process.stdout.write(`failed ${String(err).replace(/\s+/g, ' ').slice(0, 300)}\n`),
+  );
