@@ -7,7 +7,7 @@ import { terminateBatch, terminateDescendants, terminateRootAndFence } from '../
 import { readLeftUndone, type LeftUndone } from '../runtime/find-left-undone.ts';
 import { afterRunSettled } from '../runtime/settle-run.ts';
 import type { Json } from '../definitions/define-action.ts';
-import { EngineError } from '../errors/engine-error.ts';
+import { commandFailure, EngineError } from '../errors/engine-error.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { checkSignalPayload } from '../runtime/check-signal-payload.ts';
 import { planRollback, type RollbackPlan } from '../runtime/plan-rollback.ts';
@@ -234,7 +234,9 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
       // Then the descendants, a bounded batch per transaction: the operator's answer says how many ended,
       // or where it stopped (the audit row has committed either way).
       after: async () => {
-        await afterRunSettled(deps.runtime, settled);
+        await afterRunSettled(deps.runtime, settled).catch((err: unknown) =>
+          deps.runtime.logger.warn({ err, runId: run.id }, 'a terminate repair committed; a listener after it failed'),
+        );
         return endDescendants(deps, run.id, cmd.reason, 'after the commit');
       },
     };
@@ -259,7 +261,8 @@ async function endDescendants(deps: RepairDeps, runId: string, reason: string, w
     return ended > 0 ? [`terminated ${when}: ${runs(ended)}`] : [];
   } catch (err) {
     deps.runtime.logger.warn({ err, runId, ended }, 'a terminate repair stopped between its batches');
-    const why = err instanceof Error ? (err.message.trim().split('\n').pop() ?? err.name) : String(err);
+    // Without the driver's source excerpt or paths, as the engine's terminate answers (ADR 0125).
+    const why = commandFailure(err).message;
     return [
       `the terminate stopped ${when} after ending ${runs(ended)} (${why}); the rest are fenced and run no code: ` +
         'send the same command again (or terminate the run) to finish them',
