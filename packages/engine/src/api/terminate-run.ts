@@ -7,7 +7,6 @@ import { leftUndoneJson, readLeftUndone } from '../runtime/find-left-undone.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { afterRunSettled, settleRunInTransaction, type SettledRun } from '../runtime/settle-run.ts';
 import { findRun } from '../store/find-run.ts';
-import { listOpenChildren } from '../store/list-open-children.ts';
 import { listTreeToTerminate, lockOpenRuns, lockOpenTree } from '../store/lock-open-tree.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import { requestDescendantsCancel } from '../store/request-descendants-cancel.ts';
@@ -17,7 +16,8 @@ import { inOperatorTransaction, operatorStatement } from './operator-transaction
  * Closes a run at once as Terminated: no cleanup window, no compensation. A straggling worker's
  * later write to one of its steps is refused (`write_refused`). The run states what it left undone
  * and which steps were in flight (`left_undone` on its error and its `run.terminated` event, ADR 0091). Its open 'propagate' children, and
- * theirs, are terminated after it, a bounded batch per transaction (ADR 0125; one transaction, ADR 0089, before). Bad input (a run id that is not a uuid,
+ * theirs, are terminated after it, a bounded batch per transaction (ADR 0125; one transaction, ADR 0089, before; a repair's
+ * terminate too since ADR 0126). Bad input (a run id that is not a uuid,
  * a reason that cannot be stored) is refused before any read.
  */
 export function terminateRun(
@@ -48,23 +48,55 @@ async function terminateTree(
     // met in a cycle, and once held nothing is added to the tree or leaves it before the fence commits.
     await lockOpenTree(tx, runId);
     if (!(await lockOpenRun(tx, runId, 'update'))) return null;
-    const now = deps.clock.now();
-    const settled = await terminateOne(tx, runId, opts.reason, now);
-    // Its whole open tree fenced in the same commit, in one statement: each descendant's cleanup window
-    // closed now, so none runs another line of its code before its batch below terminates it.
-    if (settled)
-      await requestDescendantsCancel(tx, { rootId: runId, reason: opts.reason, deadline: now, now, terminated: true });
-    return settled;
+    return (await terminateRootAndFence(tx, runId, opts.reason, deps.clock.now())).settled;
   });
   if (root) await afterRunSettled(deps, root);
-  // Then its open 'propagate' descendants, parents first, a bounded batch per transaction, however
-  // wide the tree: one transaction for the whole tree outlasted Prisma's 5 s with 2,000 children
-  // (review 49). The walk also goes under runs already Terminated, so a terminate that stopped between
-  // batches (a crash, a lost connection) is finished by issuing it again.
+  const children = await terminateDescendants(deps, runId, opts.reason);
+  return { terminated: root !== null || children > 0 };
+}
+
+/**
+ * The first commit of a terminate of a tree (ADR 0125), in the caller's transaction, the tree already
+ * locked ({@link lockOpenTree}, then the root FOR UPDATE): terminates the root and, in one statement,
+ * fences its open 'propagate' descendants (each one's cleanup window closed `now`, no event, no wake),
+ * so none runs another line of its code before {@link terminateDescendants} ends it. `settled` is null
+ * when the root had already finished (nothing is fenced then); `fenced` is how many descendants the
+ * fence reached. Both the engine's terminate and a repair's (run-repairs.ts, ADR 0126) start so; call
+ * `afterRunSettled` on `settled` once committed, then {@link terminateDescendants}.
+ */
+export async function terminateRootAndFence(
+  tx: Prisma.TransactionClient,
+  runId: string,
+  reason: string,
+  now: Date,
+): Promise<{ settled: SettledRun | null; fenced: number }> {
+  const settled = await terminateOne(tx, runId, reason, now);
+  if (!settled) return { settled: null, fenced: 0 };
+  // Its whole open tree fenced in the same commit, in one statement: each descendant's cleanup window
+  // closed now, so none runs another line of its code before its batch terminates it.
+  const fenced = await requestDescendantsCancel(tx, { rootId: runId, reason, deadline: now, now, terminated: true });
+  return { settled, fenced };
+}
+
+/**
+ * The rest of a terminate of a tree (ADR 0125): the open 'propagate' descendants of `runId`, parents
+ * first, a bounded batch per transaction however wide the tree (one transaction for the whole tree
+ * outlasted Prisma's 5 s with 2,000 children, review 49), each with its reason (`parent <p> was
+ * terminated: …`) and, once its batch committed, its `run.finished`. The walk also goes under runs
+ * already Terminated, so a terminate that stopped between batches (a crash, a lost connection) is
+ * finished by issuing it again. Returns how many runs it ended; `onBatch` hears the running total after
+ * each batch's commit.
+ */
+export async function terminateDescendants(
+  deps: RuntimeDeps,
+  runId: string,
+  reason: string,
+  onBatch?: (ended: number) => void,
+): Promise<number> {
   let children = 0;
   for (;;) {
     const batch = await inOperatorTransaction(deps, async (tx) => {
-      const next = await listTreeToTerminate(tx, runId, opts.reason, terminateBatch);
+      const next = await listTreeToTerminate(tx, runId, reason, terminateBatch);
       if (next.length === 0) return null;
       const held = await lockOpenRuns(tx, next);
       const now = deps.clock.now();
@@ -77,15 +109,15 @@ async function terminateTree(
       }
       return settled;
     });
-    if (batch === null) break;
+    if (batch === null) return children;
     children += batch.length;
+    onBatch?.(children);
     await afterTerminate(deps, batch);
   }
-  return { terminated: root !== null || children > 0 };
 }
 
 /** Runs a terminate ends per transaction below its root (ADR 0125): each takes about eight statements. */
-const terminateBatch = 100;
+export const terminateBatch = 100;
 
 /** Terminates one open run, its row already locked, in the caller's transaction; null when it had finished. */
 async function terminateOne(
@@ -108,36 +140,6 @@ async function terminateOne(
     },
     now,
   );
-}
-
-/**
- * Terminates one open run inside the caller's transaction, through the terminal transition (the run
- * row FOR UPDATE), then its open 'propagate' children, depth first, in the same transaction: what
- * the operator was shown as one command commits as one, and a process that dies after the commit
- * leaves no child running under a Terminated parent (ADR 0089). Empty when the run had already
- * finished; else the run first, then each child it reached. Call {@link afterTerminate} once committed.
- *
- * The caller locks the tree first ({@link lockOpenTree}: the deepest runs first, the root last), so
- * a child finishing meanwhile, which locks itself and then its parent, is waited for, not met in a
- * cycle, and once the tree is held nothing is added to it or leaves it before the commit. Each child
- * is also listed after its parent's row is locked, so the tree ended is the tree held. A child's
- * `write_refused` on its parent (the parent had finished first) is not journaled here: one command
- * ended both. A repair's terminate (run-repairs.ts) ends its tree so, in its one transaction.
- */
-export async function terminateInTransaction(
-  tx: Prisma.TransactionClient,
-  runId: string,
-  reason: string,
-  now: Date,
-): Promise<SettledRun[]> {
-  const settled = await terminateOne(tx, runId, reason, now);
-  if (!settled) return [];
-  const tree = [settled];
-  for (const child of await listOpenChildren(tx, runId)) {
-    const [own, ...below] = await terminateInTransaction(tx, child, `parent ${runId} was terminated: ${reason}`, now);
-    if (own) tree.push({ ...own, refusedParent: null }, ...below);
-  }
-  return tree;
 }
 
 /**

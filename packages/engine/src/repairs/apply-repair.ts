@@ -114,7 +114,7 @@ export async function applyRepair(
   // An approved command whose key another call already used (a second submit of the key that lost a
   // race, host code applying it ungated) cannot act: the approval is decided as refused (review 43).
   if (prior && guard) return refuseUsedKey(deps, cmd, guard, prior);
-  if (prior) return replay(cmd, prior);
+  if (prior) return resumed(deps, cmd, prior, replay(cmd, prior));
   const target = repairTarget(cmd);
   const id = randomUUID();
   const log = deps.runtime.logger.child({ repair: id, command: cmd.kind, target: target.id, actor: cmd.actor });
@@ -183,16 +183,22 @@ export async function applyRepair(
           ),
         ),
     );
-    if (done.after)
-      await done.after().catch((err: unknown) => log.warn({ err }, 'a repair committed; a listener after it failed'));
-    log.info({ status: 'applied', effects: done.effects }, 'repair applied');
+    let effects = done.effects;
+    if (done.after) {
+      const more = await done
+        .after()
+        .catch((err: unknown) => void log.warn({ err }, 'a repair committed; a listener after it failed'));
+      // What the work after the commit did (a terminate's batches, ADR 0126), in the answer only.
+      if (more && more.length > 0) effects = { ...effects, notes: [...effects.notes, ...more] };
+    }
+    log.info({ status: 'applied', effects }, 'repair applied');
     return {
       id,
       kind: cmd.kind,
       status: 'applied',
       target,
       actual: done.actual,
-      effects: done.effects,
+      effects,
       at: done.at.toISOString(),
       replayed: false,
     };
@@ -349,7 +355,7 @@ async function decide(
   prepared: Prepared,
   audit: { id: string; now: Date },
   beforePerform: () => Promise<void>,
-): Promise<{ actual: RepairActualState; effects: RepairEffects; after?: () => Promise<void> }> {
+): Promise<{ actual: RepairActualState; effects: RepairEffects; after?: () => Promise<void | string[]> }> {
   const { handler, target, actual } = await readRepairTarget(tx, deps, cmd, true);
   // Planned first: input only the target can judge (a state the process does not have) is bad input,
   // whatever state the target is in. Then a changed state (conflict) ranks before any other refusal.
@@ -462,6 +468,24 @@ function replay(cmd: RepairCommand, prior: DbRepairCommand): RepairResult {
     at: prior.at.toISOString(),
     replayed: true,
   };
+}
+
+/**
+ * A replayed applied command whose work after its commit may have stopped part way (a terminate's
+ * batches, ADR 0126): its handler finishes it, and the answer says what that did.
+ */
+async function resumed(
+  deps: RepairDeps,
+  cmd: RepairCommand,
+  prior: DbRepairCommand,
+  result: RepairResult,
+): Promise<RepairResult> {
+  const handler = 'runId' in cmd.target ? runRepairHandlers[cmd.kind] : undefined;
+  if (result.status !== 'applied' || !handler?.resume) return result;
+  const notes = await handler.resume(deps, cmd, { reason: prior.reason });
+  return notes.length === 0
+    ? result
+    : { ...result, effects: { ...result.effects, notes: [...result.effects.notes, ...notes] } };
 }
 
 /** Another call with the same key committed first (the unique index said so): its result is ours. */

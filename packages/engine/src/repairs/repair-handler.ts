@@ -57,6 +57,12 @@ export class PreparedStale extends Error {
 
 export interface RepairHandler<C extends RepairCommand, T, P = undefined> {
   prepare?: (deps: RepairDeps, cmd: C, target: T) => Promise<P>;
+  /**
+   * On a replay of the key after the command applied: finishes what its work after the commit left
+   * undone (a terminate stopped between its batches, ADR 0126), as the command's audit row says it
+   * (`reason` is the row's), and returns notes for the answer. Nothing else of the command acts again.
+   */
+  resume?: (deps: RepairDeps, cmd: C, applied: { reason: string }) => Promise<string[]>;
   plan: (db: Db, deps: RepairDeps, cmd: C, target: T, prepared: P) => Promise<RepairPlan>;
   perform: (
     tx: Prisma.TransactionClient,
@@ -65,5 +71,9 @@ export interface RepairHandler<C extends RepairCommand, T, P = undefined> {
     target: T,
     prepared: P,
     audit: { id: string; now: Date },
-  ) => Promise<{ effects?: RepairEffects; after?: () => Promise<void> }>;
+  ) => Promise<{
+    effects?: RepairEffects;
+    /** What follows the commit; notes it returns are added to the operator's answer (not to the audit row, written before it). */
+    after?: () => Promise<void | string[]>;
+  }>;
 }

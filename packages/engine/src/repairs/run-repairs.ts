@@ -3,10 +3,12 @@ import { kickInTransaction, whyKickWaits } from '../api/kick-run.ts';
 import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { signalInTransaction } from '../api/signal-run.ts';
 import { startExpiryInTransaction } from '../api/sweep-expired-runs.ts';
-import { afterTerminate, terminateInTransaction } from '../api/terminate-run.ts';
+import { terminateBatch, terminateDescendants, terminateRootAndFence } from '../api/terminate-run.ts';
 import { readLeftUndone, type LeftUndone } from '../runtime/find-left-undone.ts';
+import { afterRunSettled } from '../runtime/settle-run.ts';
 import type { Json } from '../definitions/define-action.ts';
-import { EngineError } from '../errors/engine-error.ts';
+import { commandFailure, EngineError } from '../errors/engine-error.ts';
+import { Prisma } from '../generated/prisma/client.ts';
 import { checkSignalPayload } from '../runtime/check-signal-payload.ts';
 import { planRollback, type RollbackPlan } from '../runtime/plan-rollback.ts';
 import { listOpenTree } from '../store/lock-open-tree.ts';
@@ -168,6 +170,29 @@ export const cancelRepair: RepairHandler<RepairCommandOf<'run.cancel'>, RunTarge
   },
 };
 
+/** Descendants whose left-undone a terminate's preview states one by one; past them, a count (ADR 0126). */
+const describedDescendants = 20;
+
+/** Of `ids`, those with any step or compensation on record (the others leave nothing undone), in their order: one statement. */
+async function withSteps(db: Db, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
+    select t.id::text as id from unnest(${ids}::uuid[]) with ordinality as t (id, o)
+     where exists (select 1 from "sagaflow"."action_runs" a where a.run_id = t.id)
+        or exists (select 1 from "sagaflow"."compensation_runs" c where c.run_id = t.id)
+     order by t.o`);
+  return rows.map((r) => r.id);
+}
+
+const descendantsOf = (n: number) => `${n} open descendant${n === 1 ? '' : 's'}`;
+
+/**
+ * A terminate of a run and its open 'propagate' tree, as the engine's terminate does it (ADR 0125,
+ * 0126): the repair's transaction (its checks, its audit row, the approval's outcome) terminates the
+ * run and fences every open descendant; once it has committed, the descendants are terminated a
+ * bounded batch per transaction, each with its reason. Its preview names every descendant, and
+ * states what each leaves undone for the first few that have steps, however wide the tree.
+ */
 export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, RunTarget> = {
   async plan(db, _deps, _cmd, { run }) {
     const effects = noEffects();
@@ -175,21 +200,75 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
     effects.history.push('run.terminated');
     const children = await openTree(db, run.id);
     for (const child of children) {
-      effects.transitions.push({ subject: `run ${child} (child, same transaction)`, from: 'open', to: 'Terminated' });
+      effects.transitions.push({
+        subject: `run ${child} (descendant: fenced in this commit, terminated after it)`,
+        from: 'open',
+        to: 'Terminated',
+      });
       effects.history.push(`run.terminated (child ${child})`);
     }
     effects.notes.push('no compensation runs: what the run did stays done');
     effects.notes.push(...leftUndoneNotes(await readLeftUndone(db, run.id)));
-    for (const child of children)
+    if (children.length > 0)
+      effects.notes.push(
+        `${descendantsOf(children.length)}: fenced in the repair's commit (their cleanup window closed, none runs its code again), ` +
+          `then terminated ${terminateBatch} per transaction after it; were that to stop part way, the same command sent again (or a terminate of the run) finishes them`,
+      );
+    const stepped = await withSteps(db, children);
+    for (const child of stepped.slice(0, describedDescendants))
       effects.notes.push(...leftUndoneNotes(await readLeftUndone(db, child)).map((n) => `child run ${child}: ${n}`));
+    if (stepped.length > describedDescendants)
+      effects.notes.push(
+        `${stepped.length - describedDescendants} more descendants have steps on record: what each leaves undone is on its run.terminated event`,
+      );
     return { blockers: [], effects };
   },
   async perform(tx, deps, cmd, { run }, _p, { now }) {
-    const settled = await terminateInTransaction(tx, run.id, cmd.reason, now);
-    if (settled.length === 0) throw new EngineError('repair_refused', `run ${run.id} is no longer open`);
-    return { after: () => afterTerminate(deps.runtime, settled) };
+    // The run and the fence of its tree commit with the audit row: what the row says is true (ADR 0126).
+    const { settled, fenced } = await terminateRootAndFence(tx, run.id, cmd.reason, now);
+    if (!settled) throw new EngineError('repair_refused', `run ${run.id} is no longer open`);
+    const effects = noEffects();
+    if (fenced > 0) effects.notes.push(`fenced in this commit: ${descendantsOf(fenced)}`);
+    return {
+      effects,
+      // Then the descendants, a bounded batch per transaction: the operator's answer says how many ended,
+      // or where it stopped (the audit row has committed either way).
+      after: async () => {
+        await afterRunSettled(deps.runtime, settled).catch((err: unknown) =>
+          deps.runtime.logger.warn({ err, runId: run.id }, 'a terminate repair committed; a listener after it failed'),
+        );
+        return endDescendants(deps, run.id, cmd.reason, 'after the commit');
+      },
+    };
   },
+  // The same key sent again after a stop between the batches finishes them (the walk goes under the
+  // Terminated root, ADR 0125); with nothing left open it ends nothing.
+  resume: (deps, cmd, applied) => endDescendants(deps, cmd.target.runId, applied.reason, 'on this replay'),
 };
+
+/**
+ * A terminate's descendants, ended a bounded batch per transaction ({@link terminateDescendants}): what
+ * the operator is told, how many ended, or where it stopped and how to finish. Never throws: the
+ * command has committed whatever happens here.
+ */
+async function endDescendants(deps: RepairDeps, runId: string, reason: string, when: string): Promise<string[]> {
+  let ended = 0;
+  const runs = (n: number) => `${n} descendant${n === 1 ? '' : 's'}`;
+  try {
+    ended = await terminateDescendants(deps.runtime, runId, reason, (n) => {
+      ended = n;
+    });
+    return ended > 0 ? [`terminated ${when}: ${runs(ended)}`] : [];
+  } catch (err) {
+    deps.runtime.logger.warn({ err, runId, ended }, 'a terminate repair stopped between its batches');
+    // Without the driver's source excerpt or paths, as the engine's terminate answers (ADR 0125).
+    const why = commandFailure(err).message;
+    return [
+      `the terminate stopped ${when} after ending ${runs(ended)} (${why}); the rest are fenced and run no code: ` +
+        'send the same command again (or terminate the run) to finish them',
+    ];
+  }
+}
 
 export const expireRepair: RepairHandler<RepairCommandOf<'run.expire'>, RunTarget, PreparedRollback> = {
   prepare: prepareRollback,

@@ -24,7 +24,12 @@ const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
  * terminate was applied. Expected: the child ends Terminated (or is at least not driven on to new
  * steps) once the operator's terminate is applied. Observed before ADR 0089: the child claimed and
  * ran its step 2 and ended Completed, its parent step refused (write_refused). Since ADR 0089 the
- * children are terminated in the parent's transaction.
+ * children were terminated in the parent's transaction. Since ADR 0126 (fix 51: a repair's terminate of a
+ * tree of thousands outlasted that transaction) the parent's transaction fences them instead (their
+ * cleanup window closed, ADR 0125) and they are terminated in batches after it: killed in between, the
+ * child is not driven on. Its in-flight step 1 returns and is recorded; its next replay finds the window
+ * closed and ends it Cancelled, step two never run. The same command sent again, or a terminate of the
+ * run, would have ended it Terminated (fix51/a-terminate-repair-stopped-between-batches.pg.test.ts).
  */
 describe('terminate, and the operator dies before the children (real PostgreSQL, real process)', () => {
   let db: Database & { url?: string };
@@ -91,13 +96,18 @@ describe('terminate, and the operator dies before the children (real PostgreSQL,
       1,
       [],
     ]);
+    // The child is fenced, not driven on: its in-flight step is recorded, no second step is taken, and
+    // its replay closes it (ADR 0125, 0126). Before ADR 0126: Terminated, with step 1 left Running.
     expect({
       child: childRec.run.status,
-      childSteps: childRec.steps.map((s) => [s[0], s[2]]),
+      childSteps: childRec.steps.map((s) => [s[0], s[1], s[2]]),
       ran,
     }).toEqual({
-      child: 'Terminated',
-      childSteps: [[1, 'Running']],
+      child: 'Cancelled',
+      childSteps: [
+        [1, 'action', 'Completed'],
+        [2, 'cancel', 'Completed'],
+      ],
       ran: ['one'],
     });
   });

@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../../src/db/database.ts';
+import type { Engine } from '../../../src/index.ts';
+import { testDbKind } from '../../support/test-database.ts';
+import { failure, openFix51, recordOf, terminateCommand } from './support/repair-record.ts';
+import { buildWideTree } from './support/wide-tree.ts';
+
+/**
+ * Fix 51. ADR 0125 split the engine's terminate of a wide tree into bounded transactions, but left
+ * the repair's `run.terminate` as one: its plan read each descendant's steps, and its perform ended
+ * every descendant (about eight statements each) inside the repair's interactive transaction. A root
+ * over 2,000 open children outlasted that transaction's limit, and the operator got an error with
+ * nothing changed (ADR 0126). Judged: the repair is applied; every descendant ends Terminated once
+ * with its reason (`parent <p> was terminated: …`, on its error and its cancellation); one audit row,
+ * which names the width of the tree.
+ */
+describe(`a repair's run.terminate of a root over 1,000 open children with a child each (${testDbKind()})`, () => {
+  let db: Database;
+  let e: Engine;
+  beforeAll(async () => {
+    ({ db, e } = await openFix51());
+  });
+  afterAll(async () => {
+    await db.close();
+  });
+
+  it(
+    'is applied: all 2,000 descendants Terminated once with their nested reasons, one audit row naming the width',
+    { timeout: 120_000 },
+    async () => {
+      const { rootId, descendants } = await buildWideTree(e, db, { children: 1000, grandchildren: 1 });
+      expect(descendants).toHaveLength(2000);
+      const reason = 'fix51: stop the deep tree';
+      const cmd = terminateCommand(rootId, reason);
+      const answer = await e.repairs.apply(cmd).then((r) => r.status, failure);
+      expect({ answer, ...(await recordOf(db, rootId, reason, cmd.idempotencyKey)) }).toEqual({
+        answer: 'applied',
+        root: ['Terminated', 1],
+        tree: { terminatedWithReason: 2000, open: 0, other: 0 },
+        audits: ['applied'],
+        namesTheWidth: true,
+      });
+    },
+  );
+});

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { childWorkerSuite } from '../../support/spawn-worker.ts';
+import { bareEngine } from '../harness.ts';
+import { buildWideTree, treeAsEnded, wideTreeFlows } from './support/wide-tree.ts';
+
+const script = fileURLToPath(new URL('./support/terminate-repair-operator.ts', import.meta.url));
+
+/**
+ * Fix 51 (ADR 0126). A repair's run.terminate of a root over 2,000 open children commits the root, the
+ * fence of its tree and its audit row first, then ends the children a hundred per transaction. Its
+ * operator process is SIGKILLed between two batches (after the first committed: progress, its
+ * `run.finished` events). Judged: what committed is whole and true (the root Terminated once, one
+ * applied audit row, the first 100 children Terminated with their reason, the other 1,900 open but
+ * fenced: their cleanup window closed, no wake queued for them), and the command sent again with the
+ * same key, or a terminate of the run, finishes the rest: every child Terminated once with its reason,
+ * still one audit row.
+ */
+describe('a terminate repair stopped between its batches (SIGKILL, real PostgreSQL)', () => {
+  const suite = childWorkerSuite();
+
+  async function stoppedBetweenBatches() {
+    const e = suite.adopt(
+      bareEngine(suite.db, {
+        flows: wideTreeFlows,
+        actions: [],
+        config: { processes: { transaction_timeout_ms: 5000 } },
+      }),
+    );
+    const { rootId, descendants } = await buildWideTree(e, suite.db, { children: 2000 });
+    const reason = 'fix51: stop the tree, then the operator';
+    const key = randomUUID();
+    const operator = await suite.spawn(script, { args: [rootId, reason, key] });
+    // Unfixed, the repair's one transaction outlasted its limit and the process said so instead.
+    const [said] = await operator.printed(/^(stopped after 100|answered .*|failed .*)$/m, 60_000);
+    expect(said).toBe('stopped after 100');
+    expect(await operator.kill()).toBe('SIGKILL');
+
+    const db = suite.db;
+    const rootRun = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: rootId } });
+    const fenced = await db.prisma.flowRun.count({
+      where: {
+        id: { in: descendants },
+        status: 'Waiting',
+        cancel_requested_at: { not: null },
+        cancel_deadline_at: { lte: rootRun.finished_at! },
+        cancel_reason: `parent ${rootId} was terminated: ${reason}`,
+      },
+    });
+    // The fence queues nothing: a wake only if the child had one of its own before (its signal's timeout).
+    const wakesAfterTheFence = await db.prisma.job.count({
+      where: { run_id: { in: descendants }, created_at: { gte: rootRun.finished_at! } },
+    });
+    expect({
+      root: [rootRun.status, await db.prisma.flowEvent.count({ where: { run_id: rootId, type: 'run.terminated' } })],
+      audits: (await db.prisma.repairCommand.findMany({ where: { idempotency_key: key } })).map((a) => a.status),
+      tree: await treeAsEnded(db, rootId, reason),
+      fenced,
+      wakesAfterTheFence,
+    }).toEqual({
+      root: ['Terminated', 1],
+      audits: ['applied'],
+      tree: { terminatedWithReason: 100, open: 1900, other: 0 },
+      fenced: 1900,
+      wakesAfterTheFence: 0,
+    });
+    return { e, rootId, reason, key };
+  }
+
+  it(
+    'the same command sent again finishes it: every child Terminated once, one audit row',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const { e, rootId, reason, key } = await stoppedBetweenBatches();
+      const again = await e.repairs.apply({
+        kind: 'run.terminate',
+        target: { runId: rootId },
+        expected: { runStatus: 'Waiting' },
+        actor: 'ana@example.test',
+        reason,
+        idempotencyKey: key,
+      });
+      expect({
+        again: [again.status, again.replayed],
+        said: again.effects.notes.filter((n) => n.startsWith('terminated on this replay')),
+        tree: await treeAsEnded(suite.db, rootId, reason),
+        audits: await suite.db.prisma.repairCommand.count({ where: { idempotency_key: key } }),
+      }).toEqual({
+        again: ['applied', true],
+        said: ['terminated on this replay: 1900 descendants'],
+        tree: { terminatedWithReason: 2000, open: 0, other: 0 },
+        audits: 1,
+      });
+    },
+  );
+
+  it("a terminate of the run finishes it too (ADR 0125's path)", { timeout: 120_000 }, async () => {
+    const { e, rootId, reason, key } = await stoppedBetweenBatches();
+    expect(await e.terminate(rootId, { reason })).toEqual({ terminated: true });
+    expect({
+      tree: await treeAsEnded(suite.db, rootId, reason),
+      audits: await suite.db.prisma.repairCommand.count({ where: { idempotency_key: key } }),
+    }).toEqual({ tree: { terminatedWithReason: 2000, open: 0, other: 0 }, audits: 1 });
+  });
+});
