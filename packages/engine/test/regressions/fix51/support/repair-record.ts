@@ -44,10 +44,12 @@ export async function recordOf(db: Database, rootId: string, reason: string, key
   const rootEnds = await db.prisma.flowEvent.count({ where: { run_id: rootId, type: 'run.terminated' } });
   const audits = await db.prisma.repairCommand.findMany({ where: { idempotency_key: key } });
   const notes = (audits[0]?.result as { effects?: { notes?: string[] } } | null)?.effects?.notes ?? [];
+  const tree = await treeAsEnded(db, rootId, reason);
+  const width = tree.terminatedWithReason + tree.open + tree.other;
   return {
     root: [rootRun.status, rootEnds],
-    tree: await treeAsEnded(db, rootId, reason),
+    tree,
     audits: audits.map((a) => a.status),
-    namesTheWidth: notes.some((n) => /\b2000 open descendants\b/.test(n)),
+    namesTheWidth: notes.some((n) => new RegExp(`\\b${width} open descendants\\b`).test(n)),
   };
 }
