@@ -97,6 +97,7 @@ export type { DeliverOutcome, DeliverResult } from './process/deliver-in-transac
 export { describeProcess, type ProcessDescription } from './process/describe-process.ts';
 export {
   instanceStatuses,
+  type FailingTimeout,
   type InstanceFailure,
   type InstanceStatus,
   type ProcessInstance,
