@@ -138,6 +138,13 @@ describe('review 51: an instance whose timeout keeps failing is found from the l
     expect(line, `instances list printed:\n${shown.out}`).toMatch(/r51 carrier api refused|shipmentLate/);
   });
 
+  it("the overview's headline counts the instance whose timeout keeps failing", async () => {
+    const o = await apiClient(plane.url, cookie).overview.get.query();
+    // Seen: { active: 2, quarantined: 0, byState: [{ state: 'Booking', active: 2, ... }] }: nothing tells
+    // the failing instance from the healthy one.
+    expect(JSON.stringify(o.instances), JSON.stringify(o.instances)).toMatch(/fail/i);
+  });
+
   it('/metrics counts the instance whose timeout keeps failing', async () => {
     const res = await fetch(`${plane.url}/metrics`, { headers: { authorization: `Bearer ${scrapeToken}` } });
     const text = await res.text();
