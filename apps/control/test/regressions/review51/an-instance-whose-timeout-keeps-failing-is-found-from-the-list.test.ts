@@ -145,6 +145,12 @@ describe('review 51: an instance whose timeout keeps failing is found from the l
     expect(JSON.stringify(o.instances), JSON.stringify(o.instances)).toMatch(/fail/i);
   });
 
+  it('the anomaly log names the instance whose timeout keeps failing', async () => {
+    const page = await apiClient(plane.url, cookie).anomalies.page.query({});
+    // The journal's codes are run races and engine faults (seed 000); a process timeout failing is none of them.
+    expect(JSON.stringify(page.items), `anomaly log: ${JSON.stringify(page.items).slice(0, 300)}`).toContain(failingId);
+  });
+
   it('/metrics counts the instance whose timeout keeps failing', async () => {
     const res = await fetch(`${plane.url}/metrics`, { headers: { authorization: `Bearer ${scrapeToken}` } });
     const text = await res.text();
