@@ -40,6 +40,7 @@ export { listDeadOutbox, maxDeadOutboxRows } from './outbox/list-dead-outbox.ts'
 export { outboxLag, type OutboxLag } from './outbox/outbox-lag.ts';
 export { readOutboxRow, type OutboxRowView } from './outbox/read-outbox-row.ts';
 export { instancePendingWork, type InstancePendingWork } from './process/instance-pending-work.ts';
+export { instancesFailingTimeouts } from './process/failing-timeouts.ts';
 export {
   pageRunCompensations,
   pageRunEvents,

@@ -1,4 +1,4 @@
-import { instanceStatuses, type InstanceStatus } from '@sagaflow/engine';
+import { instancesFailingTimeouts, instanceStatuses, type InstanceStatus } from '@sagaflow/engine';
 import { z } from 'zod';
 import { viewerProcedure, type ApiContext } from '../trpc.ts';
 import { countCap, cursorInput, searchInput, staleForSecondsInput } from '../lists/page-cursor.ts';
@@ -11,7 +11,7 @@ import {
   keysetOrder,
   nameInput,
 } from '../lists/keyset-page.ts';
-import type { InstanceSummary } from './instance-summary.ts';
+import { toFailingTimeoutSummary, type InstanceSummary } from './instance-summary.ts';
 
 const statuses = instanceStatuses as [InstanceStatus, ...InstanceStatus[]];
 
@@ -27,6 +27,11 @@ export const pageInstancesInput = z
     /** An instance id or a correlation key, matched exactly. */
     search: searchInput.optional(),
     staleForSeconds: staleForSecondsInput.optional(),
+    /**
+     * Only the failing instances: a failure record (a message failing, seed 002) or a timeout whose
+     * delivery keeps throwing (ADR 0127). Like runs.page's stuckOnly.
+     */
+    failingOnly: z.boolean().optional(),
     order: z.enum(['newest', 'stalest']).default('stalest'),
     limit: z.number().int().min(1).max(200).default(50),
     cursor: cursorInput.optional(),
@@ -55,6 +60,15 @@ function whereExceptStatus(input: PageInstancesInput, now: number): Where[] {
     // instead of walking every fresh row to reach the first stale one.
     and.push({ updated_at: { lte: cutoff } }, { created_at: { lte: cutoff } });
   }
+  if (input.failingOnly)
+    // Each side is a small partial index (migration 0036): the instances with a failure record, and
+    // the Pending timeouts that have failed.
+    and.push({
+      OR: [
+        { failure_redelivery_key: { not: null } },
+        { timeouts: { some: { status: 'Pending', attempts: { gt: 0 } } } },
+      ],
+    });
   return and;
 }
 
@@ -62,7 +76,8 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /**
  * One page of process instances (never their decoded state or kept payloads), keyset-paged like
- * runs.page, with per-status counts under the rest of the filter, capped at `countCap`.
+ * runs.page, with per-status counts under the rest of the filter, capped at `countCap`. Each item
+ * carries its failing timeout (ADR 0127), read by the page's ids.
  */
 export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInstancesInput) {
   const db = ctx.db.prisma;
@@ -75,6 +90,10 @@ export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInst
     take: input.limit + 1,
   });
   const { page, nextCursor } = finishPage(rows, input.limit, input.order);
+  const failingTimeouts = await instancesFailingTimeouts(
+    ctx.db,
+    page.map((i) => i.id),
+  );
   const counts = await cappedCounts(statuses, (status, take) =>
     db.sagaInstance.count({ where: { AND: [...rest, { status }] }, orderBy: { status: 'asc' }, take }),
   );
@@ -102,6 +121,7 @@ export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInst
               firstFailedAt: (i.first_failed_at ?? i.updated_at).toISOString(),
             }
           : null,
+      failingTimeout: toFailingTimeoutSummary(failingTimeouts.get(i.id)),
     })),
     nextCursor,
     counts,
