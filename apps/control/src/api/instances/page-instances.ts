@@ -60,19 +60,33 @@ function whereExceptStatus(input: PageInstancesInput, now: number): Where[] {
     // instead of walking every fresh row to reach the first stale one.
     and.push({ updated_at: { lte: cutoff } }, { created_at: { lte: cutoff } });
   }
-  if (input.failingOnly)
-    // Each side is a small partial index (migration 0036): the instances with a failure record, and
-    // the Pending timeouts that have failed.
-    and.push({
-      OR: [
-        { failure_redelivery_key: { not: null } },
-        { timeouts: { some: { status: 'Pending', attempts: { gt: 0 } } } },
-      ],
-    });
   return and;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** Past this many failing instances the filter is a per-row test instead of a list of ids. */
+export const failingIdsCap = 5000;
+
+/**
+ * The failing instances' filter (ADR 0127): a failure record, or a Pending timeout that has failed.
+ * Their ids are read first through migration 0036's two partial indexes, which hold only those rows,
+ * so the page then reads only them however many healthy instances there are. Past `failingIdsCap`
+ * (a wide outage) the filter tests each row instead.
+ */
+async function failingWhere(ctx: Pick<ApiContext, 'db'>): Promise<Where> {
+  const rows = await ctx.db.prisma.$queryRaw<{ id: string }[]>`
+    select id::text as id from (
+      select instance_id as id from "sagaflow"."process_timeouts" where status = 'Pending' and attempts > 0
+      union
+      select id from "sagaflow"."saga_instances" where failure_redelivery_key is not null
+    ) f
+    limit ${failingIdsCap + 1}::int`;
+  if (rows.length <= failingIdsCap) return { id: { in: rows.map((r) => r.id) } };
+  return {
+    OR: [{ failure_redelivery_key: { not: null } }, { timeouts: { some: { status: 'Pending', attempts: { gt: 0 } } } }],
+  };
+}
 
 /**
  * One page of process instances (never their decoded state or kept payloads), keyset-paged like
@@ -82,6 +96,7 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInstancesInput) {
   const db = ctx.db.prisma;
   const rest = whereExceptStatus(input, Date.now());
+  if (input.failingOnly) rest.push(await failingWhere(ctx));
   const statusWhere: Where[] = input.status?.length ? [{ status: { in: input.status } }] : [];
   const rows = await db.sagaInstance.findMany({
     where: { AND: [...rest, ...statusWhere, ...(input.cursor ? [afterCursor(input.cursor)] : [])] },
