@@ -20,7 +20,10 @@ export interface DbFailingTimeout {
  * by their ids through the (instance_id) index: the status is tested in a form no index serves (ADR
  * 0098). A timeout that was then delivered (or cancelled) is not failing any more.
  */
-export async function findFailingTimeouts(db: Db, instanceIds: readonly string[]): Promise<Map<string, DbFailingTimeout>> {
+export async function findFailingTimeouts(
+  db: Db,
+  instanceIds: readonly string[],
+): Promise<Map<string, DbFailingTimeout>> {
   if (instanceIds.length === 0) return new Map();
   const rows = await db.$queryRaw<DbFailingTimeout[]>`
     select distinct on (instance_id)
