@@ -15,6 +15,7 @@ if (!(process.env.NODE_OPTIONS ?? '').includes(sourceCondition))
  */
 const ownStack = [
   'anomalies',
+  'failing-timeout',
   'instance-history-paging',
   'instance-repairs',
   'instances',

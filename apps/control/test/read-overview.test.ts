@@ -26,7 +26,7 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
       at: expect.any(String) as string,
       runs: { total: 0, byStatus: {}, exactUpTo: 1000, estimated: [] },
       stuck: { total: 0, byReason: {} },
-      instances: { active: 0, quarantined: 0, byState: [] },
+      instances: { active: 0, quarantined: 0, failing: 0, failingTimeouts: 0, byState: [] },
       outbox: { pending: 0, dead: 0, oldestPendingAgeSeconds: 0 },
       approvals: { pending: 0 },
     });
@@ -43,12 +43,17 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
       instances: {
         active: 2,
         quarantined: 1,
+        // The quarantined one's failure record counts it as quarantined, not failing (ADR 0127).
+        failing: 0,
+        failingTimeouts: 0,
         byState: [
           {
             process: 'metrics.proc',
             state: 'AwaitingPayment',
             active: 2,
             quarantined: 0,
+            failing: 0,
+            failingTimeouts: 0,
             // The stalest of the two (updated 120 s before t0), measured at t0 + 10 s.
             oldestActiveSeconds: 130,
             oldestQuarantinedSeconds: null,
@@ -58,6 +63,8 @@ describe.each(['postgres', 'pglite'] as const)('readOverview on %s', (kind) => {
             state: 'Shipping',
             active: 0,
             quarantined: 1,
+            failing: 0,
+            failingTimeouts: 0,
             oldestActiveSeconds: null,
             oldestQuarantinedSeconds: 610,
           },

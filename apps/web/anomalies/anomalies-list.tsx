@@ -93,6 +93,10 @@ export function AnomaliesList({ filter }: { filter: AnomaliesFilter }) {
                       <Link className="mono" href={`/runs/${a.runId}`}>
                         {a.runId.slice(0, 8)}
                       </Link>
+                    ) : instanceOf(a.details) ? (
+                      <Link className="mono" href={`/instances/${instanceOf(a.details)}`} title="The process instance">
+                        instance {instanceOf(a.details)?.slice(0, 8)}
+                      </Link>
                     ) : (
                       <span className="muted">—</span>
                     )}
@@ -132,4 +136,11 @@ export function AnomaliesList({ filter }: { filter: AnomaliesFilter }) {
       <LoadMore query={anomalies} shown={shown?.length ?? 0} noun="anomalies" />
     </>
   );
+}
+
+/** The process instance an anomaly names (process_timeout_failing, ADR 0127), if any. */
+function instanceOf(details: unknown): string | null {
+  if (typeof details !== 'object' || details === null) return null;
+  const id = (details as { instanceId?: unknown }).instanceId;
+  return typeof id === 'string' && /^[0-9a-f-]{36}$/i.test(id) ? id : null;
 }

@@ -4,7 +4,7 @@ import { DetailFrame } from '@/ui/detail-frame';
 import { DownloadHistoryLink } from '@/history/download-history-link';
 import { useNow } from '@/ui/use-now';
 import { InstanceFacts } from './instance-facts';
-import { InstanceFailureBanner } from './instance-failure-banner';
+import { FailingTimeoutBanner, InstanceFailureBanner } from './instance-failure-banner';
 import { InstanceLoadError } from './instance-load-error';
 import { InstanceRepairs } from './instance-repairs';
 import { InstanceStatusBadge } from './instance-status-badge';
@@ -38,6 +38,7 @@ export function InstanceDetailView({ id }: { id: string }) {
         return (
           <>
             <InstanceFailureBanner instance={instance} now={now} />
+            <FailingTimeoutBanner instance={instance} now={now} />
             <div className="page-head">
               <h1 className="run-title">
                 {instance.processName} <span className="mono">{instance.correlationKey}</span>{' '}

@@ -61,3 +61,45 @@ export function InstanceFailureBanner({ instance, now }: { instance: InstanceSum
     </section>
   );
 }
+
+/**
+ * A timeout of this instance that keeps failing (ADR 0127): it records nothing in the failure record
+ * and never quarantines the instance (seed 002), so it is said here, from its timer: which timeout,
+ * the error word for word, how often it was tried and when it is tried next.
+ */
+export function FailingTimeoutBanner({ instance, now }: { instance: InstanceSummary; now: number }) {
+  const t = instance.failingTimeout;
+  if (!t) return null;
+  return (
+    <section className="panel panel-bad stuck-banner" role="alert" data-testid="failing-timeout-banner">
+      <h2>Failing: a timeout keeps failing on this instance</h2>
+      <p>
+        Timeout <strong>{t.name}</strong> (due <Timestamp iso={t.dueAt} now={now} />) threw on each of its {t.attempts}{' '}
+        {t.attempts === 1 ? 'attempt' : 'attempts'}
+        {t.failingTimeouts > 1 ? <> ({t.failingTimeouts - 1} more of its timeouts are failing too)</> : null}, in state{' '}
+        <strong>{instance.currentState}</strong>.
+      </p>
+      <p className="stuck-reason mono" data-testid="failing-timeout-error">
+        {t.lastError}
+      </p>
+      <p className="muted">
+        {t.firstFailedAt ? (
+          <>
+            First failed <Timestamp iso={t.firstFailedAt} now={now} />;{' '}
+          </>
+        ) : null}
+        {t.nextRetryAt ? (
+          <>
+            next try <Timestamp iso={t.nextRetryAt} now={now} />.
+          </>
+        ) : null}
+      </p>
+      <p>
+        <strong>What to do:</strong> it is tried again with growing delays (up to the engine&apos;s{' '}
+        <code>timeout_retry_max_seconds</code>) for as long as it fails, and never quarantines the instance. Fix the
+        cause (the error above, the service logs): its next try then delivers it once. To decide the deadline now
+        instead, run one of the process&apos;s commands or a forced transition (under <a href="#repairs">Repairs</a>).
+      </p>
+    </section>
+  );
+}

@@ -9,3 +9,4 @@ export type InstanceDetail = Outputs['instances']['get'];
 export type InstanceTransition = InstanceDetail['history'][number];
 export type InstanceOperatorCommand = InstanceDetail['operatorCommands'][number];
 export type InstanceFailure = NonNullable<InstanceSummary['failure']>;
+export type InstanceFailingTimeout = NonNullable<InstanceSummary['failingTimeout']>;

@@ -9,8 +9,8 @@ import { instancesHref, instanceTabs, type InstancesFilter } from './instances-f
 const stalledChoices = [1, 5, 15, 60, 240, 1440];
 
 /**
- * Status tabs (links, so each tab is an address) with the quarantined count, and for Active a
- * "stalled for more than N minutes" picker; a change goes to the list's URL for it (a history entry, so Back undoes it), which re-renders the list.
+ * Status tabs (links, so each tab is an address) with the quarantined count, a "Failing only" toggle
+ * (a failure record or a failing timeout, ADR 0127), and for Active a "stalled for more than N minutes" picker; a change goes to the list's URL for it (a history entry, so Back undoes it), which re-renders the list.
  */
 export function InstancesFilterBar({
   filter: current,
@@ -76,6 +76,15 @@ export function InstancesFilterBar({
           </Link>
         ))}
       </nav>
+      <label className="toggle">
+        <input
+          type="checkbox"
+          checked={filter.failingOnly}
+          onChange={(e) => go({ ...filter, failingOnly: e.target.checked })}
+          data-testid="failing-only"
+        />{' '}
+        Failing only
+      </label>
       {filter.status === 'ACTIVE' ? (
         <label>
           Stalled for more than{' '}

@@ -15,6 +15,11 @@ export interface InstancesFilter {
   state: string;
   /** An instance id or correlation key, matched exactly by the API; '' for no search. */
   q: string;
+  /**
+   * Only failing instances: a failure record, or a timeout that keeps failing (the API filters them:
+   * instances.page failingOnly, ADR 0127).
+   */
+  failingOnly: boolean;
 }
 
 const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
@@ -32,6 +37,7 @@ export function parseInstancesFilter(params: Record<string, string | string[] | 
     stalledMinutes,
     state: (first(params.state) ?? '').trim().slice(0, 200),
     q: (first(params.q) ?? '').trim().slice(0, 500),
+    failingOnly: first(params.failing) === '1',
   };
 }
 
@@ -42,6 +48,7 @@ export function instancesHref(filter: InstancesFilter): string {
     params.set('stalled', String(filter.stalledMinutes));
   if (filter.state) params.set('state', filter.state);
   if (filter.q) params.set('q', filter.q);
+  if (filter.failingOnly) params.set('failing', '1');
   const query = params.toString();
   return query ? `/instances?${query}` : '/instances';
 }
@@ -58,6 +65,7 @@ export function instancesPageInputFor(filter: InstancesFilter) {
     ...(filter.stalledMinutes !== null ? { staleForSeconds: filter.stalledMinutes * 60 } : {}),
     ...(filter.state ? { state: filter.state } : {}),
     ...(filter.q ? { search: filter.q } : {}),
+    ...(filter.failingOnly ? { failingOnly: true } : {}),
     order: 'stalest' as const,
     limit: 50,
   };

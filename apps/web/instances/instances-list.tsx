@@ -127,10 +127,19 @@ export function InstancesList({ filter }: { filter: InstancesFilter }) {
                 Show all active instances
               </Link>
             </>
-          ) : filter.q || filter.state ? (
+          ) : filter.q || filter.state || filter.failingOnly ? (
             <>
-              No {filter.status.toLowerCase()} instance matches this search or state.{' '}
-              <Link href={instancesHref({ status: filter.status, stalledMinutes: null, state: '', q: '' })}>
+              No {filter.status.toLowerCase()} instance matches this search or state
+              {filter.failingOnly ? ' and is failing' : ''}.{' '}
+              <Link
+                href={instancesHref({
+                  status: filter.status,
+                  stalledMinutes: null,
+                  state: '',
+                  q: '',
+                  failingOnly: false,
+                })}
+              >
                 Clear them
               </Link>
             </>

@@ -48,7 +48,7 @@ export function InstancesTable({
               key={i.id}
               data-testid="instance-row"
               data-instance-id={i.id}
-              className={i.status === 'QUARANTINED' || i.failure ? 'row-stuck' : undefined}
+              className={i.status === 'QUARANTINED' || i.failure || i.failingTimeout ? 'row-stuck' : undefined}
             >
               <td>
                 <RowSelectBox
@@ -83,7 +83,7 @@ export function InstancesTable({
                 )}
               </td>
               <td>
-                <FailureSummary failure={i.failure} now={now} />
+                <FailureSummary failure={i.failure} failingTimeout={i.failingTimeout} now={now} />
               </td>
             </tr>
           ))}

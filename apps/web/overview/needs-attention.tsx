@@ -27,8 +27,8 @@ function Item({
 }
 
 /**
- * What needs someone now, first on the page: stuck runs by reason, quarantined and ManualReview
- * instances, dead outbox messages, repairs held for a second operator; each count links to the list
+ * What needs someone now, first on the page: stuck runs by reason, quarantined, failing (ADR 0127)
+ * and ManualReview instances, dead outbox messages, repairs held for a second operator; each count links to the list
  * filtered to exactly those (the approvals page opens on the pending queue).
  */
 export function NeedsAttention({ overview }: { overview: Overview }) {
@@ -40,6 +40,7 @@ export function NeedsAttention({ overview }: { overview: Overview }) {
   const nothing =
     overview.stuck.total === 0 &&
     overview.instances.quarantined === 0 &&
+    overview.instances.failing === 0 &&
     manualReview === 0 &&
     overview.outbox.dead === 0 &&
     overview.approvals.pending === 0;
@@ -48,8 +49,8 @@ export function NeedsAttention({ overview }: { overview: Overview }) {
       <h2 id="attention-heading">Needs attention</h2>
       {nothing ? (
         <p className="notice notice-ok" data-testid="attention-clear">
-          Nothing needs attention: no stuck run, no quarantined or ManualReview instance, no dead outbox message, no
-          repair awaiting approval.
+          Nothing needs attention: no stuck run, no quarantined, failing or ManualReview instance, no dead outbox
+          message, no repair awaiting approval.
         </p>
       ) : null}
       <ul className="attention-list">
@@ -72,6 +73,13 @@ export function NeedsAttention({ overview }: { overview: Overview }) {
           testId="attention-quarantined"
         >
           quarantined {overview.instances.quarantined === 1 ? 'instance' : 'instances'}
+        </Item>
+        <Item count={overview.instances.failing} href="/instances?failing=1" testId="attention-failing">
+          failing active {overview.instances.failing === 1 ? 'instance' : 'instances'}{' '}
+          <span className="muted">
+            (a message or a timeout keeps failing
+            {overview.instances.failingTimeouts > 0 ? `; ${overview.instances.failingTimeouts} failing timeouts` : ''})
+          </span>
         </Item>
         <Item count={manualReview} href="/instances?state=ManualReview" testId="attention-manual-review">
           in ManualReview

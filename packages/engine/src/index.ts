@@ -40,6 +40,7 @@ export { listDeadOutbox, maxDeadOutboxRows } from './outbox/list-dead-outbox.ts'
 export { outboxLag, type OutboxLag } from './outbox/outbox-lag.ts';
 export { readOutboxRow, type OutboxRowView } from './outbox/read-outbox-row.ts';
 export { instancePendingWork, type InstancePendingWork } from './process/instance-pending-work.ts';
+export { instancesFailingTimeouts } from './process/failing-timeouts.ts';
 export {
   pageRunCompensations,
   pageRunEvents,
@@ -97,6 +98,7 @@ export type { DeliverOutcome, DeliverResult } from './process/deliver-in-transac
 export { describeProcess, type ProcessDescription } from './process/describe-process.ts';
 export {
   instanceStatuses,
+  type FailingTimeout,
   type InstanceFailure,
   type InstanceStatus,
   type ProcessInstance,

@@ -162,7 +162,9 @@ describe('an outbox row, a timeout or an instance is found by its key however ma
       flows: [],
       actions: [],
       processes: [orders],
-      config: { processes: { quarantine_after_seconds: budgetMs / 1000 } },
+      // A failing timeout's retry is kept at 30 s (no backoff, ADR 0127): each round fails every
+      // fragile timer again, so the counts per round stay known.
+      config: { processes: { quarantine_after_seconds: budgetMs / 1000, timeout_retry_max_seconds: 30 } },
     });
     closed = false;
     url = (t.db as { url?: string }).url ?? '';

@@ -35,6 +35,7 @@ const optionSpec = {
   state: { type: 'string' },
   stuck: { type: 'boolean' },
   'stuck-reason': { type: 'string' },
+  failing: { type: 'boolean' },
   search: { type: 'string' },
   order: { type: 'string' },
   limit: { type: 'string' },

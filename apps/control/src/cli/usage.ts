@@ -10,7 +10,7 @@ Read (viewer)
   runs list [--status S]... [--flow NAME] [--stuck] [--stuck-reason R] [--search ID|KEY]
             [--order newest|stalest] [--limit N] [--cursor C]
   run show <run-id>                        status, steps, compensations, events, safe repairs
-  instances list [--status S]... [--process NAME] [--state S] [--search ID|KEY]
+  instances list [--status S]... [--process NAME] [--state S] [--failing] [--search ID|KEY]
                  [--order newest|stalest] [--limit N] [--cursor C]
   instance show <instance-id>              state, failure, history, the process's own commands
   repairs                                  the repair catalogue this control plane offers

@@ -100,6 +100,28 @@ export function createMetricsRegistry(
         );
     },
   });
+  new Gauge({
+    name: 'sagaflow_process_instances_failing',
+    help: 'ACTIVE process instances that are failing (a failure record, or a timeout whose delivery keeps throwing), by process and state.',
+    labelNames: ['process', 'state'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const f of snapshot().failing) this.set({ process: f.process, state: f.state }, f.instances);
+    },
+  });
+  new Gauge({
+    name: 'sagaflow_process_timeouts_failing',
+    help: 'Process timeouts whose delivery threw and that are still Pending (retried with backoff, never quarantining; ADR 0127), by process.',
+    labelNames: ['process'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const byProcess = new Map<string, number>();
+      for (const f of snapshot().failing) byProcess.set(f.process, (byProcess.get(f.process) ?? 0) + f.timeouts);
+      for (const [process, n] of byProcess) if (n > 0) this.set({ process }, n);
+    },
+  });
   new Counter({
     name: 'sagaflow_process_transitions_total',
     help: 'Process transitions made (applied messages and operator repairs), by process and from/to state.',

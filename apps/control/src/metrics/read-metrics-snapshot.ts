@@ -1,5 +1,6 @@
 import type { Database, OutboxLag } from '@sagaflow/engine';
 import { readAnomalyCounts, type AnomalyCount } from './reads/read-anomaly-counts.ts';
+import { readFailingCounts, type FailingCount } from './reads/read-failing-counts.ts';
 import { readInstanceCounts, type InstanceCount } from './reads/read-instance-counts.ts';
 import { readRepairCounts, type RepairCount } from './reads/read-repair-counts.ts';
 import { readRunCounts, type RunCount } from './reads/read-run-counts.ts';
@@ -31,6 +32,8 @@ export interface MetricsSnapshot {
   stepsUntil: Date;
   anomalies: AnomalyCount[];
   instances: InstanceCount[];
+  /** Failing ACTIVE instances and their failing timeouts, by process and state (ADR 0127). */
+  failing: FailingCount[];
   transitions: TransitionCount[];
   repairs: RepairCount[];
   /** Repair commands waiting for a second operator's approval. */
@@ -75,6 +78,7 @@ export async function readMetricsSnapshot(
         : [];
     const anomalies = await readAnomalyCounts(tx);
     const instances = await readInstanceCounts(tx);
+    const failing = await readFailingCounts(tx);
     const transitions = await readTransitionCounts(tx);
     const repairs = await readRepairCounts(tx);
     const approvalsPending = await readPendingApprovals(tx, at);
@@ -88,6 +92,7 @@ export async function readMetricsSnapshot(
       stepsUntil,
       anomalies,
       instances,
+      failing,
       transitions,
       repairs,
       approvalsPending,

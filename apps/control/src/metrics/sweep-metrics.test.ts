@@ -10,6 +10,7 @@ const empty: MetricsSnapshot = {
   stepsUntil: new Date(),
   anomalies: [],
   instances: [],
+  failing: [],
   transitions: [],
   repairs: [],
   approvalsPending: 0,

@@ -125,6 +125,7 @@ export function buildProcessManager(
     },
     limits: options.limits ?? defaultInputLimits,
     timeoutRetryMs: c.timeout_retry_seconds * 1000,
+    timeoutRetryMaxMs: c.timeout_retry_max_seconds * 1000,
     transactionTimeoutMs: c.transaction_timeout_ms,
     sweepBudgetMs: (options.sweeps?.config ?? parseEngineConfig({}).sweeps).pass_budget_ms,
     progress: options.sweeps?.progress ?? createSweepProgress(),

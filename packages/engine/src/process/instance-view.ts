@@ -1,3 +1,4 @@
+import type { DbFailingTimeout } from '../store/find-failing-timeouts.ts';
 import type { DbSagaInstanceSummary } from '../store/find-saga-instance.ts';
 
 export type InstanceStatus = 'ACTIVE' | 'COMPLETED' | 'QUARANTINED';
@@ -16,6 +17,30 @@ export interface InstanceFailure {
   firstFailedAt: Date;
 }
 
+/**
+ * A timeout of the instance whose delivery keeps throwing (ADR 0127). Seed 002's failure record
+ * stays about messages (a failing timeout records nothing there and never quarantines); this says,
+ * beside it, what the instance is failing on when a timeout is. Null once the timeout is delivered.
+ */
+export interface FailingTimeout {
+  /** The timeout row's id (also its message id). */
+  timeoutId: string;
+  /** The timeout's name in the process definition. */
+  name: string;
+  /** Deliveries that threw so far. */
+  attempts: number;
+  /** The last one's error, cut at 1,000 characters. */
+  lastError: string;
+  /** When its delivery first threw (null for a timer that failed before this was recorded). */
+  firstFailedAt: Date | null;
+  /** When it is tried next: each delay doubles from `timeout_retry_seconds` up to `timeout_retry_max_seconds`. */
+  nextRetryAt: Date | null;
+  /** Its deadline: when it was first due. */
+  dueAt: Date;
+  /** How many of the instance's timeouts are failing (this one is the one failing longest). */
+  failingTimeouts: number;
+}
+
 /** An instance for operators: status, where it is, how stale, and what it is failing on. */
 export interface ProcessInstance {
   id: string;
@@ -32,9 +57,29 @@ export interface ProcessInstance {
   nextTimerDueAt: Date | null;
   lastMessageId: string | null;
   failure: InstanceFailure | null;
+  /** A timeout that keeps failing, beside the failure record (ADR 0127); null when none is. */
+  failingTimeout: FailingTimeout | null;
 }
 
-export function toProcessInstance(row: DbSagaInstanceSummary, state: unknown): ProcessInstance {
+export function toFailingTimeout(t: DbFailingTimeout | undefined | null): FailingTimeout | null {
+  if (!t) return null;
+  return {
+    timeoutId: t.id,
+    name: t.name,
+    attempts: t.attempts,
+    lastError: t.last_error ?? '',
+    firstFailedAt: t.first_failed_at,
+    nextRetryAt: t.retry_at,
+    dueAt: t.due_at,
+    failingTimeouts: t.failing,
+  };
+}
+
+export function toProcessInstance(
+  row: DbSagaInstanceSummary,
+  state: unknown,
+  failingTimeout: DbFailingTimeout | null = null,
+): ProcessInstance {
   const failure: InstanceFailure | null =
     row.failure_redelivery_key !== null && row.first_failed_at !== null
       ? {
@@ -60,5 +105,6 @@ export function toProcessInstance(row: DbSagaInstanceSummary, state: unknown): P
     nextTimerDueAt: row.next_timer_due_at,
     lastMessageId: row.last_message_id,
     failure,
+    failingTimeout: toFailingTimeout(failingTimeout),
   };
 }

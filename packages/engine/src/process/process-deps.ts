@@ -28,7 +28,9 @@ export interface ProcessDeps {
   storeRetry: StoreRetryPolicy;
   /** What messages, operator commands and releases may carry (engine config `limits`, ADR 0013). */
   limits: InputLimits;
+  /** A failing timeout's first retry delay; each later one doubles, up to `timeoutRetryMaxMs` (ADR 0127). */
   timeoutRetryMs: number;
+  timeoutRetryMaxMs: number;
   transactionTimeoutMs: number;
   /** The timeout scheduler stops claiming after this long in one pass (sweeps.pass_budget_ms). */
   sweepBudgetMs: number;

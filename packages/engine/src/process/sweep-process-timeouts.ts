@@ -13,7 +13,9 @@ import { withStoreRetry } from './store-retry.ts';
  * One pass of the timeout scheduler: claims due timeouts one at a time (SKIP LOCKED) and delivers
  * each through the same transaction as any message, its row id as the message id, marking it
  * Delivered in that transaction. A stale timeout becomes a recorded no-op. A timeout whose delivery
- * throws records nothing on the instance (seed 002); it stays Pending and is tried again later.
+ * throws records nothing in the instance's failure record (seed 002); it stays Pending and is tried
+ * again later, each delay twice the last up to a cap (ADR 0127), and shows as the instance's
+ * `failingTimeout`; its first failure journals a `process_timeout_failing` anomaly.
  * Timers of a quarantined instance stay armed (Pending) and are noted once as `skipped_quarantined`.
  * No fixed cap per pass: it claims until nothing is due or the pass has run `sweeps.pass_budget_ms`
  * (ADR 0026); `more` then says due timeouts are left, so the loop goes on at once.
@@ -81,14 +83,24 @@ export async function sweepProcessTimeouts(
         { err, timeout: due.id, name: due.name },
         'process timeout delivery failed; it will be tried again',
       );
+      const now = deps.clock.now();
       await markProcessTimeoutFailed(deps.prisma, {
         id: due.id,
         error: errorMessage(err),
-        retryAt: new Date(deps.clock.now().getTime() + deps.timeoutRetryMs),
+        retryAt: new Date(now.getTime() + timeoutRetryDelayMs(deps, due.attempts)),
+        now,
       }).catch((markErr: unknown) => deps.logger.error({ err: markErr }, 'could not mark a failed timeout'));
     }
   }
   const left = drained ? 0 : await countDueProcessTimeouts(deps.prisma, { now: deps.clock.now(), processNames });
   pass.end(left);
   return { delivered, failed, more: left > 0 };
+}
+
+/**
+ * How long after its `attempts`+1-th failure a timeout is tried again: `timeout_retry_seconds`
+ * doubled per earlier failure, capped at `timeout_retry_max_seconds` (ADR 0127).
+ */
+export function timeoutRetryDelayMs(deps: Pick<ProcessDeps, 'timeoutRetryMs' | 'timeoutRetryMaxMs'>, attempts: number) {
+  return Math.min(deps.timeoutRetryMs * 2 ** Math.min(Math.max(attempts, 0), 40), deps.timeoutRetryMaxMs);
 }

@@ -219,12 +219,29 @@ export const engineConfigSchema = z
           })
           .strict()
           .prefault({}),
-        /** A timeout whose delivery threw is tried again this much later (its deadline stays). */
+        /**
+         * A timeout whose delivery threw is tried again this much later (its deadline stays); each
+         * further failure doubles the delay, up to `timeout_retry_max_seconds` (ADR 0127).
+         */
         timeout_retry_seconds: seconds.default(30),
+        /**
+         * The longest delay between two tries of a failing timeout. It is retried for ever at most
+         * this far apart, never quarantining its instance (seed 002); it shows on the instance as
+         * `failingTimeout` until it is delivered. Not below `timeout_retry_seconds`.
+         */
+        timeout_retry_max_seconds: seconds.default(3600),
         /** How long one deliver transaction may wait for, and hold, its connection. */
         transaction_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
       })
       .strict()
+      .superRefine((p, ctx) => {
+        if (p.timeout_retry_max_seconds < p.timeout_retry_seconds)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['timeout_retry_max_seconds'],
+            message: `must be at least timeout_retry_seconds (${p.timeout_retry_seconds})`,
+          });
+      })
       .prefault({}),
     /**
      * What the engine accepts from its callers (ADR 0013). Bigger or deeper values are refused as

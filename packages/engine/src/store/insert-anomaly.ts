@@ -2,8 +2,8 @@ import type { Json } from '../definitions/define-action.ts';
 import type { Db } from './types.ts';
 
 /**
- * Seed 000's eleven reason codes (races and engine faults), and a run nearing its step limit (ADR
- * 0125): journaled apart from flow_events.
+ * Seed 000's eleven reason codes (races and engine faults), a run nearing its step limit (ADR 0125),
+ * and a process timeout that started failing (ADR 0127): journaled apart from flow_events.
  */
 export const anomalyCodes = [
   'claim_lost',
@@ -19,6 +19,11 @@ export const anomalyCodes = [
   'replan_incomplete',
   /** A run started the step at `limits.steps_per_run_warning_fraction` of `limits.max_steps_per_run` (ADR 0125). */
   'run_step_limit_near',
+  /**
+   * A process timeout's delivery threw for the first time (ADR 0127): one entry per timeout, naming
+   * the instance, the timeout and the error, not one per attempt. It stays Pending and is retried.
+   */
+  'process_timeout_failing',
 ] as const;
 export type AnomalyCode = (typeof anomalyCodes)[number];
 

@@ -40,6 +40,7 @@ describe(`instances: find and findByStatus (${testDbKind()})`, () => {
       nextTimerDueAt: new Date(clock.now().getTime() + 2 * 60 * 60 * 1000),
       lastMessageId: reserved.id,
       failure: null,
+      failingTimeout: null,
     });
     expect(await pm.find('6f1d7a9e-0000-4000-8000-000000000000')).toBeNull();
     await expect(pm.find('nope')).rejects.toMatchObject({ code: 'invalid_input' });

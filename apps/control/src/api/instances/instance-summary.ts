@@ -1,4 +1,4 @@
-import type { InstanceStatus, ProcessInstance } from '@sagaflow/engine';
+import type { FailingTimeout, InstanceStatus, ProcessInstance } from '@sagaflow/engine';
 
 /** An instance as the API returns it: times as ISO strings, and never its decoded state (seed 002). */
 export interface InstanceSummary {
@@ -21,9 +21,41 @@ export interface InstanceSummary {
     messageType: string | null;
     firstFailedAt: string;
   } | null;
+  /**
+   * A timeout of the instance whose delivery keeps throwing (ADR 0127): it records nothing in
+   * `failure` (seed 002) and never quarantines, so this says it. Null when no timeout is failing.
+   */
+  failingTimeout: FailingTimeoutSummary | null;
+}
+
+export interface FailingTimeoutSummary {
+  timeoutId: string;
+  name: string;
+  attempts: number;
+  /** Cut at 1,000 characters. */
+  lastError: string;
+  firstFailedAt: string | null;
+  nextRetryAt: string | null;
+  dueAt: string;
+  /** How many of the instance's timeouts are failing; this is the one failing longest. */
+  failingTimeouts: number;
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toFailingTimeoutSummary(t: FailingTimeout | null | undefined): FailingTimeoutSummary | null {
+  if (!t) return null;
+  return {
+    timeoutId: t.timeoutId,
+    name: t.name,
+    attempts: t.attempts,
+    lastError: t.lastError,
+    firstFailedAt: iso(t.firstFailedAt),
+    nextRetryAt: iso(t.nextRetryAt),
+    dueAt: t.dueAt.toISOString(),
+    failingTimeouts: t.failingTimeouts,
+  };
+}
 
 export function toInstanceSummary(i: ProcessInstance): InstanceSummary {
   return {
@@ -39,5 +71,6 @@ export function toInstanceSummary(i: ProcessInstance): InstanceSummary {
     nextTimerDueAt: iso(i.nextTimerDueAt),
     lastMessageId: i.lastMessageId,
     failure: i.failure ? { ...i.failure, firstFailedAt: i.failure.firstFailedAt.toISOString() } : null,
+    failingTimeout: toFailingTimeoutSummary(i.failingTimeout),
   };
 }

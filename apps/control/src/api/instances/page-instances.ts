@@ -1,4 +1,4 @@
-import { instanceStatuses, type InstanceStatus } from '@sagaflow/engine';
+import { instancesFailingTimeouts, instanceStatuses, type InstanceStatus } from '@sagaflow/engine';
 import { z } from 'zod';
 import { viewerProcedure, type ApiContext } from '../trpc.ts';
 import { countCap, cursorInput, searchInput, staleForSecondsInput } from '../lists/page-cursor.ts';
@@ -11,7 +11,7 @@ import {
   keysetOrder,
   nameInput,
 } from '../lists/keyset-page.ts';
-import type { InstanceSummary } from './instance-summary.ts';
+import { toFailingTimeoutSummary, type InstanceSummary } from './instance-summary.ts';
 
 const statuses = instanceStatuses as [InstanceStatus, ...InstanceStatus[]];
 
@@ -27,6 +27,11 @@ export const pageInstancesInput = z
     /** An instance id or a correlation key, matched exactly. */
     search: searchInput.optional(),
     staleForSeconds: staleForSecondsInput.optional(),
+    /**
+     * Only the failing instances: a failure record (a message failing, seed 002) or a timeout whose
+     * delivery keeps throwing (ADR 0127). Like runs.page's stuckOnly.
+     */
+    failingOnly: z.boolean().optional(),
     order: z.enum(['newest', 'stalest']).default('stalest'),
     limit: z.number().int().min(1).max(200).default(50),
     cursor: cursorInput.optional(),
@@ -60,13 +65,38 @@ function whereExceptStatus(input: PageInstancesInput, now: number): Where[] {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+/** Past this many failing instances the filter is a per-row test instead of a list of ids. */
+export const failingIdsCap = 5000;
+
+/**
+ * The failing instances' filter (ADR 0127): a failure record, or a Pending timeout that has failed.
+ * Their ids are read first through migration 0036's two partial indexes, which hold only those rows,
+ * so the page then reads only them however many healthy instances there are. Past `failingIdsCap`
+ * (a wide outage) the filter tests each row instead.
+ */
+async function failingWhere(ctx: Pick<ApiContext, 'db'>): Promise<Where> {
+  const rows = await ctx.db.prisma.$queryRaw<{ id: string }[]>`
+    select id::text as id from (
+      select instance_id as id from "sagaflow"."process_timeouts" where status = 'Pending' and attempts > 0
+      union
+      select id from "sagaflow"."saga_instances" where failure_redelivery_key is not null
+    ) f
+    limit ${failingIdsCap + 1}::int`;
+  if (rows.length <= failingIdsCap) return { id: { in: rows.map((r) => r.id) } };
+  return {
+    OR: [{ failure_redelivery_key: { not: null } }, { timeouts: { some: { status: 'Pending', attempts: { gt: 0 } } } }],
+  };
+}
+
 /**
  * One page of process instances (never their decoded state or kept payloads), keyset-paged like
- * runs.page, with per-status counts under the rest of the filter, capped at `countCap`.
+ * runs.page, with per-status counts under the rest of the filter, capped at `countCap`. Each item
+ * carries its failing timeout (ADR 0127), read by the page's ids.
  */
 export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInstancesInput) {
   const db = ctx.db.prisma;
   const rest = whereExceptStatus(input, Date.now());
+  if (input.failingOnly) rest.push(await failingWhere(ctx));
   const statusWhere: Where[] = input.status?.length ? [{ status: { in: input.status } }] : [];
   const rows = await db.sagaInstance.findMany({
     where: { AND: [...rest, ...statusWhere, ...(input.cursor ? [afterCursor(input.cursor)] : [])] },
@@ -75,6 +105,10 @@ export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInst
     take: input.limit + 1,
   });
   const { page, nextCursor } = finishPage(rows, input.limit, input.order);
+  const failingTimeouts = await instancesFailingTimeouts(
+    ctx.db,
+    page.map((i) => i.id),
+  );
   const counts = await cappedCounts(statuses, (status, take) =>
     db.sagaInstance.count({ where: { AND: [...rest, { status }] }, orderBy: { status: 'asc' }, take }),
   );
@@ -102,6 +136,7 @@ export async function pageInstances(ctx: Pick<ApiContext, 'db'>, input: PageInst
               firstFailedAt: (i.first_failed_at ?? i.updated_at).toISOString(),
             }
           : null,
+      failingTimeout: toFailingTimeoutSummary(failingTimeouts.get(i.id)),
     })),
     nextCursor,
     counts,

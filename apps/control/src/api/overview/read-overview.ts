@@ -1,4 +1,5 @@
 import type { Database, OutboxLag } from '@sagaflow/engine';
+import { readFailingCounts } from '../../metrics/reads/read-failing-counts.ts';
 import { readInstanceCounts } from '../../metrics/reads/read-instance-counts.ts';
 import { readOutboxFigures } from '../../metrics/reads/read-outbox-figures.ts';
 import { readPendingApprovals } from '../../metrics/reads/read-pending-approvals.ts';
@@ -12,6 +13,13 @@ export interface StateOverview {
   state: string;
   active: number;
   quarantined: number;
+  /**
+   * ACTIVE instances here that are failing: a failure record, or a timeout whose delivery keeps
+   * throwing (ADR 0127). Counted among `active` too.
+   */
+  failing: number;
+  /** Their timeouts that keep failing. */
+  failingTimeouts: number;
   /** Seconds since the stalest ACTIVE instance in this state was updated; null when none. */
   oldestActiveSeconds: number | null;
   /** Seconds since the stalest QUARANTINED one was (its quarantine); null when none. */
@@ -28,7 +36,14 @@ export interface Overview {
    */
   runs: { total: number; byStatus: Record<string, number>; exactUpTo: number; estimated: string[] };
   stuck: { total: number; byReason: Record<string, number> };
-  instances: { active: number; quarantined: number; byState: StateOverview[] };
+  /** `failing`: ACTIVE instances with a failure record or a failing timeout (ADR 0127), among `active`. */
+  instances: {
+    active: number;
+    quarantined: number;
+    failing: number;
+    failingTimeouts: number;
+    byState: StateOverview[];
+  };
   outbox: OutboxLag;
   /** Repair commands waiting for a second operator's approval (ADR 0020). */
   approvals: { pending: number };
@@ -38,7 +53,7 @@ const secondsSince = (at: Date, then: Date) => Math.max(0, (at.getTime() - then.
 
 /**
  * The overview counts for the console: runs by status (exact while small, estimated beyond), stuck runs by kind of reason, open process
- * instances by state (active, quarantined, and the stalest of each, seed 002), and the outbox's lag.
+ * instances by state (active, quarantined, failing (ADR 0127), and the stalest of each, seed 002), and the outbox's lag.
  * The same indexed reads /metrics makes (ADR 0017), in one read-only snapshot bounded by `timeoutMs`,
  * so the numbers agree with each other and with a scrape taken at the same moment.
  *
@@ -57,6 +72,7 @@ export async function readOverview(
       await readStuckCounts(tx),
       await readInstanceCounts(tx),
     ];
+    const failing = await readFailingCounts(tx);
     const outbox = await readOutboxFigures(tx, at);
     const pendingApprovals = await readPendingApprovals(tx, at);
 
@@ -69,6 +85,8 @@ export async function readOverview(
         state: i.state,
         active: 0,
         quarantined: 0,
+        failing: 0,
+        failingTimeouts: 0,
         oldestActiveSeconds: null,
         oldestQuarantinedSeconds: null,
       };
@@ -81,6 +99,13 @@ export async function readOverview(
         row.oldestActiveSeconds = age;
       }
       byState.set(key, row);
+    }
+    for (const f of failing) {
+      // Read after the counts in the same snapshot: every failing ACTIVE instance's state has a row.
+      const row = byState.get(JSON.stringify([f.process, f.state]));
+      if (!row) continue;
+      row.failing += f.instances;
+      row.failingTimeouts += f.timeouts;
     }
     const states = [...byState.values()];
     return {
@@ -98,6 +123,8 @@ export async function readOverview(
       instances: {
         active: states.reduce((n, s) => n + s.active, 0),
         quarantined: states.reduce((n, s) => n + s.quarantined, 0),
+        failing: states.reduce((n, s) => n + s.failing, 0),
+        failingTimeouts: states.reduce((n, s) => n + s.failingTimeouts, 0),
         byState: states,
       },
       outbox,

@@ -214,13 +214,23 @@ export async function listInstances(
   args: ParsedArgs,
   argv: readonly string[],
 ): Promise<CommandOutcome> {
-  allowOnly('instances list', args.options, ['status', 'process', 'state', 'search', 'order', 'limit', 'cursor']);
+  allowOnly('instances list', args.options, [
+    'status',
+    'process',
+    'state',
+    'failing',
+    'search',
+    'order',
+    'limit',
+    'cursor',
+  ]);
   noMorePositionals('instances list', args.positionals.slice(2));
   const o = args.options;
   const page = await ctx.client().query<ApiOutputs['instances']['page']>('instances.page', {
     ...pageInput(o),
     ...(o.process !== undefined ? { processName: o.process } : {}),
     ...(o.state !== undefined ? { state: o.state } : {}),
+    ...(o.failing ? { failingOnly: true } : {}),
   });
   const now = Date.now();
   return done(page, [
@@ -234,11 +244,22 @@ export async function listInstances(
             i.status,
             i.currentState,
             age(i.updatedAt, now),
-            cell(i.failure ? `${i.failure.errorType}: ${i.failure.message}` : ''),
+            cell(failingOn(i)),
           ]),
         )),
     ...nextPage(argv, page.nextCursor),
   ]);
+}
+
+/**
+ * What an instance is failing on, for a list row: its failure record (a message, seed 002), else its
+ * timeout that keeps failing (ADR 0127) with its attempts.
+ */
+export function failingOn(i: ApiOutputs['instances']['page']['items'][number]): string {
+  if (i.failure) return `${i.failure.errorType}: ${i.failure.message}`;
+  const t = i.failingTimeout;
+  if (t) return `timeout ${t.name} (${t.attempts} ${t.attempts === 1 ? 'attempt' : 'attempts'}): ${t.lastError}`;
+  return '';
 }
 
 export async function showInstance(ctx: CliContext, args: ParsedArgs): Promise<CommandOutcome> {
@@ -254,6 +275,13 @@ export async function showInstance(ctx: CliContext, args: ParsedArgs): Promise<C
     `created ${i.createdAt}, updated ${i.updatedAt}${i.nextTimerDueAt ? `, next timer ${i.nextTimerDueAt}` : ''}`,
     ...(i.failure
       ? [`failing on: ${i.failure.errorType}: ${i.failure.message} (since ${i.failure.firstFailedAt})`]
+      : []),
+    ...(i.failingTimeout
+      ? [
+          `timeout failing: ${i.failingTimeout.name}, ${i.failingTimeout.attempts} attempts${
+            i.failingTimeout.firstFailedAt ? ` since ${i.failingTimeout.firstFailedAt}` : ''
+          }, next try ${i.failingTimeout.nextRetryAt ?? 'when due'}: ${i.failingTimeout.lastError}`,
+        ]
       : []),
     '',
     ...formatTable(
