@@ -44,6 +44,7 @@ const expectedRoles: Record<string, ApiMeta['role']> = {
   'repairs.applyOne': 'operator',
   'repairs.previewBulk': 'operator',
   'repairs.applyBulk': 'operator',
+  'repairs.keyUse': 'operator',
   'series.get': 'viewer',
   'anomalies.page': 'viewer',
   'audit.page': 'viewer',

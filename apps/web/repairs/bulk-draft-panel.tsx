@@ -10,6 +10,8 @@ import { bulkBody, type BulkDraft } from './bulk-draft';
 import { expectedText } from './expected-text';
 import { DecidedDraftNotice } from './decided-draft-notice';
 import { decidedDraftOf } from './repair-outcome';
+import { RestoredNotice } from './restored-notice';
+import { useRestoredKeyUse } from './use-key-use';
 
 type PreviewItem =
   | { notFound: string }
@@ -81,6 +83,13 @@ export function BulkDraftPanel({
       },
     }),
   );
+  // A restored bulk says nothing about itself until its key's use is known (a sibling tab may have sent it).
+  const keyUse = useRestoredKeyUse(
+    restored,
+    draft.idempotencyKey,
+    onSent,
+    draft.items.map((i) => i.id),
+  );
   const previews = preview.data as PreviewItem[] | undefined;
   // A bulk the approval policy holds answers awaiting_approval (ADR 0020): nothing applied yet.
   const decided = decidedDraftOf(apply.data);
@@ -96,10 +105,10 @@ export function BulkDraftPanel({
         {leftOut > 0 ? `; ${plural(leftOut, draft.noun)} left out (${why})` : ''}.
       </p>
       {restored && apply.isIdle ? (
-        <p className="notice notice-warn" role="status" data-testid="repair-restored">
+        <RestoredNotice keyUse={keyUse} what="this bulk draft">
           Your session ended while this bulk draft was open: none of it was applied. Here it is as you left it; check
           what it would do now, then apply it or close it.
-        </p>
+        </RestoredNotice>
       ) : null}
       {preview.isError ? (
         <p className="notice notice-bad" role="alert">
@@ -188,7 +197,14 @@ export function BulkDraftPanel({
             type="submit"
             className="primary"
             data-testid="bulk-apply"
-            disabled={apply.isPending || reason.trim() === '' || draft.items.length === 0 || !previews}
+            disabled={
+              apply.isPending ||
+              reason.trim() === '' ||
+              draft.items.length === 0 ||
+              !previews ||
+              keyUse.checking ||
+              keyUse.used !== null
+            }
           >
             {apply.isPending ? 'Applying…' : `Apply to ${draft.items.length}`}
           </button>{' '}

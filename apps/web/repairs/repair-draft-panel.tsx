@@ -11,6 +11,8 @@ import { RepairEffectsList, type Effects } from './repair-effects-list';
 import { DecidedDraftNotice } from './decided-draft-notice';
 import { approvalIdOf, awaitsApproval, decidedDraftOf, repairRejection } from './repair-outcome';
 import { expectedText } from './expected-text';
+import { RestoredNotice } from './restored-notice';
+import { useRestoredKeyUse } from './use-key-use';
 
 /**
  * One drafted repair: what it would do now (preview), a required reason, apply; then its result,
@@ -68,6 +70,8 @@ export function RepairDraftPanel({
       { retry: false, staleTime: Infinity, refetchInterval: apply.isIdle ? previewEveryMs : false },
     ),
   );
+  // A restored draft says nothing about itself until its key's use is known (a sibling tab may have applied it).
+  const keyUse = useRestoredKeyUse(restored, draft.idempotencyKey, onSent);
   const rejection = apply.isError ? repairRejection(apply.error) : null;
   const previewed = preview.data as
     | { expectedHolds: boolean; applicable: boolean; blockers: string[]; effects: Effects; actual: CurrentState }
@@ -83,10 +87,10 @@ export function RepairDraftPanel({
         <code data-testid="draft-expected">{expectedText(draft.expected)}</code>.
       </p>
       {restored && apply.isIdle ? (
-        <p className="notice notice-warn" role="status" data-testid="repair-restored">
+        <RestoredNotice keyUse={keyUse} what="this draft">
           Your session ended while this draft was open: it was not applied. Here it is as you left it; check what it
           would do now, then apply it or close it.
-        </p>
+        </RestoredNotice>
       ) : null}
       {preview.isPending ? <p className="muted">Previewing…</p> : null}
       {preview.isError ? (
@@ -167,7 +171,13 @@ export function RepairDraftPanel({
             type="submit"
             className="primary"
             data-testid="repair-apply"
-            disabled={apply.isPending || reason.trim() === '' || !previewed?.applicable}
+            disabled={
+              apply.isPending ||
+              reason.trim() === '' ||
+              !previewed?.applicable ||
+              keyUse.checking ||
+              keyUse.used !== null
+            }
           >
             {apply.isPending ? 'Applying…' : 'Apply'}
           </button>{' '}

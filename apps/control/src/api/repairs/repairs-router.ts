@@ -4,6 +4,7 @@ import { recordOperatorAction } from '../audit/record-operator-action.ts';
 import { tokenVia } from '../token-via.ts';
 import { z } from 'zod';
 import { operatorProcedure, router, type SignedInContext, viewerProcedure } from '../trpc.ts';
+import { keyUseInput, readKeyUse } from './key-use.ts';
 
 /**
  * What a client sends: the engine's repair command (kind, target, expected state, reason,
@@ -72,6 +73,12 @@ export const repairsRouter = router({
   applyBulk: operatorProcedure
     .input(draftedBulk)
     .mutation((opts) => opts.ctx.engine.approvals.submitBulk(drafted(opts), draftAudit(opts.ctx))),
+  /**
+   * What became of an idempotency key, read-only (key-use.ts): its audit rows and its approval, if any.
+   * The console asks it before offering a kept draft back (ADR 0120 addendum). An operator's, like
+   * preview: keys are drafters' handles, and a viewer reads the same facts in the audit trail.
+   */
+  keyUse: operatorProcedure.input(keyUseInput).query(({ ctx, input }) => readKeyUse(ctx, input)),
 });
 
 /**
