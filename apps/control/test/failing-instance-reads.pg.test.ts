@@ -25,7 +25,7 @@ function planNodes(plan: unknown, out = { indexes: [] as string[], seqScans: [] 
 
 /**
  * ADR 0127: the failing instances (a failure record, or a Pending timeout that has failed) are found
- * among many healthy ones by migration 0036's partial indexes: the instances list's failingOnly
+ * among many healthy ones by migration 0035's partial indexes: the instances list's failingOnly
  * filter, the overview's headline and /metrics read only them.
  */
 describe('failing instances are found among 20 k healthy ones by their partial indexes (PostgreSQL)', () => {

@@ -70,7 +70,7 @@ export const failingIdsCap = 5000;
 
 /**
  * The failing instances' filter (ADR 0127): a failure record, or a Pending timeout that has failed.
- * Their ids are read first through migration 0036's two partial indexes, which hold only those rows,
+ * Their ids are read first through migration 0035's two partial indexes, which hold only those rows,
  * so the page then reads only them however many healthy instances there are. Past `failingIdsCap`
  * (a wide outage) the filter tests each row instead.
  */

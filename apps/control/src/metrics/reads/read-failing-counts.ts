@@ -14,7 +14,7 @@ export interface FailingCount {
 
 /**
  * The failing ACTIVE instances by process and state, and their failing timeouts. Found by that fact,
- * not by a key: migration 0036's two partial indexes hold only the failed Pending timeouts and the
+ * not by a key: migration 0035's two partial indexes hold only the failed Pending timeouts and the
  * instances with a failure record, so the read grows with the failing rows, never with all instances.
  */
 export async function readFailingCounts(db: SqlReader): Promise<FailingCount[]> {
