@@ -7,6 +7,7 @@ import type { Json } from '../definitions/define-action.ts';
 import type { FlowDefinition } from '../definitions/flow-context.ts';
 import type { StartFlowOptions } from '../api/start-flow.ts';
 import type { RunDetail } from '../runtime/run-view.ts';
+import { assertUuid } from '../input/assert-uuid.ts';
 import { terminalRunStatuses } from '../store/types.ts';
 import { FaultPlan } from './fault-plan.ts';
 import { TestClock } from './test-clock.ts';
@@ -64,7 +65,9 @@ export async function createTestEngine(
     },
   });
 
-  const drive: TestEngine['drive'] = async (runId, opts = {}) => {
+  const drive: TestEngine['drive'] = async (id, opts = {}) => {
+    // Refused as the engine's API refuses it (invalid_input naming runId), not as a database error.
+    const runId = assertUuid(id, 'runId');
     engine.startWorkers();
     const until = opts.until ?? ((d: RunDetail) => (terminalRunStatuses as readonly string[]).includes(d.run.status));
     const deadline = Date.now() + (opts.timeoutMs ?? 20_000);
