@@ -79,7 +79,7 @@ export function RepairDraftPanel({
   const changedNow = previewed && !previewed.expectedHolds ? previewed.actual : null;
   const redraftFrom = rejection?.current ?? changedNow;
   const next = redraftFrom ? redraftAgainst(draft, redraftFrom) : null;
-  const result = apply.data as { replayed?: boolean; effects?: Effects } | undefined;
+  const result = apply.data as { replayed?: boolean; effects?: Effects; afterCommit?: string[] } | undefined;
   return (
     <div className="repair-draft panel" data-testid="repair-draft" data-kind={draft.kind}>
       <p>
@@ -138,6 +138,13 @@ export function RepairDraftPanel({
           <div className="notice notice-ok" role="status" data-testid="repair-applied" tabIndex={-1} ref={focusOnMount}>
             <p>Applied{result?.replayed ? ' (already applied with this key)' : ''}.</p>
             {result?.effects ? <RepairEffectsList effects={result.effects} testId="repair-result" /> : null}
+            {result?.afterCommit?.length ? (
+              <ul data-testid="repair-after-commit">
+                {result.afterCommit.map((n) => (
+                  <li key={n}>Then: {n}</li>
+                ))}
+              </ul>
+            ) : null}
           </div>
         )
       ) : (

@@ -183,15 +183,14 @@ export async function applyRepair(
           ),
         ),
     );
-    let effects = done.effects;
-    if (done.after) {
-      const more = await done
-        .after()
-        .catch((err: unknown) => void log.warn({ err }, 'a repair committed; a listener after it failed'));
-      // What the work after the commit did (a terminate's batches, ADR 0126), in the answer only.
-      if (more && more.length > 0) effects = { ...effects, notes: [...effects.notes, ...more] };
-    }
-    log.info({ status: 'applied', effects }, 'repair applied');
+    const effects = done.effects;
+    // What the work after the commit did (a terminate's batches, ADR 0126), in the answer only.
+    const afterCommit = done.after
+      ? await done
+          .after()
+          .catch((err: unknown) => void log.warn({ err }, 'a repair committed; a listener after it failed'))
+      : undefined;
+    log.info({ status: 'applied', effects, afterCommit }, 'repair applied');
     return {
       id,
       kind: cmd.kind,
@@ -201,6 +200,7 @@ export async function applyRepair(
       effects,
       at: done.at.toISOString(),
       replayed: false,
+      ...(afterCommit && afterCommit.length > 0 ? { afterCommit } : {}),
     };
   } catch (err) {
     if (isDuplicateRepairKey(err)) return guard ? refuseUsedKeyAfterRace(deps, cmd, guard) : replayAfterRace(deps, cmd);
@@ -482,10 +482,8 @@ async function resumed(
 ): Promise<RepairResult> {
   const handler = 'runId' in cmd.target ? runRepairHandlers[cmd.kind] : undefined;
   if (result.status !== 'applied' || !handler?.resume) return result;
-  const notes = await handler.resume(deps, cmd, { reason: prior.reason });
-  return notes.length === 0
-    ? result
-    : { ...result, effects: { ...result.effects, notes: [...result.effects.notes, ...notes] } };
+  const afterCommit = await handler.resume(deps, cmd, { reason: prior.reason });
+  return afterCommit.length === 0 ? result : { ...result, afterCommit };
 }
 
 /** Another call with the same key committed first (the unique index said so): its result is ours. */

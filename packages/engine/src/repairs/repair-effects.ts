@@ -77,4 +77,10 @@ export interface RepairResult {
   at: string;
   /** True when this call returned the first result of its idempotency key instead of acting. */
   replayed: boolean;
+  /**
+   * What work after the commit did, in this call (a terminate's descendants ended in batches, or where
+   * that stopped: ADR 0126). Not part of `effects`, which are what was applied and equal the preview's;
+   * absent when there was none.
+   */
+  afterCommit?: string[];
 }

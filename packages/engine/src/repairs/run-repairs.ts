@@ -225,12 +225,12 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
   },
   async perform(tx, deps, cmd, { run }, _p, { now }) {
     // The run and the fence of its tree commit with the audit row: what the row says is true (ADR 0126).
-    const { settled, fenced } = await terminateRootAndFence(tx, run.id, cmd.reason, now);
+    const { settled } = await terminateRootAndFence(tx, run.id, cmd.reason, now);
     if (!settled) throw new EngineError('repair_refused', `run ${run.id} is no longer open`);
-    const effects = noEffects();
-    if (fenced > 0) effects.notes.push(`fenced in this commit: ${descendantsOf(fenced)}`);
+    // How many are fenced is the plan's note (counted under the same locks): the effects applied are the
+    // preview's (review 22); what the batches after the commit did is the answer's `afterCommit`.
     return {
-      effects,
+      effects: noEffects(),
       // Then the descendants, a bounded batch per transaction: the operator's answer says how many ended,
       // or where it stopped (the audit row has committed either way).
       after: async () => {

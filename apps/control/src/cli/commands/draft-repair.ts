@@ -4,7 +4,7 @@ import { CliError } from '../cli-error.ts';
 import type { CliContext, CommandOutcome } from '../cli-context.ts';
 import type { ApiOutputs, ControlClient } from '../control-client.ts';
 import { exitCodeForRepairStatus, exitCodes } from '../exit-codes.ts';
-import { effectLines } from '../format/format-repair.ts';
+import { afterCommitLines, effectLines } from '../format/format-repair.ts';
 import { intOption, usageError, type Options } from '../parse-cli-args.ts';
 
 /** What a repair command line asks for: a catalogue kind, the run or instance, a step, parameters. */
@@ -183,6 +183,7 @@ export async function runRepair(ctx: CliContext, request: RepairRequest, options
       headline,
       drafted,
       ...effectLines(result.effects),
+      ...afterCommitLines(result.afterCommit),
       ...(result.id ? [`  audit row   ${result.id}`] : []),
       ...(typeof (result as { approvalId?: unknown }).approvalId === 'string'
         ? [

@@ -13,3 +13,7 @@ export function effectLines(effects: RepairEffects | undefined): string[] {
     ...effects.notes.map((n) => `  note        ${n}`),
   ];
 }
+
+/** What a repair's work after its commit did (a terminate's descendants, ADR 0126), for people. */
+export const afterCommitLines = (afterCommit: readonly string[] | undefined): string[] =>
+  (afterCommit ?? []).map((n) => `  then        ${n}`);

@@ -85,7 +85,7 @@ describe('a terminate repair stopped between its batches (SIGKILL, real PostgreS
       });
       expect({
         again: [again.status, again.replayed],
-        said: again.effects.notes.filter((n) => n.startsWith('terminated on this replay')),
+        said: again.afterCommit?.filter((n) => n.startsWith('terminated on this replay')),
         tree: await treeAsEnded(suite.db, rootId, reason),
         audits: await suite.db.prisma.repairCommand.count({ where: { idempotency_key: key } }),
       }).toEqual({
