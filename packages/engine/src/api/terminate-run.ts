@@ -94,9 +94,10 @@ export async function terminateDescendants(
   onBatch?: (ended: number) => void,
 ): Promise<number> {
   let children = 0;
+  let size = terminateBatch;
   for (;;) {
     const batch = await inOperatorTransaction(deps, async (tx) => {
-      const next = await listTreeToTerminate(tx, runId, reason, terminateBatch);
+      const next = await listTreeToTerminate(tx, runId, reason, size);
       if (next.length === 0) return null;
       const held = await lockOpenRuns(tx, next);
       const now = deps.clock.now();
@@ -108,7 +109,16 @@ export async function terminateDescendants(
         if (own) settled.push({ ...own, refusedParent: null });
       }
       return settled;
+    }).catch((err: unknown) => {
+      // A batch that outlasted its transaction (a loaded database) committed nothing: half as many again,
+      // down to one run, so a terminate goes on under load instead of stopping part way.
+      if (size > 1 && expiredTransaction(err)) return 'smaller' as const;
+      throw err;
     });
+    if (batch === 'smaller') {
+      size = Math.max(1, Math.floor(size / 2));
+      continue;
+    }
     if (batch === null) return children;
     children += batch.length;
     onBatch?.(children);
@@ -118,6 +128,9 @@ export async function terminateDescendants(
 
 /** Runs a terminate ends per transaction below its root (ADR 0125): each takes about eight statements. */
 export const terminateBatch = 100;
+
+/** Prisma's answer to a statement or commit of an interactive transaction past its timeout. */
+const expiredTransaction = (err: unknown): boolean => /expired transaction/i.test(String((err as Error)?.message));
 
 /** Terminates one open run, its row already locked, in the caller's transaction; null when it had finished. */
 async function terminateOne(
