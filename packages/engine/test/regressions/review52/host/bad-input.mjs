@@ -54,7 +54,31 @@ await refuse('notUuid', engine.signal('not-a-run', 'approve', { by: 'x' }));
 await refuse('finishedRun', engine.signal(first.runId, 'approve', { by: 'x' }));
 await refuse('badPayload', engine.signal(first.runId, 'approve', { by: 7 }));
 const after = await counts();
+// ADR 0028: a start in the host's own pg transaction is a savepoint; the host's ROLLBACK takes it back.
+const client = await db.pool.connect();
+await client.query('BEGIN');
+const rolledBack = await engine.startFlow(order, { orderId: 'o-rb', amount: 2 }, { tx: client, businessKey: 'o-rb' });
+await client.query('ROLLBACK');
+await client.query('BEGIN');
+const committed = await engine.startFlow(order, { orderId: 'o-c', amount: 2 }, { tx: client, businessKey: 'o-c' });
+await client.query('COMMIT');
+client.release();
+await refuse('notATransaction', engine.startFlow(order, { orderId: 'o-x', amount: 2 }, { tx: { begin: true } }));
+for (let i = 0; i < 500; i++) {
+  const d = await engine.getRun(committed.runId);
+  if (d?.run.status === 'Completed') break;
+  await new Promise((r) => setTimeout(r, 20));
+}
+const hostTx = {
+  rolledBack: (await engine.getRun(rolledBack.runId)) === null,
+  committed: (await engine.getRun(committed.runId))?.run.status ?? null,
+  rowsWithKey: (
+    await db.pool.query(
+      `select business_key from sagaflow.flow_runs where business_key in ('o-rb', 'o-c', 'o-x') order by 1`,
+    )
+  ).rows.map((r) => r.business_key),
+};
 const stored = (await engine.getRun(first.runId)).run;
 await engine.stopWorkers(5000);
 await db.close();
-console.log(JSON.stringify({ before, after, refusals, firstOutput: stored.output }));
+console.log(JSON.stringify({ before, after, refusals, firstOutput: stored.output, hostTx }));
