@@ -311,7 +311,8 @@ export class ReplaySession {
   }
 
   private async writeLate(...outcomes: PendingOutcome[]): Promise<void> {
-    if (!(await writeHeldOutcomes(this.deps, this.runId, outcomes))) this.deps.heldOutcomes.hold(this.runId, outcomes);
+    if ((await writeHeldOutcomes(this.deps, this.runId, outcomes)) === 'hold')
+      this.deps.heldOutcomes.hold(this.runId, outcomes);
   }
 
   /**
