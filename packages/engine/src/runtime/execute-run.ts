@@ -18,6 +18,7 @@ import { inRunTransaction } from './in-run-transaction.ts';
 import { runFlowCode, type FlowSettled } from './replay/probe-first-step.ts';
 import { ReplayConflict, ReplaySession, type Park } from './replay/replay-session.ts';
 import type { RuntimeDeps } from './runtime-deps.ts';
+import { settleLostClaim } from './steps/settle-lost-claim.ts';
 import {
   afterRunSettled,
   childrenCancelledAtEnd,
@@ -261,6 +262,29 @@ async function handBack(
 const handBackMaxDelayMs = 60_000;
 
 /**
+ * A replay that stopped as stale because an outcome of its own was rejected (another worker took the
+ * step over while it ran: its claim was lost) parks saying why, as a replay meeting that row before its
+ * claim does: the row is read and described by the same code (settleLostClaim: the worker holding it,
+ * since when, whether reclaim can take it over; owner_gone when that worker is gone). Review 52, ADR 0129.
+ * A park that already says why, or a rejected step another worker has since finished, is left as it is
+ * (that worker's replay carries the run on).
+ */
+async function withLostClaimReason(session: ReplaySession, p: Park): Promise<Park> {
+  if (p.waitingFor !== null || p.stuckReason !== null) return p;
+  for (const o of session.rejectedOutcomes) {
+    const now = await settleLostClaim(
+      session,
+      { table: o.table, rowId: o.rowId, sequence: o.sequence, name: o.name, waitingFor: null },
+      // The rejection is journaled already (outcome_rejected).
+      { journal: false },
+    );
+    if (now.kind === 'pending' && (now.waitingFor !== null || now.stuckReason !== undefined))
+      return { waitingFor: now.waitingFor, stuckReason: now.stuckReason ?? null };
+  }
+  return p;
+}
+
+/**
  * What the load would have returned for a run its start wrote active: no record yet (ADR 0041), or
  * only the first step the start claimed for this replay (ADR 0048).
  */
@@ -275,11 +299,12 @@ function fromStart({ run, activeVersion, firstStep }: HandedOverRun) {
   };
 }
 
-async function park(deps: RuntimeDeps, session: ReplaySession, p: Park): Promise<ExecuteOutcome> {
-  if (p.abort !== undefined) {
+async function park(deps: RuntimeDeps, session: ReplaySession, given: Park): Promise<ExecuteOutcome> {
+  if (given.abort !== undefined) {
     await session.flush();
-    throw p.abort instanceof Error ? p.abort : new Error(JSON.stringify(p.abort));
+    throw given.abort instanceof Error ? given.abort : new Error(JSON.stringify(given.abort));
   }
+  const p = await withLostClaimReason(session, given);
   const args = {
     runId: session.runId,
     waitingFor: p.waitingFor,

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { closedByHostError } from '../db/closed-by-host.ts';
 import { storeRetryDelay } from '../process/store-retry.ts';
 import { enqueueJob } from '../store/enqueue-job.ts';
 import { inRunTransaction } from './in-run-transaction.ts';
@@ -23,36 +24,59 @@ async function writeOnce(deps: RuntimeDeps, runId: string, outcomes: PendingOutc
 /**
  * Writes the outcomes a replay held when the database failed it, trying again with backoff within
  * `worker.outcome_retry` (a short outage must not leave a step Running whose side effect ran).
- * Returns false once the budget is spent; the caller then hands them to the engine's HeldOutcomes.
+ * 'hold' once the budget is spent: the caller then hands them to the engine's HeldOutcomes. 'done'
+ * when written, or when the host closed the database: then they are logged once and let go
+ * ({@link letGoOnClose}). The wait between tries keeps no process alive (ADR 0129): a host that has
+ * nothing else to do exits, and the steps are left as a dead worker's are.
  */
 export async function writeHeldOutcomes(
   deps: RuntimeDeps,
   runId: string,
   outcomes: PendingOutcome[],
-): Promise<boolean> {
+): Promise<'done' | 'hold'> {
   const policy = deps.config.worker.outcome_retry;
   const steps = outcomes.map((o) => o.sequence);
   for (let attempt = 1; ; attempt++) {
     try {
       await writeOnce(deps, runId, outcomes);
       if (attempt > 1) deps.logger.info({ runId, attempt, steps }, 'held step outcomes written');
-      return true;
+      return 'done';
     } catch (err) {
+      if (closedByHostError(err)) {
+        letGoOnClose(deps, runId, outcomes, err);
+        return 'done';
+      }
       if (attempt >= policy.max_attempts) {
         deps.logger.error(
           { err, runId, steps, outcomes: describeHeld(outcomes) },
           'step outcomes could not be written; this worker keeps them in memory and writes them as soon as the database answers (check the database connection)',
         );
-        return false;
+        return 'hold';
       }
       const delayMs = storeRetryDelay(
         { maxAttempts: policy.max_attempts, baseDelayMs: policy.base_delay_ms, maxDelayMs: policy.max_delay_ms },
         attempt,
       );
       deps.logger.warn({ err, runId, steps, attempt, delayMs }, 'writing step outcomes failed; trying again');
-      await sleep(delayMs);
+      await sleep(delayMs, undefined, { ref: false });
     }
   }
+}
+
+/**
+ * The host closed the database while this worker held outcomes (the README's shutdown: stopWorkers
+ * did not drain, then db.close()): no write through the handle can succeed, so they are not tried
+ * again. One warning with their payload; their steps stay Running as the record says, under a worker
+ * that is gone once its beats stop, and run again as their reclaim policy says (ADR 0010, 0129):
+ * never twice without a record of why.
+ */
+function letGoOnClose(deps: RuntimeDeps, runId: string, outcomes: PendingOutcome[], err: unknown): void {
+  const steps = outcomes.map((o) => `${o.sequence} (${o.name})`);
+  const which = steps.length === 1 ? `step ${steps[0]} stays` : `steps ${steps.join(', ')} stay`;
+  deps.logger.warn(
+    { err, runId, steps: outcomes.map((o) => o.sequence), outcomes: describeHeld(outcomes) },
+    `the database was closed by its host before this worker wrote what it held; ${which} Running as recorded and runs again as the reclaim policy says (reclaim off, the default: once this worker counts as gone, by engine.reclaimStep, kick or the doctor; on: after the reclaim deadline). The outcome is not tried again`,
+  );
 }
 
 /** What a log line carries of held outcomes: enough to write them by hand if the process dies. */
@@ -93,15 +117,20 @@ export class HeldOutcomes {
    */
   async retry(): Promise<void> {
     for (const [runId, outcomes] of [...this.held]) {
+      let written = true;
       try {
         await writeOnce(this.deps(), runId, outcomes);
-      } catch {
-        return; // the database is still away: the next poll tries again
+      } catch (err) {
+        // The database is still away: the next poll tries again. Closed by the host: never.
+        if (!closedByHostError(err)) return;
+        letGoOnClose(this.deps(), runId, outcomes, err);
+        written = false;
       }
       const left = (this.held.get(runId) ?? []).filter((o) => !outcomes.includes(o));
       if (left.length > 0) this.held.set(runId, left);
       else this.held.delete(runId);
-      this.deps().logger.info({ runId, steps: outcomes.map((o) => o.sequence) }, 'held step outcomes written');
+      if (written)
+        this.deps().logger.info({ runId, steps: outcomes.map((o) => o.sequence) }, 'held step outcomes written');
     }
   }
 

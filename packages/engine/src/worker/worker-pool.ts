@@ -9,6 +9,7 @@ import { findDueJob } from '../store/find-due-job.ts';
 import { releaseJobs } from '../store/release-jobs.ts';
 import { stopWorker } from '../store/stop-worker.ts';
 import { autocommitDb } from '../db/autocommit-db.ts';
+import { closedByHostError } from '../db/closed-by-host.ts';
 import type { Database } from '../db/database.ts';
 import { listenForJobs } from './listen-for-jobs.ts';
 import { napUntilWoken } from './nap-until-woken.ts';
@@ -111,6 +112,15 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       if (!ack.done) await deleteJob(db, ack);
     } catch (err) {
       if (err instanceof SimulatedCrash) return;
+      // The host closed the database under a job stopWorkers did not drain (it answered drained: false):
+      // expected at such a shutdown, and what the job held is logged where it was let go (ADR 0129).
+      if (closedByHostError(err)) {
+        deps.logger.info(
+          { err, jobId: String(job.id), runId: job.run_id },
+          'job stopped: the database was closed by its host; it is redelivered after its lease',
+        );
+        return;
+      }
       deps.logger.error(
         { err, jobId: String(job.id), runId: job.run_id },
         'job failed; it will be redelivered after its lease',

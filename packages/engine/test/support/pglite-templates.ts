@@ -65,7 +65,8 @@ export async function openPgliteCopy(templates: PgliteTemplates, migrated: boole
   });
 }
 
-function copyDataDir(from: string, to: string): void {
+/** Copies a closed PGlite data directory without its holder's lock (a test hands the copy to a child process). */
+export function copyDataDir(from: string, to: string): void {
   // A holder's lock never travels with a copy (none is left once the template is closed, but be sure).
   cpSync(from, to, {
     recursive: true,

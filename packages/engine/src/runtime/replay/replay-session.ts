@@ -78,6 +78,11 @@ export class ReplaySession {
    */
   recordedOutcome = false;
   /**
+   * This replay's outcomes that a transaction of its own found rejected (the row changed hands: another
+   * worker took the step over). The replay stops as stale; its park says why from the row (ADR 0129).
+   */
+  readonly rejectedOutcomes: PendingOutcome[] = [];
+  /**
    * The flow's code asked for a child in this replay (set before the child's start, ADR 0093): the run
    * may have an open child, so its end goes through the transaction that cancels open children.
    */
@@ -245,6 +250,7 @@ export class ReplaySession {
       throw err;
     }
     if (fates.some((f) => f.result === 'recorded')) this.recordedOutcome = true;
+    for (const f of fates) if (f.result === 'rejected') this.rejectedOutcomes.push(f.outcome);
     await announceOutcomes(this.deps, fates);
     if (done.stale) throw new ReplayConflict();
     return done.value;
@@ -311,7 +317,8 @@ export class ReplaySession {
   }
 
   private async writeLate(...outcomes: PendingOutcome[]): Promise<void> {
-    if (!(await writeHeldOutcomes(this.deps, this.runId, outcomes))) this.deps.heldOutcomes.hold(this.runId, outcomes);
+    if ((await writeHeldOutcomes(this.deps, this.runId, outcomes)) === 'hold')
+      this.deps.heldOutcomes.hold(this.runId, outcomes);
   }
 
   /**
