@@ -9,6 +9,7 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   config_invalid: 500,
+  dependency_missing: 500,
   database_unreachable: 503,
   data_dir_unusable: 500,
   data_dir_locked: 500,

@@ -17,7 +17,7 @@ import { terminateRun } from './api/terminate-run.ts';
 import type { Database } from './db/database.ts';
 import { withHostTransaction, type HostTransaction } from './db/host-transaction.ts';
 import type { ActionDefinition, Json } from './definitions/define-action.ts';
-import type { FlowDefinition } from './definitions/flow-context.ts';
+import type { AnyFlowDefinition, FlowDefinition } from './definitions/flow-context.ts';
 import type { Prisma, PrismaClient } from './generated/prisma/client.ts';
 import { buildProcessManager, type ProcessManager } from './process/create-process-manager.ts';
 import type { ProcessDefinition } from './process/define-process.ts';
@@ -47,7 +47,7 @@ import { startWorkerPool, type WorkerPool } from './worker/worker-pool.ts';
 
 export interface EngineOptions {
   db: Database;
-  flows: readonly FlowDefinition<never, Json>[];
+  flows: readonly AnyFlowDefinition[];
   actions: readonly ActionDefinition<never, Json>[];
   /** Process managers (state machines reacting to messages); see `engine.processes`. */
   processes?: readonly ProcessDefinition[];
@@ -97,9 +97,9 @@ export interface Engine {
    * host's transaction commits. With `audit`, the host's own row (an audit trail's "who started it")
    * is written by the callback in the same transaction as the run: both commit or neither does.
    */
-  startFlow<I extends Json>(
-    flow: FlowDefinition<I, Json> | string,
-    input: I,
+  startFlow<I extends Json, In = I>(
+    flow: FlowDefinition<I, Json, In> | string,
+    input: NoInfer<In>,
     options?: StartFlowOptions & {
       tx?: HostTransaction;
       audit?: (tx: Prisma.TransactionClient, started: { runId: string }) => Promise<void>;
@@ -225,8 +225,10 @@ export function createEngine(options: EngineOptions): Engine {
     maintenance,
     events: events.emitter,
     runtime: deps,
-    async startFlow(flow, input, { tx, audit, ...opts } = {}) {
+    async startFlow(flow, raw, { tx, audit, ...opts } = {}) {
       const name = typeof flow === 'string' ? flow : flow.name;
+      // What the caller passed (the schema's input type); the flow's schema checks it and fills its defaults.
+      const input = raw as Json;
       if (tx) {
         // In the host's transaction the run exists only once the host commits: no hand-off to this
         // pool, a worker finds its wake after the commit.

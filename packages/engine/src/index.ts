@@ -24,6 +24,7 @@ export type { ActionDescription, FlowDescription } from './definitions/describe-
 export type {
   CompensateOptions,
   FlowContext,
+  AnyFlowDefinition,
   FlowDefinition,
   FlowSchemas,
   StepBuilder,
@@ -33,7 +34,11 @@ export type { StandardSchemaV1 } from './definitions/standard-schema.ts';
 export { EngineError, type EngineErrorCode } from './errors/engine-error.ts';
 export { consumeOnce, type ConsumeOnceResult } from './outbox/consume-once.ts';
 export { inProcessTransport } from './outbox/in-process-transport.ts';
-export { natsJetStreamTransport, type NatsJetStreamTransportOptions } from './outbox/nats-jetstream-transport.ts';
+export {
+  natsJetStreamTransport,
+  type NatsConnectionLike,
+  type NatsJetStreamTransportOptions,
+} from './outbox/nats-jetstream-transport.ts';
 export { outboxBackoffMs } from './outbox/outbox-backoff.ts';
 export { encodeOutboxBody, type OutboxEnvelope } from './outbox/outbox-envelope.ts';
 export { listDeadOutbox, maxDeadOutboxRows } from './outbox/list-dead-outbox.ts';

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { defineAction, type Json } from '../src/definitions/define-action.ts';
 import { defineFlow } from '../src/definitions/define-flow.ts';
@@ -138,9 +138,38 @@ describe(`typed, validated inputs and outputs (${testDbKind()})`, () => {
     const { runId } = await t.engine.startFlow(order, { orderId: 'o-2', amount: 5, currency: 'EUR' });
     const row = await t.db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     expect(row.input).toEqual({ orderId: 'o-2', amount: 5, currency: 'EUR' });
-    const bare = await t.engine.startFlow('typed.order', { orderId: 'o-3', amount: 5 });
+    // Through the flow object too: a start passes the schema's input type, where the default may be left out.
+    const bare = await t.engine.startFlow(order, { orderId: 'o-3', amount: 5 });
     const stored = await t.db.prisma.flowRun.findUniqueOrThrow({ where: { id: bare.runId } });
     expect(stored.input).toEqual({ orderId: 'o-3', amount: 5, currency: 'EUR' });
+  });
+
+  it("a start, a test-kit run and a child pass the schema's input type; the flow's code gets its output type (tsc)", () => {
+    // Type-level (checked by the repository's one tsc program, ADR 0092): nothing here runs.
+    const typedCalls = (kit: typeof t, ctx: Parameters<typeof order.run>[0]) => [
+      kit.engine.startFlow(order, { orderId: 'o', amount: 1 }),
+      kit.engine.startFlow(order, { orderId: 'o', amount: 1, currency: 'USD' }),
+      kit.runToCompletion(order, { orderId: 'o', amount: 1 }),
+      ctx.child(order, { orderId: 'o', amount: 1 }),
+      // @ts-expect-error a field without a default is still required
+      kit.engine.startFlow(order, { orderId: 'o' }),
+      // @ts-expect-error and still of its type
+      kit.runToCompletion(order, { orderId: 'o', amount: 'lots' }),
+      // @ts-expect-error a child's input too
+      ctx.child(order, { amount: 1 }),
+      // @ts-expect-error a flow without a schema takes what its code takes, as before
+      kit.engine.startFlow(lying, {}),
+      // By name the flow's types are unknown: any JSON, checked at run time.
+      kit.engine.startFlow('typed.order', { orderId: 'o' }),
+    ];
+    expectTypeOf(typedCalls).toBeFunction();
+    expectTypeOf<Parameters<typeof order.run>[1]>().toEqualTypeOf<{
+      orderId: string;
+      amount: number;
+      currency: string;
+    }>();
+    type StartInput = Parameters<typeof t.engine.startFlow<{ a: string }, { a?: string }>>[1];
+    expectTypeOf<StartInput>().toEqualTypeOf<{ a?: string }>();
   });
 
   it('a signal the flow does not declare, or whose payload its schema refuses, is refused before any write', async () => {

@@ -4,6 +4,7 @@ import type { EngineErrorCode } from '@sagaflow/engine';
 /** The one table from engine error codes to API (tRPC, and through it HTTP) codes. */
 export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   config_invalid: 'INTERNAL_SERVER_ERROR',
+  dependency_missing: 'INTERNAL_SERVER_ERROR',
   database_unreachable: 'SERVICE_UNAVAILABLE',
   data_dir_unusable: 'INTERNAL_SERVER_ERROR',
   data_dir_locked: 'INTERNAL_SERVER_ERROR',

@@ -14,7 +14,6 @@ import {
 } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import lockfile from 'proper-lockfile';
 import { EngineError } from '../errors/engine-error.ts';
 
 /** The lock (a directory, created atomically) and the file beside it naming its holder. */
@@ -70,6 +69,10 @@ export async function lockDataDir(dataDir: string, options: DataDirLockOptions =
   // stat that was in flight when the lock was released answers ENOENT, which it reports as a lost lock
   // (its touch checks for a release, its stat does not). A lock this process gave up is not lost.
   let releasing = false;
+  // Loaded here, not at import: proper-lockfile installs process signal and exit listeners when it is
+  // loaded (signal-exit), and a host that never locks a PGlite directory must get none (signals are
+  // the host's to handle).
+  const { default: lockfile } = await import('proper-lockfile');
   const acquire = () =>
     lockfile.lock(dir, {
       lockfilePath: lockPath,

@@ -31,14 +31,15 @@ import type { StandardSchemaV1 } from './standard-schema.ts';
  *   },
  * });
  */
-export function defineFlow<I extends Json, O extends Json>(spec: {
+export function defineFlow<I extends Json, O extends Json, In = I>(spec: {
   name: string;
   version: number;
-  input?: StandardSchemaV1<unknown, I>;
+  /** Its input type (`z.input`) is what a start passes, its output type (`z.output`) what `run` gets. */
+  input?: StandardSchemaV1<In, I>;
   output?: StandardSchemaV1<unknown, O>;
   signals?: Record<string, StandardSchemaV1>;
   run: (ctx: FlowContext, input: I) => Promise<O>;
-}): FlowDefinition<I, O> {
+}): FlowDefinition<I, O, In> {
   const { input, output, signals } = spec;
   const run = output
     ? // A result its own schema refuses fails the run as invalid_input naming the path; replay

@@ -52,10 +52,14 @@ export interface FlowContext {
   awaitSignal<T extends Json = Json>(name: string, options: { timeoutSeconds: number }): Promise<T | null>;
   /** A durable timer: the run parks and no worker is held while it waits. */
   sleep(seconds: number): Promise<void>;
-  /** Starts a child flow and waits for its result; `cancellation` says whether cancelling this run reaches it. */
-  child<I extends Json, O extends Json>(
-    flow: FlowDefinition<I, O>,
-    input: I,
+  /**
+   * Starts a child flow and waits for its result; `cancellation` says whether cancelling this run reaches it.
+   * `input` is what the child's input schema accepts (defaults may be left out); its code gets what the
+   * schema produced.
+   */
+  child<I extends Json, O extends Json, In = I>(
+    flow: FlowDefinition<I, O, In | I>,
+    input: NoInfer<In> | NoInfer<I>,
     options?: { cancellation?: 'propagate' | 'abandon' },
   ): Promise<O>;
   /** The time, recorded on first use so every replay sees the same value. */
@@ -66,18 +70,29 @@ export interface FlowContext {
   uuid(): string;
 }
 
-export interface FlowDefinition<I extends Json = Json, O extends Json = Json> {
+/**
+ * A flow. `I` is the input its code receives (what its input schema produced), `O` its result, `In`
+ * what a caller passes to start it (`startFlow`, `runToCompletion`, `ctx.child`): the schema's input
+ * type, where a field with a default may be left out. Without a schema the two are the same.
+ */
+export interface FlowDefinition<I extends Json = Json, O extends Json = Json, In = I> {
   readonly kind: 'flow';
   readonly name: string;
   readonly version: number;
   readonly run: (ctx: FlowContext, input: I) => Promise<O>;
   /** The schemas the flow declared: start, signal and the control plane's forms use them. */
-  readonly schemas: FlowSchemas;
+  readonly schemas: FlowSchemas<In>;
 }
 
+/**
+ * Any flow, whatever its types: what `createEngine` and the test kit take in their `flows` list.
+ */
+export type AnyFlowDefinition = FlowDefinition<never, Json, unknown>;
+
 /** Optional Standard Schema validators for a flow's input, result and signal payloads. */
-export interface FlowSchemas {
-  readonly input?: StandardSchemaV1 | undefined;
+export interface FlowSchemas<In = unknown> {
+  /** Accepts what a caller passes to start the flow (`In`); what it produces is the flow code's input. */
+  readonly input?: StandardSchemaV1<In, unknown> | undefined;
   readonly output?: StandardSchemaV1 | undefined;
   /** When given, the flow takes exactly these signals: another name is refused, like a bad payload. */
   readonly signals?: Readonly<Record<string, StandardSchemaV1>> | undefined;

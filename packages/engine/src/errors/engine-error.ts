@@ -4,6 +4,8 @@
  */
 export type EngineErrorCode =
   | 'config_invalid'
+  /** An optional peer dependency a feature needs is not installed: `details.install` names the packages. */
+  | 'dependency_missing'
   | 'database_unreachable'
   | 'data_dir_unusable'
   | 'data_dir_locked'

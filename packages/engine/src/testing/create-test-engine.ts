@@ -22,9 +22,9 @@ export interface TestEngine {
    * whenever the run is only waiting for time (a timer, a signal timeout, a retry), the clock jumps
    * to the next due wake instead of waiting for it.
    */
-  runToCompletion<I extends Json>(
-    flow: FlowDefinition<I, Json>,
-    input: I,
+  runToCompletion<I extends Json, In = I>(
+    flow: FlowDefinition<I, Json, In>,
+    input: NoInfer<In>,
     options?: StartFlowOptions & { skipTime?: boolean; timeoutMs?: number },
   ): Promise<RunDetail>;
   /** Drives an already started run until `until` holds (default: terminal). */
