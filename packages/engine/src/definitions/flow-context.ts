@@ -58,8 +58,8 @@ export interface FlowContext {
    * schema produced.
    */
   child<I extends Json, O extends Json, In = I>(
-    flow: FlowDefinition<I, O, In | I>,
-    input: NoInfer<In> | NoInfer<I>,
+    flow: FlowDefinition<I, O, In>,
+    input: NoInfer<In>,
     options?: { cancellation?: 'propagate' | 'abandon' },
   ): Promise<O>;
   /** The time, recorded on first use so every replay sees the same value. */

@@ -13,7 +13,7 @@ import type { InputLimits } from '../input/input-limits.ts';
  */
 export async function childInput(
   limits: InputLimits,
-  flow: Pick<FlowDefinition, 'name' | 'schemas'>,
+  flow: Pick<FlowDefinition<Json, Json, unknown>, 'name' | 'schemas'>,
   seq: number,
   input: Json,
 ): Promise<Json> {

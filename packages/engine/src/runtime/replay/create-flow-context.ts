@@ -268,9 +268,9 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       const r = await internal(session, () => runWaitStep(session, seq, { kind: 'timer', name: 'sleep', seconds }));
       await settle<Json>(session, seq, 'sleep', r);
     },
-    async child<I extends Json, O extends Json>(
-      flow: FlowDefinition<I, O>,
-      input: I,
+    async child<I extends Json, O extends Json, In = I>(
+      flow: FlowDefinition<I, O, In>,
+      given: In,
       options: { cancellation?: 'propagate' | 'abandon' } = {},
     ): Promise<O> {
       if (session.park) return never();
@@ -282,6 +282,8 @@ export function createFlowContext(session: ReplaySession): FlowContext {
       const cancelWithParent = !session.cancellationRaised;
       // A child not started yet gets its input checked against its own schema first, as startFlow
       // would; a recorded one keeps the input it was started with.
+      // What a caller may pass is the schema's input type; with no schema it is the flow's own, JSON.
+      const input = given as unknown as Json;
       const checked = session.recorded.has(seq) ? input : await childInput(deps.config.limits, flow, seq, input);
       const r = await internal(session, () =>
         runChildStep(session, seq, {
