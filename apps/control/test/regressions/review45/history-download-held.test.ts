@@ -81,12 +81,19 @@ describe('review 45 (held): the streamed history download', () => {
     const paused = await Promise.all(
       Array.from({ length: 10 }, () => openPausedAt(`${plane.url}${path}`, cookie, '"events": [\n    {')),
     );
-    // No session of the plane's pools is inside a statement or a transaction for them.
+    // No session of the plane's pools is inside a statement or a transaction for them: one held by a
+    // paused download began before they all paused and is still open a second later, where another
+    // transaction of the plane (its monitor, a worker) caught between two statements is gone by then.
+    const marker = (await plane.db.driver.query<{ marker: string }>(`select clock_timestamp()::text as marker`))[0]!
+      .marker;
+    await new Promise((r) => setTimeout(r, 1000));
     const busy = await plane.db.driver.query<{ state: string; query: string }>(
       `select state, query from pg_stat_activity
         where datname = current_database() and pid <> pg_backend_pid()
           and state in ('active', 'idle in transaction', 'idle in transaction (aborted)')
-          and backend_type = 'client backend'`,
+          and backend_type = 'client backend'
+          and coalesce(xact_start, query_start) < $1::timestamptz`,
+      [marker],
     );
     expect(
       busy.filter((b) => /action_runs|flow_events|flow_runs|BEGIN/i.test(b.query) && b.state !== 'active'),
