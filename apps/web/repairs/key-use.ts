@@ -1,30 +1,7 @@
+import type { KeyUse } from '../trpc/api-types';
 import { formatDateTime } from '../ui/format-time';
 
-/** What `repairs.keyUse` answers about an idempotency key (apps/control/src/api/repairs/key-use.ts). */
-export interface KeyUse {
-  decisions: {
-    repairId: string;
-    at: string;
-    actor: string;
-    command: string;
-    status: string;
-    targetType: string;
-    targetId: string;
-    runId: string | null;
-    approvedBy: string | null;
-  }[];
-  draft: {
-    approvalId: string;
-    createdAt: string;
-    drafter: string;
-    command: string;
-    status: string;
-    expiresAt: string;
-    decidedBy: string | null;
-    decidedAt: string | null;
-    decisionReason: string | null;
-  } | null;
-}
+export type { KeyUse };
 
 /** What a kept draft's key was used for, in words, and where to see it (ADR 0120 addendum). */
 export interface KeyUseText {

@@ -27,3 +27,5 @@ export type EventsPage = Outputs['runs']['events'];
 export type CompensationsPage = Outputs['runs']['compensations'];
 export type TransitionsPage = Outputs['instances']['transitions'];
 export type OperatorRow = Outputs['operators']['list'][number];
+/** What `repairs.keyUse` answers about an idempotency key (ADR 0120 addendum). */
+export type KeyUse = Outputs['repairs']['keyUse'];
