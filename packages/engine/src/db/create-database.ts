@@ -80,11 +80,13 @@ async function openPglite(dataDir: string | undefined, lockOptions: DataDirLockO
   }
   const raw: PgliteRaw = (target, statement) => rawOnPglite(pglite, target, statement);
   const session = pgliteSession(pglite, raw);
+  let closing = false;
   const driver: SqlDriver = {
     ...session,
     transaction: (fn, limits) => inPgliteTransaction(pglite, raw, fn, limits),
     // One session, queued behind the transaction in flight: there is no pool to wait for.
     statement: (statement) => session.raw(statement),
+    closed: () => closing || pglite.closed,
   };
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
   return {
@@ -106,6 +108,7 @@ async function openPglite(dataDir: string | undefined, lockOptions: DataDirLockO
       };
     },
     close: async () => {
+      closing = true;
       try {
         await prisma.$disconnect();
         await pglite.close();
@@ -163,6 +166,7 @@ async function openPostgres(url: string, poolSize = 10, statementRounds = true):
       { cause },
     );
   }
+  let closing = false;
   const driver: SqlDriver = {
     ...pgSession(
       (config) => pool.query(config),
@@ -170,6 +174,7 @@ async function openPostgres(url: string, poolSize = 10, statementRounds = true):
     ),
     transaction: (fn, limits) => inPgTransaction(pool, fn, limits),
     statement: (statement, limits) => inPgStatement(pool, statement, limits),
+    closed: () => closing || pool.ending || pool.ended,
     // Unless turned off: the hot path sends rounds exactly where the driver has this method.
     ...(statementRounds
       ? {
@@ -188,6 +193,7 @@ async function openPostgres(url: string, poolSize = 10, statementRounds = true):
     connectionOf: (pid) => checkedOutClient(pool, pid),
     listen: (channel, onNotify) => listenOnOwnConnection(url, channel, onNotify),
     close: async () => {
+      closing = true;
       await prisma.$disconnect();
       await pool.end();
     },

@@ -39,6 +39,11 @@ export interface SqlDriver extends SqlSession {
    * Absent where a driver does not send rounds (PGlite, see ADR 0066): callers then send each alone.
    */
   statements?(statements: readonly RawStatement[], limits?: Pick<TransactionLimits, 'waitMs'>): Promise<RawResult[]>;
+  /**
+   * @internal Whether the host closed this handle (`db.close()`, or an end of its pool): then no
+   * statement through it will ever succeed in this process (ADR 0129 addendum).
+   */
+  closed?(): boolean;
 }
 
 /** A LISTEN held on a connection of its own; see {@link Database.listen}. */

@@ -42,7 +42,7 @@ export async function writeHeldOutcomes(
       if (attempt > 1) deps.logger.info({ runId, attempt, steps }, 'held step outcomes written');
       return 'done';
     } catch (err) {
-      if (closedByHostError(err)) {
+      if (closedByHostError(err, deps.driver)) {
         letGoOnClose(deps, runId, outcomes, err);
         return 'done';
       }
@@ -122,7 +122,7 @@ export class HeldOutcomes {
         await writeOnce(this.deps(), runId, outcomes);
       } catch (err) {
         // The database is still away: the next poll tries again. Closed by the host: never.
-        if (!closedByHostError(err)) return;
+        if (!closedByHostError(err, this.deps().driver)) return;
         letGoOnClose(this.deps(), runId, outcomes, err);
         written = false;
       }

@@ -114,7 +114,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       if (err instanceof SimulatedCrash) return;
       // The host closed the database under a job stopWorkers did not drain (it answered drained: false):
       // expected at such a shutdown, and what the job held is logged where it was let go (ADR 0129).
-      if (closedByHostError(err)) {
+      if (closedByHostError(err, deps.driver)) {
         deps.logger.info(
           { err, jobId: String(job.id), runId: job.run_id },
           'job stopped: the database was closed by its host; it is redelivered after its lease',
