@@ -1,4 +1,4 @@
-import { EngineError, type EngineErrorCode } from '@sagaflow/engine';
+import { EngineError, isNoConnectionInTime, type EngineErrorCode } from '@sagaflow/engine';
 import { ServiceError, type ServiceErrorCode } from './service-error.ts';
 
 /** The one table from error codes (the service's and the engine's) to HTTP statuses. */
@@ -48,6 +48,7 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
 export interface ErrorResponse {
   status: number;
   body: { error: { code: string; message: string; field: string | null } };
+  headers?: Record<string, string>;
 }
 
 /** What a failed request answers. Anything unexpected is a 500 whose message leaks no internals. */
@@ -59,6 +60,15 @@ export function toErrorResponse(err: unknown): ErrorResponse {
     const message = status >= 500 ? 'the service could not handle the request' : err.message;
     return { status, body: { error: { code: err.code, message, field } } };
   }
+  // No pooled connection came in time: nothing was sent, so the client may simply try again.
+  if (isNoConnectionInTime(err))
+    return {
+      status: 503,
+      headers: { 'retry-after': '1' },
+      body: {
+        error: { code: 'database_busy', message: 'the database is busy; try again in a moment', field: null },
+      },
+    };
   return {
     status: 500,
     body: { error: { code: 'internal', message: 'the service could not handle the request', field: null } },

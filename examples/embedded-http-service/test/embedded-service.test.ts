@@ -120,6 +120,25 @@ describe('the engine embedded in a plain Node HTTP service', () => {
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('GET');
   });
+
+  it('a start that gets no database connection in time is a 503 with Retry-After, and starts no run', async () => {
+    const pool = service.db.pool;
+    if (!pool) throw new Error('the service runs on PostgreSQL: it has a pool');
+    const count = async () =>
+      (await service.db.driver.query<{ n: number }>('select count(*)::int as n from "sagaflow"."flow_runs"'))[0]?.n;
+    const before = await count();
+    const held = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
+    let busy: Awaited<ReturnType<typeof call>>;
+    try {
+      busy = await call(service, 'POST', '/signups', JSON.stringify({ email: 'busy@example.com', name: 'Busy' }));
+    } finally {
+      for (const c of held) c.release();
+    }
+    expect(busy.status, JSON.stringify(busy.json)).toBe(503);
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect(busy.json.error).toMatchObject({ code: 'database_busy' });
+    expect(await count()).toBe(before);
+  });
 });
 
 describe('a signup nobody verifies', () => {

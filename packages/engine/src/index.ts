@@ -32,6 +32,7 @@ export type {
 } from './definitions/flow-context.ts';
 export type { StandardSchemaV1 } from './definitions/standard-schema.ts';
 export { EngineError, type EngineErrorCode } from './errors/engine-error.ts';
+export { isNoConnectionInTime } from './runtime/in-run-transaction.ts';
 export { consumeOnce, type ConsumeOnceResult } from './outbox/consume-once.ts';
 export { inProcessTransport } from './outbox/in-process-transport.ts';
 export {

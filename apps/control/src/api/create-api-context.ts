@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Database, Engine } from '@sagaflow/engine';
+import { TRPCError } from '@trpc/server';
+import { isNoConnectionInTime, type Database, type Engine } from '@sagaflow/engine';
 import type { AuthOptions } from '../auth/auth-options.ts';
 import { clientAddress } from '../auth/client-address.ts';
-import { resolveSession } from '../auth/resolve-session.ts';
+import { resolveSession, type SessionLookup } from '../auth/resolve-session.ts';
 import { sessionTokenFrom } from '../auth/session-cookie.ts';
 import { resolveBearerToken } from '../auth/tokens/resolve-bearer-token.ts';
+import { databaseBusyMessages } from './database-busy.ts';
 import type { ApiContext } from './trpc.ts';
 
 /** The token of an `Authorization: Bearer <token>` header; null without one. */
@@ -25,14 +27,23 @@ export async function createApiContext(
   const origin = req.headers.origin;
   const address = clientAddress(req, deps.auth.trustedProxies);
   const bearer = bearerTokenFrom(req.headers.authorization);
+  let session: SessionLookup;
+  try {
+    session =
+      bearer === null
+        ? await resolveSession(deps.db.prisma, deps.auth, sessionTokenFrom(req.headers.cookie))
+        : await resolveBearerToken(deps.db.prisma, deps.auth, bearer, address);
+  } catch (err) {
+    // Who the caller is could not be read: nothing of the call ran (ADR 0130).
+    if (!isNoConnectionInTime(err)) throw err;
+    res.setHeader('retry-after', '1');
+    throw new TRPCError({ code: 'SERVICE_UNAVAILABLE', message: databaseBusyMessages.nothingDone, cause: err });
+  }
   return {
     engine: deps.engine,
     db: deps.db,
     auth: deps.auth,
-    session:
-      bearer === null
-        ? await resolveSession(deps.db.prisma, deps.auth, sessionTokenFrom(req.headers.cookie))
-        : await resolveBearerToken(deps.db.prisma, deps.auth, bearer, address),
+    session,
     bearer: bearer !== null,
     origin: origin === undefined ? null : origin.replace(/\/+$/, ''),
     address,

@@ -2,6 +2,7 @@ import type { TRPCDefaultErrorShape, TRPCError } from '@trpc/server';
 import { EngineError } from '@sagaflow/engine';
 import { ZodError } from 'zod';
 import { errorIdFor } from './error-ids.ts';
+import { isDatabaseBusyMessage } from './database-busy.ts';
 import { repairErrorBody, type RepairErrorBody } from './repairs/repair-error-body.ts';
 
 /** The messages of tRPC's own limits, reworded to name the setting that bounds them. */
@@ -30,6 +31,8 @@ export function formatApiError(opts: {
   const { stack: _stack, ...data } = shape.data;
   if (shape.data.httpStatus >= 500) {
     const id = errorIdFor(error);
+    if (error.code === 'SERVICE_UNAVAILABLE' && isDatabaseBusyMessage(error.message))
+      return { ...shape, message: `${error.message} (request id ${id})`, data: { ...data, field: null } };
     return {
       ...shape,
       message: `internal error, see the control plane log (request id ${id})`,

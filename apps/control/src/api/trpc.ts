@@ -1,8 +1,9 @@
 import { initTRPC, TRPCError } from '@trpc/server';
-import { EngineError, type Database, type Engine } from '@sagaflow/engine';
+import { EngineError, isNoConnectionInTime, type Database, type Engine } from '@sagaflow/engine';
 import type { AuthOptions } from '../auth/auth-options.ts';
 import type { SessionLookup } from '../auth/resolve-session.ts';
 import { roleAllows, type Role } from '../auth/roles.ts';
+import { databaseBusyMessages } from './database-busy.ts';
 import { apiCodeFor } from './error-codes.ts';
 import { formatApiError } from './format-api-error.ts';
 
@@ -29,12 +30,23 @@ export interface ApiMeta {
 
 const t = initTRPC.context<ApiContext>().meta<ApiMeta>().create({ errorFormatter: formatApiError, isDev: false });
 
-/** Engine errors leave the API with the code the table maps them to, and their own message. */
-const mapEngineErrors = t.middleware(async ({ next }) => {
+/**
+ * Engine errors leave the API with the code the table maps them to, and their own message. A call that
+ * got no database connection in time is a 503 with Retry-After, saying what was done (ADR 0130).
+ */
+const mapEngineErrors = t.middleware(async ({ ctx, type, next }) => {
   const result = await next();
-  if (!result.ok && result.error.cause instanceof EngineError) {
-    const cause = result.error.cause;
+  if (result.ok) return result;
+  const cause = result.error.cause;
+  if (cause instanceof EngineError)
     throw new TRPCError({ code: apiCodeFor[cause.code], message: cause.message, cause });
+  if (isNoConnectionInTime(cause) || isNoConnectionInTime(result.error)) {
+    ctx.setHeader('retry-after', '1');
+    throw new TRPCError({
+      code: 'SERVICE_UNAVAILABLE',
+      message: databaseBusyMessages[type === 'query' ? 'nothingDone' : 'commandStopped'],
+      cause: result.error,
+    });
   }
   return result;
 });

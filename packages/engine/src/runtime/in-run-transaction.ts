@@ -82,7 +82,12 @@ export function prismaTransactionOf(tx: RawDb): Prisma.TransactionClient {
 /** Prisma's and node-postgres's words for "the pool gave no connection in time"; causes are walked. */
 const noConnectionText = /Unable to start a transaction in the given time|timeout exceeded when trying to connect/;
 
-/** Did the transaction fail before it began, for want of a connection? */
+/**
+ * Did the call fail before anything was sent, for want of a pooled connection in time (pg-pool's
+ * connect timeout, Prisma's "Unable to start a transaction in the given time", the engine's own wait)?
+ * Then nothing was written and the call can be sent again; a host's HTTP handler answers it as 503.
+ * The error's `cause` chain is followed.
+ */
 export function isNoConnectionInTime(err: unknown, seen = new Set<unknown>()): boolean {
   if (typeof err !== 'object' || err === null || seen.has(err)) return false;
   seen.add(err);
