@@ -123,7 +123,7 @@ describe('review 53: a child tree and a pool starved past the lease (real Postgr
     expect(await outcomesRecordedTwice(db, tree)).toEqual([]);
   }, 60_000);
 
-  it('a tree cancelled while the pool is starved past the lease ends Cancelled throughout, each compensation run once', async () => {
+  it('a tree cancelled while the pool is starved past the lease leaves no run open without a reason, each step and compensation run once', async () => {
     ran.clear();
     entered = 0;
     allIn = gate();
