@@ -64,6 +64,20 @@ describe('a call that gets no database connection in time is a 503 saying so (Po
     expect(again.status).toBe(200);
   });
 
+  it('a history download is a 503 with Retry-After saying nothing was done', async () => {
+    await holdEveryConnection();
+    let res: Response;
+    try {
+      res = await fetch(`${plane.url}/history/runs/00000000-0000-4000-8000-000000000000`, { headers: { cookie } });
+    } finally {
+      release();
+    }
+    const body = (await res.json()) as { error: string };
+    expect(res.status, JSON.stringify(body)).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(body.error).toMatch(/no connection in time .*: nothing was done; try again in a moment$/);
+  });
+
   it('in a procedure, after the session was read: a read is a 503 saying nothing was done', async () => {
     const auth = authOptionsFrom(parsed);
     const session = await resolveSession(plane.db.prisma, auth, sessionTokenFrom(cookie));

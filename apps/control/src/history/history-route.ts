@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Database } from '@sagaflow/engine';
+import { isNoConnectionInTime, type Database } from '@sagaflow/engine';
 import type { Logger } from 'pino';
+import { databaseBusyMessages } from '../api/database-busy.ts';
 import type { AuthOptions } from '../auth/auth-options.ts';
 import { resolveSession } from '../auth/resolve-session.ts';
 import { roleAllows } from '../auth/roles.ts';
@@ -91,11 +92,17 @@ export function createHistoryRoute(deps: {
           { kind, id, section: err.section, reason: err.message },
           'history download cut: rows were deleted while it was written (retention?); the client may download it again',
         );
+      else if (isNoConnectionInTime(err))
+        deps.logger.warn({ err, kind, id }, 'history download refused: no database connection in time (pool busy)');
       else deps.logger.error({ err, kind, id }, 'history download failed');
       // Before the first byte a proper 500; after it the status is sent, so the connection is cut
       // before the chunked body's end: the client sees a broken download, never a short document.
       if (started || res.headersSent) res.destroy();
-      else answer(res, 500, 'internal error reading the history; see the control plane log');
+      else if (isNoConnectionInTime(err)) {
+        // Nothing was read: the client may simply ask again (ADR 0130).
+        res.setHeader('retry-after', '1');
+        answer(res, 503, databaseBusyMessages.nothingDone);
+      } else answer(res, 500, 'internal error reading the history; see the control plane log');
     } finally {
       if (holding) downloads -= 1;
     }
