@@ -28,10 +28,6 @@ describe(`a start hands its run to its own pool, and a crash leaves it to the le
 
   it('a worker killed between two back-to-back steps: the job is redelivered and each step has one outcome', async () => {
     t.engine.startWorkers();
-    // A pool takes starts once its first heartbeat has committed and it has read the queue (ADR 0010 addendum).
-    await waitFor('the pool to record its first heartbeat and claim', () =>
-      Promise.resolve((t.engine.workerCounters()?.claims ?? 0) > 0 ? true : undefined),
-    );
     // The worker dies once it has claimed the second step, with the first one's outcome committed.
     t.faults.crashAfterClaim('hand-b');
     const { runId } = await t.engine.startFlow(flow, 1);

@@ -18,10 +18,23 @@ export interface OrphanedStep {
 /**
  * Steps (actions and compensations) Running with no reclaim deadline in open runs whose owner is
  * gone: its `workers` row says it stopped, or its last heartbeat (database clock) is older than
- * `deadAfterSeconds`. An owner with no row at all is not judged (it never ran a pool here).
+ * `deadAfterSeconds`, or it has no row at all and the step was claimed more than `deadAfterSeconds`
+ * ago (a pool runs steps before its first beat lands; one killed before then never got a row, review 53).
  * `runId`/`rowId` narrow it to one run or one row; `unmarkedOnly` skips runs that already have a
  * stuck reason (the monitor's page then never fills up with runs it has already marked).
  */
+/**
+ * Is the owner of step row `s` (its `workers` row joined as `w`, null when it has none) gone? Stopped,
+ * silent for `deadAfterSeconds` (database clock), or never registered and the step claimed (its
+ * `updated_at`, set by the claim) that long ago. Shared by the monitor, the reclaim check and the
+ * clearing of an `owner_gone` reason (ADR 0010 addendum, ADR 0124).
+ */
+export function ownerGoneSql(deadAfterSeconds: number): Prisma.Sql {
+  const dead = Prisma.sql`now() - make_interval(secs => ${deadAfterSeconds}::int)`;
+  return Prisma.sql`(case when w.id is null then s.updated_at < ${dead}
+                          else w.stopped_at is not null or w.heartbeat_at < ${dead} end)`;
+}
+
 export async function findOrphanedSteps(
   db: Db,
   args: { deadAfterSeconds: number; runId?: string; rowId?: string; unmarkedOnly?: boolean; limit: number },
@@ -29,12 +42,12 @@ export async function findOrphanedSteps(
   const run = args.runId ? Prisma.sql`and s.run_id = ${args.runId}::uuid` : Prisma.empty;
   const row = args.rowId ? Prisma.sql`and s.id = ${args.rowId}::uuid` : Prisma.empty;
   const unmarked = args.unmarkedOnly ? Prisma.sql`and r.stuck_reason is null` : Prisma.empty;
-  const gone = Prisma.sql`(w.stopped_at is not null or w.heartbeat_at < now() - make_interval(secs => ${args.deadAfterSeconds}::int))`;
+  const gone = ownerGoneSql(args.deadAfterSeconds);
   const select = (table: 'action_runs' | 'compensation_runs', sequence: Prisma.Sql) => Prisma.sql`
     select ${table} as "table", s.id::text as id, s.run_id::text as run_id, ${sequence} as sequence, s.name,
-           s.attempts, s.claimed_by, coalesce(w.stopped_at, w.heartbeat_at) as gone_since, r.stuck_reason
+           s.attempts, s.claimed_by, coalesce(w.stopped_at, w.heartbeat_at, s.updated_at) as gone_since, r.stuck_reason
       from ${tableSql(table)} s
-      join "sagaflow"."workers" w on w.id = s.claimed_by
+      left join "sagaflow"."workers" w on w.id = s.claimed_by
       join "sagaflow"."flow_runs" r on r.id = s.run_id and r.status in ${openRunStatusesSql}
      where s.status = 'Running' and s.reclaim_stale_at is null and ${gone} ${run} ${row} ${unmarked}`;
   return db.$queryRaw<OrphanedStep[]>(Prisma.sql`

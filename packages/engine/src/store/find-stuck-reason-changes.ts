@@ -1,4 +1,5 @@
 import { Prisma } from '../generated/prisma/client.ts';
+import { ownerGoneSql } from './find-orphaned-steps.ts';
 import { openRunStatusesSql } from './step-table.ts';
 import type { Db } from './types.ts';
 
@@ -25,9 +26,9 @@ export async function findOwnerGoneCleared(
   db: Db,
   args: { deadAfterSeconds: number; limit: number },
 ): Promise<StuckReasonChange[]> {
-  const gone = Prisma.sql`(w.stopped_at is not null or w.heartbeat_at < now() - make_interval(secs => ${args.deadAfterSeconds}::int))`;
+  const gone = ownerGoneSql(args.deadAfterSeconds);
   const orphan = (table: string) => Prisma.sql`
-    select 1 from ${Prisma.raw(`"sagaflow"."${table}"`)} s join "sagaflow"."workers" w on w.id = s.claimed_by
+    select 1 from ${Prisma.raw(`"sagaflow"."${table}"`)} s left join "sagaflow"."workers" w on w.id = s.claimed_by
      where s.run_id = r.id and s.status = 'Running' and s.reclaim_stale_at is null and ${gone}`;
   return db.$queryRaw<StuckReasonChange[]>(Prisma.sql`
     select r.id::text as run_id, r.stuck_reason, null::text as next

@@ -191,31 +191,12 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
         })
       : null;
 
-  /**
-   * This worker's first heartbeat has committed. Until then the pool claims nothing and takes no start:
-   * the monitor judges a step's owner by its `workers` row, and a step claimed by a worker that never
-   * got one (its beats failing at start-up, then a SIGKILL) was never judged gone (review 53). A pool
-   * started again after a stop also waits, for its beat to clear the row's `stopped_at`.
-   */
-  let registered = false;
   // The heartbeat (ADR 0010): while it beats, the steps this worker holds are its own; once it
   // stops (or the pool stops), a step it holds with no reclaim deadline can be reclaimed.
   const heartbeat = startLoop({
     intervalMs: deps.config.worker.heartbeat_interval_ms,
-    pass: async () => {
-      await beatWorker(db, { workerId: deps.workerId });
-      if (!registered) {
-        registered = true;
-        wake?.();
-      }
-    },
-    onError: (err) =>
-      deps.logger.warn(
-        { err },
-        registered
-          ? 'worker heartbeat failed; it will try again'
-          : 'worker heartbeat failed; this pool claims no work until one is recorded, and tries again',
-      ),
+    pass: () => beatWorker(db, { workerId: deps.workerId }),
+    onError: (err) => deps.logger.warn({ err }, 'worker heartbeat failed; it will try again'),
   });
 
   /**
@@ -261,12 +242,6 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
 
   const loop = async () => {
     while (running) {
-      if (!registered) {
-        // Woken by the first beat that commits, or by a stop.
-        await napUntilWoken(pollMs, (w) => (wake = w));
-        wake = null;
-        continue;
-      }
       // Outcomes held through a database outage go out before new work is claimed.
       if (deps.heldOutcomes.size > 0) await deps.heldOutcomes.retry();
       const free = concurrency - busy();
@@ -328,7 +303,6 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     nudge,
     reserve: () => {
       if (!running) return refuse('stopped');
-      if (!registered) return refuse('unregistered');
       if (busy() >= concurrency) return refuse('full');
       // Queued work goes first (claims are oldest first): no hand-off while a wake is waiting for the
       // loop (a nudge), nor once the loop has not looked at the job table for two poll intervals (a pool

