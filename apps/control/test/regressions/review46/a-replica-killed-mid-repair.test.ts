@@ -228,7 +228,12 @@ describe('a replica SIGKILLed mid-repair', () => {
     }
 
     // A replica whose resumer treats a claim older than a second as interrupted finishes it at its start.
-    await sleep(1500);
+    // The claim is made ten seconds old (its decided_at, which the resumer compares with this host's clock)
+    // rather than waited for: still well short of the other replicas' 300 s, so only the new one takes it.
+    const aged = await db.prisma.$executeRaw`
+      update "sagaflow"."repair_approvals" set decided_at = decided_at - interval '10 seconds'
+       where id = ${approvalId}::uuid and status = 'applying'`;
+    expect(aged).toBe(1);
     c = await startReplica(url, { SAGAFLOW_ENGINE_CONFIG: '{"approvals":{"resume_applying_after_seconds":1}}' });
     for (let i = 0; i < 2400; i++) {
       if ((await db.prisma.repairApproval.findUniqueOrThrow({ where: { id: approvalId } })).status !== 'applying')

@@ -63,6 +63,18 @@ describe(`wave 2: a step held by a worker that is gone is stuck with a reason an
     await db.close();
   });
 
+  /**
+   * A's beats stopped a minute ago: its last heartbeat is moved back past `dead_after_seconds`, as if the
+   * test had waited that long after A's pool stopped without draining (which ends its beats, worker-pool.ts).
+   * Set on the database clock, which is the one the monitor and the reclaim judge `heartbeat_at` by.
+   */
+  const lastBeatLongAgo = async (a: ReturnType<typeof bareEngine>) => {
+    const aged = await db.prisma.$executeRaw`
+      update "sagaflow"."workers" set heartbeat_at = now() - interval '1 minute'
+       where id = ${a.runtime.workerId} and stopped_at is null`;
+    expect(aged).toBe(1);
+  };
+
   /** Worker A claims the run's first step and hangs in it; its pool stops without draining (its beats stop). */
   async function strandFirstStep(flow: typeof kickFlow, step: keyof typeof gates) {
     const a = bareEngine(db, { flows, actions, config: { worker } });
@@ -82,6 +94,7 @@ describe(`wave 2: a step held by a worker that is gone is stuck with a reason an
     });
 
     expect((await a.stopWorkers(10)).drained).toBe(false); // A is gone: no more heartbeats
+    await lastBeatLongAgo(a);
     const reason = await waitFor('the run to say its step is held by a gone worker', async () => {
       await b.monitorPass({ doctor: false });
       const r = (await b.getRun(runId))?.run.stuckReason;
@@ -132,6 +145,7 @@ describe(`wave 2: a step held by a worker that is gone is stuck with a reason an
     expect(alive.reclaimed ? '' : alive.reason).toContain('worker.dead_after_seconds');
 
     await a.stopWorkers(10);
+    await lastBeatLongAgo(a);
     const stepRow = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId, name: 'charge-r' } });
     await waitFor('the run to say its step is held by a gone worker', async () => {
       await b.monitorPass({ doctor: false });
@@ -158,6 +172,7 @@ describe(`wave 2: a step held by a worker that is gone is stuck with a reason an
   it('the doctor reclaims a step whose worker is gone, and the run completes with the result of the new claim', async () => {
     const { a, runId } = await strandFirstStep(doctorFlow, 'charge-d');
     await a.stopWorkers(10);
+    await lastBeatLongAgo(a);
     const b = bareEngine(db, { flows, actions, config: { worker, repair: { enabled: true } } });
     const pass = await waitFor('the doctor to reclaim the step', async () => {
       const p = await b.monitorPass({ doctor: true });

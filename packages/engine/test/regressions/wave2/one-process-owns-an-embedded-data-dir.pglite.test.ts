@@ -3,10 +3,11 @@ import { existsSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, utimesSync, w
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createDatabase } from '../../../src/db/create-database.ts';
 import { lockDataDir, lockDirName, ownerFileName } from '../../../src/db/lock-data-dir.ts';
 import type { EngineError } from '../../../src/errors/engine-error.ts';
+import { copyDataDir } from '../../support/pglite-templates.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -45,9 +46,18 @@ async function notesIn(dataDir: string): Promise<string[]> {
   }
 }
 
-// Each PGlite directory is created on first open (seconds on an idle machine, a minute on a loaded one).
+// A PGlite directory is opened by a holder process and by this one (seconds on an idle machine, more loaded).
 const slow = 300_000;
-const freshDir = () => join(mkdtempSync(join(tmpdir(), 'sagaflow-lock-')), 'data');
+/**
+ * A data directory no process holds, initdb already run in it: a copy of the run's `fresh` template (ADR
+ * 0084), where a new directory cost each holder initdb's ~8 s of WASM. The lock is under test, not a
+ * directory's first start; the holder still creates its table and writes its note.
+ */
+const freshDir = () => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'sagaflow-lock-')), 'data');
+  copyDataDir(inject('pgliteTemplates').fresh, dir);
+  return dir;
+};
 
 // The lock guards PGlite's directory; on the PostgreSQL project there is nothing embedded to test.
 describe('one process owns an embedded data directory (issue 13, item 10)', () => {
