@@ -107,10 +107,60 @@ describe('review 54: an outbox row locked by another session while the relay mar
       },
       3 * WINDOW_MS + 6_000,
     );
+    await publisher.stop();
+    publisher = undefined;
 
     expect(
       { seen, copies },
       `the other source’s rows stayed unmarked (and were sent again) while one row of another source was locked: ${JSON.stringify({ seen, copies })}`,
     ).toMatchObject({ seen: others.map(() => ({ status: 'Published' })) });
+  });
+
+  it('a relay asked to stop while a row’s Published mark waits on a lock stops within its publish deadline', async () => {
+    await db.prisma.$executeRaw`delete from "sagaflow"."outbox"`;
+    const heldDelivered = gate();
+    const locked = gate();
+    const [heldId] = await seedOutbox(db, [{ sourceId: 'r54-stop-held', destination: 'inventory' }]);
+    const relay = startOutboxPublisher({
+      db,
+      routes: {
+        inventory: inProcessTransport(async (m) => {
+          if (m.messageId === heldId) {
+            heldDelivered.open();
+            await locked.opened;
+          }
+        }),
+      },
+      config,
+      logger: pino({ level: 'silent' }),
+    });
+    await heldDelivered.opened;
+    const lockHolder = await db.pool!.connect();
+    try {
+      await lockHolder.query('begin');
+      await lockHolder.query(`select id from "sagaflow"."outbox" where message_id = $1 for update`, [heldId]);
+      locked.open();
+      await waitFor('the relay’s mark to wait on the lock', async () => {
+        const r = await db.pool!.query<{ n: number }>(
+          `select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and query ilike '%update "sagaflow"."outbox"%'`,
+        );
+        return r.rows[0]!.n > 0 ? true : undefined;
+      });
+      // ADR 0103: stop() waits for what is still out, and each publish ends within publish_timeout_ms.
+      const bound = config.publish_timeout_ms + WINDOW_MS + 3_000;
+      const started = Date.now();
+      const stopped = await Promise.race([
+        relay.stop().then(() => 'stopped' as const),
+        new Promise<'still running'>((r) => setTimeout(() => r('still running'), bound)),
+      ]);
+      expect({ stopped, afterMs: Date.now() - started }, `stop() had not returned after ${bound} ms`).toMatchObject({
+        stopped: 'stopped',
+      });
+    } finally {
+      await lockHolder.query('rollback').catch(() => undefined);
+      lockHolder.release();
+      await relay.stop().catch(() => undefined);
+    }
   });
 });
