@@ -69,6 +69,7 @@ export async function publishWith(
   opts: { limit: number; detachAfterMs?: number },
 ): Promise<OutboxPass> {
   const { config } = deps;
+  const claimedAt = performance.now();
   const claimed = await claimOutboxBatch(deps.prisma, {
     now: deps.clock.now(),
     limit: opts.limit,
@@ -85,7 +86,10 @@ export async function publishWith(
   };
   // The claim window in this process's own time: a publish never runs past it (another publisher
   // may claim the rows once it lapses), and a source whose window ran out leaves the rest of its rows.
-  const windowEndsAt = performance.now() + config.visibility_timeout_seconds * 1000;
+  // It counts from the moment whose time the claim wrote (`claimedAt`), not from when the claim came
+  // back: a claim that waited for a connection (a starved pool) had already spent that wait of its
+  // window, and a publish counted from its return ran past it while a rival sent the row too (review 54).
+  const windowEndsAt = claimedAt + config.visibility_timeout_seconds * 1000;
   const bySource = new Map<string, DbOutboxMessage[]>();
   for (const row of claimed) bySource.set(row.source_id, [...(bySource.get(row.source_id) ?? []), row]);
   let done = 0;
@@ -218,13 +222,20 @@ async function markDelivered(
 ) {
   const rows = entries.map((e) => e.row);
   try {
-    const marked = await markOutboxBatchPublished(deps.prisma, {
+    const { marked, held } = await markOutboxBatchPublished(deps.prisma, {
       ids: rows.map((row) => row.id),
       now: deps.clock.now(),
     });
     for (const { row, result } of entries) {
       if (marked.has(row.id)) {
         result.published++;
+        continue;
+      }
+      if (held.has(row.id)) {
+        deps.logger.warn(
+          { messageId: row.message_id, destination: row.destination, attempt: row.attempts },
+          'outbox row delivered but another session holds it, so it is not marked Published; it is sent again after its claim window',
+        );
         continue;
       }
       result.lost++;

@@ -3,7 +3,7 @@ import { describeBadText } from '../input/describe-bad-text.ts';
 import type { ProcessDefinition } from './define-process.ts';
 import { deliverInTransaction, type DeliverResult } from './deliver-in-transaction.ts';
 import { parseMessage, type IncomingMessage } from './parse-message.ts';
-import { definitionOf, inTransaction, type ProcessDeps } from './process-deps.ts';
+import { definitionOf, inTransaction, isHeldUp, type ProcessDeps } from './process-deps.ts';
 import { recordFailure } from './record-failure.ts';
 import { withStoreRetry } from './store-retry.ts';
 
@@ -56,6 +56,13 @@ export async function deliverMessage(
       deps.sleep,
     );
   } catch (err) {
+    if (isHeldUp(err)) {
+      deps.logger.warn(
+        { err, process: def.name, key, messageId: message.id },
+        'message not delivered: its instance is held by another session past the transaction limit (processes.transaction_timeout_ms); nothing was written and no failure is recorded; deliver it again',
+      );
+      throw err;
+    }
     const recorded = await recordFailure(deps, def, key, message, err).catch((recordErr: unknown) => {
       deps.logger.warn(
         { err: recordErr, process: def.name, messageId: message.id },

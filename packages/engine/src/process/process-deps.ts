@@ -46,10 +46,39 @@ export function definitionOf(deps: ProcessDeps, process: string | ProcessDefinit
   return def;
 }
 
-/** Runs `work` in one transaction with the configured wait and hold limits. */
+/**
+ * Runs `work` in one transaction with the configured wait and hold limits. The database enforces them
+ * too (local to the transaction): a statement runs at most the limit (`statement_timeout`), and a row
+ * another session holds (an instance a host transaction, a release or an operator's psql keeps) is
+ * waited for at most half of it (`lock_timeout`). Prisma's own timeout does not cancel a statement
+ * waiting on a lock: a delivery to a held instance hung for as long as the row was held, keeping its
+ * connection from the other instances' deliveries (review 54). Half, so that a delivery queued for a
+ * connection behind deliveries waiting on one held row gets one before its own wait runs out.
+ */
 export function inTransaction<T>(deps: ProcessDeps, work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
-  return deps.prisma.$transaction(work, {
-    maxWait: deps.transactionTimeoutMs,
-    timeout: deps.transactionTimeoutMs,
-  });
+  const limitMs = deps.transactionTimeoutMs;
+  const lockMs = Math.max(50, Math.floor(limitMs / 2));
+  return deps.prisma.$transaction(
+    async (tx) => {
+      await tx.$queryRaw`select set_config('statement_timeout', ${String(limitMs)}, true), set_config('lock_timeout', ${String(lockMs)}, true)`;
+      return work(tx);
+    },
+    { maxWait: limitMs, timeout: limitMs },
+  );
+}
+
+/**
+ * Did the transaction give up waiting for a row another session holds (lock_timeout, 55P03), or a
+ * statement run out of the transaction's limit (statement_timeout, 57014)? Then nothing was written, and
+ * it says nothing about the message: it is not recorded as the instance's failure (seed 002 counts the
+ * handler's failures), and the caller (a broker) delivers it again later.
+ */
+export function isHeldUp(err: unknown, seen = new Set<unknown>()): boolean {
+  if (typeof err !== 'object' || err === null || seen.has(err)) return false;
+  seen.add(err);
+  const e = err as Record<string, unknown>;
+  for (const key of ['code', 'originalCode', 'sqlState']) if (e[key] === '55P03' || e[key] === '57014') return true;
+  if (typeof e.message === 'string' && /canceling statement due to (lock|statement) timeout/.test(e.message))
+    return true;
+  return ['cause', 'meta', 'driverAdapterError', 'originalError'].some((k) => isHeldUp(e[k], seen));
 }

@@ -18,7 +18,7 @@ const transientNodeCodes = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIM
 /** Prisma's own codes for the same things: write conflict/deadlock, can't reach, closed, timed out. */
 const transientPrismaCodes = new Set(['P2034', 'P1001', 'P1002', 'P1008', 'P1017']);
 const transientText =
-  /could not serialize access|deadlock detected|connection terminated|connection refused|server closed the connection/i;
+  /could not serialize access|deadlock detected|connection terminated|connection refused|server closed the connection|has encountered a connection error and is not queryable/i;
 
 function codesOf(err: unknown, seen = new Set<unknown>()): string[] {
   if (typeof err !== 'object' || err === null || seen.has(err)) return [];

@@ -80,22 +80,28 @@ describe('review 54: an outbox claim that waited for a starved pool (real Postgr
     await sleep(config.visibility_timeout_seconds * 1000 + 1000);
     starved.release();
 
-    // Relay A claims and sends the row: it reaches the destination, which has not answered yet.
-    await waitFor('relay A to send the row', async () => (arrivals.length >= 1 ? true : undefined));
+    // Relay A claims and sends the row (it reaches the destination, which has not answered yet), or,
+    // since review 54's fix, sees that its claim's window was spent waiting and sends nothing.
+    const aEnded = passA.then(() => true);
+    await waitFor('relay A to send the row, or to end its pass', async () =>
+      arrivals.length >= 1 ? true : await Promise.race([aEnded, Promise.resolve(undefined)]),
+    );
     const claimA = await admin.prisma.outboxMessage.findUniqueOrThrow({ where: { message_id: messageId } });
     const seenAt = new Date();
 
     // Relay B runs a pass while A's request is still out.
     const passB = publishOutboxBatch({ db: relayB, routes, config, logger, publisherId: 'relay-b' });
     const bClaimedNothing = passB.then((r) => (r.claimed === 0 ? true : undefined));
-    await waitFor('relay B to send the row too, or to claim nothing', async () =>
-      arrivals.length >= 2 ? true : await Promise.race([bClaimedNothing, Promise.resolve(undefined)]),
+    const sentByA = arrivals.length;
+    await waitFor('relay B to send the row, or to claim nothing', async () =>
+      arrivals.length > sentByA ? true : await Promise.race([bClaimedNothing, Promise.resolve(undefined)]),
     );
     answer();
     const [a, b] = await Promise.all([passA, passB]);
 
     const row = await admin.prisma.outboxMessage.findUniqueOrThrow({ where: { message_id: messageId } });
     expect(row.status).toBe('Published');
+    expect(arrivals.length).toBeGreaterThanOrEqual(1);
     // The guarantee: one row is never out from two relays at once.
     expect(
       { maxOverlap, arrivals, claimA: { attempts: claimA.attempts, available_at: claimA.available_at }, a, b },

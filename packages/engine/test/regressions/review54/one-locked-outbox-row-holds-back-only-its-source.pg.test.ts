@@ -8,7 +8,7 @@ import { startOutboxPublisher, type OutboxPublisher } from '../../../src/outbox/
 import { seedOutbox } from '../../outbox/seed-outbox.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
-import { gate } from '../review53/support/liveness.ts';
+import { gate, keptLogger } from '../review53/support/liveness.ts';
 
 /**
  * Review 54: ADR 0103 "a slow source holds back only itself". The trouble here is on the database
@@ -26,6 +26,19 @@ const config = {
 };
 const WINDOW_MS = config.visibility_timeout_seconds * 1000;
 
+/**
+ * Progress: the relay has tried to mark the held row while the lock is held. Before review 54's fix its
+ * mark waited on the lock (seen in pg_stat_activity); since, it skips the held row and says so.
+ */
+async function markMetTheLock(db: Database, kept: ReturnType<typeof keptLogger>) {
+  if (kept.count(/another session holds it/) > 0) return true;
+  const r = await db.pool!.query<{ n: number }>(
+    `select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query ilike '%update "sagaflow"."outbox"%'`,
+  );
+  return r.rows[0]!.n > 0 ? true : undefined;
+}
+
 describe('review 54: an outbox row locked by another session while the relay marks it (real PostgreSQL)', () => {
   let db: Database & { url?: string };
   let publisher: OutboxPublisher | undefined;
@@ -42,6 +55,7 @@ describe('review 54: an outbox row locked by another session while the relay mar
 
   it('a row whose Published mark waits on another session’s lock holds back only its own source', async () => {
     const delivered = new Map<string, number>();
+    const kept = keptLogger();
     const heldDelivered = gate();
     const locked = gate();
     const [heldId] = await seedOutbox(db, [{ sourceId: 'r54-held', destination: 'inventory' }]);
@@ -56,7 +70,7 @@ describe('review 54: an outbox row locked by another session while the relay mar
       db,
       routes: { inventory: inProcessTransport(handler) },
       config,
-      logger: pino({ level: 'silent' }),
+      logger: pino({ level: 'warn' }, kept.stream),
     });
     await heldDelivered.opened;
     // The trouble: another session locks the row the relay has just delivered, before it is marked.
@@ -64,13 +78,7 @@ describe('review 54: an outbox row locked by another session while the relay mar
     await holder.query('begin');
     await holder.query(`select id from "sagaflow"."outbox" where message_id = $1 for update`, [heldId]);
     locked.open();
-    await waitFor('the relay’s mark of the held row to wait on the lock', async () => {
-      const r = await db.pool!.query<{ n: number }>(
-        `select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock' and query ilike '%update "sagaflow"."outbox"%'`,
-      );
-      return r.rows[0]!.n > 0 ? true : undefined;
-    });
+    await waitFor('the relay’s mark of the held row to meet the lock', () => markMetTheLock(db, kept));
 
     // Another source's commands are written now: they have nothing to do with the held row.
     const others = await seedOutbox(
@@ -118,6 +126,7 @@ describe('review 54: an outbox row locked by another session while the relay mar
 
   it('a relay asked to stop while a row’s Published mark waits on a lock stops within its publish deadline', async () => {
     await db.prisma.$executeRaw`delete from "sagaflow"."outbox"`;
+    const kept = keptLogger();
     const heldDelivered = gate();
     const locked = gate();
     const [heldId] = await seedOutbox(db, [{ sourceId: 'r54-stop-held', destination: 'inventory' }]);
@@ -132,7 +141,7 @@ describe('review 54: an outbox row locked by another session while the relay mar
         }),
       },
       config,
-      logger: pino({ level: 'silent' }),
+      logger: pino({ level: 'warn' }, kept.stream),
     });
     await heldDelivered.opened;
     const lockHolder = await db.pool!.connect();
@@ -140,13 +149,7 @@ describe('review 54: an outbox row locked by another session while the relay mar
       await lockHolder.query('begin');
       await lockHolder.query(`select id from "sagaflow"."outbox" where message_id = $1 for update`, [heldId]);
       locked.open();
-      await waitFor('the relay’s mark to wait on the lock', async () => {
-        const r = await db.pool!.query<{ n: number }>(
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and query ilike '%update "sagaflow"."outbox"%'`,
-        );
-        return r.rows[0]!.n > 0 ? true : undefined;
-      });
+      await waitFor('the relay’s mark to meet the lock', () => markMetTheLock(db, kept));
       // ADR 0103: stop() waits for what is still out, and each publish ends within publish_timeout_ms.
       const bound = config.publish_timeout_ms + WINDOW_MS + 3_000;
       const started = Date.now();
