@@ -24,6 +24,8 @@ export interface OutboxBatchResult {
 const maxErrorLength = 1000;
 /** Time kept back from the claim window for recording the outcome of the last publish in it. */
 const claimMarginMs = 250;
+/** How long a Published mark waits for a row another session holds before it skips it (ADR 0131). */
+const markLockWaitMs = 1_000;
 
 /**
  * One pass of the outbox publisher: claims due rows (SKIP LOCKED; per-source order; see
@@ -225,6 +227,9 @@ async function markDelivered(
     const { marked, held } = await markOutboxBatchPublished(deps.prisma, {
       ids: rows.map((row) => row.id),
       now: deps.clock.now(),
+      // A short transaction holding a row (a requeue, a rival's mark) is waited out; a long hold is not.
+      lockWaitMs: Math.min(markLockWaitMs, deps.config.publish_timeout_ms),
+      timeoutMs: deps.config.transaction_timeout_ms,
     });
     for (const { row, result } of entries) {
       if (marked.has(row.id)) {
