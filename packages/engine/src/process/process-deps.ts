@@ -4,7 +4,7 @@ import type { Clock } from '../runtime/clock.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import type { InputLimits } from '../input/input-limits.ts';
 import type { ProcessDefinition } from './define-process.ts';
-import type { StoreRetryPolicy } from './store-retry.ts';
+import { codesOf, type StoreRetryPolicy } from './store-retry.ts';
 import type { SweepProgress } from '../sweeps/sweep-progress.ts';
 
 /** Test-kit faults inside the deliver transaction; never set in production. */
@@ -73,12 +73,7 @@ export function inTransaction<T>(deps: ProcessDeps, work: (tx: Prisma.Transactio
  * it says nothing about the message: it is not recorded as the instance's failure (seed 002 counts the
  * handler's failures), and the caller (a broker) delivers it again later.
  */
-export function isHeldUp(err: unknown, seen = new Set<unknown>()): boolean {
-  if (typeof err !== 'object' || err === null || seen.has(err)) return false;
-  seen.add(err);
-  const e = err as Record<string, unknown>;
-  for (const key of ['code', 'originalCode', 'sqlState']) if (e[key] === '55P03' || e[key] === '57014') return true;
-  if (typeof e.message === 'string' && /canceling statement due to (lock|statement) timeout/.test(e.message))
-    return true;
-  return ['cause', 'meta', 'driverAdapterError', 'originalError'].some((k) => isHeldUp(e[k], seen));
+export function isHeldUp(err: unknown): boolean {
+  if (codesOf(err).some((code) => code === '55P03' || code === '57014')) return true;
+  return /canceling statement due to (lock|statement) timeout/.test(err instanceof Error ? err.message : '');
 }

@@ -20,7 +20,8 @@ const transientPrismaCodes = new Set(['P2034', 'P1001', 'P1002', 'P1008', 'P1017
 const transientText =
   /could not serialize access|deadlock detected|connection terminated|connection refused|server closed the connection|has encountered a connection error and is not queryable/i;
 
-function codesOf(err: unknown, seen = new Set<unknown>()): string[] {
+/** Every code on the error and its cause chain (SQLSTATEs, Prisma's and Node's codes), as wrapped by Prisma and pg. */
+export function codesOf(err: unknown, seen = new Set<unknown>()): string[] {
   if (typeof err !== 'object' || err === null || seen.has(err)) return [];
   seen.add(err);
   const e = err as Record<string, unknown>;

@@ -1,4 +1,5 @@
 import type { PrismaClient } from '../generated/prisma/client.ts';
+import { codesOf } from '../process/store-retry.ts';
 import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
 import type { Db } from './types.ts';
 import { statusIn } from './keyed-status.ts';
@@ -67,11 +68,7 @@ function markSkippingHeld(db: Db, args: { ids: string[]; now: Date }) {
 }
 
 /** PostgreSQL's lock_not_available (55P03), which lock_timeout raises, anywhere on the cause chain. */
-function isLockNotAvailable(err: unknown, seen = new Set<unknown>()): boolean {
-  if (typeof err !== 'object' || err === null || seen.has(err)) return false;
-  seen.add(err);
-  const e = err as Record<string, unknown>;
-  if (e.code === '55P03' || e.originalCode === '55P03') return true;
-  if (typeof e.message === 'string' && /canceling statement due to lock timeout/.test(e.message)) return true;
-  return ['cause', 'meta', 'driverAdapterError', 'originalError'].some((k) => isLockNotAvailable(e[k], seen));
+function isLockNotAvailable(err: unknown): boolean {
+  if (codesOf(err).includes('55P03')) return true;
+  return /canceling statement due to lock timeout/.test(err instanceof Error ? err.message : '');
 }
