@@ -26,7 +26,13 @@ export async function killWithRoundsOut(suite: ReturnType<typeof childWorkerSuit
   let back = 0;
   let lines = '';
   let killed = false;
-  const exited = new Promise<NodeJS.Signals | null>((r) => proc.once('exit', (_code, signal) => r(signal)));
+  let exitedWith: string | undefined;
+  const exited = new Promise<NodeJS.Signals | null>((r) =>
+    proc.once('exit', (code, signal) => {
+      exitedWith = `code ${code}, signal ${signal}`;
+      r(signal);
+    }),
+  );
   // Several rounds gone and back, and `inFlight` out as of the child's latest output: the kill lands on
   // rounds in flight. It is sent as that output comes, not from a poll, which on a loaded machine missed
   // every moment two rounds were out (69 rounds, none seen two at a time); each round holds its
@@ -45,7 +51,13 @@ export async function killWithRoundsOut(suite: ReturnType<typeof childWorkerSuit
   });
   await waitFor(
     () => `rounds to go, and ${inFlight} to be out (seen: ${out} out, ${back} back)`,
-    async () => (killed ? true : undefined),
+    async () => {
+      if (killed) return true;
+      // A child that died on its own will never send a round: say so now, not after the whole wait.
+      if (exitedWith !== undefined)
+        throw new Error(`the child worker exited before the kill (${exitedWith}; seen: ${out} out, ${back} back)`);
+      return undefined;
+    },
     WAIT_MS,
   );
   expect(await exited).toBe('SIGKILL');

@@ -6,7 +6,11 @@ import { startChildPool, urlFromArgs } from '../../../support/child-worker-main.
 import { fusedSigkillConfig } from '../../fused-steps/support/fused-sigkill-flow.ts';
 import { burstKillFlow } from '../../review13/support/burst-kill-flow.ts';
 
-const { flow, actions } = burstKillFlow(async (n) => (n % 2 === 0 ? new Promise<never>(() => undefined) : n));
+/** The runs whose first step never returns: the even ones among the first {@link hangingUpTo}, which fit the pool's slots. */
+const hangingUpTo = 1500;
+const { flow, actions } = burstKillFlow(async (n) =>
+  n % 2 === 0 && n < hangingUpTo ? new Promise<never>(() => undefined) : n,
+);
 const opened = await createDatabase({ kind: 'postgres', url: urlFromArgs(), poolSize: 6 });
 const { driver } = opened;
 if (driver.statements === undefined) throw new Error('rounds are on by default: the driver must send them');
@@ -54,11 +58,24 @@ const engine = await startChildPool({
   // formed after that: seen 0 to 4 rounds and a timeout).
   config: { ...fusedSigkillConfig, worker: { ...fusedSigkillConfig.worker, concurrency: 1000 } },
 });
-// Bursts of 8 starts every 20 ms until the test kills it (1,500 runs at most: the hanging half fits in the pool). Not one burst after
-// another: a burst waiting on a held round would hold up the next, and no other round would form
-// beside it (in CI, 52 rounds went and came back one at a time and then the starts ran out).
+// Bursts of 8 starts every 20 ms until the test kills it. Not one burst after another: a burst waiting
+// on a held round would hold up the next, and no other round would form beside it (in CI, 52 rounds
+// went and came back one at a time and then the starts ran out). Past the first `hangingUpTo` runs none
+// hangs, so the starts go on (up to `startsAtMost`) without filling the pool: with 1,500 starts and
+// then none, a run in which no two rounds had formed together by then could never form them (CI saw
+// 0 rounds in 60 s once, and nothing on stderr to say why).
+const startsAtMost = 20_000;
 let started = 0;
+let failed = 0;
 const bursts = setInterval(() => {
-  for (let i = 0; i < 8 && started < 1500; i++) void engine.startFlow(flow, started++).catch(() => undefined);
-  if (started >= 1500) clearInterval(bursts);
+  for (let i = 0; i < 8 && started < startsAtMost; i++)
+    void engine.startFlow(flow, started++).catch((err: unknown) => {
+      // A start that fails is said on stderr (the test's output) once, then counted, so a run that
+      // sees no round says why.
+      if (failed++ === 0) process.stderr.write(`round-kill worker: a start failed: ${String(err)}\n`);
+    });
+  if (started >= startsAtMost) {
+    clearInterval(bursts);
+    process.stderr.write(`round-kill worker: all ${startsAtMost} starts sent, ${failed} failed\n`);
+  }
 }, 20);
