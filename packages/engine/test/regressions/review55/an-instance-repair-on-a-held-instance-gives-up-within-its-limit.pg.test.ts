@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../../src/db/create-database.ts';
+import type { Database } from '../../../src/db/database.ts';
+import { createEngine, type Engine } from '../../../src/index.ts';
+import { openTestDatabase } from '../../support/test-database.ts';
+import { waitFor } from '../../support/wait-for.ts';
+import { tallyProcess } from '../review54/support/tally-process.ts';
+
+/**
+ * Review 55 (ADR 0131 §3). Review 54 found that a delivery to an instance another session holds FOR
+ * UPDATE hung for as long as the row was held, past `processes.transaction_timeout_ms` (Prisma's
+ * timeout does not cancel a statement waiting on a lock). ADR 0131 put `statement_timeout` and
+ * `lock_timeout` into "a process transaction ... delivery, release and operator command". The
+ * operator's repairs on an instance (`instance.force_transition`, `instance.command`,
+ * `instance.release` through `engine.repairs.apply`, which is what the control plane and the CLI call)
+ * run in apply-repair's own transaction, with the same `transactionTimeoutMs` given to Prisma but
+ * nothing given to the database. The guarantee is the one ADR 0131 states for the other entries: the
+ * call settles within its limit (and a bound for a loaded machine), whatever another session holds.
+ */
+const TX_MS = 1_000;
+const BOUND_MS = TX_MS + 5_000;
+
+async function within(p: Promise<unknown>, ms: number) {
+  const t0 = Date.now();
+  const r = await Promise.race([
+    p.then(
+      (x) => `answered ${(x as { status?: string; outcome?: string }).status ?? (x as { outcome?: string }).outcome}`,
+      (e: unknown) => `threw ${(e as { code?: string }).code ?? String((e as Error).message).slice(0, 80)}`,
+    ),
+    new Promise<string>((res) => setTimeout(() => res('not within the bound'), ms)),
+  ]);
+  return { settled: r, afterMs: Date.now() - t0 };
+}
+
+describe('review 55: an operator repair on an instance another session holds (real PostgreSQL)', () => {
+  let admin: Database & { url?: string };
+  let db: Database;
+  let engine: Engine;
+  let holder: pg.PoolClient | undefined;
+  const pending: Promise<unknown>[] = [];
+  beforeAll(async () => {
+    admin = await openTestDatabase({ poolSize: 2 });
+    db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
+    engine = createEngine({
+      db,
+      flows: [],
+      actions: [],
+      processes: [tallyProcess],
+      config: { processes: { transaction_timeout_ms: TX_MS }, logging: { anomaly_level: null } },
+      logger: pino({ level: 'silent' }),
+    });
+  });
+  afterAll(async () => {
+    await holder?.query('rollback').catch(() => undefined);
+    holder?.release();
+    await Promise.allSettled(pending);
+    await db?.close();
+    await admin?.close();
+  });
+
+  it('a force-transition of a held instance settles within its transaction limit, as a delivery to it does', async () => {
+    const key = `k-${randomUUID()}`;
+    await engine.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
+    const inst = await db.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
+
+    holder = await admin.pool!.connect();
+    await holder.query('begin');
+    await holder.query('select id from "sagaflow"."saga_instances" where id = $1 for update', [inst.id]);
+
+    // The control: a delivery to it gives up within its limit (ADR 0131 §3, §4).
+    const delivery = engine.processes.deliver(tallyProcess, {
+      id: randomUUID(),
+      type: 'Add',
+      payload: { key, n: 1 },
+    });
+    pending.push(delivery.catch(() => undefined));
+    const deliverySettled = await within(delivery, BOUND_MS);
+
+    const repair = engine.repairs.apply({
+      kind: 'instance.force_transition',
+      target: { instanceId: inst.id },
+      expected: { state: 'Open', version: inst.version },
+      to: 'Done',
+      actor: 'ana',
+      reason: 'closing a stuck tally',
+      idempotencyKey: randomUUID(),
+    });
+    pending.push(repair.catch(() => undefined));
+    const repairSettled = await within(repair, BOUND_MS);
+    // What it is doing meanwhile (read from pg_stat_activity): waiting on the instance's row lock.
+    const waiting = await admin.pool!.query<{ n: number }>(
+      `select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query ilike '%saga_instances%'`,
+    );
+    const settled = (x: { settled: string }) => (x.settled === 'not within the bound' ? 'hung' : 'settled');
+    expect(
+      { delivery: settled(deliverySettled), repair: settled(repairSettled) },
+      `the repair ${repairSettled.settled} after ${repairSettled.afterMs} ms (limit ${TX_MS} ms); ${waiting.rows[0]?.n} statement(s) still wait on the instance's row lock`,
+    ).toEqual({ delivery: 'settled', repair: 'settled' });
+
+    // Once the row is let go, the repair goes through (or said why it did not).
+    await holder.query('rollback');
+    holder.release();
+    holder = undefined;
+    await waitFor('the repair to settle once the row is let go', async () =>
+      (await within(repair, 100)).settled.startsWith('not') ? undefined : true,
+    );
+  }, 60_000);
+});
