@@ -138,7 +138,7 @@ export function AnomaliesList({ filter }: { filter: AnomaliesFilter }) {
   );
 }
 
-/** The process instance an anomaly names (process_timeout_failing, ADR 0127), if any. */
+/** The process instance an anomaly names (process_timeout_failing, ADR 0127; process_delivery_held_up, ADR 0132), if any. */
 function instanceOf(details: unknown): string | null {
   if (typeof details !== 'object' || details === null) return null;
   const id = (details as { instanceId?: unknown }).instanceId;

@@ -42,6 +42,7 @@ const statusFor: Record<ServiceErrorCode | EngineErrorCode, number> = {
   approval_decided: 409,
   approval_expired: 409,
   approval_interrupted: 503,
+  target_busy: 409,
   internal: 500,
 };
 

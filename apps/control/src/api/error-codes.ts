@@ -37,5 +37,6 @@ export const apiCodeFor: Record<EngineErrorCode, TRPC_ERROR_CODE_KEY> = {
   approval_decided: 'CONFLICT',
   approval_expired: 'CONFLICT',
   approval_interrupted: 'SERVICE_UNAVAILABLE',
+  target_busy: 'CONFLICT',
   internal: 'INTERNAL_SERVER_ERROR',
 };

@@ -50,6 +50,11 @@ export type EngineErrorCode =
    * applied, the rest are left for a bulk resumer, which finishes them; nothing to do again.
    */
   | 'approval_interrupted'
+  /**
+   * A command's transaction gave up within its limit: another session held a row it needed (an open
+   * transaction on the target), or a statement ran past the limit. Nothing changed; send it again later.
+   */
+  | 'target_busy'
   | 'internal';
 
 const retryableCodes: ReadonlySet<EngineErrorCode> = new Set([

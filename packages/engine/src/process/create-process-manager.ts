@@ -147,7 +147,11 @@ export function buildProcessManager(
         : [processFor(definitions, first), first as IncomingMessage, second as DeliverOptions | undefined];
       if (!tx) return deliverMessage(deps, process, message);
       return withHostTransaction(options.db, tx, (prisma) =>
-        deliverMessage({ ...deps, prisma, storeRetry: noStoreRetry }, process, message),
+        deliverMessage(
+          { ...deps, prisma, storeRetry: noStoreRetry, inHostTransaction: true, journal: deps.prisma },
+          process,
+          message,
+        ),
       );
     },
     async sweepProcessTimeouts(opts) {

@@ -5,6 +5,7 @@ import { deliverInTransaction, type DeliverResult } from './deliver-in-transacti
 import { parseMessage, type IncomingMessage } from './parse-message.ts';
 import { definitionOf, inTransaction, isHeldUp, type ProcessDeps } from './process-deps.ts';
 import { recordFailure } from './record-failure.ts';
+import { journalHeldUpDelivery } from '../store/journal-held-up-delivery.ts';
 import { withStoreRetry } from './store-retry.ts';
 
 /**
@@ -60,6 +61,16 @@ export async function deliverMessage(
       deps.logger.warn(
         { err, process: def.name, key, messageId: message.id },
         'message not delivered: its instance is held by another session past the transaction limit (processes.transaction_timeout_ms); nothing was written and no failure is recorded; deliver it again',
+      );
+      // Journaled through the engine's own pool, outside a host's transaction (which may roll back).
+      await journalHeldUpDelivery(deps.journal ?? deps.prisma, {
+        processName: def.name,
+        key,
+        messageId: message.id,
+        messageType: message.type,
+        limitMs: deps.transactionTimeoutMs,
+      }).catch((journalErr: unknown) =>
+        deps.logger.warn({ err: journalErr, process: def.name, key }, 'could not journal a held-up delivery'),
       );
       throw err;
     }

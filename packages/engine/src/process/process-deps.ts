@@ -32,6 +32,10 @@ export interface ProcessDeps {
   timeoutRetryMs: number;
   timeoutRetryMaxMs: number;
   transactionTimeoutMs: number;
+  /** These deps write in a host's open transaction (`deliver(…, { tx })`): the engine's transactions are its savepoints. */
+  inHostTransaction?: boolean;
+  /** The engine's own client, where `prisma` is a host's transaction: what must stay whatever the host decides (the anomaly journal). */
+  journal?: PrismaClient;
   /** The timeout scheduler stops claiming after this long in one pass (sweeps.pass_budget_ms). */
   sweepBudgetMs: number;
   progress: SweepProgress;
@@ -48,23 +52,46 @@ export function definitionOf(deps: ProcessDeps, process: string | ProcessDefinit
 
 /**
  * Runs `work` in one transaction with the configured wait and hold limits. The database enforces them
- * too (local to the transaction): a statement runs at most the limit (`statement_timeout`), and a row
- * another session holds (an instance a host transaction, a release or an operator's psql keeps) is
- * waited for at most half of it (`lock_timeout`). Prisma's own timeout does not cancel a statement
- * waiting on a lock: a delivery to a held instance hung for as long as the row was held, keeping its
- * connection from the other instances' deliveries (review 54). Half, so that a delivery queued for a
- * connection behind deliveries waiting on one held row gets one before its own wait runs out.
+ * too (local to the transaction, {@link limitTransaction}): a statement runs at most the limit, and a
+ * row another session holds (an instance a host transaction, a release or an operator's psql keeps) is
+ * waited for at most half of it. Prisma's own timeout does not cancel a statement waiting on a lock: a
+ * delivery to a held instance hung for as long as the row was held, keeping its connection from the
+ * other instances' deliveries (review 54). Half, so that a delivery queued for a connection behind
+ * deliveries waiting on one held row gets one before its own wait runs out.
+ *
+ * Inside a host's transaction (`deps.inHostTransaction`, `deliver(…, { tx })`) the engine's transaction
+ * is a savepoint, and a setting made local in a released savepoint stays for the rest of the host's
+ * transaction: there the host's own two settings are read first and put back once `work` is done
+ * (review 55). A savepoint rolled back puts them back by itself.
  */
 export function inTransaction<T>(deps: ProcessDeps, work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
   const limitMs = deps.transactionTimeoutMs;
-  const lockMs = Math.max(50, Math.floor(limitMs / 2));
   return deps.prisma.$transaction(
     async (tx) => {
-      await tx.$queryRaw`select set_config('statement_timeout', ${String(limitMs)}, true), set_config('lock_timeout', ${String(lockMs)}, true)`;
-      return work(tx);
+      if (!deps.inHostTransaction) {
+        await limitTransaction(tx, limitMs);
+        return work(tx);
+      }
+      const [host] = await tx.$queryRaw<{ statement: string; lock: string }[]>`
+        select current_setting('statement_timeout') as statement, current_setting('lock_timeout') as lock`;
+      await limitTransaction(tx, limitMs);
+      const result = await work(tx);
+      await tx.$queryRaw`select set_config('statement_timeout', ${host!.statement}, true), set_config('lock_timeout', ${host!.lock}, true)`;
+      return result;
     },
     { maxWait: limitMs, timeout: limitMs },
   );
+}
+
+/**
+ * Bounds the rest of transaction `tx` in the database, local to it: a statement runs at most `limitMs`
+ * (`statement_timeout`, 57014) and a row another session holds is waited for at most half of it
+ * (`lock_timeout`, 55P03; at least 50 ms). Process transactions (ADR 0131 §3) and operators' repairs
+ * (review 55) run under it; {@link isHeldUp} tells its two errors.
+ */
+export async function limitTransaction(tx: Prisma.TransactionClient, limitMs: number): Promise<void> {
+  const lockMs = Math.max(50, Math.floor(limitMs / 2));
+  await tx.$queryRaw`select set_config('statement_timeout', ${String(limitMs)}, true), set_config('lock_timeout', ${String(lockMs)}, true)`;
 }
 
 /**

@@ -3,6 +3,7 @@ import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { operatorStatement, waitingForConnection } from '../runtime/in-run-transaction.ts';
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
+import { isHeldUp, limitTransaction } from '../process/process-deps.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { findRepairCommand, type DbRepairCommand } from '../store/repairs/find-repair-command.ts';
@@ -141,6 +142,9 @@ export async function applyRepair(
             () =>
               deps.runtime.prisma.$transaction(
                 async (tx) => {
+                  // Bounded in the database too: a row another session holds (an instance a host's transaction
+                  // keeps, a psql FOR UPDATE) is waited for at most half the limit, as a delivery is (review 55).
+                  await limitTransaction(tx, deps.process.transactionTimeoutMs);
                   await guard?.claim(tx);
                   const now = deps.runtime.clock.now();
                   // The run's repair.applied goes in once the checks passed and before the handler's own writes,
@@ -204,6 +208,7 @@ export async function applyRepair(
     };
   } catch (err) {
     if (isDuplicateRepairKey(err)) return guard ? refuseUsedKeyAfterRace(deps, cmd, guard) : replayAfterRace(deps, cmd);
+    if (isHeldUp(err)) throw targetBusy(deps, cmd, err, log);
     if (!(err instanceof NotApplied)) throw err;
     const at = deps.runtime.clock.now();
     const row = { ...base, at, actual: err.actual, result: { blockers: err.blockers }, status: err.status };
@@ -227,6 +232,23 @@ export async function applyRepair(
     log.info({ status: err.status, actual: err.actual, blockers: err.blockers }, `repair ${err.status}`);
     throw notAppliedError(cmd, err.status, err.actual, err.blockers, id, false, err.field);
   }
+}
+
+/**
+ * The repair's transaction gave up within its limit (`processes.transaction_timeout_ms`): a row it needed
+ * was held by another session past half of it, or a statement ran past all of it. It rolled back whole:
+ * nothing changed and nothing was audited (nothing was decided); the same command, key included, can be
+ * sent again once the target is let go (review 55; Stripe answers the same case `lock_timeout`).
+ */
+function targetBusy(deps: RepairDeps, cmd: RepairCommand, err: unknown, log: { warn(o: object, m: string): void }) {
+  const target = repairTarget(cmd);
+  const limitMs = deps.process.transactionTimeoutMs;
+  const message =
+    `${cmd.kind} on ${target.type} ${target.id}: another session held a row it needed past ${Math.max(50, Math.floor(limitMs / 2))} ms, ` +
+    `or a statement ran past ${limitMs} ms (processes.transaction_timeout_ms); nothing changed and nothing was audited. ` +
+    'Send the same command again once the other session lets go (an open transaction on it: see pg_stat_activity)';
+  log.warn({ err }, 'repair not applied: its target was held by another session past the transaction limit');
+  return new EngineError('target_busy', message, { cause: err });
 }
 
 /**

@@ -3,7 +3,8 @@ import type { Db } from './types.ts';
 
 /**
  * Seed 000's eleven reason codes (races and engine faults), a run nearing its step limit (ADR 0125),
- * and a process timeout that started failing (ADR 0127): journaled apart from flow_events.
+ * a process timeout that started failing (ADR 0127) and deliveries to a held instance (review 55):
+ * journaled apart from flow_events.
  */
 export const anomalyCodes = [
   'claim_lost',
@@ -24,6 +25,11 @@ export const anomalyCodes = [
    * the instance, the timeout and the error, not one per attempt. It stays Pending and is retried.
    */
   'process_timeout_failing',
+  /**
+   * Deliveries to a process instance gave up because another session held its row (ADR 0131 §4): one
+   * entry per instance per minute at most, naming it and the message; nothing was written (review 55).
+   */
+  'process_delivery_held_up',
 ] as const;
 export type AnomalyCode = (typeof anomalyCodes)[number];
 

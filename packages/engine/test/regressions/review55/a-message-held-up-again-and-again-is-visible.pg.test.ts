@@ -85,5 +85,16 @@ describe('review 55: messages to an instance another session keeps (real Postgre
       said.failure !== null || said.anomalies.length > 0,
       `five deliveries of message ${id} were refused as held up; what on-call can see: ${JSON.stringify(said)}`,
     ).toBe(true);
+    // ADR 0132: one journal entry for the five refusals (one per instance per minute), naming the
+    // instance and the message, and saying what to do.
+    expect(said.anomalies).toEqual(['process_delivery_held_up']);
+    const [entry] = (
+      await admin.pool!.query<{ message: string; details: { instanceId: string; messageId: string } }>(
+        `select message, details from "sagaflow"."anomaly_log" where code = 'process_delivery_held_up' and row_id = $1`,
+        [inst.id],
+      )
+    ).rows;
+    expect(entry?.details).toMatchObject({ instanceId: inst.id, messageId: id });
+    expect(entry?.message).toMatch(/not landing.*idle in transaction/);
   }, 60_000);
 });

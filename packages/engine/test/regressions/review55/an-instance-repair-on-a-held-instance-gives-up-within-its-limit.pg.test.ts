@@ -6,7 +6,6 @@ import { createDatabase } from '../../../src/db/create-database.ts';
 import type { Database } from '../../../src/db/database.ts';
 import { createEngine, type Engine } from '../../../src/index.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
-import { waitFor } from '../../support/wait-for.ts';
 import { tallyProcess } from '../review54/support/tally-process.ts';
 
 /**
@@ -100,13 +99,27 @@ describe('review 55: an operator repair on an instance another session holds (re
       { delivery: settled(deliverySettled), repair: settled(repairSettled) },
       `the repair ${repairSettled.settled} after ${repairSettled.afterMs} ms (limit ${TX_MS} ms); ${waiting.rows[0]?.n} statement(s) still wait on the instance's row lock`,
     ).toEqual({ delivery: 'settled', repair: 'settled' });
+    // It says why, and changed nothing: the instance is as it was, and no audit row was written.
+    expect(repairSettled.settled).toBe('threw target_busy');
+    await expect(repair).rejects.toThrow(/another session held a row it needed.*nothing changed/);
+    const after = await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: inst.id } });
+    expect({ state: after.state, version: after.version }).toEqual({ state: inst.state, version: inst.version });
+    expect(await db.prisma.repairCommand.count({ where: { target_id: inst.id } })).toBe(0);
 
     // Once the row is let go, the repair goes through (or said why it did not).
     await holder.query('rollback');
     holder.release();
     holder = undefined;
-    await waitFor('the repair to settle once the row is let go', async () =>
-      (await within(repair, 100)).settled.startsWith('not') ? undefined : true,
-    );
+    // Sent again once the row is let go, the same command goes through.
+    const again = await engine.repairs.apply({
+      kind: 'instance.force_transition',
+      target: { instanceId: inst.id },
+      expected: { state: 'Open', version: inst.version },
+      to: 'Done',
+      actor: 'ana',
+      reason: 'closing a stuck tally',
+      idempotencyKey: randomUUID(),
+    });
+    expect(again.status).toBe('applied');
   }, 60_000);
 });
