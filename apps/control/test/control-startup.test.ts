@@ -6,14 +6,18 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+const root = fileURLToPath(new URL('../../../', import.meta.url));
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-const tsx = fileURLToPath(new URL('../../../node_modules/.bin/tsx', import.meta.url));
 
-/** Runs the real control-plane entry point and returns how it ended. */
+/**
+ * Runs the real control-plane entry point and returns how it ended: node with tsx's loader, as the
+ * other tests' control planes run (tsx's own bin started a second node process for each run).
+ */
 function runControl(env: Record<string, string>) {
-  const r = spawnSync(tsx, [main], {
-    // The engine from its sources, as everywhere in the workspace (no build needed).
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', NODE_OPTIONS: '--conditions=@sagaflow/source', ...env },
+  // The engine from its sources, as everywhere in the workspace (no build needed).
+  const r = spawnSync(process.execPath, ['--conditions=@sagaflow/source', '--import', 'tsx', main], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env },
     encoding: 'utf8',
     timeout: 60_000,
   });

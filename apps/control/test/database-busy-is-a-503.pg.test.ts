@@ -42,16 +42,48 @@ describe('a call that gets no database connection in time is a 503 saying so (Po
     await plane?.stop();
   });
 
-  it('over HTTP: the session could not be read, so nothing was done; 503, Retry-After, and the same call works once the pool frees', async () => {
-    await holdEveryConnection();
-    let res: Response;
-    try {
-      res = await fetch(`${plane.url}/trpc/runs.page?input=${encodeURIComponent(JSON.stringify({}))}`, {
-        headers: { cookie },
+  /**
+   * The three calls below, made at once while every connection is held, and their answers: each waits
+   * the pool's connect timeout (5 s, create-database.ts) side by side instead of one after another. The
+   * procedure's session is read before the hold; the pool is released once all three have answered.
+   */
+  const url = (path: string) => `${plane.url}${path}`;
+  let busyAnswers:
+    Promise<{ page: Response; history: Response; procedure: unknown; headers: Map<string, string> }> | undefined;
+  const whileBusy = () =>
+    (busyAnswers ??= (async () => {
+      const auth = authOptionsFrom(parsed);
+      const session = await resolveSession(plane.db.prisma, auth, sessionTokenFrom(cookie));
+      expect(session.state).toBe('active');
+      const headers = new Map<string, string>();
+      const caller = appRouter.createCaller({
+        engine: plane.engine,
+        db: plane.db,
+        auth,
+        session,
+        bearer: false,
+        origin: null,
+        address: null,
+        setHeader: (name, value) => headers.set(name, value),
       });
-    } finally {
-      release();
-    }
+      await holdEveryConnection();
+      try {
+        const [page, history, procedure] = await Promise.all([
+          fetch(url(`/trpc/runs.page?input=${encodeURIComponent(JSON.stringify({}))}`), { headers: { cookie } }),
+          fetch(url('/history/runs/00000000-0000-4000-8000-000000000000'), { headers: { cookie } }),
+          caller.runs.page({}).then(
+            () => null,
+            (e: unknown) => e,
+          ),
+        ]);
+        return { page, history, procedure, headers };
+      } finally {
+        release();
+      }
+    })());
+
+  it('over HTTP: the session could not be read, so nothing was done; 503, Retry-After, and the same call works once the pool frees', async () => {
+    const res = (await whileBusy()).page;
     const body = (await res.json()) as { error: { message: string; data: { httpStatus: number } } };
     expect(res.status, JSON.stringify(body)).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
@@ -65,13 +97,7 @@ describe('a call that gets no database connection in time is a 503 saying so (Po
   });
 
   it('a history download is a 503 with Retry-After saying nothing was done', async () => {
-    await holdEveryConnection();
-    let res: Response;
-    try {
-      res = await fetch(`${plane.url}/history/runs/00000000-0000-4000-8000-000000000000`, { headers: { cookie } });
-    } finally {
-      release();
-    }
+    const res = (await whileBusy()).history;
     const body = (await res.json()) as { error: string };
     expect(res.status, JSON.stringify(body)).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
@@ -79,30 +105,7 @@ describe('a call that gets no database connection in time is a 503 saying so (Po
   });
 
   it('in a procedure, after the session was read: a read is a 503 saying nothing was done', async () => {
-    const auth = authOptionsFrom(parsed);
-    const session = await resolveSession(plane.db.prisma, auth, sessionTokenFrom(cookie));
-    expect(session.state).toBe('active');
-    const headers = new Map<string, string>();
-    const caller = appRouter.createCaller({
-      engine: plane.engine,
-      db: plane.db,
-      auth,
-      session,
-      bearer: false,
-      origin: null,
-      address: null,
-      setHeader: (name, value) => headers.set(name, value),
-    });
-    await holdEveryConnection();
-    let err: unknown;
-    try {
-      err = await caller.runs.page({}).then(
-        () => null,
-        (e: unknown) => e,
-      );
-    } finally {
-      release();
-    }
+    const { procedure: err, headers } = await whileBusy();
     expect(err).toBeInstanceOf(TRPCError);
     expect((err as TRPCError).code).toBe('SERVICE_UNAVAILABLE');
     expect((err as TRPCError).message).toMatch(/no connection in time .*: nothing was done; try again in a moment$/);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDatabase, migrate, migrationsDir } from '@sagaflow/engine';
 import { describe, expect, it } from 'vitest';
+import { initialisedDataDir, migratedDataDir } from '../../support/migrated-data-dir.ts';
 import { testPassword } from '../../support/test-plane.ts';
 import { controlProcess, until } from './control-process.ts';
 
@@ -10,7 +11,6 @@ const shipped = readdirSync(migrationsDir, { withFileTypes: true })
   .filter((e) => e.isDirectory())
   .map((e) => e.name)
   .sort();
-const freshDataDir = (label: string) => join(mkdtempSync(join(tmpdir(), `sagaflow-r34-${label}-`)), 'pglite');
 const planeEnv = (dataDir: string, extra: Record<string, string> = {}) => ({
   CONTROL_PORT: '0',
   SAGAFLOW_DATA_DIR: dataDir,
@@ -35,9 +35,9 @@ async function appliedMigrations(dataDir: string): Promise<string[]> {
 // database "has exactly the migrations this code ships".
 describe('review 34: an embedded data directory made by another version', () => {
   it('held: one from a newer version is refused at start-up, exit 1 with one line naming the migration; nothing changes and the lock is freed', async () => {
-    const dataDir = freshDataDir('newer');
+    // A copy of a migrated directory (made once per process), where initdb and the migrations cost ~5 s.
+    const dataDir = await migratedDataDir('r34-newer');
     const db = await createDatabase({ kind: 'pglite', dataDir });
-    await migrate(db);
     await db.driver.query(
       `insert into sagaflow._prisma_migrations (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
          values ('r34', 'r34', '9999_from_a_newer_sagaflow', now(), now(), 1)`,
@@ -55,7 +55,8 @@ describe('review 34: an embedded data directory made by another version', () => 
   }, 300_000);
 
   it('held: one from an older version (its first migrations only) is brought up to date at start-up and is ready', async () => {
-    const dataDir = freshDataDir('older');
+    // As initdb left it (a copy, made once per process): the older migrations are applied here.
+    const dataDir = await initialisedDataDir('r34-older');
     const older = mkdtempSync(join(tmpdir(), 'sagaflow-r34-older-migrations-'));
     const kept = shipped.slice(0, Math.max(1, shipped.length - 6));
     for (const name of kept) cpSync(join(migrationsDir, name), join(older, name), { recursive: true });
@@ -80,7 +81,8 @@ describe('review 34: an embedded data directory made by another version', () => 
   }, 300_000);
 
   it('held: a control plane SIGKILLed while it migrates a fresh directory leaves it to the next start, which applies every migration once', async () => {
-    const dataDir = freshDataDir('killed-migrating');
+    // As initdb left it (a copy, made once per process): the start goes straight to the migrations.
+    const dataDir = await initialisedDataDir('r34-killed-migrating');
     const first = controlProcess(planeEnv(dataDir, { LOG_LEVEL: 'debug' }));
     // Progress, not time: the kill lands once a migration has begun applying.
     await until(async () => (/"status":"applying"/.test(first.output()) ? true : undefined));

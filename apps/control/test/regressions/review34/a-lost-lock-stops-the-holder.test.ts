@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { migratedDataDir } from '../../support/migrated-data-dir.ts';
 import { testPassword } from '../../support/test-plane.ts';
 import { controlProcess, within } from './control-process.ts';
 
@@ -10,7 +10,8 @@ import { controlProcess, within } from './control-process.ts';
 // The holder refreshes every 5 s, so it must be gone well within 30 s.
 describe('review 34: the data directory lock deleted under a running control plane', () => {
   it('held: the control plane stops (exit 1, naming the lost lock) within one refresh or so', async () => {
-    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-r34-lost-')), 'pglite');
+    // A copy of a migrated directory (made once per process): a first start's initdb is not under test.
+    const dataDir = await migratedDataDir('r34-lost');
     const plane = controlProcess({
       CONTROL_PORT: '0',
       SAGAFLOW_DATA_DIR: dataDir,

@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { migratedDataDir } from '../../support/migrated-data-dir.ts';
 import { signInCookie, testPassword } from '../../support/test-plane.ts';
 import { controlProcess, within } from './control-process.ts';
 
@@ -14,7 +14,8 @@ const stopBound = 30_000;
 
 describe('review 34: SIGTERM with a client that stalls mid-request', () => {
   it('the control plane still stops within the supervisor’s bound, exits 0 and frees the data directory', async () => {
-    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-r34-stall-')), 'pglite');
+    // A copy of a migrated directory (made once per process): a first start's initdb is not under test.
+    const dataDir = await migratedDataDir('r34-stall');
     const plane = controlProcess({
       CONTROL_PORT: '0',
       SAGAFLOW_DATA_DIR: dataDir,

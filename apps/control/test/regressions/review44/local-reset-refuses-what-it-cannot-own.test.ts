@@ -1,11 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDatabase as createPgDatabase, uniqueDatabaseName } from '@sagaflow/test-postgres';
 import { describe, expect, inject, it } from 'vitest';
 import '../../provided-context.ts';
+import { migratedDataDir } from '../../support/migrated-data-dir.ts';
 import { testPassword } from '../../support/test-plane.ts';
 import { runCli as cli } from '../../support/run-cli.ts';
 
@@ -33,7 +31,8 @@ describe('reset-password --local refuses a held data directory and an unmigrated
   });
 
   it('a data directory a control plane holds: exit 1 naming its pid, the password unchanged; once it stops, a name in odd case is reset', async () => {
-    const dataDir = join(mkdtempSync(join(tmpdir(), 'sagaflow-r44-')), 'pglite');
+    // A copy of a migrated directory (made once per process): a first start's initdb is not under test.
+    const dataDir = await migratedDataDir('r44');
     const plane = spawn(
       process.execPath,
       ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/main.ts'],

@@ -29,7 +29,9 @@ describe('review 54: a due process timeout whose delivery hits lock_timeout (rea
     pm = createProcessManager({
       db,
       processes: [tallyProcess],
-      config: { timeout_retry_seconds: 1, timeout_retry_max_seconds: 1 },
+      // A process transaction sets its own lock_timeout, half its limit (ADR 0131), over the database's:
+      // 1 s here, where the default limit's 15 s was this test's wait for the first failure to show.
+      config: { timeout_retry_seconds: 1, timeout_retry_max_seconds: 1, transaction_timeout_ms: 2000 },
       logger: pino({ level: 'warn' }, kept.stream),
     });
   });

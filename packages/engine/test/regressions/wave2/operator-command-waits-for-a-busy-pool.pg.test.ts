@@ -19,6 +19,12 @@ import { bareEngine, gate } from '../harness.ts';
 const prismaDefaultMaxWaitMs = 2_000;
 /** How long the engine's pool lets a caller wait for a connection before it throws (create-database.ts). */
 const poolConnectTimeoutMs = 5_000;
+/**
+ * How far past a limit the pool stays busy. The hold begins only once the command's transaction is seen
+ * waiting, after that limit's timer was set in this same process, so the limit's timer fires first
+ * whatever the event loop's lag: a margin is not needed for the order, only to be clearly past (it was 500 ms).
+ */
+const margin = 200;
 
 const step = defineAction({ name: 'busy-pool-step', run: async () => 'done' });
 const flow = defineFlow({
@@ -59,7 +65,7 @@ describe('an operator command on a busy pool (real PostgreSQL)', () => {
   async function pastABusyPool<T>(
     command: () => Promise<T>,
     reads: number,
-    holdMs = prismaDefaultMaxWaitMs + 500,
+    holdMs = prismaDefaultMaxWaitMs + margin,
   ): Promise<T> {
     let holder = hold();
     await holder.taken;
@@ -131,7 +137,7 @@ describe('an operator command on a busy pool (real PostgreSQL)', () => {
           idempotencyKey: `busy-pool-${runId}`,
         } as RepairCommand),
       1, // the read of the run before its transaction (with the fix undone, the transaction throws pg-pool's connect timeout)
-      poolConnectTimeoutMs + 500,
+      poolConnectTimeoutMs + margin,
     );
     expect(applied.status).toBe('applied');
     const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
