@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../../src/db/create-database.ts';
+import type { Database } from '../../../src/db/database.ts';
+import { createEngine, type Engine } from '../../../src/index.ts';
+import { openTestDatabase } from '../../support/test-database.ts';
+import { tallyProcess } from '../review54/support/tally-process.ts';
+
+/**
+ * Review 56 (ADR 0132 §1 with ADR 0020/0121). A repair whose transaction gives up on a row another
+ * session holds answers `target_busy`: nothing changed, nothing audited, "send the same command again
+ * once the other session lets go". For a gated command that answer reaches the second operator:
+ * - one command: its approval must stay pending (visible, approvable again), and approving again
+ *   once the row is let go applies it;
+ * - a bulk: the other items apply, the answer names the busy one as busy, and the approved decision
+ *   is not silently dropped for the busy item (a transient lock is not the operator's "no").
+ */
+const TX_MS = 1_000;
+
+describe('review 56: an approved repair whose target another session holds (real PostgreSQL)', () => {
+  let admin: Database & { url?: string };
+  let db: Database;
+  let engine: Engine;
+  let holder: pg.PoolClient | undefined;
+  beforeAll(async () => {
+    admin = await openTestDatabase({ poolSize: 3 });
+    db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
+    engine = createEngine({
+      db,
+      flows: [],
+      actions: [],
+      processes: [tallyProcess],
+      config: { processes: { transaction_timeout_ms: TX_MS }, logging: { anomaly_level: null } },
+      logger: pino({ level: 'silent' }),
+    });
+    await engine.approvals.setPolicy(
+      { gatedCommands: ['instance.force_transition'], bulkThreshold: 1 },
+      { actor: 'r56-admin' },
+    );
+  });
+  afterAll(async () => {
+    await holder?.query('rollback').catch(() => undefined);
+    holder?.release();
+    await db?.close();
+    await admin?.close();
+  });
+
+  async function instance() {
+    const key = `k-${randomUUID()}`;
+    await engine.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
+    return db.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
+  }
+  async function hold(id: string) {
+    holder = await admin.pool!.connect();
+    await holder.query('begin');
+    await holder.query('select id from "sagaflow"."saga_instances" where id = $1 for update', [id]);
+  }
+  async function letGo() {
+    await holder!.query('rollback');
+    holder!.release();
+    holder = undefined;
+  }
+
+  it('a gated repair approved while its target is busy stays pending and applies when approved again', async () => {
+    const inst = await instance();
+    const drafted = await engine.approvals.submit({
+      kind: 'instance.force_transition',
+      target: { instanceId: inst.id },
+      expected: { state: 'Open', version: inst.version },
+      to: 'Done',
+      actor: 'r56-drafter',
+      reason: 'closing a stuck tally',
+      idempotencyKey: randomUUID(),
+    });
+    if (!('status' in drafted) || drafted.status !== 'awaiting_approval') throw new Error('not gated');
+    await hold(inst.id);
+    const first = await engine.approvals.approve(drafted.approvalId, 'r56-approver').then(
+      () => 'applied',
+      (e: unknown) => `threw ${(e as { code?: string }).code}`,
+    );
+    expect(first).toBe('threw target_busy');
+    expect(await engine.approvals.get(drafted.approvalId)).toMatchObject({ status: 'pending' });
+    await letGo();
+    const again = await engine.approvals.approve(drafted.approvalId, 'r56-approver');
+    expect(again).toMatchObject({ status: 'applied' });
+    expect((await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: inst.id } })).current_state).toBe('Done');
+  }, 60_000);
+
+  it('an approved bulk with one busy item applies the rest, names the busy one, and does not drop it', async () => {
+    const [a, b] = [await instance(), await instance()];
+    const drafted = await engine.approvals.submitBulk({
+      kind: 'instance.force_transition',
+      to: 'Done',
+      actor: 'r56-drafter',
+      reason: 'closing stuck tallies',
+      idempotencyKey: randomUUID(),
+      items: [a, b].map((i) => ({ target: { instanceId: i.id }, expected: { state: 'Open', version: i.version } })),
+    });
+    if (!('status' in drafted) || drafted.status !== 'awaiting_approval') throw new Error('bulk not gated');
+    await hold(b.id);
+    const approved = await engine.approvals.approve(drafted.approvalId, 'r56-approver').then(
+      (v) => `answered ${v.status}`,
+      (e: unknown) => `threw ${(e as { code?: string }).code}`,
+    );
+    await letGo();
+    const view = await engine.approvals.get(drafted.approvalId);
+    const items = (view?.result as { items?: { target: { id: string }; outcome: string; message: string | null }[] })
+      ?.items;
+    const states = Object.fromEntries(
+      await Promise.all(
+        [a, b].map(
+          async (i) =>
+            [
+              i.id === a.id ? 'a' : 'b (busy)',
+              (await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: i.id } })).current_state,
+            ] as const,
+        ),
+      ),
+    );
+    // Once the row is let go, can the operators still have the approved command carried out?
+    const approvedAgain = await engine.approvals.approve(drafted.approvalId, 'r56-approver-2').then(
+      (v) => `answered ${v.status}`,
+      (e: unknown) => `threw ${(e as { code?: string }).code}`,
+    );
+    const resumed = await engine.approvals.resumeInterrupted();
+    const busy = items?.find((i) => i.target.id === b.id);
+    const said = JSON.stringify({ approved, status: view?.status, items, states, approvedAgain, resumed }).slice(
+      0,
+      3000,
+    );
+    // The other item applied.
+    expect(states.a, said).toBe('Done');
+    expect(
+      {
+        // The busy item is named as busy (the code a single command answers), not as a failure of the engine.
+        busyItemOutcome: busy?.outcome,
+        // The approved decision is not settled as done while the busy item was never applied and nothing
+        // (a second approval, the bulk resumer) will apply it.
+        settledWithTheBusyItemUndone: view?.status === 'applied' && states['b (busy)'] === 'Open',
+      },
+      said,
+    ).toEqual({
+      busyItemOutcome: expect.not.stringMatching(/^failed$/) as unknown,
+      settledWithTheBusyItemUndone: false,
+    });
+  }, 60_000);
+});

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../../src/db/create-database.ts';
+import type { Database } from '../../../src/db/database.ts';
+import { createEngine, type Engine } from '../../../src/index.ts';
+import { openTestDatabase } from '../../support/test-database.ts';
+import { tallyProcess } from '../review54/support/tally-process.ts';
+
+/**
+ * Review 56 (ADR 0132 §3: "one entry per instance per minute at most, however often a broker
+ * redelivers"). The entry is written by `insert … select … where not exists (an entry for this
+ * instance in the last minute)`. Under READ COMMITTED two sessions evaluating that at once both see
+ * no entry, and both insert: there is nothing (a unique index, a lock) that makes the check and the
+ * insert one step across sessions. Two replicas (two engines, two pools: two processes as the
+ * database sees them) whose deliveries to one held instance are refused at the same moment (a broker
+ * fanning one message out to two consumers, or two messages to one key) write two entries.
+ *
+ * The race is driven by progress, not timing: a test-only trigger on `anomaly_log` makes each
+ * insert wait on an advisory lock the test holds AFTER its `not exists` was evaluated (a BEFORE ROW
+ * trigger fires once the select produced its row); the test lets them go once pg_locks shows both
+ * waiting. That widens, it does not create, the window between the check and the commit.
+ */
+const TX_MS = 1_000;
+const GATE = 560_056;
+
+describe('review 56: two replicas refused on one held instance at once (real PostgreSQL)', () => {
+  let admin: Database & { url?: string };
+  const dbs: Database[] = [];
+  const engines: Engine[] = [];
+  let holder: pg.PoolClient | undefined;
+  let gate: pg.PoolClient | undefined;
+  beforeAll(async () => {
+    admin = await openTestDatabase({ poolSize: 4 });
+    for (let i = 0; i < 2; i++) {
+      const db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 3 });
+      dbs.push(db);
+      engines.push(
+        createEngine({
+          db,
+          flows: [],
+          actions: [],
+          processes: [tallyProcess],
+          config: {
+            processes: { transaction_timeout_ms: TX_MS, store_retry: { max_attempts: 1 } },
+            logging: { anomaly_level: null },
+          },
+          logger: pino({ level: 'silent' }),
+        }),
+      );
+    }
+  });
+  afterAll(async () => {
+    await gate?.query('select pg_advisory_unlock_all()').catch(() => undefined);
+    gate?.release();
+    await holder?.query('rollback').catch(() => undefined);
+    holder?.release();
+    await admin?.pool
+      ?.query(`drop trigger if exists r56_gate on "sagaflow"."anomaly_log"; drop function if exists r56_gate()`)
+      .catch(() => undefined);
+    for (const db of dbs) await db.close();
+    await admin?.close();
+  });
+
+  it('two deliveries refused at once on one held instance journal process_delivery_held_up once', async () => {
+    const key = `k-${randomUUID()}`;
+    await engines[0]!.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
+    const inst = await admin.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
+
+    await admin.pool!.query(`
+      create function r56_gate() returns trigger language plpgsql as $$
+      begin perform pg_advisory_xact_lock_shared(${GATE}); return new; end $$;
+      create trigger r56_gate before insert on "sagaflow"."anomaly_log"
+        for each row when (new.code = 'process_delivery_held_up') execute function r56_gate();`);
+    gate = await admin.pool!.connect();
+    await gate.query('select pg_advisory_lock($1)', [GATE]);
+
+    // Another session keeps the instance (an abandoned host transaction, idle in transaction).
+    holder = await admin.pool!.connect();
+    await holder.query('begin');
+    await holder.query('select id from "sagaflow"."saga_instances" where id = $1 for update', [inst.id]);
+
+    // Each replica is handed one message for the instance at the same time.
+    const refused = engines.map((engine) =>
+      engine.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Add', payload: { key, n: 1 } }).then(
+        (r) => `answered ${r.outcome}`,
+        (e: unknown) => `threw ${(e as Error).message.replace(/\s+/g, ' ').slice(0, 160)}`,
+      ),
+    );
+    // Both gave up on the held row and are journaling: their inserts wait at the gate.
+    for (let waiting = 0; waiting < 2;) {
+      const r = await admin.pool!.query<{ n: number }>(
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1 and not granted`,
+        [GATE],
+      );
+      waiting = r.rows[0]!.n;
+      if (waiting < 2) await new Promise((res) => setTimeout(res, 20));
+    }
+    await gate.query('select pg_advisory_unlock($1)', [GATE]);
+    const answers = await Promise.all(refused);
+    expect(
+      answers.every((a) => a.includes('lock timeout')),
+      answers.join('; '),
+    ).toBe(true);
+
+    const entries = await admin.pool!.query<{ id: string; at: Date }>(
+      `select id, at from "sagaflow"."anomaly_log" where code = 'process_delivery_held_up' and row_id = $1`,
+      [inst.id],
+    );
+    expect(
+      entries.rows.length,
+      `entries for instance ${inst.id} written within one minute: ${JSON.stringify(entries.rows)}`,
+    ).toBe(1);
+  }, 60_000);
+});
