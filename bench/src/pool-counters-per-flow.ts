@@ -11,7 +11,6 @@ export function labelPoolCounters(c: WorkerPoolCounters): [label: string, count:
     ['hand-offs refused: no claim for 2 polls', c.handOffsRefused.stale],
     ['hand-offs refused: pool full', c.handOffsRefused.full],
     ['hand-offs refused: pool stopping', c.handOffsRefused.stopped],
-    ['hand-offs refused: restarted, first beat not in', c.handOffsRefused.unregistered],
     ['notifications heard: own', c.notifications.own],
     ["notifications heard: others'", c.notifications.others],
     ['polls (interval ran out)', c.polls],

@@ -13,7 +13,7 @@ function poolCounters(claims: number, handOffs: number): WorkerPoolCounters {
     looks: 0,
     looksFindingWork: 0,
     handOffs,
-    handOffsRefused: { stopped: 0, full: 0, queued: claims, stale: 0, unregistered: 0 },
+    handOffsRefused: { stopped: 0, full: 0, queued: claims, stale: 0 },
     notifications: { own: claims, others: 1 },
     polls: 0,
     slotsTaken: 0,

@@ -167,6 +167,8 @@ export function createEngine(options: EngineOptions): Engine {
   const logger = options.logger ?? pino({ name: 'sagaflow' });
   const prisma = options.db.prisma;
   let pool: WorkerPool | null = null;
+  /** Pools started so far: each after the first runs under a new worker id. */
+  let poolsStarted = 0;
   let monitor: Monitor | null = null;
 
   const journal = async (anomaly: Anomaly) => {
@@ -185,7 +187,7 @@ export function createEngine(options: EngineOptions): Engine {
     registry,
     config,
     logger,
-    workerId: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    workerId: newWorkerId(),
     clock: options.clock ?? systemClock,
     journal,
     emit: events.emit,
@@ -338,7 +340,15 @@ export function createEngine(options: EngineOptions): Engine {
     getRun: (runId) => getRunDetail(prisma, runId),
     listRuns: (filter) => listRunViews(deps, filter),
     startWorkers() {
-      pool ??= startWorkerPool(deps, { listen: options.db.listen?.bind(options.db) });
+      if (!pool) {
+        // A pool started again after a stop is a new worker, with an id of its own (ADR 0010's second
+        // addendum): the row of the id it had says stopped, or stops beating, so what the last pool left
+        // Running (an outcome let go at the stop, ADR 0129) is judged gone and can be reclaimed, and a
+        // step this pool claims is never judged by the last pool's stop (review 55, review 56).
+        if (poolsStarted > 0) deps.workerId = newWorkerId();
+        poolsStarted += 1;
+        pool = startWorkerPool(deps, { listen: options.db.listen?.bind(options.db) });
+      }
       maintenance.start();
     },
     workerCounters: () => pool?.counters() ?? null,
@@ -351,4 +361,9 @@ export function createEngine(options: EngineOptions): Engine {
       return stopped;
     },
   };
+}
+
+/** A worker id: the host, the process and a random part, so that every pool of every engine has its own. */
+function newWorkerId(): string {
+  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 }

@@ -32,8 +32,6 @@ export interface WorkerPoolCounters {
     queued: number;
     /** The loop had not read the job table (a claim or a look) for two poll intervals. */
     stale: number;
-    /** A pool started again after a stop: its first heartbeat had not cleared the row's stop yet. */
-    unregistered: number;
   };
   /**
    * NOTIFYs the pool's listener heard: `own` are those of jobs this pool's process queued (or gave
@@ -58,7 +56,7 @@ export function newPoolCounters(): WorkerPoolCounters {
     looks: 0,
     looksFindingWork: 0,
     handOffs: 0,
-    handOffsRefused: { stopped: 0, full: 0, queued: 0, stale: 0, unregistered: 0 },
+    handOffsRefused: { stopped: 0, full: 0, queued: 0, stale: 0 },
     notifications: { own: 0, others: 0 },
     polls: 0,
     slotsTaken: 0,

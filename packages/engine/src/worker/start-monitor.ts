@@ -71,10 +71,13 @@ export async function runMonitorPass(
  */
 export function startMonitor(deps: RuntimeDeps, opts: { intervalMs: number }): Monitor {
   const ttlSeconds = Math.max(10, Math.ceil((opts.intervalMs * 3) / 1000));
+  // The lease's holder is fixed for the loop's life: the pool's worker id changes when its workers are
+  // started again (one id per pool, ADR 0010's second addendum), the monitor's lease must not.
+  const holder = deps.workerId;
   const loop = startLoop({
     intervalMs: opts.intervalMs,
     pass: async () => {
-      const pass = await runMonitorPass(deps, { doctor: deps.config.repair.enabled, ttlSeconds });
+      const pass = await runMonitorPass(deps, { doctor: deps.config.repair.enabled, ttlSeconds, holder });
       if (!pass.swept) return false;
       const { steps, runs, doctor } = pass;
       if (steps.expired > 0 || runs.expired.length > 0 || runs.failed.length > 0)
@@ -92,7 +95,7 @@ export function startMonitor(deps: RuntimeDeps, opts: { intervalMs: number }): M
   return {
     async stop() {
       await loop.stop();
-      await releaseLease(deps.prisma, { name: 'monitor', holder: deps.workerId }).catch(() => undefined);
+      await releaseLease(deps.prisma, { name: 'monitor', holder }).catch(() => undefined);
     },
   };
 }

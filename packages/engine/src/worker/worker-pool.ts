@@ -54,11 +54,11 @@ const transientReplayRetry: StoreRetryPolicy = { maxAttempts: 3, baseDelayMs: 25
  * threw (a database outage, say) keeps its lease and comes back when the lease runs out:
  * at-least-once.
  */
-/** The engines (by their runtime deps) whose last pool recorded its stop in the worker's row. */
-const rowsStopped = new WeakSet<RuntimeDeps>();
-
 export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['listen'] } = {}): WorkerPool {
   const { concurrency, poll_interval_ms: pollMs, lease_seconds: leaseSeconds, notify } = deps.config.worker;
+  // This pool's worker id, for its whole life: a pool started after it (the engine's workers started
+  // again while this one drains) has an id of its own, and this one's stop must record its own.
+  const { workerId } = deps;
   const inFlight = new Set<Promise<void>>();
   let running = true;
   let wake: (() => void) | null = null;
@@ -144,7 +144,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     return n;
   };
   const run = (job: DbJob) => {
-    const ack: JobAck = { id: job.id, workerId: deps.workerId, done: false };
+    const ack: JobAck = { id: job.id, workerId, done: false };
     holding.add(ack);
     const p: Promise<void> = handle(job, ack).finally(() => {
       inFlight.delete(p);
@@ -163,7 +163,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     counters.jobsGivenBack += jobs.length;
     const ids = jobs.map((j) => j.id);
     const settle = listener ? own.expect() : null;
-    void releaseJobs(db, { ids, workerId: deps.workerId }).then(
+    void releaseJobs(db, { ids, workerId }).then(
       (notified) => {
         settle?.(notified);
         if (notified) nudge();
@@ -194,35 +194,12 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
         })
       : null;
 
-  /**
-   * Whether this worker's row may be taken as its own: false only for a pool started again, under the
-   * same worker id, after an earlier one of this engine recorded its stop. The row then says
-   * `stopped_at`, and the monitor and a reclaim judge a stopped worker gone at once, so a step this pool
-   * claimed before its first beat cleared that could be taken back and run twice while it runs (review
-   * 55). Until that beat commits, such a pool claims nothing and takes no start. A first start does not
-   * wait (its row, if any, is not stopped by it; an unregistered worker is judged by its claim's age,
-   * ADR 0010 addendum), so a start right after `startWorkers()` is still handed to it.
-   */
-  let registered = !rowsStopped.has(deps);
   // The heartbeat (ADR 0010): while it beats, the steps this worker holds are its own; once it
   // stops (or the pool stops), a step it holds with no reclaim deadline can be reclaimed.
   const heartbeat = startLoop({
     intervalMs: deps.config.worker.heartbeat_interval_ms,
-    pass: async () => {
-      await beatWorker(db, { workerId: deps.workerId });
-      if (!registered) {
-        registered = true;
-        rowsStopped.delete(deps);
-        wake?.();
-      }
-    },
-    onError: (err) =>
-      deps.logger.warn(
-        { err },
-        registered
-          ? 'worker heartbeat failed; it will try again'
-          : 'worker heartbeat failed; this pool, started again after a stop, claims no work until one is recorded, and tries again',
-      ),
+    pass: () => beatWorker(db, { workerId }),
+    onError: (err) => deps.logger.warn({ err }, 'worker heartbeat failed; it will try again'),
   });
 
   /**
@@ -268,12 +245,6 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
 
   const loop = async () => {
     while (running) {
-      if (!registered) {
-        // Woken by the first beat that commits, or by a stop.
-        await napUntilWoken(pollMs, (w) => (wake = w));
-        wake = null;
-        continue;
-      }
       // Outcomes held through a database outage go out before new work is claimed.
       if (deps.heldOutcomes.size > 0) await deps.heldOutcomes.retry();
       const free = concurrency - busy();
@@ -288,7 +259,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
         try {
           counters.claims += 1;
           jobs = await claimJobs(db, {
-            workerId: deps.workerId,
+            workerId,
             limit: free,
             leaseSeconds,
             now: deps.clock.now(),
@@ -335,7 +306,6 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     nudge,
     reserve: () => {
       if (!running) return refuse('stopped');
-      if (!registered) return refuse('unregistered');
       if (busy() >= concurrency) return refuse('full');
       // Queued work goes first (claims are oldest first): no hand-off while a wake is waiting for the
       // loop (a nudge), nor once the loop has not looked at the job table for two poll intervals (a pool
@@ -374,9 +344,8 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       // Drained: nothing is held any more. Not drained: the beats stop, and the steps still in flight
       // count as this worker's until worker.dead_after_seconds has passed without one.
       if (drained)
-        await stopWorker(db, { workerId: deps.workerId }).then(
-          () => void rowsStopped.add(deps),
-          (err: unknown) => deps.logger.warn({ err }, 'could not record that this worker stopped'),
+        await stopWorker(db, { workerId }).catch((err: unknown) =>
+          deps.logger.warn({ err }, 'could not record that this worker stopped'),
         );
       return { drained };
     },

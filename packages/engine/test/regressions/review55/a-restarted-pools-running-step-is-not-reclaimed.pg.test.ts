@@ -90,19 +90,18 @@ describe('review 55: a pool started again after stopWorkers (real PostgreSQL)', 
       return Number(r.rows[0]?.n) > 0 ? true : undefined;
     });
 
-    // A start while A's (live) pool is up: either the pool takes it and runs its step under A's worker
-    // id, or (the fix, ADR 0010 second addendum) the pool, started again after a stop, refuses it until
-    // its first beat has cleared the row's stop, and the run waits in the queue with nothing Running.
+    // A start while A's (live) pool is up: the pool takes it and runs its step. Started again after a
+    // stop, the pool is a new worker (ADR 0010 second addendum): its id is not the stopped one's, and
+    // with no row yet its step is judged by its claim's age, not by the last pool's stop.
     const { runId } = await a.startFlow(flow, null);
-    const seen = await waitFor('A to run the charge step, or to refuse the start until its beat lands', async () => {
+    const seen = await waitFor('A to run the charge step', async () => {
       const s = await db.prisma.actionRun.findFirst({ where: { run_id: runId, name: 'r55-restart-charge' } });
-      if (s?.status === 'Running' && s.claimed_by === workerId && entries === 1) return { step: s };
-      if ((a.workerCounters()?.handOffsRefused.unregistered ?? 0) > 0) return { step: s };
-      return undefined;
+      return s?.status === 'Running' && s.claimed_by === a.runtime.workerId && entries === 1 ? { step: s } : undefined;
     });
+    expect(seen.step.claimed_by, 'the restarted pool runs under an id of its own').not.toBe(workerId);
 
     // Another replica is asked to reclaim it (the step A runs, or whatever step the run has) meanwhile.
-    const reclaim = await b.reclaimStep(runId, seen.step ? { stepId: seen.step.id } : undefined);
+    const reclaim = await b.reclaimStep(runId, { stepId: seen.step.id });
     let second = 'not reclaimed';
     if (reclaim.reclaimed) {
       // What the reclaim opens the door to: B's pool runs the step again while A still runs it.
@@ -114,7 +113,7 @@ describe('review 55: a pool started again after stopWorkers (real PostgreSQL)', 
     const events = await db.prisma.flowEvent.findMany({ where: { run_id: runId, type: 'step.reclaimed' } });
     expect(
       { reclaim, second, entries, reclaimedEvents: events.map((e) => e.data) },
-      `A's pool is alive (its step ${seen.step?.id ?? 'not claimed yet'}); its worker row still says stopped_at because its first beat after startWorkers has not landed`,
+      `A's pool is alive and runs step ${seen.step.id}; its first beat after startWorkers has not landed, and the row of its last pool says stopped_at`,
     ).toMatchObject({ reclaim: { reclaimed: false }, second: 'not reclaimed' });
     expect(entries, 'the step ran at most once so far').toBeLessThanOrEqual(1);
 

@@ -6,11 +6,10 @@ import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
 /**
- * Review 56 (ADR 0010 second addendum). A pool started again after a recorded stop refuses hand-offs
- * (`unregistered`) until its first beat lands; "its starts go through the queue, which it claims once
- * the beat lands". With the poll interval at its longest (60 s), a start made right after the restart
- * must still run at once (woken by the beat or the start's nudge, not by the next poll). And a stop
- * called before that first beat must end promptly and leave the row stopped.
+ * Review 56 (ADR 0010 second addendum). A pool started again after a stop is a new worker with an id of
+ * its own. With the poll interval at its longest (60 s), a start made right after the restart must still
+ * run at once (handed to the pool, not left for the next poll), under the new id. And a stop called
+ * before the new pool's first beat must end promptly and leave the rows stopped.
  */
 const config = {
   worker: { poll_interval_ms: 60_000, heartbeat_interval_ms: 30_000 },
@@ -38,11 +37,12 @@ describe('review 56: starts and stops right after a restart (real PostgreSQL)', 
     );
     expect(await engine.stopWorkers(5_000)).toEqual({ drained: true });
 
-    // Started again, and a start at once: the hand-off is refused until the beat lands.
+    // Started again, and a start at once: a new worker id, and the start is handed to it.
     engine.startWorkers();
+    const restartedId = engine.runtime.workerId;
+    expect(restartedId).not.toBe(workerId);
     const t0 = Date.now();
     const { runId } = await engine.startFlow(flow, null);
-    expect(engine.workerCounters()?.handOffsRefused.unregistered).toBe(1);
     const done = await waitFor(
       'the run to complete',
       async () => {
@@ -64,5 +64,8 @@ describe('review 56: starts and stops right after a restart (real PostgreSQL)', 
     const stopped = await engine.stopWorkers(5_000);
     expect({ stopped, withinMs: Date.now() - t1 < 10_000 }).toEqual({ stopped: { drained: true }, withinMs: true });
     expect((await db.prisma.worker.findUniqueOrThrow({ where: { id: workerId } })).stopped_at).not.toBeNull();
+    expect((await db.prisma.worker.findUniqueOrThrow({ where: { id: restartedId } })).stopped_at).not.toBeNull();
+    const step = await db.prisma.actionRun.findFirstOrThrow({ where: { run_id: runId } });
+    expect(step.claimed_by, 'the restarted pool ran the step under its own id').toBe(restartedId);
   }, 90_000);
 });
