@@ -88,11 +88,12 @@ describe('review 56: two replicas refused on one held instance at once (real Pos
         (e: unknown) => `threw ${(e as Error).message.replace(/\s+/g, ' ').slice(0, 160)}`,
       ),
     );
-    // Both gave up on the held row and are journaling: their inserts wait at the gate.
+    // Both gave up on the held row and are journaling: each waits on an advisory lock, at the gate
+    // (its insert) or, where the journal serializes its check and insert per key (ADR 0132), one at
+    // the gate and the other behind the key's lock.
     for (let waiting = 0; waiting < 2;) {
       const r = await admin.pool!.query<{ n: number }>(
-        `select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1 and not granted`,
-        [GATE],
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`,
       );
       waiting = r.rows[0]!.n;
       if (waiting < 2) await new Promise((res) => setTimeout(res, 20));
