@@ -248,6 +248,9 @@ export function createEngine(options: EngineOptions): Engine {
       const reserved = p?.reserve() ?? false;
       // Without a slot the wake is queued due now: its NOTIFY comes back to this pool (ADR 0038 addendum).
       const queued = reserved ? null : p?.expectOwnNotification();
+      // A start handed to the pool leases its wake (and claims its first step) under that pool's own
+      // worker id, which is no longer the engine's once its workers were started again meanwhile.
+      const own = reserved && p ? { ...deps, workerId: p.workerId } : deps;
       let started: Awaited<ReturnType<typeof startFlow>> | null = null;
       try {
         started = audit
@@ -255,7 +258,7 @@ export function createEngine(options: EngineOptions): Engine {
             // batched start; its wake is leased to this pool as any start's and adopted once it commits.
             await inOperatorTransaction(deps, async (t) => {
               const s = await startFlow(
-                { ...deps, prisma: t as PrismaClient, driver: undefined },
+                { ...own, prisma: t as PrismaClient, driver: undefined },
                 name,
                 input,
                 opts,
@@ -264,10 +267,10 @@ export function createEngine(options: EngineOptions): Engine {
               await audit(t, { runId: s.runId });
               return s;
             })
-          : await startFlow(deps, name, input, opts, reserved);
+          : await startFlow(own, name, input, opts, reserved);
         // A pool stopped meanwhile (no longer the engine's) gives the wake back: the step its start
         // claimed is opened first, so the next replay, here or elsewhere, can claim it (ADR 0048).
-        if (reserved && pool !== p) await releaseFirstStep(deps, started);
+        if (reserved && pool !== p) await releaseFirstStep(own, started);
         if (started.job && started.loaded)
           deps.startedActive.set(started.job.id, { ...started.loaded, held: started.held ?? null });
       } finally {

@@ -18,6 +18,8 @@ import { copyPoolCounters, newPoolCounters, type WorkerPoolCounters } from './po
 import { startLoop } from './start-loop.ts';
 
 export interface WorkerPool {
+  /** The worker id this pool claims, leases and beats under, for its whole life (ADR 0010's second addendum). */
+  readonly workerId: string;
   /** Stops claiming, waits up to `drainMs` for in-flight jobs, and resolves. Unfinished jobs keep their lease and are redelivered after it. */
   stop(drainMs?: number): Promise<{ drained: boolean }>;
   /** Wakes the poll loop now. */
@@ -303,6 +305,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
   };
 
   return {
+    workerId,
     nudge,
     reserve: () => {
       if (!running) return refuse('stopped');
