@@ -13,12 +13,17 @@ export interface RepairRejection {
   message: string;
 }
 
-/** The rejection in a 409, or null for any other error (shown as it is). */
+/**
+ * The rejection in a 409 that carries a repair's body (a conflict or a refusal), or null for any other
+ * error, shown as it is: a 409 without one is not the repair's answer (a busy target, `target_busy`:
+ * nothing was decided, send it again; ADR 0132).
+ */
 export function repairRejection(error: unknown): RepairRejection | null {
   if (!(error instanceof TRPCClientError)) return null;
   const info = apiErrorInfo(error);
   if (info.httpStatus !== 409) return null;
   const repair = (error.data as { repair?: { current?: unknown; blockers?: unknown } } | undefined)?.repair;
+  if (typeof repair !== 'object' || repair === null) return null;
   const all = Array.isArray(repair?.blockers) ? repair.blockers.filter((b) => typeof b === 'string') : [];
   // A changed state is reported as this blocker (and "drafted against … but … is now …").
   const changed = all.includes(stateMoved) || / but the \w+ is now /.test(info.message);

@@ -143,6 +143,25 @@ async function applyClaimedBulk(
         { details: { approvalId: row.id, status: 'applying', bulkId, done, applied, of } },
       );
     }
+    // An item whose target another session held (ADR 0132) was not decided: the approved bulk is not
+    // settled while it is owed. It stays `applying`, marked for any replica's resumer, which applies
+    // what is left (the applied items replay) at its next pass (review 56).
+    const busy = result.items.filter((item) => item.outcome === 'busy').map((item) => item.target);
+    if (busy.length > 0) {
+      await markBulkLeft(deps.runtime.prisma, row.id, deps.runtime.clock.now(), result as unknown as Json);
+      const { applied, of } = inFlight;
+      const named = busy.map((t) => `${t.type} ${t.id}`).join(', ');
+      deps.runtime.logger.warn(
+        { approval: row.id, approver, command: row.command, bulkId, applied, of, busy },
+        `approved bulk ${row.id}: ${busy.length} item(s) busy (another session held the target); it stays applying and a bulk resumer applies them at its next pass`,
+      );
+      throw new EngineError(
+        'target_busy',
+        `approval ${row.id}: ${applied} of ${of} items applied; not yet ${named}: another session held ${busy.length === 1 ? 'it' : 'them'} past the transaction limit. ` +
+          'The approval stays applying and a bulk resumer applies what is left at its next pass; nothing to do again',
+        { details: { approvalId: row.id, status: 'applying', bulkId, applied, of, busy } },
+      );
+    }
     await settleApproval(deps.runtime.prisma, {
       id: row.id,
       from: 'applying',
@@ -189,6 +208,8 @@ export async function resumeInterruptedBulks(deps: RepairDeps, bulks: BulkApplie
       await applyClaimedBulk(deps, bulks, row, row.decided_by ?? 'unknown approver');
     } catch (err) {
       if (err instanceof EngineError && err.code === 'approval_interrupted') break;
+      // Items still busy: the bulk is left for the next pass; the others go on.
+      if (err instanceof EngineError && err.code === 'target_busy') continue;
       throw err;
     }
     finished += 1;

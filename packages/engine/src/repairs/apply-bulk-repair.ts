@@ -23,8 +23,9 @@ export interface BulkRepairCommand {
 
 export interface BulkRepairItemResult {
   target: { type: string; id: string };
-  outcome: 'applied' | 'conflict' | 'refused' | 'not_found' | 'failed';
-  /** The audit row's id (none for not_found or failed: nothing was decided). */
+  /** `busy`: another session held the target past the limit (`target_busy`): nothing changed; it can be sent again. */
+  outcome: 'applied' | 'conflict' | 'refused' | 'not_found' | 'busy' | 'failed';
+  /** The audit row's id (none for not_found, busy or failed: nothing was decided). */
   repairId: string | null;
   result: RepairResult | null;
   message: string | null;
@@ -78,7 +79,9 @@ export async function applyBulkRepair(
             ? 'refused'
             : e?.code === 'run_not_found' || e?.code === 'instance_not_found' || e?.code === 'outbox_not_found'
               ? 'not_found'
-              : 'failed';
+              : e?.code === 'target_busy'
+                ? 'busy'
+                : 'failed';
       if (outcome === 'failed') deps.runtime.logger.error({ err, bulkId, target }, 'a bulk repair item failed');
       const repairId = (e?.details?.repairId as string | undefined) ?? null;
       push({

@@ -1,3 +1,4 @@
+import type { Json } from '../../definitions/define-action.ts';
 import type { Db } from '../types.ts';
 
 /**
@@ -5,10 +6,17 @@ import type { Db } from '../types.ts';
  * stays `applying`, marked so that any replica's resumer takes it at its next pass rather than once
  * its claim is `approvals.resume_applying_after_seconds` old. Returns whether it was still applying.
  */
-export async function markBulkLeft(db: Db, id: string, at: Date): Promise<boolean> {
-  const changed = await db.$executeRaw`
-    update "sagaflow"."repair_approvals" set left_at = ${at}::timestamptz
-     where id = ${id}::uuid and status = 'applying'`;
+export async function markBulkLeft(db: Db, id: string, at: Date, result?: Json): Promise<boolean> {
+  // With `result`, what this pass did is kept on the approval (its items, a busy one named as such)
+  // until a resumer's pass settles it and writes its own (ADR 0132).
+  const changed =
+    result === undefined
+      ? await db.$executeRaw`
+          update "sagaflow"."repair_approvals" set left_at = ${at}::timestamptz
+           where id = ${id}::uuid and status = 'applying'`
+      : await db.$executeRaw`
+          update "sagaflow"."repair_approvals" set left_at = ${at}::timestamptz, result = ${JSON.stringify(result)}::jsonb
+           where id = ${id}::uuid and status = 'applying'`;
   return changed === 1;
 }
 
