@@ -250,7 +250,7 @@ export function createEngine(options: EngineOptions): Engine {
       const queued = reserved ? null : p?.expectOwnNotification();
       // A start handed to the pool leases its wake (and claims its first step) under that pool's own
       // worker id, which is no longer the engine's once its workers were started again meanwhile.
-      const own = reserved && p && p.workerId !== deps.workerId ? { ...deps, workerId: p.workerId } : deps;
+      const own = reserved && p ? { ...deps, workerId: p.workerId } : deps;
       let started: Awaited<ReturnType<typeof startFlow>> | null = null;
       try {
         started = audit
