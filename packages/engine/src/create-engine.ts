@@ -249,7 +249,8 @@ export function createEngine(options: EngineOptions): Engine {
       // Without a slot the wake is queued due now: its NOTIFY comes back to this pool (ADR 0038 addendum).
       const queued = reserved ? null : p?.expectOwnNotification();
       // A start handed to the pool leases its wake (and claims its first step) under that pool's own
-      // worker id, which is no longer the engine's once its workers were started again meanwhile.
+      // worker id, which is no longer the engine's once its workers were started again meanwhile: the
+      // copy fixes it now, since the start reads its deps' id only later, after its input check.
       const own = reserved && p ? { ...deps, workerId: p.workerId } : deps;
       let started: Awaited<ReturnType<typeof startFlow>> | null = null;
       try {
