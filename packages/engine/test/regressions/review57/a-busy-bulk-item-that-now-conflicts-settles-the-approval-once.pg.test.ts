@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../../src/db/create-database.ts';
+import type { Database } from '../../../src/db/database.ts';
+import { createEngine, type Engine } from '../../../src/index.ts';
+import { openTestDatabase } from '../../support/test-database.ts';
+import { tallyProcess } from '../review54/support/tally-process.ts';
+
+/**
+ * Review 57 (ADR 0132 §4). An approved bulk with a busy item stays `applying` and a resumer applies
+ * the rest. Attack: the busy item's target changes meanwhile (its expected version no longer holds),
+ * and two replicas' resumers run at once. Guarantees: the approval is settled (never `applying` for
+ * ever), the item that now conflicts is named `conflict`, the applied item is applied once (one audit
+ * row), and a settled bulk is not applied again by a later resumer pass.
+ *
+ * Driven by progress: the busy row is held FOR UPDATE by a test session until the approve has answered.
+ */
+const TX_MS = 1_000;
+
+describe('review 57: an approved bulk whose busy item now conflicts (real PostgreSQL)', () => {
+  let admin: Database & { url?: string };
+  let db: Database;
+  let db2: Database;
+  let engine: Engine;
+  let other: Engine;
+  let holder: pg.PoolClient | undefined;
+  beforeAll(async () => {
+    admin = await openTestDatabase({ poolSize: 3 });
+    db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
+    db2 = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
+    const make = (d: Database) =>
+      createEngine({
+        db: d,
+        flows: [],
+        actions: [],
+        processes: [tallyProcess],
+        config: { processes: { transaction_timeout_ms: TX_MS }, logging: { anomaly_level: null } },
+        logger: pino({ level: 'silent' }),
+      });
+    engine = make(db);
+    other = make(db2);
+    await engine.approvals.setPolicy(
+      { gatedCommands: ['instance.force_transition'], bulkThreshold: 1 },
+      { actor: 'r57-admin' },
+    );
+  });
+  afterAll(async () => {
+    await holder?.query('rollback').catch(() => undefined);
+    holder?.release();
+    await db?.close();
+    await db2?.close();
+    await admin?.close();
+  });
+
+  async function instance() {
+    const key = `k-${randomUUID()}`;
+    await engine.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
+    return db.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
+  }
+
+  it('a busy bulk item whose target changed meanwhile is settled as conflict, once, by racing resumers', async () => {
+    const [a, b] = [await instance(), await instance()];
+    const drafted = await engine.approvals.submitBulk({
+      kind: 'instance.force_transition',
+      to: 'Done',
+      actor: 'r57-drafter',
+      reason: 'closing stuck tallies',
+      idempotencyKey: randomUUID(),
+      items: [a, b].map((i) => ({ target: { instanceId: i.id }, expected: { state: 'Open', version: i.version } })),
+    });
+    if (!('status' in drafted) || drafted.status !== 'awaiting_approval') throw new Error('bulk not gated');
+    holder = await admin.pool!.connect();
+    await holder.query('begin');
+    await holder.query('select id from "sagaflow"."saga_instances" where id = $1 for update', [b.id]);
+    const approved = await engine.approvals.approve(drafted.approvalId, 'r57-approver').then(
+      (v) => `answered ${v.status}`,
+      (e: unknown) => `threw ${(e as { code?: string }).code}`,
+    );
+    expect(approved).toBe('threw target_busy');
+    await holder.query('rollback');
+    holder.release();
+    holder = undefined;
+    // Meanwhile b's state changes: the drafted expectation (its version) no longer holds.
+    await engine.processes.deliver(tallyProcess, {
+      id: randomUUID(),
+      type: 'Add',
+      payload: { key: b.correlation_key, n: 1 },
+    });
+
+    // Two replicas' resumers at once.
+    const resumed = await Promise.all([engine.approvals.resumeInterrupted(), other.approvals.resumeInterrupted()]);
+    const later = await Promise.all([engine.approvals.resumeInterrupted(), other.approvals.resumeInterrupted()]);
+    const view = await engine.approvals.get(drafted.approvalId);
+    const items = (view?.result as { items?: { target: { id: string }; outcome: string }[] } | null)?.items ?? [];
+    const audits = await db.prisma.repairCommand.findMany({ where: { approval_id: drafted.approvalId } });
+    const said = JSON.stringify({ resumed, later, status: view?.status, items, audits: audits.length }).slice(0, 3000);
+    expect(
+      {
+        status: view?.status,
+        a: items.find((i) => i.target.id === a.id)?.outcome,
+        b: items.find((i) => i.target.id === b.id)?.outcome,
+        resumedOnce: resumed[0] + resumed[1],
+        laterPasses: later[0] + later[1],
+        auditsOfA: audits.filter((r) => r.target_id === a.id && r.status !== 'conflict').length,
+        bState: (await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: b.id } })).current_state,
+      },
+      said,
+    ).toEqual({
+      status: 'applied',
+      a: 'applied',
+      b: 'conflict',
+      resumedOnce: 1,
+      laterPasses: 0,
+      auditsOfA: 1,
+      bState: 'Open',
+    });
+  }, 60_000);
+});
