@@ -79,6 +79,14 @@ describe('review 57: an approved bulk whose busy item now conflicts (real Postgr
       (e: unknown) => `threw ${(e as { code?: string }).code}`,
     );
     expect(approved).toBe('threw target_busy');
+    // While it is owed, the approval's view says applying and names each item: a applied, b busy.
+    const owed = await engine.approvals.get(drafted.approvalId);
+    const owedItems = (owed?.result as { items?: { target: { id: string }; outcome: string }[] } | null)?.items ?? [];
+    expect({
+      status: owed?.status,
+      a: owedItems.find((i) => i.target.id === a.id)?.outcome,
+      b: owedItems.find((i) => i.target.id === b.id)?.outcome,
+    }).toEqual({ status: 'applying', a: 'applied', b: 'busy' });
     await holder.query('rollback');
     holder.release();
     holder = undefined;
