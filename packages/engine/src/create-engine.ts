@@ -361,7 +361,10 @@ export function createEngine(options: EngineOptions): Engine {
       pool = null;
       // The pool stops claiming and refuses hand-offs before anything here awaits: a start that
       // reserved a slot then finds the pool stopped, not one that still runs what it adopts.
-      const [stopped] = await Promise.all([p ? p.stop(drainMs) : { drained: true }, maintenance.stop()]);
+      const [stopped] = await Promise.all([
+        p ? p.stop(drainMs, () => pool === null) : { drained: true },
+        maintenance.stop(),
+      ]);
       return stopped;
     },
   };

@@ -21,7 +21,11 @@ export interface WorkerPool {
   /** The worker id this pool claims, leases and beats under, for its whole life (ADR 0010's second addendum). */
   readonly workerId: string;
   /** Stops claiming, waits up to `drainMs` for in-flight jobs, and resolves. Unfinished jobs keep their lease and are redelivered after it. */
-  stop(drainMs?: number): Promise<{ drained: boolean }>;
+  /**
+   * `lastPool`, asked once the drain is done: whether no other pool of the engine runs now. Only then
+   * are the engine's held outcomes given up (a pool started during the drain keeps retrying them).
+   */
+  stop(drainMs?: number, lastPool?: () => boolean): Promise<{ drained: boolean }>;
   /** Wakes the poll loop now. */
   nudge(): void;
   /**
@@ -329,7 +333,7 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
     },
     expectOwnNotification: () => (listener ? own.expect() : () => undefined),
     counters: () => ({ ...copyPoolCounters(counters), slotsTaken: busy() }),
-    stop: async (drainMs = 10_000) => {
+    stop: async (drainMs = 10_000, lastPool = () => true) => {
       running = false;
       wake?.();
       await listener?.stop();
@@ -343,7 +347,9 @@ export function startWorkerPool(deps: RuntimeDeps, opts: { listen?: Database['li
       ]);
       bound.abort();
       await heartbeat.stop();
-      await deps.heldOutcomes.release();
+      // The held outcomes are the engine's: a pool started while this one drained (with its own worker
+      // id) holds and retries them now, so they are given up only by the engine's last pool (review 57).
+      if (lastPool()) await deps.heldOutcomes.release();
       // Drained: nothing is held any more. Not drained: the beats stop, and the steps still in flight
       // count as this worker's until worker.dead_after_seconds has passed without one.
       if (drained)

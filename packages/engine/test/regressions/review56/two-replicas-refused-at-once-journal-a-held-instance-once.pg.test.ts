@@ -93,7 +93,9 @@ describe('review 56: two replicas refused on one held instance at once (real Pos
     // the gate and the other behind the key's lock.
     for (let waiting = 0; waiting < 2;) {
       const r = await admin.pool!.query<{ n: number }>(
-        `select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted`,
+        `select count(*)::int as n from pg_locks
+          where locktype = 'advisory' and not granted
+            and database = (select oid from pg_database where datname = current_database())`,
       );
       waiting = r.rows[0]!.n;
       if (waiting < 2) await new Promise((res) => setTimeout(res, 20));
