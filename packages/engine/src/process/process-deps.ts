@@ -83,6 +83,11 @@ export function inTransaction<T>(deps: ProcessDeps, work: (tx: Prisma.Transactio
   );
 }
 
+/** How long a transaction under `limitMs` waits for a row another session holds: half of it, at least 50 ms. */
+export function lockWaitMs(limitMs: number): number {
+  return Math.max(50, Math.floor(limitMs / 2));
+}
+
 /**
  * Bounds the rest of transaction `tx` in the database, local to it: a statement runs at most `limitMs`
  * (`statement_timeout`, 57014) and a row another session holds is waited for at most half of it
@@ -90,7 +95,7 @@ export function inTransaction<T>(deps: ProcessDeps, work: (tx: Prisma.Transactio
  * (review 55) run under it; {@link isHeldUp} tells its two errors.
  */
 export async function limitTransaction(tx: Prisma.TransactionClient, limitMs: number): Promise<void> {
-  const lockMs = Math.max(50, Math.floor(limitMs / 2));
+  const lockMs = lockWaitMs(limitMs);
   await tx.$queryRaw`select set_config('statement_timeout', ${String(limitMs)}, true), set_config('lock_timeout', ${String(lockMs)}, true)`;
 }
 

@@ -3,7 +3,7 @@ import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { operatorStatement, waitingForConnection } from '../runtime/in-run-transaction.ts';
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
-import { isHeldUp, limitTransaction } from '../process/process-deps.ts';
+import { isHeldUp, limitTransaction, lockWaitMs } from '../process/process-deps.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { findRepairCommand, type DbRepairCommand } from '../store/repairs/find-repair-command.ts';
@@ -244,7 +244,7 @@ function targetBusy(deps: RepairDeps, cmd: RepairCommand, err: unknown, log: { w
   const target = repairTarget(cmd);
   const limitMs = deps.process.transactionTimeoutMs;
   const message =
-    `${cmd.kind} on ${target.type} ${target.id}: another session held a row it needed past ${Math.max(50, Math.floor(limitMs / 2))} ms, ` +
+    `${cmd.kind} on ${target.type} ${target.id}: another session held a row it needed past ${lockWaitMs(limitMs)} ms, ` +
     `or a statement ran past ${limitMs} ms (processes.transaction_timeout_ms); nothing changed and nothing was audited. ` +
     'Send the same command again once the other session lets go (an open transaction on it: see pg_stat_activity)';
   log.warn({ err }, 'repair not applied: its target was held by another session past the transaction limit');

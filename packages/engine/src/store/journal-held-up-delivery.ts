@@ -1,4 +1,5 @@
 import type { PrismaClient } from '../generated/prisma/client.ts';
+import { lockWaitMs } from '../process/process-deps.ts';
 
 /** How often a held instance's refused deliveries are journaled again, at most: one entry per window. */
 export const heldUpJournalWindowSeconds = 60;
@@ -18,7 +19,7 @@ export async function journalHeldUpDelivery(
   db: PrismaClient,
   args: { processName: string; key: string; messageId: string; messageType: string; limitMs: number },
 ): Promise<boolean> {
-  const waitMs = Math.max(50, Math.floor(args.limitMs / 2));
+  const waitMs = lockWaitMs(args.limitMs);
   const [, written] = await db.$transaction([
     db.$queryRaw`select 1 as locked from (select pg_advisory_xact_lock(hashtext('sagaflow.held_up'), hashtext(${args.processName} || '/' || ${args.key}))) l`,
     db.$executeRaw`

@@ -64,7 +64,7 @@ describe("review 56: a held-up delivery inside the host's transaction (real Post
         (r) => `answered ${r.outcome}`,
         (e: unknown) => `threw ${(e as Error).message.replace(/\s+/g, ' ').slice(0, 400)}`,
       );
-    expect(delivered, delivered).toMatch(/lock timeout/);
+    expect(delivered, delivered).toMatch(/(lock|statement) timeout/);
     const usable = await host.query<{ n: number }>('select count(*)::int as n from r56_host_work').then(
       (r) => `usable, its own row: ${r.rows[0]!.n}`,
       (e: unknown) => `unusable: ${(e as Error).message}`,

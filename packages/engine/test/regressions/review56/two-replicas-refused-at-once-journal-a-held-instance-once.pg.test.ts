@@ -103,7 +103,8 @@ describe('review 56: two replicas refused on one held instance at once (real Pos
     await gate.query('select pg_advisory_unlock($1)', [GATE]);
     const answers = await Promise.all(refused);
     expect(
-      answers.every((a) => a.includes('lock timeout')),
+      // Each gave up on the held row: its lock wait ran out, or (on a loaded machine) its statement's limit first.
+      answers.every((a) => /canceling statement due to (lock|statement) timeout/.test(a)),
       answers.join('; '),
     ).toBe(true);
 
