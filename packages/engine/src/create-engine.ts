@@ -84,7 +84,7 @@ export interface Engine {
   readonly approvals: Approvals;
   /** Rows done, rows left and rate of this engine's sweeps (monitor, doctor, timeouts; ADR 0026), for /metrics. */
   readonly sweepProgress: SweepProgress;
-  /** Retention (ADR 0027): prune finished runs, old transitions, published outbox rows and old inbox records. */
+  /** Retention (ADR 0027): prune finished runs, old transitions, published outbox rows, old inbox records and gone workers. */
   readonly retention: Retention;
   /**
    * Vacuum and analyze of the engine's tables on embedded PGlite (ADR 0050), whose autovacuum never

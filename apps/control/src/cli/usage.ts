@@ -90,7 +90,8 @@ refused while a control plane holds it); prints JSON
   doctor sweep                             one doctor pass, under the same lease
   prune [--older-than AGE] [--batch-size N] [--dry-run]
                                            delete finished runs, finished instances' transitions,
-                                           published outbox rows and inbox records older than AGE
+                                           published outbox rows, inbox records and gone
+                                           workers' rows older than AGE
                                            (30d, 12h, 3600s; default retention.older_than_seconds,
                                            30d) in batches, progress on stderr; --dry-run counts
 

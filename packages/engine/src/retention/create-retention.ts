@@ -17,10 +17,10 @@ export interface PrunePreview {
 export interface Retention {
   /**
    * Deletes, in batches, the finished runs (with their steps, events, signals, timers and jobs), the
-   * transitions of finished instances, the published outbox rows and the inbox records older than
-   * `olderThanSeconds`, and reports every batch to `onProgress`. Never an open run, a run an open run
+   * transitions of finished instances, the published outbox rows, the inbox records and the rows of
+   * worker pools gone (stopped or silent) longer than `olderThanSeconds`, and reports every batch to `onProgress`. Never an open run, a run an open run
    * needs or an open approval names, a quarantined or unfinished instance's history, an unpublished
-   * outbox row, or the audit trail. Safe to interrupt and to run beside another prune.
+   * outbox row, a worker a Running step names, or the audit trail. Safe to interrupt and to run beside another prune.
    *
    * @example
    * const report = await engine.retention.prune({ olderThanSeconds: 30 * 86_400 }, (p) =>

@@ -4,14 +4,15 @@ import { countPrunableRows } from '../store/retention/count-prunable-rows.ts';
 import { deleteFinishedRuns } from '../store/retention/delete-finished-runs.ts';
 import { deleteFinishedTransitions } from '../store/retention/delete-finished-transitions.ts';
 import { deleteOldInbox } from '../store/retention/delete-old-inbox.ts';
+import { deleteGoneWorkers } from '../store/retention/delete-gone-workers.ts';
 import { deletePublishedOutbox } from '../store/retention/delete-published-outbox.ts';
 import { noRetentionRows, retentionTables, type RetentionRowCounts } from '../store/retention/retention-tables.ts';
 import type { Db } from '../store/types.ts';
 import type { KeysetBatch, TimeCursor } from '../store/retention/time-cursor.ts';
 import type { ResolvedPruneOptions } from './prune-options.ts';
 
-/** The four walks a prune makes, in order. */
-export type PrunePhase = 'runs' | 'transitions' | 'outbox' | 'inbox';
+/** The five walks a prune makes, in order. */
+export type PrunePhase = 'runs' | 'transitions' | 'outbox' | 'inbox' | 'workers';
 
 /** Reported after every batch: what is done, what is left of what the prune set out to delete, how fast. */
 export interface PruneProgress {
@@ -45,7 +46,7 @@ const sum = (counts: RetentionRowCounts) => retentionTables.reduce((n, t) => n +
 /**
  * Deletes what retention allows (ADR 0027) in batches of `batchSize`, each its own transaction:
  * runs first (a run and everything it owns in one batch), then finished instances' transitions,
- * published outbox rows and inbox records. Interrupted anywhere, the database is consistent and a
+ * published outbox rows, inbox records and the rows of worker pools long gone. Interrupted anywhere, the database is consistent and a
  * rerun carries on. `onProgress` hears of every batch; `keep` is asked before each and stops the
  * prune when false.
  */
@@ -119,14 +120,20 @@ export async function pruneRetention(
     deleted.outbox += n;
     return n;
   };
+  const workers = async () => {
+    const n = await deleteGoneWorkers(deps.prisma, { cutoff, limit });
+    deleted.workers += n;
+    return n;
+  };
 
   const complete =
     (await walk('runs', runs)) &&
     (await walk('transitions', keyset('process_transitions', deleteFinishedTransitions))) &&
     (await walk('outbox', outbox)) &&
-    (await walk('inbox', keyset('inbox', deleteOldInbox)));
+    (await walk('inbox', keyset('inbox', deleteOldInbox))) &&
+    (await walk('workers', workers));
 
-  const last = progress('inbox');
+  const last = progress('workers');
   const report: PruneReport = {
     cutoff: cutoff.toISOString(),
     planned,

@@ -172,8 +172,8 @@ export const engineConfigSchema = z
       .prefault({}),
     /**
      * Retention (ADR 0027): finished runs with their steps and events, the transitions of finished
-     * instances, published outbox rows and old inbox records are deleted in batches once older than
-     * `older_than_seconds`. `engine.retention.prune()` and `sagaflow prune` run it on demand; with
+     * instances, published outbox rows, old inbox records and the rows of worker pools gone that long
+     * are deleted in batches once older than `older_than_seconds`. `engine.retention.prune()` and `sagaflow prune` run it on demand; with
      * `enabled` a control plane also runs it every `interval_seconds` (one replica at a time).
      */
     retention: z

@@ -49,6 +49,7 @@ describe(`retention prunes what is old and finished, and nothing else (${testDbK
       process_transitions: 6 * 5,
       outbox: 15,
       inbox: 12,
+      workers: 0,
     });
     expect(await countHistoryByTag(t.db.driver)).toEqual(before);
   });
@@ -81,12 +82,14 @@ describe(`retention prunes what is old and finished, and nothing else (${testDbK
     expect(report.deleted).toEqual(report.planned);
     expect(report.total).toBe(26 + 130 + 7 + 182 + 7 + 7 + 7 + 30 + 15 + 12);
     expect(report.complete).toBe(true);
-    // Batches of 5: 6 of runs (the last one short), 6 + 1 of transitions, 3 + 1 of outbox, 3 of inbox.
+    // Batches of 5: 6 of runs (the last one short), 6 + 1 of transitions, 3 + 1 of outbox, 3 of inbox, and
+    // one of workers, which finds none to delete.
     expect(progress.map((p) => p.phase)).toEqual([
       ...Array<string>(6).fill('runs'),
       ...Array<string>(7).fill('transitions'),
       ...Array<string>(4).fill('outbox'),
       ...Array<string>(3).fill('inbox'),
+      'workers',
     ]);
     expect(progress.map((p) => p.done)).toEqual([...progress.map((p) => p.done)].sort((a, b) => a - b));
     expect(progress.at(-1)).toMatchObject({ done: report.total, left: 0 });

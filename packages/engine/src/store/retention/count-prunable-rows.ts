@@ -5,6 +5,7 @@ import {
   prunableOutboxWhere,
   prunableRunsWhere,
   prunableTransitionsWhere,
+  prunableWorkersWhere,
 } from './prunable-sql.ts';
 
 /** How many rows of each table a prune with this cutoff would delete now (a dry run's answer). */
@@ -21,7 +22,8 @@ export async function countPrunableRows(db: Db, args: { cutoff: Date }): Promise
            (select count(*) from "sagaflow"."process_transitions" t where ${prunableTransitionsWhere(args.cutoff)})::int
              as process_transitions,
            (select count(*) from "sagaflow"."outbox" o where ${prunableOutboxWhere(args.cutoff)})::int as outbox,
-           (select count(*) from "sagaflow"."inbox" m where ${prunableInboxWhere(args.cutoff)})::int as inbox`;
+           (select count(*) from "sagaflow"."inbox" m where ${prunableInboxWhere(args.cutoff)})::int as inbox,
+           (select count(*) from "sagaflow"."workers" w where ${prunableWorkersWhere(args.cutoff)})::int as workers`;
   const counts = rows[0];
   if (!counts) throw new Error('count of prunable rows returned nothing');
   return counts;

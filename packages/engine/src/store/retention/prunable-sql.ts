@@ -74,3 +74,16 @@ export function prunableInboxWhere(cutoff: Date): Prisma.Sql {
     and not exists (select 1 from "sagaflow"."saga_instances" i
                      where i.id = m.instance_id and i.status <> 'COMPLETED')`;
 }
+
+/**
+ * The rows of worker pools (ADR 0010) gone before the cutoff: stopped then, or silent since. A row a
+ * Running step or compensation still names as its `claimed_by` is kept whatever its age: it is what
+ * says at once that the step's owner is gone (without it the step would be judged by its claim's age).
+ * A pool that was only paused and beats again writes its row anew.
+ */
+export function prunableWorkersWhere(cutoff: Date): Prisma.Sql {
+  return Prisma.sql`
+        coalesce(w.stopped_at, w.heartbeat_at) < ${cutoff}::timestamptz
+    and not exists (select 1 from "sagaflow"."action_runs" s where s.status = 'Running' and s.claimed_by = w.id)
+    and not exists (select 1 from "sagaflow"."compensation_runs" s where s.status = 'Running' and s.claimed_by = w.id)`;
+}

@@ -1,6 +1,7 @@
 /**
  * The tables retention deletes from, in the order a report lists them. The audit trail
  * (repair_commands, audit_events), the anomaly log and the instances themselves are not among them.
+ * `workers` loses only the rows of worker pools gone before the cutoff that no Running step names.
  */
 export const retentionTables = [
   'flow_runs',
@@ -13,6 +14,7 @@ export const retentionTables = [
   'process_transitions',
   'outbox',
   'inbox',
+  'workers',
 ] as const;
 export type RetentionTable = (typeof retentionTables)[number];
 export type RetentionRowCounts = Record<RetentionTable, number>;
