@@ -2,32 +2,45 @@ import pg from 'pg';
 import type { Database } from '../../src/db/database.ts';
 import { waitFor } from './wait-for.ts';
 
-/** A transaction of the test's own, on a connection of its own, holding run rows FOR UPDATE as a terminate or a repair does. */
+/** A transaction of the test's own, on a connection of its own, holding rows FOR UPDATE as a terminate or a repair does. */
 export interface HeldRows {
   pid: number;
   client: pg.Client;
-  /** Takes one more run's row, in the open transaction. */
-  hold: (runId: string) => Promise<unknown>;
+  /** Takes one more row's lock, in the open transaction. */
+  hold: (id: string) => Promise<unknown>;
+  /** Ends the transaction and the connection; a second call (or one after the other) does nothing. */
   commit: () => Promise<void>;
   rollback: () => Promise<void>;
 }
 
 /** Opens a connection to `url`, begins, and holds `runIds`' rows (FOR UPDATE) until its commit or rollback. */
-export async function holdRuns(url: string, runIds: string[], deadlockTimeout?: string): Promise<HeldRows> {
+export function holdRuns(url: string, runIds: string[], deadlockTimeout?: string): Promise<HeldRows> {
+  return holdRows(url, 'flow_runs', runIds, deadlockTimeout);
+}
+
+/** Opens a connection to `url`, begins, and holds the rows of `table` with these ids FOR UPDATE until its commit or rollback. */
+export async function holdRows(
+  url: string,
+  table: 'flow_runs' | 'saga_instances' | 'outbox',
+  ids: string[],
+  deadlockTimeout?: string,
+): Promise<HeldRows> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const pid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
   await client.query('begin');
   if (deadlockTimeout !== undefined) await client.query(`set local deadlock_timeout = '${deadlockTimeout}'`);
-  const hold = (runId: string) => client.query('select id from sagaflow.flow_runs where id = $1 for update', [runId]);
-  for (const runId of runIds) await hold(runId);
-  const end = async (how: 'commit' | 'rollback') => {
-    try {
-      await client.query(how);
-    } finally {
-      await client.end();
-    }
-  };
+  const hold = (id: string) => client.query(`select id from sagaflow.${table} where id = $1 for update`, [id]);
+  for (const id of ids) await hold(id);
+  let ended: Promise<void> | null = null;
+  const end = (how: 'commit' | 'rollback') =>
+    (ended ??= (async () => {
+      try {
+        await client.query(how);
+      } finally {
+        await client.end();
+      }
+    })());
   return { pid, client, hold, commit: () => end('commit'), rollback: () => end('rollback') };
 }
 

@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
-import { createEngine, type Engine } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { openTallyEngines, type TallyEngines } from '../review54/support/tally-engines.ts';
 import { tallyProcess } from '../review54/support/tally-process.ts';
 
 /**
@@ -22,39 +17,18 @@ import { tallyProcess } from '../review54/support/tally-process.ts';
 const TX_MS = 1_000;
 
 describe('review 55: messages to an instance another session keeps (real PostgreSQL)', () => {
-  let admin: Database & { url?: string };
-  let db: Database;
-  let engine: Engine;
-  let holder: pg.PoolClient | undefined;
+  let t: TallyEngines;
   beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 2 });
-    db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
-    engine = createEngine({
-      db,
-      flows: [],
-      actions: [],
-      processes: [tallyProcess],
-      config: {
-        processes: { transaction_timeout_ms: TX_MS, store_retry: { max_attempts: 1 } },
-        logging: { anomaly_level: null },
-      },
-      logger: pino({ level: 'silent' }),
-    });
+    t = await openTallyEngines({ txMs: TX_MS, noStoreRetry: true });
   });
   afterAll(async () => {
-    await holder?.query('rollback').catch(() => undefined);
-    holder?.release();
-    await db?.close();
-    await admin?.close();
+    await t?.close();
   });
 
   it('an instance whose messages are refused again and again as held up says so where on-call looks', async () => {
-    const key = `k-${randomUUID()}`;
-    await engine.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
-    const inst = await db.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
-    holder = await admin.pool!.connect();
-    await holder.query('begin');
-    await holder.query('select id from "sagaflow"."saga_instances" where id = $1 for update', [inst.id]);
+    const [engine, admin] = [t.engines[0]!, t.admin];
+    const { key, instance: inst } = await t.begin();
+    await t.holdInstances([inst.id]);
 
     // A broker delivering one message again and again, as ADR 0131 §4 tells it to.
     const id = randomUUID();

@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
-import { createEngine, type Engine } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { openTallyEngines, type TallyEngines } from '../review54/support/tally-engines.ts';
 import { tallyProcess } from '../review54/support/tally-process.ts';
 
 /**
@@ -35,39 +30,20 @@ async function within(p: Promise<unknown>, ms: number) {
 }
 
 describe('review 55: an operator repair on an instance another session holds (real PostgreSQL)', () => {
-  let admin: Database & { url?: string };
-  let db: Database;
-  let engine: Engine;
-  let holder: pg.PoolClient | undefined;
+  let t: TallyEngines;
   const pending: Promise<unknown>[] = [];
   beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 2 });
-    db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
-    engine = createEngine({
-      db,
-      flows: [],
-      actions: [],
-      processes: [tallyProcess],
-      config: { processes: { transaction_timeout_ms: TX_MS }, logging: { anomaly_level: null } },
-      logger: pino({ level: 'silent' }),
-    });
+    t = await openTallyEngines({ txMs: TX_MS });
   });
   afterAll(async () => {
-    await holder?.query('rollback').catch(() => undefined);
-    holder?.release();
     await Promise.allSettled(pending);
-    await db?.close();
-    await admin?.close();
+    await t?.close();
   });
 
   it('a force-transition of a held instance settles within its transaction limit, as a delivery to it does', async () => {
-    const key = `k-${randomUUID()}`;
-    await engine.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
-    const inst = await db.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
-
-    holder = await admin.pool!.connect();
-    await holder.query('begin');
-    await holder.query('select id from "sagaflow"."saga_instances" where id = $1 for update', [inst.id]);
+    const [engine, db, admin] = [t.engines[0]!, t.dbs[0]!, t.admin];
+    const { key, instance: inst } = await t.begin();
+    const holder = await t.holdInstances([inst.id]);
 
     // The control: a delivery to it gives up within its limit (ADR 0131 §3, §4).
     const delivery = engine.processes.deliver(tallyProcess, {
@@ -107,9 +83,7 @@ describe('review 55: an operator repair on an instance another session holds (re
     expect(await db.prisma.repairCommand.count({ where: { target_id: inst.id } })).toBe(0);
 
     // Once the row is let go, the repair goes through (or said why it did not).
-    await holder.query('rollback');
-    holder.release();
-    holder = undefined;
+    await holder.rollback();
     // Sent again once the row is let go, the same command goes through.
     const again = await engine.repairs.apply({
       kind: 'instance.force_transition',

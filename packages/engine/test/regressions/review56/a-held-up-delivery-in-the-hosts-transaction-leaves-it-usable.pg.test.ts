@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
-import { createEngine, type Engine } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { openTallyEngines, type TallyEngines } from '../review54/support/tally-engines.ts';
 import { tallyProcess } from '../review54/support/tally-process.ts';
 
 /**
@@ -18,40 +14,22 @@ import { tallyProcess } from '../review54/support/tally-process.ts';
 const TX_MS = 1_000;
 
 describe("review 56: a held-up delivery inside the host's transaction (real PostgreSQL)", () => {
-  let admin: Database & { url?: string };
-  let db: Database;
-  let engine: Engine;
+  let t: TallyEngines;
   let host: pg.Client;
-  let holder: pg.PoolClient | undefined;
   beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 3 });
-    db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
-    engine = createEngine({
-      db,
-      flows: [],
-      actions: [],
-      processes: [tallyProcess],
-      config: { processes: { transaction_timeout_ms: TX_MS }, logging: { anomaly_level: null } },
-      logger: pino({ level: 'silent' }),
-    });
-    host = new pg.Client({ connectionString: admin.url });
+    t = await openTallyEngines({ txMs: TX_MS });
+    host = new pg.Client({ connectionString: t.admin.url });
     await host.connect();
   });
   afterAll(async () => {
-    await holder?.query('rollback').catch(() => undefined);
-    holder?.release();
     await host?.end();
-    await db?.close();
-    await admin?.close();
+    await t?.close();
   });
 
   it("the host's transaction survives the refusal with its own limits, and the journal entry outlives its rollback", async () => {
-    const key = `k-${randomUUID()}`;
-    await engine.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
-    const inst = await db.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
-    holder = await admin.pool!.connect();
-    await holder.query('begin');
-    await holder.query('select id from "sagaflow"."saga_instances" where id = $1 for update', [inst.id]);
+    const [engine, admin] = [t.engines[0]!, t.admin];
+    const { key, instance: inst } = await t.begin();
+    await t.holdInstances([inst.id]);
 
     await host.query('begin');
     await host.query(`set local statement_timeout = '5min'`);

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
-import { createEngine, type Engine } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import type { Engine } from '../../../src/index.ts';
+import { openTallyEngines, type TallyEngines } from '../review54/support/tally-engines.ts';
 import { tallyProcess } from '../review54/support/tally-process.ts';
 
 /**
@@ -21,32 +18,19 @@ import { tallyProcess } from '../review54/support/tally-process.ts';
 const TX_MS = 1_000;
 
 describe('review 56: the first messages to a key another session is creating (real PostgreSQL)', () => {
-  let admin: Database & { url?: string };
-  let db: Database;
+  let t: TallyEngines;
   let engine: Engine;
   let host: pg.Client;
   beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 2 });
-    db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
-    engine = createEngine({
-      db,
-      flows: [],
-      actions: [],
-      processes: [tallyProcess],
-      config: {
-        processes: { transaction_timeout_ms: TX_MS, store_retry: { max_attempts: 1 } },
-        logging: { anomaly_level: null },
-      },
-      logger: pino({ level: 'silent' }),
-    });
-    host = new pg.Client({ connectionString: admin.url });
+    t = await openTallyEngines({ txMs: TX_MS, noStoreRetry: true });
+    engine = t.engines[0]!;
+    host = new pg.Client({ connectionString: t.admin.url });
     await host.connect();
   });
   afterAll(async () => {
     await host?.query('rollback').catch(() => undefined);
     await host?.end();
-    await db?.close();
-    await admin?.close();
+    await t?.close();
   });
 
   it('messages refused because another session holds a new key still journal process_delivery_held_up', async () => {
@@ -76,7 +60,7 @@ describe('review 56: the first messages to a key another session is creating (re
       answers.join('; '),
     ).toBe(true);
 
-    const anomalies = await admin.pool!.query<{ code: string; details: unknown }>(
+    const anomalies = await t.admin.pool!.query<{ code: string; details: unknown }>(
       `select code, details from "sagaflow"."anomaly_log" where code = 'process_delivery_held_up'`,
     );
     expect(

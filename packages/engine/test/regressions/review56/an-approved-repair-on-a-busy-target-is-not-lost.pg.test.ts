@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
-import { createEngine, type Engine } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
-import { tallyProcess } from '../review54/support/tally-process.ts';
+import type { Engine } from '../../../src/index.ts';
+import type { HeldRows } from '../../support/held-rows.ts';
+import { openTallyEngines, type TallyEngines } from '../review54/support/tally-engines.ts';
 
 /**
  * Review 56 (ADR 0132 §1 with ADR 0020/0121). A repair whose transaction gives up on a row another
@@ -20,46 +16,27 @@ import { tallyProcess } from '../review54/support/tally-process.ts';
 const TX_MS = 1_000;
 
 describe('review 56: an approved repair whose target another session holds (real PostgreSQL)', () => {
-  let admin: Database & { url?: string };
-  let db: Database;
+  let t: TallyEngines;
   let engine: Engine;
-  let holder: pg.PoolClient | undefined;
+  let holder: HeldRows | undefined;
   beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 3 });
-    db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
-    engine = createEngine({
-      db,
-      flows: [],
-      actions: [],
-      processes: [tallyProcess],
-      config: { processes: { transaction_timeout_ms: TX_MS }, logging: { anomaly_level: null } },
-      logger: pino({ level: 'silent' }),
-    });
+    t = await openTallyEngines({ txMs: TX_MS });
+    engine = t.engines[0]!;
     await engine.approvals.setPolicy(
       { gatedCommands: ['instance.force_transition'], bulkThreshold: 1 },
       { actor: 'r56-admin' },
     );
   });
   afterAll(async () => {
-    await holder?.query('rollback').catch(() => undefined);
-    holder?.release();
-    await db?.close();
-    await admin?.close();
+    await t?.close();
   });
 
-  async function instance() {
-    const key = `k-${randomUUID()}`;
-    await engine.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
-    return db.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
-  }
+  const instance = async () => (await t.begin()).instance;
   async function hold(id: string) {
-    holder = await admin.pool!.connect();
-    await holder.query('begin');
-    await holder.query('select id from "sagaflow"."saga_instances" where id = $1 for update', [id]);
+    holder = await t.holdInstances([id]);
   }
   async function letGo() {
-    await holder!.query('rollback');
-    holder!.release();
+    await holder!.rollback();
     holder = undefined;
   }
 
@@ -85,7 +62,9 @@ describe('review 56: an approved repair whose target another session holds (real
     await letGo();
     const again = await engine.approvals.approve(drafted.approvalId, 'r56-approver');
     expect(again).toMatchObject({ status: 'applied' });
-    expect((await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: inst.id } })).current_state).toBe('Done');
+    expect((await t.dbs[0]!.prisma.sagaInstance.findUniqueOrThrow({ where: { id: inst.id } })).current_state).toBe(
+      'Done',
+    );
   }, 60_000);
 
   it('an approved bulk with one busy item applies the rest, names the busy one, and does not drop it', async () => {
@@ -114,7 +93,7 @@ describe('review 56: an approved repair whose target another session holds (real
           async (i) =>
             [
               i.id === a.id ? 'a' : 'b (busy)',
-              (await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: i.id } })).current_state,
+              (await t.dbs[0]!.prisma.sagaInstance.findUniqueOrThrow({ where: { id: i.id } })).current_state,
             ] as const,
         ),
       ),

@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
-import { createEngine, type Engine } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import { openTallyEngines, type TallyEngines } from '../review54/support/tally-engines.ts';
 import { tallyProcess } from '../review54/support/tally-process.ts';
 
 /**
@@ -26,47 +22,23 @@ const TX_MS = 1_000;
 const GATE = 560_056;
 
 describe('review 56: two replicas refused on one held instance at once (real PostgreSQL)', () => {
-  let admin: Database & { url?: string };
-  const dbs: Database[] = [];
-  const engines: Engine[] = [];
-  let holder: pg.PoolClient | undefined;
+  let t: TallyEngines;
   let gate: pg.PoolClient | undefined;
   beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 4 });
-    for (let i = 0; i < 2; i++) {
-      const db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 3 });
-      dbs.push(db);
-      engines.push(
-        createEngine({
-          db,
-          flows: [],
-          actions: [],
-          processes: [tallyProcess],
-          config: {
-            processes: { transaction_timeout_ms: TX_MS, store_retry: { max_attempts: 1 } },
-            logging: { anomaly_level: null },
-          },
-          logger: pino({ level: 'silent' }),
-        }),
-      );
-    }
+    t = await openTallyEngines({ txMs: TX_MS, replicas: 2, noStoreRetry: true, adminPoolSize: 4, poolSize: 3 });
   });
   afterAll(async () => {
     await gate?.query('select pg_advisory_unlock_all()').catch(() => undefined);
     gate?.release();
-    await holder?.query('rollback').catch(() => undefined);
-    holder?.release();
-    await admin?.pool
+    await t?.admin.pool
       ?.query(`drop trigger if exists r56_gate on "sagaflow"."anomaly_log"; drop function if exists r56_gate()`)
       .catch(() => undefined);
-    for (const db of dbs) await db.close();
-    await admin?.close();
+    await t?.close();
   });
 
   it('two deliveries refused at once on one held instance journal process_delivery_held_up once', async () => {
-    const key = `k-${randomUUID()}`;
-    await engines[0]!.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
-    const inst = await admin.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
+    const [engines, admin] = [t.engines, t.admin];
+    const { key, instance: inst } = await t.begin();
 
     await admin.pool!.query(`
       create function r56_gate() returns trigger language plpgsql as $$
@@ -77,9 +49,7 @@ describe('review 56: two replicas refused on one held instance at once (real Pos
     await gate.query('select pg_advisory_lock($1)', [GATE]);
 
     // Another session keeps the instance (an abandoned host transaction, idle in transaction).
-    holder = await admin.pool!.connect();
-    await holder.query('begin');
-    await holder.query('select id from "sagaflow"."saga_instances" where id = $1 for update', [inst.id]);
+    await t.holdInstances([inst.id]);
 
     // Each replica is handed one message for the instance at the same time.
     const refused = engines.map((engine) =>

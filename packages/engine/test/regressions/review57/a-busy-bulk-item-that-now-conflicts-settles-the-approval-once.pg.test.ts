@@ -1,11 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type pg from 'pg';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
-import { createEngine, type Engine } from '../../../src/index.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
+import type { Engine } from '../../../src/index.ts';
+import { openTallyEngines, type TallyEngines } from '../review54/support/tally-engines.ts';
 import { tallyProcess } from '../review54/support/tally-process.ts';
 
 /**
@@ -20,45 +16,22 @@ import { tallyProcess } from '../review54/support/tally-process.ts';
 const TX_MS = 1_000;
 
 describe('review 57: an approved bulk whose busy item now conflicts (real PostgreSQL)', () => {
-  let admin: Database & { url?: string };
-  let db: Database;
-  let db2: Database;
+  let t: TallyEngines;
   let engine: Engine;
   let other: Engine;
-  let holder: pg.PoolClient | undefined;
   beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 3 });
-    db = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
-    db2 = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
-    const make = (d: Database) =>
-      createEngine({
-        db: d,
-        flows: [],
-        actions: [],
-        processes: [tallyProcess],
-        config: { processes: { transaction_timeout_ms: TX_MS }, logging: { anomaly_level: null } },
-        logger: pino({ level: 'silent' }),
-      });
-    engine = make(db);
-    other = make(db2);
+    t = await openTallyEngines({ txMs: TX_MS, replicas: 2, adminPoolSize: 3 });
+    [engine, other] = [t.engines[0]!, t.engines[1]!];
     await engine.approvals.setPolicy(
       { gatedCommands: ['instance.force_transition'], bulkThreshold: 1 },
       { actor: 'r57-admin' },
     );
   });
   afterAll(async () => {
-    await holder?.query('rollback').catch(() => undefined);
-    holder?.release();
-    await db?.close();
-    await db2?.close();
-    await admin?.close();
+    await t?.close();
   });
 
-  async function instance() {
-    const key = `k-${randomUUID()}`;
-    await engine.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
-    return db.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
-  }
+  const instance = async () => (await t.begin()).instance;
 
   it('a busy bulk item whose target changed meanwhile is settled as conflict, once, by racing resumers', async () => {
     const [a, b] = [await instance(), await instance()];
@@ -71,9 +44,7 @@ describe('review 57: an approved bulk whose busy item now conflicts (real Postgr
       items: [a, b].map((i) => ({ target: { instanceId: i.id }, expected: { state: 'Open', version: i.version } })),
     });
     if (!('status' in drafted) || drafted.status !== 'awaiting_approval') throw new Error('bulk not gated');
-    holder = await admin.pool!.connect();
-    await holder.query('begin');
-    await holder.query('select id from "sagaflow"."saga_instances" where id = $1 for update', [b.id]);
+    const holder = await t.holdInstances([b.id]);
     const approved = await engine.approvals.approve(drafted.approvalId, 'r57-approver').then(
       (v) => `answered ${v.status}`,
       (e: unknown) => `threw ${(e as { code?: string }).code}`,
@@ -87,9 +58,7 @@ describe('review 57: an approved bulk whose busy item now conflicts (real Postgr
       a: owedItems.find((i) => i.target.id === a.id)?.outcome,
       b: owedItems.find((i) => i.target.id === b.id)?.outcome,
     }).toEqual({ status: 'applying', a: 'applied', b: 'busy' });
-    await holder.query('rollback');
-    holder.release();
-    holder = undefined;
+    await holder.rollback();
     // Meanwhile b's state changes: the drafted expectation (its version) no longer holds.
     await engine.processes.deliver(tallyProcess, {
       id: randomUUID(),
@@ -102,7 +71,7 @@ describe('review 57: an approved bulk whose busy item now conflicts (real Postgr
     const later = await Promise.all([engine.approvals.resumeInterrupted(), other.approvals.resumeInterrupted()]);
     const view = await engine.approvals.get(drafted.approvalId);
     const items = (view?.result as { items?: { target: { id: string }; outcome: string }[] } | null)?.items ?? [];
-    const audits = await db.prisma.repairCommand.findMany({ where: { approval_id: drafted.approvalId } });
+    const audits = await t.dbs[0]!.prisma.repairCommand.findMany({ where: { approval_id: drafted.approvalId } });
     const said = JSON.stringify({ resumed, later, status: view?.status, items, audits: audits.length }).slice(0, 3000);
     expect(
       {
@@ -112,7 +81,7 @@ describe('review 57: an approved bulk whose busy item now conflicts (real Postgr
         resumedOnce: resumed[0] + resumed[1],
         laterPasses: later[0] + later[1],
         auditsOfA: audits.filter((r) => r.target_id === a.id && r.status !== 'conflict').length,
-        bState: (await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: b.id } })).current_state,
+        bState: (await t.dbs[0]!.prisma.sagaInstance.findUniqueOrThrow({ where: { id: b.id } })).current_state,
       },
       said,
     ).toEqual({
