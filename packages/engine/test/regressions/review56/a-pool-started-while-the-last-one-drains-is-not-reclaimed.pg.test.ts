@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { createEngine, defineAction, defineFlow, type Engine } from '../../../src/index.ts';
+import { createEngine, defineFlow, type Engine } from '../../../src/index.ts';
+import { gatedAction } from '../../support/gated-action.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
@@ -30,31 +31,18 @@ const config = {
 describe('review 56: a pool started while the previous one still drains (real PostgreSQL)', () => {
   let db: Database & { url?: string };
   const engines: Engine[] = [];
-  const opens: (() => void)[] = [];
+  let openAll = () => undefined as void;
   afterAll(async () => {
-    for (const o of opens) o();
+    openAll();
     for (const e of engines) await e.stopWorkers(5_000).catch(() => undefined);
     await db?.close();
   });
 
   it("a step the new pool runs is not reclaimed when the draining pool's stop is written after it started", async () => {
     db = await openTestDatabase({ poolSize: 8 });
-    const entries = new Map<string, number>();
-    const gates = new Map<string, Promise<void>>();
-    const gate = (tag: string) => {
-      let open!: () => void;
-      gates.set(tag, new Promise<void>((res) => (open = res)));
-      opens.push(open);
-      return open;
-    };
-    const work = defineAction({
-      name: 'r56-drain-work',
-      run: async (input: { tag: string }) => {
-        entries.set(input.tag, (entries.get(input.tag) ?? 0) + 1);
-        await gates.get(input.tag);
-        return input.tag;
-      },
-    });
+    const gated = gatedAction('r56-drain-work');
+    const { action: work, entries, gate } = gated;
+    openAll = gated.openAll;
     const flow = defineFlow({
       name: 'r56-drain',
       version: 1,

@@ -1,7 +1,8 @@
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
-import { createEngine, defineAction, defineFlow, type Engine } from '../../../src/index.ts';
+import { createEngine, defineFlow, type Engine } from '../../../src/index.ts';
+import { gatedAction } from '../../support/gated-action.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 
@@ -25,31 +26,18 @@ const config = {
 describe('review 57: a draining pool claims its next step under its own id (real PostgreSQL)', () => {
   let db: Database & { url?: string };
   const engines: Engine[] = [];
-  const opens: (() => void)[] = [];
+  let openAll = () => undefined as void;
   afterAll(async () => {
-    for (const o of opens) o();
+    openAll();
     for (const e of engines) await e.stopWorkers(5_000).catch(() => undefined);
     await db?.close();
   });
 
   it('a step claimed by a draining pool after a restart is not reclaimed while that pool runs it', async () => {
     db = await openTestDatabase({ poolSize: 8 });
-    const entries = new Map<string, number>();
-    const gates = new Map<string, Promise<void>>();
-    const gate = (tag: string) => {
-      let open!: () => void;
-      gates.set(tag, new Promise<void>((res) => (open = res)));
-      opens.push(open);
-      return open;
-    };
-    const work = defineAction({
-      name: 'r57-drain-work',
-      run: async (input: { tag: string }) => {
-        entries.set(input.tag, (entries.get(input.tag) ?? 0) + 1);
-        await gates.get(input.tag);
-        return input.tag;
-      },
-    });
+    const gated = gatedAction('r57-drain-work');
+    const { action: work, entries, gate } = gated;
+    openAll = gated.openAll;
     const flow = defineFlow({
       name: 'r57-drain',
       version: 1,
