@@ -91,11 +91,15 @@ export function lockWaitMs(limitMs: number): number {
 /**
  * Bounds the rest of transaction `tx` in the database, local to it: a statement runs at most `limitMs`
  * (`statement_timeout`, 57014) and a row another session holds is waited for at most half of it
- * (`lock_timeout`, 55P03; at least 50 ms). Process transactions (ADR 0131 §3) and operators' repairs
- * (review 55) run under it; {@link isHeldUp} tells its two errors.
+ * (`lock_timeout`, 55P03; at least 50 ms), or `lockMs` when given (a bulk's later items, ADR 0132's
+ * addendum). Process transactions (ADR 0131 §3) and operators' repairs (review 55) run under it;
+ * {@link isHeldUp} tells its two errors.
  */
-export async function limitTransaction(tx: Prisma.TransactionClient, limitMs: number): Promise<void> {
-  const lockMs = lockWaitMs(limitMs);
+export async function limitTransaction(
+  tx: Prisma.TransactionClient,
+  limitMs: number,
+  lockMs: number = lockWaitMs(limitMs),
+): Promise<void> {
   await tx.$queryRaw`select set_config('statement_timeout', ${String(limitMs)}, true), set_config('lock_timeout', ${String(lockMs)}, true)`;
 }
 

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { EngineError } from '../errors/engine-error.ts';
+import { lockWaitMs } from '../process/process-deps.ts';
 import { applyRepair, type ApprovedAs } from './apply-repair.ts';
 import { parseRepairCommand, repairTarget, type RepairCommand } from './repair-command.ts';
 import type { RepairResult } from './repair-effects.ts';
@@ -7,6 +9,12 @@ import type { RepairDeps } from './repair-handler.ts';
 
 /** The most targets one bulk repair may name. */
 export const maxBulkItems = 1000;
+
+/**
+ * How long an item of a bulk waits for a held row once the bulk has spent its one lock wait on busy items
+ * (ADR 0132's addendum): long enough for a worker's round (milliseconds), short of an abandoned session.
+ */
+export const bulkItemLockWaitFloorMs = 100;
 
 /**
  * One command over many targets: the shared fields (kind, actor, reason, idempotency key and the
@@ -42,6 +50,11 @@ export interface BulkRepairResult {
  * state and audit row (item idempotency key: `<key>:<target>`, so a resubmitted bulk replays each
  * item instead of acting twice). Bad input anywhere is refused before the first item is applied.
  * Ended early by `keepGoing`, the result lists only the items tried.
+ *
+ * The whole bulk waits for rows other sessions hold about one lock wait (half the transaction limit), not
+ * one per item: the time its busy items waited is taken from that, and once it is spent each later item
+ * waits {@link bulkItemLockWaitFloorMs}. A session that holds many of the targets (an abandoned
+ * transaction over a batch of instances) then costs the bulk seconds, not a lock wait per item.
  */
 export async function applyBulkRepair(
   deps: RepairDeps,
@@ -64,11 +77,19 @@ export async function applyBulkRepair(
     items.push(item);
     opts.onItem?.(item);
   };
+  const fullWait = lockWaitMs(deps.process.transactionTimeoutMs);
+  let waitLeft = fullWait;
   for (const cmd of commands) {
     if (opts.keepGoing && !opts.keepGoing()) break;
     const target = repairTarget(cmd);
+    const lockWait = Math.min(fullWait, Math.max(bulkItemLockWaitFloorMs, Math.round(waitLeft)));
+    const started = performance.now();
     try {
-      const result = await applyRepair(deps, cmd, { bulkId, ...(approvedAs ? { approvedAs } : {}) });
+      const result = await applyRepair(deps, cmd, {
+        bulkId,
+        lockWaitMs: lockWait,
+        ...(approvedAs ? { approvedAs } : {}),
+      });
       push({ target, outcome: 'applied', repairId: result.id, result, message: null });
     } catch (err) {
       const e = err instanceof EngineError ? err : null;
@@ -83,6 +104,7 @@ export async function applyBulkRepair(
                 ? 'busy'
                 : 'failed';
       if (outcome === 'failed') deps.runtime.logger.error({ err, bulkId, target }, 'a bulk repair item failed');
+      if (outcome === 'busy') waitLeft -= performance.now() - started;
       const repairId = (e?.details?.repairId as string | undefined) ?? null;
       push({
         target,

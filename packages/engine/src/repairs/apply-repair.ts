@@ -105,7 +105,13 @@ export interface ApprovalGuard {
 export async function applyRepair(
   deps: RepairDeps,
   raw: unknown,
-  opts: { bulkId?: string; guard?: ApprovalGuard; approvedAs?: ApprovedAs } = {},
+  opts: {
+    bulkId?: string;
+    guard?: ApprovalGuard;
+    approvedAs?: ApprovedAs;
+    /** How long a row another session holds is waited for; half the transaction limit when not given. */
+    lockWaitMs?: number;
+  } = {},
 ): Promise<RepairResult> {
   const cmd = parseRepairCommand(raw, deps.runtime.config.limits);
   const { guard } = opts;
@@ -118,6 +124,7 @@ export async function applyRepair(
   if (prior) return resumed(deps, cmd, prior, replay(cmd, prior));
   const target = repairTarget(cmd);
   const id = randomUUID();
+  const lockWait = opts.lockWaitMs ?? lockWaitMs(deps.process.transactionTimeoutMs);
   const log = deps.runtime.logger.child({ repair: id, command: cmd.kind, target: target.id, actor: cmd.actor });
   let prepared = await prepare(deps, cmd);
   const base = auditBase(cmd, id, {
@@ -144,7 +151,7 @@ export async function applyRepair(
                 async (tx) => {
                   // Bounded in the database too: a row another session holds (an instance a host's transaction
                   // keeps, a psql FOR UPDATE) is waited for at most half the limit, as a delivery is (review 55).
-                  await limitTransaction(tx, deps.process.transactionTimeoutMs);
+                  await limitTransaction(tx, deps.process.transactionTimeoutMs, lockWait);
                   await guard?.claim(tx);
                   const now = deps.runtime.clock.now();
                   // The run's repair.applied goes in once the checks passed and before the handler's own writes,
@@ -208,7 +215,7 @@ export async function applyRepair(
     };
   } catch (err) {
     if (isDuplicateRepairKey(err)) return guard ? refuseUsedKeyAfterRace(deps, cmd, guard) : replayAfterRace(deps, cmd);
-    if (isHeldUp(err)) throw targetBusy(deps, cmd, err, log);
+    if (isHeldUp(err)) throw targetBusy(deps, cmd, err, lockWait, log);
     if (!(err instanceof NotApplied)) throw err;
     const at = deps.runtime.clock.now();
     const row = { ...base, at, actual: err.actual, result: { blockers: err.blockers }, status: err.status };
@@ -240,11 +247,17 @@ export async function applyRepair(
  * nothing changed and nothing was audited (nothing was decided); the same command, key included, can be
  * sent again once the target is let go (review 55; Stripe answers the same case `lock_timeout`).
  */
-function targetBusy(deps: RepairDeps, cmd: RepairCommand, err: unknown, log: { warn(o: object, m: string): void }) {
+function targetBusy(
+  deps: RepairDeps,
+  cmd: RepairCommand,
+  err: unknown,
+  lockWait: number,
+  log: { warn(o: object, m: string): void },
+) {
   const target = repairTarget(cmd);
   const limitMs = deps.process.transactionTimeoutMs;
   const message =
-    `${cmd.kind} on ${target.type} ${target.id}: another session held a row it needed past ${lockWaitMs(limitMs)} ms, ` +
+    `${cmd.kind} on ${target.type} ${target.id}: another session held a row it needed past ${lockWait} ms, ` +
     `or a statement ran past ${limitMs} ms (processes.transaction_timeout_ms); nothing changed and nothing was audited. ` +
     'Send the same command again once the other session lets go (an open transaction on it: see pg_stat_activity)';
   log.warn({ err }, 'repair not applied: its target was held by another session past the transaction limit');
