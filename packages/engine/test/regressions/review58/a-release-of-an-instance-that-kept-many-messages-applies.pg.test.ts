@@ -83,9 +83,9 @@ describe('review 58: releasing an instance that kept many messages (real Postgre
     const instanceId = q.instanceId!;
     // Messages keep arriving while it is quarantined: each is kept for the release.
     for (let i = 0; i < KEPT; i++)
-      expect((await engine.processes.deliver(counter, { id: randomUUID(), type: 'Add', payload: { key } })).outcome).toBe(
-        'skipped_quarantined',
-      );
+      expect(
+        (await engine.processes.deliver(counter, { id: randomUUID(), type: 'Add', payload: { key } })).outcome,
+      ).toBe('skipped_quarantined');
     switches.poison = false;
 
     const inst = await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: instanceId } });
@@ -105,7 +105,7 @@ describe('review 58: releasing an instance that kept many messages (real Postgre
       const t0 = performance.now();
       tries.push(
         await release(randomUUID()).then(
-          (r) => `applied in ${Math.round(performance.now() - t0)} ms`,
+          () => `applied in ${Math.round(performance.now() - t0)} ms`,
           (e: unknown) =>
             `threw ${(e as { code?: string }).code ?? 'a plain error'} after ${Math.round(performance.now() - t0)} ms: ${String((e as Error).message).slice(0, 300)}`,
         ),

@@ -20,7 +20,12 @@ describe('review 58: an ungated bulk with a busy item, sent again (real PostgreS
   let held: HeldRows | undefined;
   beforeAll(async () => {
     db = await openTestDatabase({ poolSize: 6 });
-    t = await createTestEngine({ db, flows: [waiter], actions, config: { processes: { transaction_timeout_ms: TX_MS } } });
+    t = await createTestEngine({
+      db,
+      flows: [waiter],
+      actions,
+      config: { processes: { transaction_timeout_ms: TX_MS } },
+    });
   });
   afterAll(async () => {
     await held?.rollback().catch(() => undefined);
