@@ -21,14 +21,21 @@ function limitMessage(error: TRPCError): string | null {
  * a driver's source excerpt or a stack. It says "internal error" and the request id instead, under
  * which the HTTP server's onError logged the detail. A refused repair (409) carries `data.repair`:
  * the state now, the state expected, the blockers and its audit row's id (ADR 0019), and names in
- * `data.field` the part of the command it refused (`input.expected.stepAttempts`, ADR 0031).
+ * `data.field` the part of the command it refused (`input.expected.stepAttempts`, ADR 0031). A 4xx from the
+ * engine carries its error code in `data.engineCode`.
  */
 export function formatApiError(opts: {
   shape: TRPCDefaultErrorShape;
   error: TRPCError;
-}): TRPCDefaultErrorShape & { data: { field: string | null; repair?: RepairErrorBody } } {
+}): TRPCDefaultErrorShape & { data: { field: string | null; repair?: RepairErrorBody; engineCode?: string } } {
   const { shape, error } = opts;
-  const { stack: _stack, ...data } = shape.data;
+  const { stack: _stack, ...trpcData } = shape.data;
+  // A 4xx the engine answered names its code (`target_busy`, `approval_decided`, …): clients tell apart
+  // errors that share an HTTP status (a busy target, 409, is not a refused repair, 409).
+  const data =
+    shape.data.httpStatus < 500 && error.cause instanceof EngineError
+      ? { ...trpcData, engineCode: error.cause.code }
+      : trpcData;
   if (shape.data.httpStatus >= 500) {
     const id = errorIdFor(error);
     if (error.code === 'SERVICE_UNAVAILABLE' && isDatabaseBusyMessage(error.message))

@@ -138,7 +138,10 @@ async function previewNow(client: ControlClient, a: Approval): Promise<RepairPre
  */
 function refusedDecision(err: unknown): never {
   if (!(err instanceof CliError)) throw err;
-  const failure = (err.body as { error?: { httpStatus?: number } } | null)?.error;
+  const failure = (err.body as { error?: { httpStatus?: number; data?: { engineCode?: unknown } } } | null)?.error;
+  // A busy target (ADR 0132) decided nothing: the approval stays pending (or, a bulk, applying) and the same
+  // approve goes through once the other session lets go. An error, not a refusal to draft again.
+  if (failure?.data?.engineCode === 'target_busy') throw new CliError(exitCodes.error, err.message, err.body);
   if (err.exitCode !== exitCodes.refused && failure?.httpStatus === 409)
     throw new CliError(exitCodes.refused, err.message, err.body);
   if (err.exitCode === exitCodes.refused)
