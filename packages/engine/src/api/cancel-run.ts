@@ -34,11 +34,13 @@ export async function cancelRun(
     deps.prisma.flowRun.findUnique({ where: { id: runId }, select: { id: true } }),
   );
   if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-  const requested = await inOperatorTransaction(deps, (tx) => cancelTree(tx, runId, opts.reason, deadline, now)).catch(
-    (err: unknown) => {
-      throw commandFailure(err);
-    },
-  );
+  const requested = await inOperatorTransaction(
+    deps,
+    (tx) => cancelTree(tx, runId, opts.reason, deadline, now),
+    `cancel of run ${runId}`,
+  ).catch((err: unknown) => {
+    throw commandFailure(err);
+  });
   return { requested };
 }
 

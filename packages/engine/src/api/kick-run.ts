@@ -20,7 +20,11 @@ export type KickResult = { kicked: true } | { kicked: false; reason: string };
 export async function kickRun(deps: RuntimeDeps, runId: string): Promise<KickResult> {
   assertUuid(runId, 'runId');
   const now = deps.clock.now();
-  const result = await inOperatorTransaction(deps, (tx) => kickInTransaction(tx, deps, runId, now));
+  const result = await inOperatorTransaction(
+    deps,
+    (tx) => kickInTransaction(tx, deps, runId, now),
+    `kick of run ${runId}`,
+  );
   if (!result.kicked || result.eventId === undefined) return result;
   // Read the kick back: a transaction aborted inside (a failing statement whose error was
   // swallowed) reports success but rolls back on COMMIT, refill, job and history row with it.

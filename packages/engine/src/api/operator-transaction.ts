@@ -1,5 +1,7 @@
 import type { Prisma } from '../generated/prisma/client.ts';
 import { retryRolledBack } from '../db/retry-rolled-back.ts';
+import { EngineError } from '../errors/engine-error.ts';
+import { isHeldUp, limitTransaction, lockWaitMs } from '../process/process-deps.ts';
 import { waitingForConnection } from '../runtime/in-run-transaction.ts';
 
 export { operatorStatement } from '../runtime/in-run-transaction.ts';
@@ -12,18 +14,45 @@ import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
  * `worker.lease_seconds` (a transaction that got no connection never began: nothing of it ran). It
  * runs again when PostgreSQL rolled it back to break a lock cycle (ADR 0074). Before, a busy pool
  * failed the command with Prisma's P2028 "Unable to start a transaction in the given time" while the
- * runs beside it waited (ADR 0078).
+ * runs beside it waited (ADR 0078). Given `what`, it is bounded in the database as a repair is.
  */
 export function inOperatorTransaction<T>(
   deps: RuntimeDeps,
   work: (tx: Prisma.TransactionClient) => Promise<T>,
+  /**
+   * The command and its target (`kick of run <id>`), for a command an operator (or a host for one) sends
+   * to a run: its transaction is then bounded as a repair's is (ADR 0132 §1, review 58), and a row another
+   * session holds past the lock wait fails it with `target_busy`, naming `what`. Without it the transaction
+   * has Prisma's limits only (a terminate's batches after its commit, ADR 0126).
+   */
+  what?: string,
 ): Promise<T> {
   const maxWait = deps.config.worker.transaction_wait_ms;
-  return retryRolledBack(() =>
+  const limitMs = deps.config.processes.transaction_timeout_ms;
+  const bounded =
+    what === undefined
+      ? work
+      : async (tx: Prisma.TransactionClient) => {
+          await limitTransaction(tx, limitMs);
+          return work(tx);
+        };
+  const done = retryRolledBack(() =>
     waitingForConnection(
       deps,
-      () => deps.prisma.$transaction(work, { maxWait }),
+      () => deps.prisma.$transaction(bounded, { maxWait }),
       'no database connection for an operator command in time; waiting again',
     ),
   );
+  if (what === undefined) return done;
+  return done.catch((err: unknown) => {
+    if (!isHeldUp(err)) throw err;
+    deps.logger.warn({ err }, `${what} not applied: another session held a row it needed past the lock wait`);
+    throw new EngineError(
+      'target_busy',
+      `${what}: another session held a row it needed past ${lockWaitMs(limitMs)} ms, or a statement ran past ${limitMs} ms ` +
+        '(processes.transaction_timeout_ms); nothing changed. Send it again once the other session lets go ' +
+        '(an open transaction on it: see pg_stat_activity)',
+      { cause: err },
+    );
+  });
 }

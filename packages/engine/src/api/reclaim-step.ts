@@ -33,28 +33,35 @@ export async function reclaimStep(
 
 /** {@link reclaimStep}'s transaction: run again whole when PostgreSQL rolled it back (a lock cycle). */
 function reclaimInTransaction(deps: RuntimeDeps, runId: string, step: { stepId?: string }): Promise<ReclaimResult> {
-  return inOperatorTransaction(deps, async (tx): Promise<ReclaimResult> => {
-    // Locked until commit (lockOpenRun): a reclaim never lands after the run's terminal event.
-    if (!(await lockOpenRun(tx, runId))) {
-      const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
-      if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
-      throw new EngineError('run_not_open', `run ${runId} is ${run.status}; only an open run's step can be reclaimed`);
-    }
-    const [orphan] = await findOrphanedSteps(tx, {
-      deadAfterSeconds: deps.config.worker.dead_after_seconds,
-      runId,
-      ...(step.stepId ? { rowId: step.stepId } : {}),
-      limit: 1,
-    });
-    if (!orphan) {
-      const what = step.stepId ? `step ${step.stepId} of run ${runId} is not` : `run ${runId} has no step`;
-      return {
-        reclaimed: false,
-        reason: `${what} Running under a worker that is gone, so nothing was reclaimed; a worker that is alive but hung stops counting as alive once it is stopped or ${deps.config.worker.dead_after_seconds} s (worker.dead_after_seconds) after its last heartbeat`,
-      };
-    }
-    return reclaimOrphan(deps, tx, orphan, 'operator');
-  });
+  return inOperatorTransaction(
+    deps,
+    async (tx): Promise<ReclaimResult> => {
+      // Locked until commit (lockOpenRun): a reclaim never lands after the run's terminal event.
+      if (!(await lockOpenRun(tx, runId))) {
+        const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
+        if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
+        throw new EngineError(
+          'run_not_open',
+          `run ${runId} is ${run.status}; only an open run's step can be reclaimed`,
+        );
+      }
+      const [orphan] = await findOrphanedSteps(tx, {
+        deadAfterSeconds: deps.config.worker.dead_after_seconds,
+        runId,
+        ...(step.stepId ? { rowId: step.stepId } : {}),
+        limit: 1,
+      });
+      if (!orphan) {
+        const what = step.stepId ? `step ${step.stepId} of run ${runId} is not` : `run ${runId} has no step`;
+        return {
+          reclaimed: false,
+          reason: `${what} Running under a worker that is gone, so nothing was reclaimed; a worker that is alive but hung stops counting as alive once it is stopped or ${deps.config.worker.dead_after_seconds} s (worker.dead_after_seconds) after its last heartbeat`,
+        };
+      }
+      return reclaimOrphan(deps, tx, orphan, 'operator');
+    },
+    `reclaim of ${step.stepId ? `step ${step.stepId} of ` : 'the step of '}run ${runId}`,
+  );
 }
 
 /**

@@ -35,7 +35,11 @@ export async function signalRun(
   const checked = run ? await checkSignalPayload(deps.registry, { flowName: run.flow_name, name, payload }) : payload;
   if (checked !== payload) assertStorableJson(checked, 'payload', rules);
   const now = deps.clock.now();
-  return inOperatorTransaction(deps, (tx) => signalInTransaction(tx, { runId, name, payload: checked, now }));
+  return inOperatorTransaction(
+    deps,
+    (tx) => signalInTransaction(tx, { runId, name, payload: checked, now }),
+    `signal ${name} to run ${runId}`,
+  );
 }
 
 /** The signal inside the caller's transaction: the open run locked, the signal buffered, a wake sent. */

@@ -9,9 +9,9 @@ import { findOverdueRuns, type OverdueRun } from '../store/find-overdue-runs.ts'
 import { findRun } from '../store/find-run.ts';
 import { holdOffExpiry } from '../store/hold-off-expiry.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
-import { lockOpenRun } from '../store/lock-open-run.ts';
 import { markRunExpired } from '../store/mark-run-expired.ts';
 import { readRollbackBasis } from '../store/read-rollback-basis.ts';
+import { onMonitoredRun } from '../sweeps/on-monitored-run.ts';
 import { cancelTree } from './cancel-run.ts';
 
 export interface ExpiredRunsSweep {
@@ -84,11 +84,12 @@ export async function sweepExpiredRuns(
         const deadline = run.expires_at?.toISOString() ?? '?';
         const cleanupUntil = new Date(now.getTime() + deps.config.runs.cancel_cleanup_seconds * 1000);
         const reason = `its business deadline passed at ${deadline}`;
-        const expired = await deps.prisma.$transaction(async (tx) => {
-          if (!(await lockOpenRun(tx, runId, 'no key update'))) return false;
+        const expired = await onMonitoredRun(deps, 'expiry', runId, 'no key update', async (tx) => {
           if ((await readRollbackBasis(tx, runId)) !== basis) return 'moved' as const;
           return startExpiryInTransaction(tx, { runId, reason, deadline, plan, cleanupUntil, now });
         });
+        // Held by another session: this pass goes on to the next overdue run, the next pass tries it again.
+        if (expired === 'held' || expired === 'closed') break;
         if (expired === 'moved') {
           if (attempt < planTries) continue;
           // Still moving: the run stays overdue, and the next pass plans it again.
@@ -124,7 +125,7 @@ async function holdOff(
 ): Promise<void> {
   const cfg = deps.config.monitor.expiration;
   const runId = run.id;
-  const held = await deps.prisma.$transaction((tx) =>
+  const held = await onMonitoredRun(deps, 'expiry hold-off', runId, 'no key update', (tx) =>
     holdOffExpiry(tx, {
       runId,
       baseSeconds: cfg.backoff.base_seconds,
@@ -133,7 +134,7 @@ async function holdOff(
       error: error.message,
     }),
   );
-  if (!held) return;
+  if (!held || held === 'held' || held === 'closed') return;
   out.failed.push({ runId, attempts: held.attempts, retryAt: held.retryAt.toISOString() });
   await deps.journal({
     code: 'expiry_failed',

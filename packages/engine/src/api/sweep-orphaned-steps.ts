@@ -2,6 +2,7 @@ import { orphanedStepReason } from '../runtime/orphaned-step-reason.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { markRunStuck } from '../store/mark-run-stuck.ts';
+import { onMonitoredRun } from '../sweeps/on-monitored-run.ts';
 
 /**
  * One pass of the monitor over steps Running with no reclaim deadline whose worker is gone (ADR
@@ -23,7 +24,10 @@ export async function sweepOrphanedSteps(
     if (o.stuck_reason !== null) continue;
     const stuckReason = orphanedStepReason(o);
     const now = deps.clock.now();
-    if (await deps.prisma.$transaction((tx) => markRunStuck(tx, { runId: o.run_id, stuckReason, now }))) marked += 1;
+    const done = await onMonitoredRun(deps, 'owner_gone', o.run_id, 'no key update', (tx) =>
+      markRunStuck(tx, { runId: o.run_id, stuckReason, now }),
+    );
+    if (done === true) marked += 1;
   }
   return { marked };
 }

@@ -43,13 +43,17 @@ async function terminateTree(
     throw new EngineError('run_not_found', `run ${runId} does not exist`);
   // The run itself first, in a transaction of its own: once it commits the command is recorded, the
   // run is Terminated and no child can be added under it (ADR 0125).
-  const root = await inOperatorTransaction(deps, async (tx) => {
-    // The tree locked deepest first, the root last (ADR 0089): a finishing child is waited for, never
-    // met in a cycle, and once held nothing is added to the tree or leaves it before the fence commits.
-    await lockOpenTree(tx, runId);
-    if (!(await lockOpenRun(tx, runId, 'update'))) return null;
-    return (await terminateRootAndFence(tx, runId, opts.reason, deps.clock.now())).settled;
-  });
+  const root = await inOperatorTransaction(
+    deps,
+    async (tx) => {
+      // The tree locked deepest first, the root last (ADR 0089): a finishing child is waited for, never
+      // met in a cycle, and once held nothing is added to the tree or leaves it before the fence commits.
+      await lockOpenTree(tx, runId);
+      if (!(await lockOpenRun(tx, runId, 'update'))) return null;
+      return (await terminateRootAndFence(tx, runId, opts.reason, deps.clock.now())).settled;
+    },
+    `terminate of run ${runId}`,
+  );
   if (root) await afterRunSettled(deps, root);
   const children = await terminateDescendants(deps, runId, opts.reason);
   return { terminated: root !== null || children > 0 };

@@ -16,7 +16,9 @@ export interface RedispatchBatch {
  * branches merged in run-id order), takes each run's first rule, and for each run that is still open,
  * has repair budget left and no job queued, spends one unit of budget, queues a wake and appends
  * `doctor.redispatched` to its history. The UPDATE locks the run row and re-checks `status` on the
- * newest version, so a run finished meanwhile gets nothing: nothing commits after a terminal event.
+ * newest version, so a run finished meanwhile gets nothing: nothing commits after a terminal event. A run
+ * another session holds is skipped (`skip locked`), not waited for: the next pass looks at it again
+ * (review 58: one held run must not stop the doctor's pass).
  */
 export async function redispatchLostRuns(db: Db, args: RedispatchArgs): Promise<RedispatchBatch> {
   const rows = await db.$queryRaw<RedispatchBatch[]>(redispatchLostRunsSql(args));
@@ -34,11 +36,15 @@ export function redispatchLostRunsSql(args: RedispatchArgs): Prisma.Sql {
        limit ${args.limit}::int
     ), picked as (
       select distinct on (run_id) run_id, rule, detail from scanned order by run_id, rank
+    ), free as (
+      select f.id from "sagaflow"."flow_runs" f
+       where f.id = any(array(select run_id from picked))
+       for no key update skip locked
     ), bumped as (
       update "sagaflow"."flow_runs" r
          set repair_count = r.repair_count + 1
         from picked p
-       where r.id = any(array(select run_id from picked)) and r.id = p.run_id
+       where r.id = any(array(select id from free)) and r.id = p.run_id
          and ${openRunByKey('r.status')} and r.repair_count < ${args.budget}::int
          and not exists (select 1 from "sagaflow"."jobs" j where j.run_id = r.id)
       returning r.id, p.rule, p.detail

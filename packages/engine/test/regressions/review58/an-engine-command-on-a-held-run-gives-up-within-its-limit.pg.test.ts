@@ -101,5 +101,15 @@ describe('review 58: the engine commands on a run another session holds (real Po
       terminate: 'settled',
     });
     expect(settled.repair).toBe('threw target_busy');
+    // Fixed (review 58 D2): each of the engine's own commands answers target_busy, as the repair does, and
+    // changed nothing: the run is still Waiting with no signal and no cancel request.
+    expect(settled).toEqual(Object.fromEntries(Object.keys(settled).map((k) => [k, 'threw target_busy'])));
+    await held.rollback();
+    const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
+    expect({ status: run.status, cancelRequested: run.cancel_requested_at !== null }).toEqual({
+      status: 'Waiting',
+      cancelRequested: false,
+    });
+    expect(await db.prisma.signal.count({ where: { run_id: runId } })).toBe(0);
   }, 60_000);
 });
