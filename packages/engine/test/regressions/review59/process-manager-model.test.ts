@@ -273,12 +273,32 @@ describe(`review 59: the process-manager guarantees against a reference model ($
             else if (completed || m.status === 'QUARANTINED') want = 'repair_refused';
             else if (o.kind === 'command' && !operatorTable[o.name]!.from.includes(m.state)) want = 'repair_refused';
             else want = 'applied';
+            // Preview, then apply with nothing in between: the preview says what apply does (ADR 0016).
+            // (A release is compared in its own test: a-release-says-what-its-kept-messages-will-send.)
+            const preview = await t.engine.repairs.preview(cmd);
+            const outboxBefore = (await rowsOf(t.db, m.id)).outbox.length;
             let got: string;
             try {
               await t.engine.repairs.apply(cmd);
               got = 'applied';
             } catch (err) {
               got = (err as { code?: string }).code ?? String(err);
+            }
+            if (o.kind !== 'release') {
+              const after = await rowsOf(t.db, m.id);
+              const moves = preview.effects.transitions.filter((x) => x.subject === `instance ${m.id}`);
+              expect(
+                {
+                  applicable: preview.applicable,
+                  outbox: preview.applicable ? preview.effects.outboxMessages.length : 0,
+                  to: preview.applicable ? moves.at(-1)?.to : after.inst!.current_state,
+                },
+                `preview of ${o.kind}: ${log.join(' | ')}`,
+              ).toEqual({
+                applicable: got === 'applied',
+                outbox: after.outbox.length - outboxBefore,
+                to: after.inst!.current_state,
+              });
             }
             log.push(
               `${o.kind} ${o.key} ${o.kind === 'command' ? o.name : o.kind === 'force' ? o.to : o.mode}${o.kind === 'command' && o.stale ? ` (drafted in ${o.stale})` : ''} -> ${got}`,
@@ -366,6 +386,36 @@ describe(`review 59: the process-manager guarantees against a reference model ($
             },
             where,
           ).toEqual({ applied: m.appliedTimeouts, ignored: m.staleTimeouts });
+          // The read API says what the rows say: find, history and findByStatus.
+          const view = await t.engine.processes.find(m.id!);
+          expect(
+            {
+              status: view?.status,
+              state: view?.currentState,
+              next: view?.nextTimerDueAt?.getTime() ?? null,
+              failure: view?.failure?.redeliveryKey ?? null,
+              completed: view?.completedAt !== null,
+            },
+            `find: ${where}`,
+          ).toEqual({
+            status: m.status,
+            state: m.state,
+            next: rows.inst!.next_timer_due_at?.getTime() ?? null,
+            failure: m.failure?.id ?? null,
+            completed: m.status === 'COMPLETED',
+          });
+          const { transitions } = await t.engine.processes.history(m.id!, { limit: 1000 });
+          expect(
+            transitions.map((h) => `${h.outcome} ${h.from}->${h.to} ${h.messageId}`),
+            `history: ${where}`,
+          ).toEqual(rows.history.map((h) => `${h.outcome} ${h.from_state}->${h.to_state} ${h.message_id}`));
+          const listed = await t.engine.processes.findByStatus(m.status, new Date(8.64e15), 10_000, {
+            processName: fulfil.name,
+          });
+          expect(
+            listed.some((x) => x.id === m.id),
+            `findByStatus(${m.status}): ${where}`,
+          ).toBe(true);
           // Every repair audited once: one applied row per applied command.
           expect(rows.repairs.filter((r) => r.status === 'applied').length, where).toBe(m.appliedRepairs);
           expect(new Set(rows.repairs.map((r) => r.idempotency_key)).size, where).toBe(rows.repairs.length);
