@@ -11,6 +11,7 @@ import {
   operatorTable,
   rowsOf,
   shipLateMs,
+  timerFault,
   table,
   type MessageType,
   type ModelInstance,
@@ -44,7 +45,8 @@ type Op =
   | { kind: 'force'; key: number; to: string }
   | { kind: 'release'; key: number; mode: 'retry' | 'skip' }
   | { kind: 'restart' }
-  | { kind: 'poison'; key: number };
+  | { kind: 'poison'; key: number }
+  | { kind: 'timers'; broken: boolean };
 
 const key = fc.integer({ min: 0, max: 1 });
 const n = fc.integer({ min: 0, max: 1 });
@@ -89,12 +91,18 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'restart' as const }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('poison' as const), key }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('timers' as const), broken: fc.boolean() }) },
 );
 
 describe(`review 59: the process-manager guarantees against a reference model (${testDbKind()})`, () => {
   let t!: Awaited<ReturnType<typeof openTestEngine>>;
   let b!: TestEngine;
-  const processes = { quarantine_after_seconds: 5, store_retry: { max_attempts: 1 } };
+  const processes = {
+    quarantine_after_seconds: 5,
+    store_retry: { max_attempts: 1 },
+    timeout_retry_seconds: 1,
+    timeout_retry_max_seconds: 4,
+  };
   const replica = () =>
     createTestEngine({ db: t.db, clock: t.clock, flows: [], actions: [], processes: [fulfil], config: { processes } });
   beforeAll(async () => {
@@ -178,7 +186,11 @@ describe(`review 59: the process-manager guarantees against a reference model ($
             if (m.status !== 'QUARANTINED')
               for (const tm of m.timers.filter((x) => !x.fired && x.dueAt <= now)) {
                 tm.fired = true;
-                if (m.state === 'Booking' && m.visit === tm.armedVisit) {
+                if (m.state === 'Booking' && m.visit === tm.armedVisit && timerFault.broken) {
+                  // A failing timeout stays Pending (retried; every advance is past its retry time).
+                  tm.fired = false;
+                  tm.failed = true;
+                } else if (m.state === 'Booking' && m.visit === tm.armedVisit) {
                   m.state = 'Refunding';
                   m.visit += 1;
                   m.log.push('timeout');
@@ -242,6 +254,9 @@ describe(`review 59: the process-manager guarantees against a reference model ($
             );
             sweepModel();
             log.push(`advance ${o.ms / 60_000} min, ${o.sweepers} sweeper(s)`);
+          } else if (o.kind === 'timers') {
+            timerFault.broken = o.broken;
+            log.push(o.broken ? 'break timers' : 'fix timers');
           } else if (o.kind === 'restart') {
             await b.close();
             b = await replica();
@@ -335,7 +350,16 @@ describe(`review 59: the process-manager guarantees against a reference model ($
           }
         }
 
+        // A failing timeout shows as failing while it fails (ADR 0127).
+        for (const m of model.values()) {
+          if (!m.id || m.status === 'QUARANTINED') continue;
+          const now = t.clock.now().getTime();
+          const failing = m.timers.some((x) => !x.fired && x.failed === true && x.dueAt <= now);
+          const view = await t.engine.processes.find(m.id);
+          expect(view?.failingTimeout !== null, `failingTimeout of ${m.key}: ${log.join(' | ')}`).toBe(failing);
+        }
         // Let every armed timeout come due and fire.
+        timerFault.broken = false;
         t.clock.advance(shipLateMs + 1000);
         await t.engine.processes.sweepProcessTimeouts();
         sweepModel();

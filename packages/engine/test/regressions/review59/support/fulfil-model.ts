@@ -9,6 +9,8 @@ import { defineProcess } from '../../../../src/index.ts';
  */
 export const processName = 'r59-fulfil';
 export const shipLateMs = 2 * 3600_000;
+/** While `broken`, a live ShipLate's handler throws (a failing timeout, ADR 0127). */
+export const timerFault = { broken: false };
 
 const msg = z.object({ key: z.string(), tag: z.string() });
 type D = { key: string; log: string[] };
@@ -49,7 +51,16 @@ export const fulfil = defineProcess({
     ],
     RefundDone: [{ from: 'Refunding', to: 'Compensated', then: (d, p) => add(d, p.tag, 'CloseOrder') }],
     RefundFailed: [{ from: 'Refunding', to: 'ManualReview', then: (d, p) => add(d, p.tag, 'PageOperator') }],
-    ShipLate: [{ from: 'Booking', to: 'Refunding', then: (d) => add(d, 'timeout', 'RefundPayment') }],
+    ShipLate: [
+      {
+        from: 'Booking',
+        to: 'Refunding',
+        then: (d) => {
+          if (timerFault.broken) throw new Error('r59 timer fault: the payments client is down');
+          return add(d, 'timeout', 'RefundPayment');
+        },
+      },
+    ],
     Glitch: (['Reserving', 'Booking', 'Refunding', 'ManualReview'] as const).map((from) => ({
       from,
       to: from,
@@ -96,6 +107,8 @@ export interface ModelTimer {
   armedVisit: number;
   dueAt: number;
   fired: boolean;
+  /** It failed (its handler threw) and has not fired since. */
+  failed?: boolean;
 }
 export interface ModelInstance {
   id: string | null;
