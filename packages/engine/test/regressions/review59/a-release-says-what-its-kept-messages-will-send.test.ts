@@ -85,4 +85,41 @@ describe(`review 59: a release's preview and audit row name what its kept messag
       auditRow: { moves: ['Reserving -> Booking'], outbox: ['BookShipment'] },
     });
   });
+
+  it('a release by skip that stops on a kept poison message does not say it made the instance ACTIVE', async () => {
+    const key = `r59-${randomUUID().slice(0, 8)}`;
+    const pm = t.engine.processes;
+    const msg = (id: string, type: string) => ({ id: `${key}-${id}`, type, payload: { key, tag: `${key}-${id}` } });
+    const id = (await pm.deliver(fulfil, msg('paid', 'Paid'))).instanceId!;
+    await expect(pm.deliver(fulfil, msg('glitch-1', 'Glitch'))).rejects.toThrow(/r59 glitch/);
+    t.clock.advance(10_000);
+    expect((await pm.deliver(fulfil, msg('glitch-2', 'Glitch'))).outcome).toBe('quarantined');
+    // Kept while quarantined: another poison message.
+    expect((await pm.deliver(fulfil, msg('glitch-3', 'Glitch'))).outcome).toBe('skipped_quarantined');
+    const version = (await t.db.prisma.sagaInstance.findUniqueOrThrow({ where: { id } })).version;
+    const cmd = {
+      kind: 'instance.release',
+      mode: 'skip',
+      target: { instanceId: id },
+      expected: { state: 'Reserving', version },
+      actor: 'r59@example.test',
+      reason: 'review 59: skip the known bad message',
+      idempotencyKey: `r59-${randomUUID()}`,
+    } as RepairCommand;
+    const applied = await t.engine.repairs.apply(cmd);
+    const after = await rowsOf(t.db, id);
+    const audit = await t.db.prisma.repairCommand.findUniqueOrThrow({ where: { id: applied.id } });
+    const auditEffects = (audit.result as { effects: typeof applied.effects }).effects;
+    expect({ status: after.inst!.status, failure: after.inst!.failure_redelivery_key }).toEqual({
+      status: 'QUARANTINED',
+      failure: `${key}-glitch-3`,
+    });
+    // The audit trail's statement of the instance's status change must not contradict the instance.
+    const statusMoves = (e: typeof applied.effects) =>
+      e.transitions.filter((x) => x.subject === `instance ${id} status`).map((x) => `${x.from} -> ${x.to}`);
+    expect({ applyResult: statusMoves(applied.effects), auditRow: statusMoves(auditEffects) }).not.toEqual({
+      applyResult: ['QUARANTINED -> ACTIVE'],
+      auditRow: ['QUARANTINED -> ACTIVE'],
+    });
+  });
 });
