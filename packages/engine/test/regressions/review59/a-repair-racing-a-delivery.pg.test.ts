@@ -4,7 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RepairCommand } from '../../../src/index.ts';
 import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
 import { openTestEngine } from '../../support/open-test-engine.ts';
-import { finalStates, fulfil, operatorTable, rowsOf, table, type MessageType } from './support/fulfil-model.ts';
+import {
+  finalStates,
+  fulfil,
+  operatorTable,
+  rowsOf,
+  shipLateMs,
+  table,
+  type MessageType,
+} from './support/fulfil-model.ts';
 
 /**
  * Review 59 (PostgreSQL: two replicas on one server, each on its own connections). An operator's repair
@@ -131,6 +139,64 @@ describe('review 59: a repair racing a delivery on another replica (postgres)', 
         },
       ),
       { numRuns: Number(process.env.R59_RUNS ?? 60), endOnFailure: true },
+    );
+  }, 120_000);
+
+  it('a forced transition racing the due deadline sweep on another replica: one serial order, the deadline fired once', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...fulfil.states), async (to) => {
+        const key = `r59-tmo-${randomUUID().slice(0, 8)}`;
+        const msg = (ty: MessageType, id: string) => ({
+          id: `${key}-${id}`,
+          type: ty,
+          payload: { key, tag: `${key}-${id}` },
+        });
+        const id = (await t.engine.processes.deliver(fulfil, msg('Paid', 'p'))).instanceId!;
+        await t.engine.processes.deliver(fulfil, msg('Reserved', 'r'));
+        t.clock.advance(shipLateMs + 1000);
+        const before = await rowsOf(t.db, id);
+        const version = (await t.db.prisma.sagaInstance.findUniqueOrThrow({ where: { id } })).version;
+        const cmd = {
+          kind: 'instance.force_transition',
+          to,
+          target: { instanceId: id },
+          expected: { state: 'Booking', version },
+          actor: 'r59@example.test',
+          reason: 'review 59 race',
+          idempotencyKey: `r59-${randomUUID()}`,
+        } as RepairCommand;
+        const [, repaired] = await Promise.all([
+          b.engine.processes.sweepProcessTimeouts(),
+          t.engine.repairs.apply(cmd).then(
+            () => 'applied',
+            (e: unknown) => (e as { code?: string }).code ?? String(e),
+          ),
+        ]);
+        // Another pass: whatever the first left due is delivered now.
+        await b.engine.processes.sweepProcessTimeouts();
+        const after = await rowsOf(t.db, id);
+        const timer = after.history.filter((h) => h.message_type === 'ShipLate');
+        const got = {
+          repaired,
+          state: after.inst!.current_state,
+          timer: timer.map((h) => h.outcome),
+          timeoutRow: after.timeouts.map((x) => x.status),
+          sends: after.outbox.length - before.outbox.length,
+        };
+        const timerFirst = {
+          repaired: 'repair_conflict',
+          state: 'Refunding',
+          timer: ['applied'],
+          timeoutRow: ['Delivered'],
+          sends: 1,
+        };
+        const repairFirst =
+          to === 'Booking'
+            ? { repaired: 'applied', state: 'Refunding', timer: ['applied'], timeoutRow: ['Delivered'], sends: 1 }
+            : { repaired: 'applied', state: to, timer: ['ignored'], timeoutRow: ['Delivered'], sends: 0 };
+        expect([timerFirst, repairFirst], `force to ${to}`).toContainEqual(got);
+      }),
+      { numRuns: Number(process.env.R59_RUNS ?? 30), endOnFailure: true },
     );
   }, 120_000);
 });
