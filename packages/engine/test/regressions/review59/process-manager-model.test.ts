@@ -433,6 +433,28 @@ describe(`review 59: the process-manager guarantees against a reference model ($
             transitions.map((h) => `${h.outcome} ${h.from}->${h.to} ${h.messageId}`),
             `history: ${where}`,
           ).toEqual(rows.history.map((h) => `${h.outcome} ${h.from_state}->${h.to_state} ${h.message_id}`));
+          // Paged backwards (limit 3, `before`) and forwards (limit 2, `after`), the history is the same.
+          const backwards: string[] = [];
+          let before: string | undefined;
+          for (;;) {
+            const page = await t.engine.processes.history(m.id!, { limit: 3, ...(before ? { before } : {}) });
+            backwards.unshift(...page.transitions.map((h) => `${h.outcome} ${h.messageId}`));
+            if (!page.truncated || page.transitions.length === 0) break;
+            before = page.transitions[0]!.id;
+          }
+          const forwards: string[] = [];
+          let after = (await t.engine.processes.history(m.id!, { limit: 1000 })).transitions[0]?.id;
+          if (after !== undefined) {
+            forwards.push(`${transitions[0]!.outcome} ${transitions[0]!.messageId}`);
+            for (;;) {
+              const page = await t.engine.processes.history(m.id!, { limit: 2, after });
+              forwards.push(...page.transitions.map((h) => `${h.outcome} ${h.messageId}`));
+              if (page.transitions.length === 0) break;
+              after = page.transitions.at(-1)!.id;
+            }
+          }
+          const whole = rows.history.map((h) => `${h.outcome} ${h.message_id}`);
+          expect({ backwards, forwards }, `history pages: ${where}`).toEqual({ backwards: whole, forwards: whole });
           const listed = await t.engine.processes.findByStatus(m.status, new Date(8.64e15), 10_000, {
             processName: fulfil.name,
           });
