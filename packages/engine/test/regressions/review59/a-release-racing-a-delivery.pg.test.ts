@@ -124,4 +124,55 @@ describe('review 59: a release racing a delivery on another replica (postgres)',
     // Both orders were exercised: the message kept by the quarantine, and the message after the release.
     expect(new Set(seen)).toEqual(new Set(['skipped_quarantined/applied', 'applied/applied']));
   }, 60_000);
+
+  it('two operators releasing one instance at once: one release applies the kept message once, the other is a conflict', async () => {
+    for (let round = 0; round < 6; round++) {
+      const key = `r59-two-${randomUUID().slice(0, 8)}`;
+      const msg = (id: string, type: string) => ({ id: `${key}-${id}`, type, payload: { key, tag: `${key}-${id}` } });
+      const pm = t.engine.processes;
+      const id = (await pm.deliver(fulfil, msg('paid', 'Paid'))).instanceId!;
+      await expect(pm.deliver(fulfil, msg('g1', 'Glitch'))).rejects.toThrow(/r59 glitch/);
+      t.clock.advance(10_000);
+      expect((await pm.deliver(fulfil, msg('g2', 'Glitch'))).outcome).toBe('quarantined');
+      expect((await pm.deliver(fulfil, msg('reserved', 'Reserved'))).outcome).toBe('skipped_quarantined');
+      const version = (await t.db.prisma.sagaInstance.findUniqueOrThrow({ where: { id } })).version;
+      const release = (engine: TestEngine, actor: string) =>
+        engine.engine.repairs
+          .apply({
+            kind: 'instance.release',
+            mode: 'skip',
+            target: { instanceId: id },
+            expected: { state: 'Reserving', version },
+            actor,
+            reason: 'review 59: two operators',
+            idempotencyKey: `r59-${randomUUID()}`,
+          } as RepairCommand)
+          .then(
+            () => 'applied',
+            (e: unknown) => (e as { code?: string }).code ?? String(e),
+          );
+      const outcomes = await Promise.all([release(t, 'alice@example.test'), release(b, 'bob@example.test')]);
+      const rows = await rowsOf(t.db, id);
+      expect(
+        {
+          outcomes: [...outcomes].sort(),
+          state: rows.inst!.current_state,
+          status: rows.inst!.status,
+          appliedReserved: rows.history.filter((h) => h.outcome === 'applied' && h.message_type === 'Reserved').length,
+          releaseRows: rows.history.filter((h) => h.outcome === 'repair').length,
+          sends: rows.outbox.map((o) => o.type),
+          audit: rows.repairs.map((r) => r.status).sort(),
+        },
+        `round ${round}`,
+      ).toEqual({
+        outcomes: ['applied', 'repair_conflict'],
+        state: 'Booking',
+        status: 'ACTIVE',
+        appliedReserved: 1,
+        releaseRows: 1,
+        sends: ['ReserveInventory', 'BookShipment'],
+        audit: ['applied', 'conflict'],
+      });
+    }
+  }, 60_000);
 });
