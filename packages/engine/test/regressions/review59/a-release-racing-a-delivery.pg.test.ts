@@ -146,7 +146,7 @@ describe('review 59: a release racing a delivery on another replica (postgres)',
             actor,
             reason: 'review 59: two operators',
             idempotencyKey: `r59-${randomUUID()}`,
-          } as RepairCommand)
+          })
           .then(
             () => 'applied',
             (e: unknown) => (e as { code?: string }).code ?? String(e),
