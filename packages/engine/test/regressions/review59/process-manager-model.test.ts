@@ -354,7 +354,11 @@ describe(`review 59: the process-manager guarantees against a reference model ($
         for (const m of model.values()) {
           if (!m.id || m.status === 'QUARANTINED') continue;
           const now = t.clock.now().getTime();
-          const failing = m.timers.some((x) => !x.fired && x.failed === true && x.dueAt <= now);
+          const live = (x: { armedVisit: number }) => m.state === 'Booking' && x.armedVisit === m.visit;
+          const failing = m.timers.some((x) => !x.fired && x.failed === true && x.dueAt <= now && live(x));
+          // A failed timeout whose visit is over is left out here: whether it still shows is defect D2
+          // (a-repaired-instance-stops-showing-its-stale-failing-timeout.test.ts).
+          if (m.timers.some((x) => !x.fired && x.failed === true && !live(x))) continue;
           const view = await t.engine.processes.find(m.id);
           expect(view?.failingTimeout !== null, `failingTimeout of ${m.key}: ${log.join(' | ')}`).toBe(failing);
         }
