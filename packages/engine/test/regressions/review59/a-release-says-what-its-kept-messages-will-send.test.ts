@@ -62,7 +62,7 @@ describe(`review 59: a release's preview and audit row name what its kept messag
     const applied = await t.engine.repairs.apply(cmd);
     const after = await rowsOf(t.db, id);
     const audit = await t.db.prisma.repairCommand.findUniqueOrThrow({ where: { id: applied.id } });
-    const auditEffects = (audit.result as { effects: typeof applied.effects }).effects;
+    const auditEffects = (audit.result as unknown as { effects: typeof applied.effects }).effects;
 
     // What the release did (asserted so the comparison below is about the preview and the audit only).
     expect({
@@ -109,7 +109,7 @@ describe(`review 59: a release's preview and audit row name what its kept messag
     const applied = await t.engine.repairs.apply(cmd);
     const after = await rowsOf(t.db, id);
     const audit = await t.db.prisma.repairCommand.findUniqueOrThrow({ where: { id: applied.id } });
-    const auditEffects = (audit.result as { effects: typeof applied.effects }).effects;
+    const auditEffects = (audit.result as unknown as { effects: typeof applied.effects }).effects;
     expect({ status: after.inst!.status, failure: after.inst!.failure_redelivery_key }).toEqual({
       status: 'QUARANTINED',
       failure: `${key}-glitch-3`,
