@@ -45,7 +45,7 @@ describe('failing instances are found among 20 k healthy ones by their partial i
         returning id, correlation_key)
       insert into "sagaflow"."process_timeouts" (instance_id, name, expected_state, armed_visit, due_at, attempts,
                                                  last_error, first_failed_at, retry_at)
-      select id, 'late', 'Waiting', 1, now() + interval '1 day',
+      select id, 'late', 'Waiting', 0, now() + interval '1 day',
              case when correlation_key in ('k-1', 'k-2', 'k-3') then 4 else 0 end,
              case when correlation_key in ('k-1', 'k-2', 'k-3') then 'fr: the ledger refused' end,
              case when correlation_key in ('k-1', 'k-2', 'k-3') then now() end,
@@ -57,6 +57,16 @@ describe('failing instances are found among 20 k healthy ones by their partial i
       select 'fr.proc', 'r-' || n, case when n = 3 then 'QUARANTINED' else 'ACTIVE' end, 'Waiting', '{}'::jsonb,
              'm-' || n, 'Error', 'fr: message failed', now()
         from generate_series(1, 3) n;
+      -- 1 moved on from the visit its failed timer was armed in (a forced transition, ADR 0012): stale, not failing.
+      with s as (
+        insert into "sagaflow"."saga_instances" (process_name, correlation_key, status, current_state, state, state_visit)
+        values ('fr.proc', 's-1', 'ACTIVE', 'Shipped', '{}'::jsonb, 1)
+        returning id)
+      insert into "sagaflow"."process_timeouts" (instance_id, name, expected_state, armed_visit, due_at, attempts,
+                                                 last_error, first_failed_at, retry_at)
+      select id, 'late', 'Waiting', 0, now() + interval '1 day', 7, 'fr: the ledger refused', now(),
+             now() + interval '1 hour'
+        from s;
       analyze "sagaflow"."saga_instances";
       analyze "sagaflow"."process_timeouts";`);
     const ids = await plane.db.driver.query<{ id: string; key: string }>(
@@ -84,7 +94,7 @@ describe('failing instances are found among 20 k healthy ones by their partial i
 
   it('the overview counts them, and its read and the filter read only the partial indexes', async () => {
     const overview = await readOverview(plane.db);
-    expect(overview.instances).toMatchObject({ active: healthy + 5, quarantined: 1, failing: 5, failingTimeouts: 3 });
+    expect(overview.instances).toMatchObject({ active: healthy + 6, quarantined: 1, failing: 5, failingTimeouts: 3 });
 
     const explain: SqlReader = {
       $queryRaw: ((strings: TemplateStringsArray, ...values: unknown[]) =>

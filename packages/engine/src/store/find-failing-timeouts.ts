@@ -18,7 +18,9 @@ export interface DbFailingTimeout {
 /**
  * The failing timeout of each of these instances (the one failing longest when several are), found
  * by their ids through the (instance_id) index: the status is tested in a form no index serves (ADR
- * 0098). A timeout that was then delivered (or cancelled) is not failing any more.
+ * 0098). A timeout that was then delivered (or cancelled) is not failing any more, and neither is one
+ * of a visit the instance has left (ADR 0012: stale, its next try a no-op): an instance an operator moved
+ * on, or that finished, is not shown failing on it until that try (review 59).
  */
 export async function findFailingTimeouts(
   db: Db,
@@ -26,11 +28,14 @@ export async function findFailingTimeouts(
 ): Promise<Map<string, DbFailingTimeout>> {
   if (instanceIds.length === 0) return new Map();
   const rows = await db.$queryRaw<DbFailingTimeout[]>`
-    select distinct on (instance_id)
-           instance_id::text as instance_id, id::text as id, name, attempts, last_error, first_failed_at, retry_at,
-           due_at, (count(*) over (partition by instance_id))::int as failing
-      from "sagaflow"."process_timeouts"
-     where instance_id = any(${instanceIds as string[]}::uuid[]) and ${statusIn('status', ['Pending'])} and attempts > 0
-     order by instance_id, coalesce(first_failed_at, due_at), id`;
+    select distinct on (t.instance_id)
+           t.instance_id::text as instance_id, t.id::text as id, t.name, t.attempts, t.last_error, t.first_failed_at,
+           t.retry_at, t.due_at, (count(*) over (partition by t.instance_id))::int as failing
+      from "sagaflow"."process_timeouts" t
+     where t.instance_id = any(${instanceIds as string[]}::uuid[]) and ${statusIn('t.status', ['Pending'])} and t.attempts > 0
+       and exists (select 1 from "sagaflow"."saga_instances" i
+                    where i.id = t.instance_id and i.status <> 'COMPLETED'
+                      and i.current_state = t.expected_state and i.state_visit = t.armed_visit)
+     order by t.instance_id, coalesce(t.first_failed_at, t.due_at), t.id`;
   return new Map(rows.map((r) => [r.instance_id, r]));
 }

@@ -77,12 +77,19 @@ export const failingIdsCap = 5000;
 async function failingWhere(ctx: Pick<ApiContext, 'db'>): Promise<Where> {
   const rows = await ctx.db.prisma.$queryRaw<{ id: string }[]>`
     select id::text as id from (
-      select instance_id as id from "sagaflow"."process_timeouts" where status = 'Pending' and attempts > 0
+      -- A timeout of a visit its instance has left is stale (ADR 0012), not failing (review 59).
+      select t.instance_id as id from "sagaflow"."process_timeouts" t
+        join "sagaflow"."saga_instances" j
+          on j.id = t.instance_id and j.status <> 'COMPLETED'
+         and j.current_state = t.expected_state and j.state_visit = t.armed_visit
+       where t.status = 'Pending' and t.attempts > 0
       union
       select id from "sagaflow"."saga_instances" where failure_redelivery_key is not null
     ) f
     limit ${failingIdsCap + 1}::int`;
   if (rows.length <= failingIdsCap) return { id: { in: rows.map((r) => r.id) } };
+  // Past the cap the test is per row, and Prisma cannot compare a timeout's visit with its instance's: a
+  // stale failed timeout then lists its instance too, whose row shows no failing timeout.
   return {
     OR: [{ failure_redelivery_key: { not: null } }, { timeouts: { some: { status: 'Pending', attempts: { gt: 0 } } } }],
   };

@@ -20,10 +20,13 @@ export interface FailingCount {
 export async function readFailingCounts(db: SqlReader): Promise<FailingCount[]> {
   return db.$queryRaw<FailingCount[]>`
     with ft as (
-      select instance_id, count(*)::int as n
-        from "sagaflow"."process_timeouts"
-       where status = 'Pending' and attempts > 0
-       group by instance_id
+      -- A timeout of a visit its instance has left is stale (ADR 0012), not failing (review 59).
+      select t.instance_id, count(*)::int as n
+        from "sagaflow"."process_timeouts" t
+        join "sagaflow"."saga_instances" j
+          on j.id = t.instance_id and j.current_state = t.expected_state and j.state_visit = t.armed_visit
+       where t.status = 'Pending' and t.attempts > 0
+       group by t.instance_id
     ), ids as (
       select instance_id as id from ft
       union
