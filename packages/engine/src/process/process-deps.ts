@@ -64,7 +64,12 @@ export function definitionOf(deps: ProcessDeps, process: string | ProcessDefinit
  * transaction: there the host's own two settings are read first and put back once `work` is done
  * (review 55). A savepoint rolled back puts them back by itself.
  */
-export function inTransaction<T>(deps: ProcessDeps, work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+export function inTransaction<T>(
+  deps: ProcessDeps,
+  work: (tx: Prisma.TransactionClient) => Promise<T>,
+  /** How long the whole transaction may hold its connection, when more than the limit (a release, ADR 0134). */
+  holdMs?: number,
+): Promise<T> {
   const limitMs = deps.transactionTimeoutMs;
   return deps.prisma.$transaction(
     async (tx) => {
@@ -79,7 +84,7 @@ export function inTransaction<T>(deps: ProcessDeps, work: (tx: Prisma.Transactio
       await tx.$queryRaw`select set_config('statement_timeout', ${host!.statement}, true), set_config('lock_timeout', ${host!.lock}, true)`;
       return result;
     },
-    { maxWait: limitMs, timeout: limitMs },
+    { maxWait: limitMs, timeout: Math.max(limitMs, holdMs ?? 0) },
   );
 }
 

@@ -4,6 +4,7 @@ import { validateAgainstSchema } from '../input/validate-against-schema.ts';
 import { hasInboxMessage } from '../store/has-inbox-message.ts';
 import { insertInboxMessage } from '../store/insert-inbox-message.ts';
 import { insertProcessTransition } from '../store/insert-process-transition.ts';
+import { countKeptMessages } from '../store/count-kept-messages.ts';
 import { listSkippedMessages } from '../store/list-skipped-messages.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
 import { writeInstanceFailure } from '../store/write-instance-failure.ts';
@@ -68,9 +69,28 @@ export async function releaseInstance(
   const operator = requireText(opts.operator, 'operator', deps.limits);
   const reason = requireText(opts.reason, 'reason', deps.limits);
 
+  const kept = await countKeptMessages(deps.prisma, id);
   const attempt = () =>
-    inTransaction(deps, (tx) => releaseInTransaction(tx, deps, id, { mode: opts.mode, operator, reason }));
+    inTransaction(
+      deps,
+      (tx) => releaseInTransaction(tx, deps, id, { mode: opts.mode, operator, reason }),
+      releaseHoldMs(deps.transactionTimeoutMs, kept),
+    );
   return withStoreRetry(deps.storeRetry, attempt, deps.sleep);
+}
+
+/** What a release's transaction may take per message it kept, beyond the limit (about 4× a loaded 2-core machine's). */
+export const keptMessageAllowanceMs = 25;
+
+/**
+ * How long a release's transaction may hold its connection: the transaction limit, and
+ * {@link keptMessageAllowanceMs} more per kept message it applies in the same transaction. Each statement
+ * is still bounded by the limit, and the instance's row waited for at most half of it. Review 58: 600 kept
+ * messages made every release of a 500 ms limit time out whole, and nothing else gets an instance out of
+ * quarantine (ADR 0134).
+ */
+export function releaseHoldMs(limitMs: number, kept: number): number {
+  return limitMs + kept * keptMessageAllowanceMs;
 }
 
 /**

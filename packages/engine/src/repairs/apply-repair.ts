@@ -4,6 +4,8 @@ import { operatorStatement, waitingForConnection } from '../runtime/in-run-trans
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
 import { isHeldUp, limitTransaction, lockWaitMs } from '../process/process-deps.ts';
+import { releaseHoldMs } from '../process/release-instance.ts';
+import { countKeptMessages } from '../store/count-kept-messages.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { findRepairCommand, type DbRepairCommand } from '../store/repairs/find-repair-command.ts';
@@ -125,6 +127,7 @@ export async function applyRepair(
   const target = repairTarget(cmd);
   const id = randomUUID();
   const lockWait = opts.lockWaitMs ?? lockWaitMs(deps.process.transactionTimeoutMs);
+  const holdMs = await repairHoldMs(deps, cmd);
   const log = deps.runtime.logger.child({ repair: id, command: cmd.kind, target: target.id, actor: cmd.actor });
   let prepared = await prepare(deps, cmd);
   const base = auditBase(cmd, id, {
@@ -188,7 +191,7 @@ export async function applyRepair(
                   });
                   return { actual, effects, after, at: now };
                 },
-                { maxWait: deps.process.transactionTimeoutMs, timeout: deps.process.transactionTimeoutMs },
+                { maxWait: deps.process.transactionTimeoutMs, timeout: holdMs },
               ),
             'no database connection for an operator repair in time; waiting again',
           ),
@@ -239,6 +242,18 @@ export async function applyRepair(
     log.info({ status: err.status, actual: err.actual, blockers: err.blockers }, `repair ${err.status}`);
     throw notAppliedError(cmd, err.status, err.actual, err.blockers, id, false, err.field);
   }
+}
+
+/**
+ * How long the repair's transaction may hold its connection: the limit, or for a release the limit and an
+ * allowance per message the instance kept, which the release applies in the same transaction (ADR 0134).
+ */
+async function repairHoldMs(deps: RepairDeps, cmd: RepairCommand): Promise<number> {
+  const limitMs = deps.process.transactionTimeoutMs;
+  if (cmd.kind !== 'instance.release') return limitMs;
+  const { instanceId } = cmd.target;
+  const kept = await operatorStatement(deps.runtime, () => countKeptMessages(deps.runtime.prisma, instanceId));
+  return releaseHoldMs(limitMs, kept);
 }
 
 /**
