@@ -18,7 +18,13 @@ import {
   sameRepairParams,
   type RepairCommand,
 } from './repair-command.ts';
-import type { RepairActualState, RepairEffects, RepairResult, RepairStatus } from './repair-effects.ts';
+import {
+  mergeEffects,
+  type RepairActualState,
+  type RepairEffects,
+  type RepairResult,
+  type RepairStatus,
+} from './repair-effects.ts';
 import { PreparedStale, type RepairDeps } from './repair-handler.ts';
 import { runRepairHandlers } from './repair-handlers.ts';
 import { expectationDrift, readRepairTarget, readRunTarget } from './read-repair-target.ts';
@@ -420,7 +426,11 @@ async function decide(
   await beforePerform();
   try {
     const done = await handler.perform(tx, deps, cmd, target, prepared, audit);
-    return { actual, effects: done.effects ? merge(plan.effects, done.effects) : plan.effects, after: done.after };
+    return {
+      actual,
+      effects: done.effects ? mergeEffects(plan.effects, done.effects) : plan.effects,
+      after: done.after,
+    };
   } catch (err) {
     if (err instanceof EngineError && refusalCodes.has(err.code))
       throw new NotApplied('refused', actual, [err.message], err.field);
@@ -430,18 +440,6 @@ async function decide(
       ]);
     throw err;
   }
-}
-
-function merge(a: RepairEffects, b: RepairEffects): RepairEffects {
-  return {
-    transitions: [...a.transitions, ...b.transitions],
-    compensations: [...a.compensations, ...b.compensations],
-    jobs: [...a.jobs, ...b.jobs],
-    signals: [...a.signals, ...b.signals],
-    outboxMessages: [...a.outboxMessages, ...b.outboxMessages],
-    history: [...a.history, ...b.history],
-    notes: [...a.notes, ...b.notes],
-  };
 }
 
 function notAppliedError(

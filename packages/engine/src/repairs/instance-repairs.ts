@@ -14,8 +14,9 @@ import {
 } from '../process/run-operator-command.ts';
 import { listSkippedMessages } from '../store/list-skipped-messages.ts';
 import type { DbSagaInstance } from '../store/lock-saga-instance.ts';
+import type { Db } from '../store/types.ts';
 import type { RepairCommandOf } from './repair-command.ts';
-import { noEffects, type RepairEffects } from './repair-effects.ts';
+import { mergeEffects, noEffects, type RepairEffects } from './repair-effects.ts';
 import type { InstanceTarget, RepairDeps, RepairHandler, RepairPlan } from './repair-handler.ts';
 
 function definitionOf(target: InstanceTarget): ProcessDefinition {
@@ -41,65 +42,160 @@ function decoded(def: ProcessDefinition, row: DbSagaInstance): { data: unknown }
   return d.ok ? { data: d.data } : { blocker: `its stored state no longer decodes (${d.error})` };
 }
 
-export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, InstanceTarget> = {
-  async plan(db, deps, cmd, target): Promise<RepairPlan> {
-    const { row } = target;
-    const def = definitionOf(target);
-    const blockers: string[] = [];
-    let effects = noEffects();
-    if (row.status !== 'QUARANTINED' || row.failure_redelivery_key === null || row.failure_message_type === null)
-      return { blockers: [`instance ${row.id} is ${row.status}, not QUARANTINED`], effects };
-    const messageType = row.failure_message_type;
-    if (cmd.mode === 'retry') {
-      const schema = def.messages[messageType];
-      const payload = schema ? await checkAgainstSchema(schema, row.failure_payload, 'message.payload') : null;
-      const data = decoded(def, row);
-      if (!payload?.ok) blockers.push(`the message it stopped on no longer parses as "${messageType}"`);
-      else if ('blocker' in data) blockers.push(data.blocker);
-      else {
+/** How many kept messages a release's preview and audit row describe one by one; the rest are counted. */
+export const keptMessagesDescribed = 100;
+
+/**
+ * What the kept messages do once the release has handled the message it stopped on (review 59): each
+ * decided in arrival order from the state the release leaves, as `releaseInTransaction` applies them, so
+ * the preview, the answer and the audit row name their transitions and outbox messages. One that would
+ * fail (its handler throws, its payload or the instance's state no longer parses) quarantines the
+ * instance again on it, and the release stops there. The first {@link keptMessagesDescribed} are
+ * described; beyond them only what they add up to is.
+ */
+async function keptMessagesEffects(
+  db: Db,
+  deps: RepairDeps,
+  def: ProcessDefinition,
+  row: DbSagaInstance,
+  start: { state: string; data: unknown } | { blocker: string },
+): Promise<{ effects: RepairEffects; stopsOn: string | null }> {
+  const effects = noEffects();
+  const kept = await listSkippedMessages(db, { instanceId: row.id, consumer: def.name });
+  if (kept.length === 0) return { effects, stopsOn: null };
+  effects.notes.push(`then delivers the ${kept.length} message(s) it kept while quarantined, in arrival order`);
+  let snapshot = start;
+  let described = 0;
+  let moves = 0;
+  let sends = 0;
+  for (const k of kept) {
+    const what = `kept message ${k.messageId} (${k.messageType})`;
+    const describe = described < keptMessagesDescribed;
+    described += 1;
+    let failure: string | null = 'blocker' in snapshot ? snapshot.blocker : null;
+    if ('state' in snapshot) {
+      const schema = def.messages[k.messageType];
+      const parsed = schema ? await checkAgainstSchema(schema, k.payload, 'message.payload') : null;
+      if (!schema) failure = `"${k.messageType}" is no longer a message of "${def.name}"`;
+      else if (!parsed?.ok) failure = `its payload no longer parses as "${k.messageType}"`;
+      else
         try {
           const decision = decide(
             def,
-            { state: row.current_state, data: data.data },
-            { type: messageType, payload: payload.value },
+            { state: snapshot.state, data: snapshot.data },
+            { type: k.messageType, payload: parsed.value },
             { key: row.correlation_key },
           );
           if (decision.kind === 'applied') {
             checkDecisionToStore(def, decision, row.id, deps.process.limits);
-            effects = decisionEffects(row, decision);
-          } else effects.notes.push(`the message it stopped on is now ignored (${decision.reason})`);
+            moves += 1;
+            sends += decision.commands.length;
+            if (describe) {
+              effects.transitions.push({ subject: `instance ${row.id}`, from: decision.from, to: decision.to });
+              effects.outboxMessages.push(
+                ...decision.commands.map((c) => ({ type: c.type, destination: c.destination })),
+              );
+              for (const t of decision.timeouts) effects.notes.push(`${what} arms timeout "${t.name}"`);
+              if (!effects.history.includes('applied')) effects.history.push('applied');
+            }
+            if (decision.completes) effects.notes.push(`${what} completes the instance`);
+            snapshot = { state: decision.to, data: decision.data };
+          } else if (describe) effects.notes.push(`${what} is ignored (${decision.reason})`);
         } catch (err) {
-          // The process's own code, run as the release would run it: it still fails.
-          blockers.push(
-            `retrying message ${row.failure_redelivery_key} fails again now (${thrownText(err)}); fix the cause, or release it with skip`,
-          );
+          failure = thrownText(err);
         }
-      }
-      effects.notes.push(`retries message ${row.failure_redelivery_key}; if it fails again nothing changes`);
-    } else {
-      effects.notes.push(`skips message ${row.failure_redelivery_key}; it stays in the release's history row`);
     }
-    effects.transitions.unshift({ subject: `instance ${row.id} status`, from: 'QUARANTINED', to: 'ACTIVE' });
-    if (!effects.history.includes('repair')) effects.history.push('repair');
-    const kept = await listSkippedMessages(db, { instanceId: row.id, consumer: def.name });
-    if (kept.length > 0)
+    if (failure !== null) {
+      effects.transitions.push({ subject: `instance ${row.id} status`, from: 'ACTIVE', to: 'QUARANTINED' });
       effects.notes.push(
-        `then delivers the ${kept.length} message(s) it kept while quarantined, in arrival order: ${kept.map((k) => k.messageId).join(', ')}`,
+        `${what} fails (${failure}): the instance is quarantined again on it, and the release stops there`,
       );
-    return { blockers, effects };
+      return { effects, stopsOn: k.messageId };
+    }
+  }
+  if (described > keptMessagesDescribed)
+    effects.notes.push(
+      `${described - keptMessagesDescribed} more kept message(s) are applied after those listed; in all the kept messages make ${moves} transition(s) and ${sends} outbox message(s)`,
+    );
+  return { effects, stopsOn: null };
+}
+
+/** The release's plan, and the kept message it will stop on (null: none). */
+async function planRelease(
+  db: Db,
+  deps: RepairDeps,
+  cmd: RepairCommandOf<'instance.release'>,
+  target: InstanceTarget,
+): Promise<RepairPlan & { stopsOn: string | null }> {
+  const { row } = target;
+  const def = definitionOf(target);
+  const blockers: string[] = [];
+  let effects = noEffects();
+  if (row.status !== 'QUARANTINED' || row.failure_redelivery_key === null || row.failure_message_type === null)
+    return { blockers: [`instance ${row.id} is ${row.status}, not QUARANTINED`], effects, stopsOn: null };
+  const messageType = row.failure_message_type;
+  const data = decoded(def, row);
+  // The state the kept messages meet: as it is, or as the retried message leaves it.
+  let after: { state: string; data: unknown } | { blocker: string } =
+    'blocker' in data ? data : { state: row.current_state, data: data.data };
+  if (cmd.mode === 'retry') {
+    const schema = def.messages[messageType];
+    const payload = schema ? await checkAgainstSchema(schema, row.failure_payload, 'message.payload') : null;
+    if (!payload?.ok) blockers.push(`the message it stopped on no longer parses as "${messageType}"`);
+    else if ('blocker' in data) blockers.push(data.blocker);
+    else {
+      try {
+        const decision = decide(
+          def,
+          { state: row.current_state, data: data.data },
+          { type: messageType, payload: payload.value },
+          { key: row.correlation_key },
+        );
+        if (decision.kind === 'applied') {
+          checkDecisionToStore(def, decision, row.id, deps.process.limits);
+          effects = decisionEffects(row, decision);
+          after = { state: decision.to, data: decision.data };
+        } else effects.notes.push(`the message it stopped on is now ignored (${decision.reason})`);
+      } catch (err) {
+        // The process's own code, run as the release would run it: it still fails.
+        blockers.push(
+          `retrying message ${row.failure_redelivery_key} fails again now (${thrownText(err)}); fix the cause, or release it with skip`,
+        );
+      }
+    }
+    effects.notes.push(`retries message ${row.failure_redelivery_key}; if it fails again nothing changes`);
+  } else {
+    effects.notes.push(`skips message ${row.failure_redelivery_key}; it stays in the release's history row`);
+  }
+  effects.transitions.unshift({ subject: `instance ${row.id} status`, from: 'QUARANTINED', to: 'ACTIVE' });
+  if (!effects.history.includes('repair')) effects.history.push('repair');
+  if (blockers.length > 0) return { blockers, effects, stopsOn: null };
+  const kept = await keptMessagesEffects(db, deps, def, row, after);
+  return { blockers, effects: mergeEffects(effects, kept.effects), stopsOn: kept.stopsOn };
+}
+
+export const releaseRepair: RepairHandler<RepairCommandOf<'instance.release'>, InstanceTarget> = {
+  async plan(db, deps, cmd, target): Promise<RepairPlan> {
+    const { stopsOn: _stopsOn, ...plan } = await planRelease(db, deps, cmd, target);
+    return plan;
   },
   async perform(tx, deps, cmd, target) {
+    // The plan just made under the lock says where the kept messages stop; what happened is compared with it,
+    // so the answer and the audit row never contradict the instance (review 59).
+    const predicted = (await planRelease(tx, deps, cmd, target)).stopsOn;
     const r = await releaseInTransaction(tx, deps.process, target.row.id, {
       mode: cmd.mode,
       operator: cmd.actor,
       reason: cmd.reason,
     });
-    if (r.stoppedOn) {
-      const effects = noEffects();
-      effects.notes.push(`kept message ${r.stoppedOn.messageId} failed as it was applied: quarantined again on it`);
-      return { effects };
-    }
-    return {};
+    const stopped = r.stoppedOn?.messageId ?? null;
+    if (stopped === predicted) return {};
+    const effects = noEffects();
+    if (stopped !== null) {
+      effects.transitions.push({ subject: `instance ${target.row.id} status`, from: 'ACTIVE', to: 'QUARANTINED' });
+      effects.notes.push(`kept message ${stopped} failed as it was applied: quarantined again on it`);
+    } else effects.notes.push(`kept message ${predicted} went through after all: the instance is ACTIVE`);
+    return { effects };
   },
 };
 

@@ -25,6 +25,19 @@ export function noEffects(): RepairEffects {
   return { transitions: [], compensations: [], jobs: [], signals: [], outboxMessages: [], history: [], notes: [] };
 }
 
+/** `a`'s effects, then `b`'s. */
+export function mergeEffects(a: RepairEffects, b: RepairEffects): RepairEffects {
+  return {
+    transitions: [...a.transitions, ...b.transitions],
+    compensations: [...a.compensations, ...b.compensations],
+    jobs: [...a.jobs, ...b.jobs],
+    signals: [...a.signals, ...b.signals],
+    outboxMessages: [...a.outboxMessages, ...b.outboxMessages],
+    history: [...a.history, ...b.history],
+    notes: [...a.notes, ...b.notes],
+  };
+}
+
 /** The target's state under the lock: what the expectation is compared with. */
 export type RepairActualState =
   | { exists: false }
