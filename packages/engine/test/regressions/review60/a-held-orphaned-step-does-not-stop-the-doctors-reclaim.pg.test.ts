@@ -28,6 +28,15 @@ describe('review 60: the doctor reclaims orphaned steps while one of them is hel
   let held: HeldStepRows | undefined;
   const engines: Engine[] = [];
   let openGate: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (openGate = r));
+  const stuck = defineAction({
+    name: 'r60-orphan-step',
+    run: async () => {
+      await gate;
+      return null;
+    },
+  });
+  const flow = defineFlow({ name: 'r60-orphan', version: 1, run: async (ctx) => ctx.action(stuck, null).run() });
   beforeAll(async () => {
     db = await openTestDatabase({ poolSize: 8 });
   });
@@ -38,16 +47,8 @@ describe('review 60: the doctor reclaims orphaned steps while one of them is hel
     await db?.close();
   });
 
-  it('a monitor pass with the doctor reclaims the free orphaned step and passes over the held one', async () => {
-    const gate = new Promise<void>((r) => (openGate = r));
-    const stuck = defineAction({
-      name: 'r60-orphan-step',
-      run: async () => {
-        await gate;
-        return null;
-      },
-    });
-    const flow = defineFlow({ name: 'r60-orphan', version: 1, run: async (ctx) => ctx.action(stuck, null).run() });
+  /** Two runs whose steps a gone worker left Running; `hold` holds a row of the first; two monitor passes. */
+  async function attack(hold: (first: { runId: string; stepId: string }) => Promise<HeldStepRows>) {
     const make = () => {
       const e = createEngine({ db, flows: [flow], actions: [stuck], config, logger: pino({ level: 'silent' }) });
       engines.push(e);
@@ -70,7 +71,7 @@ describe('review 60: the doctor reclaims orphaned steps while one of them is hel
 
     const heldStep = steps.find((s) => s.run_id === first.runId)!;
     const freeStep = steps.find((s) => s.run_id === second.runId)!;
-    held = await holdRowsOf(db.url!, 'action_runs', [heldStep.id]);
+    held = await hold({ runId: first.runId, stepId: heldStep.id });
 
     const b = make();
     // Two passes while the step is held: the monitor loop runs one each interval.
@@ -93,7 +94,7 @@ describe('review 60: the doctor reclaims orphaned steps while one of them is hel
     });
     const free = await db.prisma.actionRun.findUniqueOrThrow({ where: { id: freeStep.id } });
 
-    // The control: once the step is let go, a pass reclaims both (the setup can be reclaimed).
+    // The control: once the row is let go, a pass reclaims both (the setup can be reclaimed).
     await held.rollback();
     held = undefined;
     await b.monitorPass({ doctor: true });
@@ -102,13 +103,29 @@ describe('review 60: the doctor reclaims orphaned steps while one of them is hel
     });
     expect(afterLetGo).toBe(2);
 
-    expect(
-      {
+    return {
+      summary: {
         passes,
         freeStepReclaimed: reclaimed.some((r) => r.run_id === second.runId),
         freeStepReclaimableAt: free.reclaim_stale_at === null ? 'none' : 'set',
       },
-      `the two passes took ${ms} ms`,
-    ).toEqual({ passes: ['swept', 'swept'], freeStepReclaimed: true, freeStepReclaimableAt: 'set' });
+      ms,
+    };
+  }
+
+  const expected = { passes: ['swept', 'swept'], freeStepReclaimed: true, freeStepReclaimableAt: 'set' };
+
+  it('a monitor pass with the doctor reclaims the free orphaned step and passes over the held one', async () => {
+    // Another session holds the first run's stuck step (psql `select … for update`, a frozen writer).
+    const { summary, ms } = await attack(({ stepId }) => holdRowsOf(db.url!, 'action_runs', [stepId]));
+    expect(summary, `the two passes took ${ms} ms`).toEqual(expected);
+  }, 40_000);
+
+  it('a monitor pass with the doctor reclaims the free orphaned step while another run is held for no key update', async () => {
+    // Another session holds the first run's row FOR NO KEY UPDATE (the lock an UPDATE of the row takes:
+    // psql `update sagaflow.flow_runs … where id = …` left open). The doctor's tryLockOpenRun takes the
+    // run FOR KEY SHARE SKIP LOCKED, which that lock does not conflict with, so the run is not passed over.
+    const { summary, ms } = await attack(({ runId }) => holdRowsOf(db.url!, 'flow_runs', [runId], 'no key update'));
+    expect(summary, `the two passes took ${ms} ms`).toEqual(expected);
   }, 40_000);
 });

@@ -55,7 +55,7 @@ describe('review 60: the engine commands on a held run at the default limit (rea
     await db?.close();
   });
 
-  it('engine.signal of a held run answers target_busy at the default limit, past Prisma\'s own 5 s', async () => {
+  it("engine.signal of a held run answers target_busy at the default limit, past Prisma's own 5 s", async () => {
     const { runId } = await engine.startFlow(waiter, null);
     await t.drive(runId, { skipTime: false, until: (d) => d.run.status === 'Waiting' });
     await engine.stopWorkers();
