@@ -84,7 +84,7 @@ describe('review 60: the doctor reclaims orphaned steps while one of them is hel
           (e: unknown) =>
             `threw ${(e as { code?: string }).code ?? ''} ${String((e as Error).message)
               .replace(/\s+/g, ' ')
-              .slice(0, 200)}`,
+              .slice(-140)}`,
         ),
       );
     const ms = Date.now() - started;
