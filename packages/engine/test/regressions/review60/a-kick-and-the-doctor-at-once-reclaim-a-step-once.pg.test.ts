@@ -38,7 +38,7 @@ describe('review 60: a kick and the doctor reclaiming one orphaned step at once 
     await db?.close();
   });
 
-  it('the step is reclaimed once: one step.reclaimed, one wake, one unit of repair budget', async () => {
+  it('the step is reclaimed once: one step.reclaimed and one wake', async () => {
     const gate = new Promise<void>((r) => (openGate = r));
     const stuck = defineAction({
       name: 'r60-kick-doctor-step',
