@@ -28,6 +28,19 @@ describe('review 60: a kick and the doctor reclaiming one orphaned step at once 
   let held: HeldStepRows | undefined;
   const engines: Engine[] = [];
   let openGate: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (openGate = r));
+  const stuck = defineAction({
+    name: 'r60-kick-doctor-step',
+    run: async () => {
+      await gate;
+      return null;
+    },
+  });
+  const flow = defineFlow({
+    name: 'r60-kick-doctor',
+    version: 1,
+    run: async (ctx) => ctx.action(stuck, null).run(),
+  });
   beforeAll(async () => {
     db = await openTestDatabase({ poolSize: 8 });
   });
@@ -38,20 +51,11 @@ describe('review 60: a kick and the doctor reclaiming one orphaned step at once 
     await db?.close();
   });
 
-  it('the step is reclaimed once: one step.reclaimed and one wake', async () => {
-    const gate = new Promise<void>((r) => (openGate = r));
-    const stuck = defineAction({
-      name: 'r60-kick-doctor-step',
-      run: async () => {
-        await gate;
-        return null;
-      },
-    });
-    const flow = defineFlow({
-      name: 'r60-kick-doctor',
-      version: 1,
-      run: async (ctx) => ctx.action(stuck, null).run(),
-    });
+  /** One orphaned step; `first` and `second` (each on an engine of its own) meet on its row. */
+  async function race(
+    first: (e: Engine, runId: string) => Promise<unknown>,
+    second: (e: Engine, runId: string) => Promise<unknown>,
+  ) {
     const make = () => {
       const e = createEngine({ db, flows: [flow], actions: [stuck], config, logger: pino({ level: 'silent' }) });
       engines.push(e);
@@ -70,13 +74,13 @@ describe('review 60: a kick and the doctor reclaiming one orphaned step at once 
 
     // The two meet on the step's row: held until both wait on it (well within the doctor's 1 s).
     held = await holdRowsOf(db.url!, 'action_runs', [step.id]);
-    const operator = make();
-    const doctor = make();
-    const kick = operator.kick(runId).then(
+    const one = make();
+    const two = make();
+    const kick = first(one, runId).then(
       (r) => JSON.stringify(r),
       (e: unknown) => `threw ${(e as { code?: string }).code ?? String(e)}`,
     );
-    const pass = doctor.sweepDoctor().then(
+    const pass = second(two, runId).then(
       (r) => JSON.stringify(r),
       (e: unknown) => `threw ${(e as { code?: string }).code ?? String(e)}`,
     );
@@ -89,7 +93,7 @@ describe('review 60: a kick and the doctor reclaiming one orphaned step at once 
     });
     await held.rollback();
     held = undefined;
-    const answers = { kick: await kick, doctor: await pass };
+    const answers = [await kick, await pass];
 
     const reclaimed = await db.prisma.flowEvent.findMany({
       where: { run_id: runId, type: 'step.reclaimed' },
@@ -97,12 +101,25 @@ describe('review 60: a kick and the doctor reclaiming one orphaned step at once 
     });
     const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } });
     const wakes = (await db.prisma.job.count({ where: { run_id: runId } })) - jobsBefore;
-    expect(
-      {
-        reclaimedBy: reclaimed.map((e) => (e.data as { by: string }).by).sort(),
-        wakes,
-      },
-      `answers: ${JSON.stringify(answers)}; repair_count ${run.repair_count}`,
-    ).toEqual({ reclaimedBy: [expect.any(String)], wakes: 1 });
+    return {
+      seen: { reclaimedBy: reclaimed.map((e) => (e.data as { by: string }).by).sort(), wakes },
+      why: `answers: ${JSON.stringify(answers)}; repair_count ${run.repair_count}`,
+    };
+  }
+
+  it('the step is reclaimed once: one step.reclaimed and one wake', async () => {
+    const { seen, why } = await race(
+      (e, runId) => e.kick(runId),
+      (e) => e.sweepDoctor(),
+    );
+    expect(seen, why).toEqual({ reclaimedBy: [expect.any(String)], wakes: 1 });
+  }, 40_000);
+
+  it('two doctor passes at once (the monitor loop on one replica, sweepDoctor on another) reclaim the step once', async () => {
+    const { seen, why } = await race(
+      (e) => e.sweepDoctor(),
+      (e) => e.sweepDoctor(),
+    );
+    expect(seen, why).toEqual({ reclaimedBy: ['doctor'], wakes: 1 });
   }, 40_000);
 });
