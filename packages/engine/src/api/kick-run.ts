@@ -3,7 +3,7 @@ import type { Prisma } from '../generated/prisma/client.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
-import { enqueueJob } from '../store/enqueue-job.ts';
+import { enqueueWakeOnce } from '../store/enqueue-job.ts';
 import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import type { Db } from '../store/types.ts';
@@ -66,8 +66,9 @@ export async function kickInTransaction(
   runId: string,
   now: Date,
 ): Promise<KickResult & { eventId?: bigint }> {
-  // Locked until commit (lockOpenRun): a kick never lands after the run's terminal event.
-  if (!(await lockOpenRun(tx, runId))) {
+  // Locked until commit (lockOpenRun): a kick never lands after the run's terminal event. No key update, as the
+  // doctor's reclaim and an operator's reclaim take it: a kick and the doctor at once reclaim a step once (review 60).
+  if (!(await lockOpenRun(tx, runId, 'no key update'))) {
     const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
     if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
     throw new EngineError('run_not_open', `run ${runId} is ${run.status}; only an open run can be kicked`);
@@ -85,10 +86,11 @@ export async function kickInTransaction(
   const blocked = await whyKickWaits(tx, runId, now);
   if (blocked) {
     // Another row is still worked on; the reopened one still needs its run woken once.
-    if (reopened) await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
+    if (reopened) await enqueueWakeOnce(tx, { runId, now });
     return { kicked: false, reason: blocked };
   }
-  await enqueueJob(tx, { kind: 'wake-run', runId, availableAt: now });
+  // One wake: a due one still waiting for a worker is the kick's too (a second would race it, review 60).
+  await enqueueWakeOnce(tx, { runId, now });
   // A kick refills the doctor's repair budget for this run.
   await tx.flowRun.update({ where: { id: runId }, data: { repair_count: 0 } });
   const event = await appendFlowEvent(tx, { runId, type: 'run.kicked' });

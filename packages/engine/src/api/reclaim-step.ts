@@ -1,7 +1,7 @@
 import { EngineError } from '../errors/engine-error.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
-import { enqueueJob } from '../store/enqueue-job.ts';
+import { enqueueWakeOnce } from '../store/enqueue-job.ts';
 import { assertUuid } from '../input/assert-uuid.ts';
 import { findOrphanedSteps, type OrphanedStep } from '../store/find-orphaned-steps.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
@@ -36,8 +36,9 @@ function reclaimInTransaction(deps: RuntimeDeps, runId: string, step: { stepId?:
   return inOperatorTransaction(
     deps,
     async (tx): Promise<ReclaimResult> => {
-      // Locked until commit (lockOpenRun): a reclaim never lands after the run's terminal event.
-      if (!(await lockOpenRun(tx, runId))) {
+      // Locked until commit (lockOpenRun): a reclaim never lands after the run's terminal event. No key update,
+      // as the doctor's reclaim and a kick take it: one of them reclaims the step (review 60).
+      if (!(await lockOpenRun(tx, runId, 'no key update'))) {
         const run = await tx.flowRun.findUnique({ where: { id: runId }, select: { status: true } });
         if (!run) throw new EngineError('run_not_found', `run ${runId} does not exist`);
         throw new EngineError(
@@ -85,7 +86,7 @@ export async function reclaimOrphan(
     now,
   });
   if (!opened) return { reclaimed: false, reason: `step ${orphan.id} changed hands meanwhile; nothing was reclaimed` };
-  if (wake) await enqueueJob(tx, { kind: 'wake-run', runId: orphan.run_id, availableAt: now });
+  if (wake) await enqueueWakeOnce(tx, { runId: orphan.run_id, now });
   await appendFlowEvent(tx, {
     runId: orphan.run_id,
     type: 'step.reclaimed',

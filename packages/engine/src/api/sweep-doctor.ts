@@ -2,12 +2,11 @@ import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { appendFlowEvent } from '../store/append-flow-event.ts';
 import { countRepairCandidates } from '../store/count-repair-candidates.ts';
 import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
-import { tryLockOpenRun } from '../store/try-lock-open-run.ts';
 import { redispatchLostRuns } from '../store/redispatch-lost-runs.ts';
 import { firstRunId } from '../store/repair-candidates-sql.ts';
 import { orphanedStepReason } from '../runtime/orphaned-step-reason.ts';
 import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
-import { monitorLockWaitMs } from '../sweeps/on-monitored-run.ts';
+import { onMonitoredRun } from '../sweeps/on-monitored-run.ts';
 import { reclaimOrphan } from './reclaim-step.ts';
 
 export interface DoctorPass {
@@ -59,40 +58,39 @@ export async function sweepDoctor(
   return { redispatched: out, more: left > 0 };
 }
 
-/** R4 (ADR 0010): a step Running with no reclaim deadline under a worker that is gone is reclaimed. */
+/**
+ * R4 (ADR 0010): a step Running with no reclaim deadline under a worker that is gone is reclaimed. Each
+ * run in a transaction of its own, its row taken as a kick and a reclaim take it (no key update), without
+ * waiting: a run (or a step of it) another session holds is passed over until the next pass, and the
+ * others are still reclaimed (review 60). Two doctors, or a doctor and a kick, at once: one reclaims.
+ */
 async function reclaimOrphans(deps: RuntimeDeps, limit: number): Promise<DoctorPass['redispatched']> {
   const cfg = deps.config.repair;
-  return inSweepTransaction(
-    deps.prisma,
-    deps.config.sweeps.transaction_timeout_ms,
-    async (tx) => {
-      const out: DoctorPass['redispatched'] = [];
-      const orphans = await findOrphanedSteps(tx, { deadAfterSeconds: deps.config.worker.dead_after_seconds, limit });
-      const budgets = new Map<string, number>();
-      for (const o of orphans) {
-        // A run that finished since it was found gets nothing more (lockOpenRun).
-        if (!budgets.has(o.run_id)) {
-          // A run another session holds is passed over until the next pass (review 58), as one finished is.
-          const lock = await tryLockOpenRun(tx, o.run_id);
-          if (lock === 'held')
-            deps.logger.info({ runId: o.run_id }, `doctor: run ${o.run_id} is held by another session; passed over`);
-          if (lock !== 'locked') continue;
-          const run = await tx.flowRun.findUniqueOrThrow({ where: { id: o.run_id }, select: { repair_count: true } });
-          budgets.set(o.run_id, run.repair_count);
-        }
-        const spent = budgets.get(o.run_id) ?? cfg.budget;
-        if (spent >= cfg.budget) continue;
+  const out: DoctorPass['redispatched'] = [];
+  const orphans = await findOrphanedSteps(deps.prisma, {
+    deadAfterSeconds: deps.config.worker.dead_after_seconds,
+    limit,
+  });
+  const byRun = new Map<string, typeof orphans>();
+  for (const o of orphans) byRun.set(o.run_id, [...(byRun.get(o.run_id) ?? []), o]);
+  for (const [runId, steps] of byRun) {
+    const done = await onMonitoredRun(deps, 'doctor', runId, 'no key update', async (tx) => {
+      const run = await tx.flowRun.findUniqueOrThrow({ where: { id: runId }, select: { repair_count: true } });
+      let spent = run.repair_count;
+      const reclaimed: DoctorPass['redispatched'] = [];
+      for (const o of steps) {
+        if (spent >= cfg.budget) break;
         const r = await reclaimOrphan(deps, tx, o, 'doctor');
         if (!r.reclaimed) continue;
-        budgets.set(o.run_id, spent + 1);
-        await tx.flowRun.update({ where: { id: o.run_id }, data: { repair_count: { increment: 1 } } });
+        spent += 1;
+        await tx.flowRun.update({ where: { id: runId }, data: { repair_count: { increment: 1 } } });
         const detail = orphanedStepReason(o).split(';')[0] ?? '';
-        await appendFlowEvent(tx, { runId: o.run_id, type: 'doctor.redispatched', data: { rule: 'R4', detail } });
-        out.push({ runId: o.run_id, rule: 'R4' });
+        await appendFlowEvent(tx, { runId, type: 'doctor.redispatched', data: { rule: 'R4', detail } });
+        reclaimed.push({ runId, rule: 'R4' });
       }
-      return out;
-    },
-    // Any other row (a step) another session holds is waited for briefly, not for the sweep's whole limit.
-    { lock_timeout: String(monitorLockWaitMs) },
-  );
+      return reclaimed;
+    });
+    if (Array.isArray(done)) out.push(...done);
+  }
+  return out;
 }

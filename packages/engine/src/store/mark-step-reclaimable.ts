@@ -5,7 +5,8 @@ import { statusIn } from './keyed-status.ts';
 /**
  * Opens a Running row held by a gone worker to the ordinary claim: its reclaim deadline becomes now.
  * Conditional on the attempts and owner the caller saw, so a row that changed hands meanwhile is
- * left alone. The next replay then claims it with the normal compare-and-swap (attempts + 1), which
+ * left alone, and on its not being open already, so two reclaims at once (a kick and the doctor) open it
+ * once (review 60). The next replay then claims it with the normal compare-and-swap (attempts + 1), which
  * fences off a late outcome from the old owner.
  */
 export async function markStepReclaimable(
@@ -16,6 +17,6 @@ export async function markStepReclaimable(
     update ${tableSql(args.table)}
        set reclaim_stale_at = ${args.now}::timestamptz - interval '1 millisecond', updated_at = ${args.now}::timestamptz
      where id = ${args.id}::uuid and ${statusIn('status', ['Running'])} and attempts = ${args.attempts}::int
-       and claimed_by = ${args.claimedBy}`;
+       and claimed_by = ${args.claimedBy} and reclaim_stale_at is null`;
   return n === 1;
 }
