@@ -58,6 +58,8 @@ const order = defineProcess({
 describe('review 61: releasing a large instance that kept many messages (real PostgreSQL)', () => {
   let db: Database & { url?: string };
   let t: TestEngine;
+  /** The same deployment with a roomy limit, only to set the scene (the first deliveries of a large state are slow). */
+  let setup: TestEngine;
   beforeAll(async () => {
     db = await openTestDatabase({ poolSize: 6 });
     t = await createTestEngine({
@@ -67,25 +69,36 @@ describe('review 61: releasing a large instance that kept many messages (real Po
       processes: [order],
       config: { processes: { transaction_timeout_ms: TX_MS, quarantine_after_seconds: 1 } },
     });
+    setup = await createTestEngine({
+      db,
+      clock: t.clock,
+      flows: [],
+      actions: [],
+      processes: [order],
+      config: { processes: { transaction_timeout_ms: 20_000, quarantine_after_seconds: 1 } },
+    });
   });
   afterAll(async () => {
+    await setup?.close();
     await t?.close();
     await db?.close();
   });
 
   it('a release of a quarantined order of a few thousand lines that kept many messages applies', async () => {
-    const { engine, clock } = t;
+    const { engine } = t;
+    const { clock } = t;
+    const pm = setup.engine.processes;
     const key = `k-${randomUUID()}`;
-    await engine.processes.deliver(order, { id: randomUUID(), type: 'Begin', payload: { key } });
+    await pm.deliver(order, { id: randomUUID(), type: 'Begin', payload: { key } });
     const poison = { id: randomUUID(), type: 'Poison', payload: { key } };
-    await expect(engine.processes.deliver(order, poison)).rejects.toThrow(/cannot take this message/);
+    await expect(pm.deliver(order, poison)).rejects.toThrow(/cannot take this message/);
     clock.advance(1_500);
-    const q = await engine.processes.deliver(order, poison);
+    const q = await pm.deliver(order, poison);
     expect(q.outcome).toBe('quarantined');
     const instanceId = q.instanceId!;
     for (let i = 0; i < KEPT; i++)
       expect(
-        (await engine.processes.deliver(order, { id: randomUUID(), type: 'Adjust', payload: { key } })).outcome,
+        (await pm.deliver(order, { id: randomUUID(), type: 'Adjust', payload: { key } })).outcome,
       ).toBe('skipped_quarantined');
     switches.poison = false;
 
