@@ -53,8 +53,7 @@ describe(`review 61: a live failing timeout stays shown (${testDbKind()})`, () =
     // Items added: Open → Open keeps the visit, so the deadline is still live and still failing.
     for (const n of [1, 2])
       expect(
-        (await pm.deliver(basket, { id: `${key}-add-${n}`, type: 'AddItem', payload: { key, sku: `s${n}` } }))
-          .outcome,
+        (await pm.deliver(basket, { id: `${key}-add-${n}`, type: 'AddItem', payload: { key, sku: `s${n}` } })).outcome,
       ).toBe('applied');
     expect(await shown()).toEqual({ find: 'CloseIdle', listed: 'CloseIdle' });
     // Quarantined on a poison item: its timer stays armed, and still failing.

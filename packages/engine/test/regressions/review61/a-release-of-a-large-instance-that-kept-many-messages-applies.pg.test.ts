@@ -97,9 +97,9 @@ describe('review 61: releasing a large instance that kept many messages (real Po
     expect(q.outcome).toBe('quarantined');
     const instanceId = q.instanceId!;
     for (let i = 0; i < KEPT; i++)
-      expect(
-        (await pm.deliver(order, { id: randomUUID(), type: 'Adjust', payload: { key } })).outcome,
-      ).toBe('skipped_quarantined');
+      expect((await pm.deliver(order, { id: randomUUID(), type: 'Adjust', payload: { key } })).outcome).toBe(
+        'skipped_quarantined',
+      );
     switches.poison = false;
 
     const inst = await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: instanceId } });

@@ -148,4 +148,37 @@ describe(`review 61: a release previews what it does with a redelivered stopped-
       auditRow: said(id, auditEffects),
     }).toEqual({ preview: expected, applyResult: expected, auditRow: expected });
   });
+
+  it('held: a kept message that fails stops the release where the preview said, and the audit row says so', async () => {
+    const key = `r61-${randomUUID().slice(0, 8)}`;
+    const pm = t.engine.processes;
+    const id = (await pm.deliver(basket, { id: `${key}-start`, type: 'Start', payload: { key } })).instanceId!;
+    const add = (n: number, sku = `sku-${n}`) => ({ id: `${key}-add-${n}`, type: 'AddItem', payload: { key, sku } });
+    addFault.broken = true;
+    await expect(pm.deliver(basket, add(1))).rejects.toThrow(/inventory client is down/);
+    t.clock.advance(10_000);
+    expect((await pm.deliver(basket, add(1))).outcome).toBe('quarantined');
+    addFault.broken = false;
+    for (const m of [add(2), add(3, 'poison'), add(4)])
+      expect((await pm.deliver(basket, m)).outcome).toBe('skipped_quarantined');
+    const version = (await t.db.prisma.sagaInstance.findUniqueOrThrow({ where: { id } })).version;
+    const { preview, applied, auditEffects } = await previewAndApply(id, version, 'skip');
+    const after = await rowsOf(t.db, id);
+    expect({
+      status: after.inst!.status,
+      failure: after.inst!.failure_redelivery_key,
+      items: (after.inst!.state as unknown as { items: string[] }).items,
+      sent: after.outbox.map((o) => o.type),
+    }).toEqual({ status: 'QUARANTINED', failure: `${key}-add-3`, items: ['sku-2'], sent: ['ReserveItem'] });
+    const expected = {
+      moves: ['Open -> Open'],
+      status: ['QUARANTINED -> ACTIVE', 'ACTIVE -> QUARANTINED'],
+      outbox: ['ReserveItem'],
+    };
+    expect({
+      preview: said(id, preview.effects),
+      applyResult: said(id, applied.effects),
+      auditRow: said(id, auditEffects),
+    }).toEqual({ preview: expected, applyResult: expected, auditRow: expected });
+  });
 });

@@ -25,9 +25,7 @@ describe(`review 61: a stale timeout failing on an undecodable instance is shown
     const processes = { timeout_retry_seconds: 60, timeout_retry_max_seconds: 3600 };
     t = await openTestEngine({ flows: [], actions: [], processes: [basket], config: { processes } });
     // The next deployment: the basket's data now requires a currency (added without a default).
-    const v2Basket = basketProcess(
-      z.object({ key: z.string(), items: z.array(z.string()), currency: z.string() }) as never,
-    );
+    const v2Basket = basketProcess(z.object({ key: z.string(), items: z.array(z.string()), currency: z.string() }));
     v2 = await createTestEngine({
       db: t.db,
       clock: t.clock,

@@ -6,7 +6,7 @@ import { defineProcess } from '../../../../src/index.ts';
  * self-transition) and sends `ReserveItem` for the item; `Close` completes it and sends `ChargeCard`;
  * `Cancel` moves an open basket to Cancelling (sends `RefundPayment`), where `RefundDone` completes it.
  * `Open` arms the `CloseIdle` deadline (1 h) on entry from `Start`. While `addFault.broken`, `AddItem`'s
- * handler throws (a downstream client down): the poison message of a quarantine.
+ * handler throws (a downstream client down): the poison message of a quarantine; an item `poison` always throws.
  */
 export const basketName = 'r61-basket';
 export const idleMs = 3600_000;
@@ -39,6 +39,7 @@ export function basketProcess(data: z.ZodType<{ key: string; items: string[] }> 
           to: 'Open',
           then: (d, p) => {
             if (addFault.broken) throw new Error('r61 fault: the inventory client is down');
+            if (p.sku === 'poison') throw new Error('r61 fault: the inventory service refuses this item');
             return {
               data: { ...d, items: [...d.items, p.sku] },
               emit: [{ type: 'ReserveItem', destination: 'inventory', payload: { key: d.key, sku: p.sku } }],
