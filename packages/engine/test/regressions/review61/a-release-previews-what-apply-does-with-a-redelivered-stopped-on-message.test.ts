@@ -181,4 +181,28 @@ describe(`review 61: a release previews what it does with a redelivered stopped-
       auditRow: said(id, auditEffects),
     }).toEqual({ preview: expected, applyResult: expected, auditRow: expected });
   });
+
+  it('held: past the first 100 kept messages, the preview counts what apply does', async () => {
+    const key = `r61-${randomUUID().slice(0, 8)}`;
+    const pm = t.engine.processes;
+    const id = (await pm.deliver(basket, { id: `${key}-start`, type: 'Start', payload: { key } })).instanceId!;
+    const add = (n: number) => ({ id: `${key}-add-${n}`, type: 'AddItem', payload: { key, sku: `sku-${n}` } });
+    addFault.broken = true;
+    await expect(pm.deliver(basket, add(0))).rejects.toThrow(/inventory client is down/);
+    t.clock.advance(10_000);
+    expect((await pm.deliver(basket, add(0))).outcome).toBe('quarantined');
+    addFault.broken = false;
+    for (let n = 1; n <= 105; n++) expect((await pm.deliver(basket, add(n))).outcome).toBe('skipped_quarantined');
+    const version = (await t.db.prisma.sagaInstance.findUniqueOrThrow({ where: { id } })).version;
+    const { preview, applied, auditEffects } = await previewAndApply(id, version, 'skip');
+    const after = await rowsOf(t.db, id);
+    expect({ status: after.inst!.status, sent: after.outbox.length }).toEqual({ status: 'ACTIVE', sent: 105 });
+    for (const e of [preview.effects, applied.effects, auditEffects]) {
+      expect({ moves: said(id, e).moves.length, outbox: said(id, e).outbox.length }).toEqual({
+        moves: 100,
+        outbox: 100,
+      });
+      expect(e.notes.join('\n')).toMatch(/5 more kept message\(s\).* 105 transition\(s\) and 105 outbox message\(s\)/);
+    }
+  });
 });
