@@ -8,7 +8,7 @@ import { insertSagaInstance } from '../store/insert-saga-instance.ts';
 import { lockSagaInstance } from '../store/lock-saga-instance.ts';
 import { refreshNextTimerDue } from '../store/refresh-next-timer-due.ts';
 import { applyDecision } from './apply-decision.ts';
-import { decide, type IgnoreReason } from './decide.ts';
+import { decide, type Decision, type IgnoreReason } from './decide.ts';
 import { startsInstance, type ProcessDefinition } from './define-process.ts';
 import { checkStateToStore, decodeStateOrThrow } from './decode-state.ts';
 import type { ProcessDeps } from './process-deps.ts';
@@ -109,18 +109,26 @@ export async function deliverInTransaction(
     });
     return { outcome: 'skipped_quarantined', instanceId: row.id, from: row.current_state, to: row.current_state };
   }
-  const data = decodeStateOrThrow(def, row.state, row.id);
-  const decision = decide(
-    def,
-    { state: row.current_state, data, visit: row.state_visit },
-    {
-      type: message.type,
-      payload: message.payload,
-      ...(message.expectedState === undefined ? {} : { expectedState: message.expectedState }),
-      ...(message.armedVisit === undefined ? {} : { armedVisit: message.armedVisit }),
-    },
-    { key: row.correlation_key },
-  );
+  // A timeout of a visit the instance has left is a no-op whatever its data holds (ADR 0012): judged before
+  // the state is decoded, so the stale timeout of an instance whose stored state a new deployment no longer
+  // decodes is delivered as such instead of failing at every try (review 61).
+  const stale =
+    message.expectedState !== undefined &&
+    (message.expectedState !== row.current_state ||
+      (message.armedVisit !== undefined && message.armedVisit !== row.state_visit));
+  const decision: Decision = stale
+    ? { kind: 'ignored', state: row.current_state, reason: 'stale_timeout' }
+    : decide(
+        def,
+        { state: row.current_state, data: decodeStateOrThrow(def, row.state, row.id), visit: row.state_visit },
+        {
+          type: message.type,
+          payload: message.payload,
+          ...(message.expectedState === undefined ? {} : { expectedState: message.expectedState }),
+          ...(message.armedVisit === undefined ? {} : { armedVisit: message.armedVisit }),
+        },
+        { key: row.correlation_key },
+      );
   if (decision.kind === 'ignored') {
     await insertInboxMessage(tx, {
       consumer: def.name,

@@ -61,7 +61,11 @@ async function keptMessagesEffects(
   start: { state: string; data: unknown } | { blocker: string },
 ): Promise<{ effects: RepairEffects; stopsOn: string | null }> {
   const effects = noEffects();
-  const kept = await listSkippedMessages(db, { instanceId: row.id, consumer: def.name });
+  // A copy of the message it stopped on, redelivered while it was quarantined, is handled by the release
+  // first (retried or skipped) and then left out, as releaseInTransaction leaves it (review 61).
+  const kept = (await listSkippedMessages(db, { instanceId: row.id, consumer: def.name })).filter(
+    (k) => k.messageId !== row.failure_redelivery_key,
+  );
   if (kept.length === 0) return { effects, stopsOn: null };
   effects.notes.push(`then delivers the ${kept.length} message(s) it kept while quarantined, in arrival order`);
   let snapshot = start;

@@ -21,11 +21,12 @@ import { basket, basketProcess, idleMs } from './support/basket-model.ts';
 describe(`review 61: a stale timeout failing on an undecodable instance is shown failing (${testDbKind()})`, () => {
   let t!: Awaited<ReturnType<typeof openTestEngine>>;
   let v2!: TestEngine;
+  let v2Basket!: ReturnType<typeof basketProcess>;
   beforeAll(async () => {
     const processes = { timeout_retry_seconds: 60, timeout_retry_max_seconds: 3600 };
     t = await openTestEngine({ flows: [], actions: [], processes: [basket], config: { processes } });
     // The next deployment: the basket's data now requires a currency (added without a default).
-    const v2Basket = basketProcess(z.object({ key: z.string(), items: z.array(z.string()), currency: z.string() }));
+    v2Basket = basketProcess(z.object({ key: z.string(), items: z.array(z.string()), currency: z.string() }));
     v2 = await createTestEngine({
       db: t.db,
       clock: t.clock,
@@ -40,7 +41,7 @@ describe(`review 61: a stale timeout failing on an undecodable instance is shown
     await t?.closeAll();
   });
 
-  it('the instance whose stale deadline fails at every try is listed as failing', async () => {
+  it('the stale deadline of an instance whose state no longer decodes is delivered as a no-op, not failing at every try', async () => {
     const key = `r61-${randomUUID().slice(0, 8)}`;
     const id = (await t.engine.processes.deliver(basket, { id: `${key}-start`, type: 'Start', payload: { key } }))
       .instanceId!;
@@ -49,34 +50,28 @@ describe(`review 61: a stale timeout failing on an undecodable instance is shown
       (await t.engine.processes.deliver(basket, { id: `${key}-cancel`, type: 'Cancel', payload: { key } })).outcome,
     ).toBe('applied');
 
-    // After the new deployment, the stale deadline comes due and is tried twice.
+    // After the new deployment, the stale deadline comes due.
     const pm = v2.engine.processes;
     t.clock.advance(idleMs + 1000);
-    expect(await pm.sweepProcessTimeouts()).toMatchObject({ delivered: 0, failed: 1 });
-    const [first] = await t.db.prisma.$queryRawUnsafe<{ retry_at: Date }[]>(
-      `select retry_at from "sagaflow"."process_timeouts" where instance_id = $1::uuid`,
+    // Fixed (ADR 0134's second addendum): a stale timeout is judged before the state is decoded, so it is
+    // delivered as the no-op it is at its first try instead of failing at every try; no failing timeout is
+    // left for a read to hide.
+    expect(await pm.sweepProcessTimeouts()).toMatchObject({ delivered: 1, failed: 0 });
+    const timers = await t.db.prisma.$queryRawUnsafe<{ status: string; attempts: number }[]>(
+      `select status, attempts from "sagaflow"."process_timeouts" where instance_id = $1::uuid`,
       id,
     );
-    t.clock.set(new Date(first!.retry_at.getTime() + 1000));
-    expect(await pm.sweepProcessTimeouts()).toMatchObject({ delivered: 0, failed: 1 });
-    const timers = await t.db.prisma.$queryRawUnsafe<{ status: string; attempts: number; last_error: string }[]>(
-      `select status, attempts, last_error from "sagaflow"."process_timeouts" where instance_id = $1::uuid`,
-      id,
-    );
-    // Not a no-op at its next try: it failed again, and will at every try after.
-    expect(timers).toEqual([
-      { status: 'Pending', attempts: 2, last_error: expect.stringMatching(/no longer decodes/) as unknown },
-    ]);
+    expect(timers.filter((x) => x.status === 'Pending' && x.attempts > 0)).toEqual([]);
+    const history = await t.db.prisma.processTransition.findMany({
+      where: { instance_id: id, message_type: 'CloseIdle' },
+      select: { outcome: true, detail: true },
+    });
+    expect(history).toEqual([{ outcome: 'ignored', detail: { reason: 'stale_timeout' } }]);
 
-    const found = (await pm.find(id))!;
-    const listed = (await pm.findByStatus('ACTIVE', new Date(t.clock.now().getTime() + 60_000), 100)).find(
-      (i) => i.id === id,
-    )!;
-    // Nothing else says this instance is broken: no failure record, no message has failed.
-    expect({ status: found.status, failure: found.failure }).toEqual({ status: 'ACTIVE', failure: null });
-    expect({
-      find: found.failingTimeout?.attempts ?? null,
-      findByStatus: listed.failingTimeout?.attempts ?? null,
-    }).toEqual({ find: 2, findByStatus: 2 });
+    // The undecodable state is still said to whoever needs it: a message to the instance is refused, naming it.
+    await expect(pm.deliver(v2Basket, { id: `${key}-late`, type: 'Cancel', payload: { key } })).rejects.toThrow(
+      /no longer decodes/,
+    );
+    expect((await pm.find(id))!.failingTimeout).toBeNull();
   });
 });
