@@ -67,7 +67,11 @@ async function keptMessagesEffects(
     (k) => k.messageId !== row.failure_redelivery_key,
   );
   if (kept.length === 0) return { effects, stopsOn: null };
-  effects.notes.push(`then delivers the ${kept.length} message(s) it kept while quarantined, in arrival order`);
+  const listed = kept.slice(0, keptMessagesDescribed).map((k) => k.messageId);
+  const unlisted = kept.length - listed.length;
+  effects.notes.push(
+    `then delivers the ${kept.length} message(s) it kept while quarantined, in arrival order: ${listed.join(', ')}${unlisted > 0 ? ` and ${unlisted} more` : ''}`,
+  );
   let snapshot = start;
   let described = 0;
   let moves = 0;
