@@ -1,7 +1,6 @@
 import type { Prisma } from '../generated/prisma/client.ts';
 import { retryRolledBack } from '../db/retry-rolled-back.ts';
-import { EngineError } from '../errors/engine-error.ts';
-import { isHeldUp, limitTransaction, lockWaitMs } from '../process/process-deps.ts';
+import { isHeldUp, limitTransaction, lockWaitMs, targetBusyError } from '../process/process-deps.ts';
 import { waitingForConnection } from '../runtime/in-run-transaction.ts';
 
 export { operatorStatement } from '../runtime/in-run-transaction.ts';
@@ -47,12 +46,6 @@ export function inOperatorTransaction<T>(
   return done.catch((err: unknown) => {
     if (!isHeldUp(err)) throw err;
     deps.logger.warn({ err }, `${what} not applied: another session held a row it needed past the lock wait`);
-    throw new EngineError(
-      'target_busy',
-      `${what}: another session held a row it needed past ${lockWaitMs(limitMs)} ms, or a statement ran past ${limitMs} ms ` +
-        '(processes.transaction_timeout_ms); nothing changed. Send it again once the other session lets go ' +
-        '(an open transaction on it: see pg_stat_activity)',
-      { cause: err },
-    );
+    throw targetBusyError(what, { lockWaitMs: lockWaitMs(limitMs), limitMs }, err);
   });
 }

@@ -109,6 +109,26 @@ export async function limitTransaction(
 }
 
 /**
+ * The `target_busy` error of a command whose transaction gave up on a row another session held
+ * ({@link isHeldUp}): it names the command and its target (`what`), the two limits, and says nothing
+ * changed (`audited`: nor was it audited) and to send it again once the other session lets go (ADR 0132, 0134).
+ */
+export function targetBusyError(
+  what: string,
+  limits: { lockWaitMs: number; limitMs: number },
+  err: unknown,
+  audited = false,
+): EngineError {
+  return new EngineError(
+    'target_busy',
+    `${what}: another session held a row it needed past ${limits.lockWaitMs} ms, or a statement ran past ` +
+      `${limits.limitMs} ms (processes.transaction_timeout_ms); nothing changed${audited ? ' and nothing was audited' : ''}. ` +
+      'Send the same command again once the other session lets go (an open transaction on it: see pg_stat_activity)',
+    { cause: err },
+  );
+}
+
+/**
  * Did the transaction give up waiting for a row another session holds (lock_timeout, 55P03), or a
  * statement run out of the transaction's limit (statement_timeout, 57014)? Then nothing was written, and
  * it says nothing about the message: it is not recorded as the instance's failure (seed 002 counts the

@@ -3,7 +3,7 @@ import { retryRolledBack } from '../db/retry-rolled-back.ts';
 import { operatorStatement, waitingForConnection } from '../runtime/in-run-transaction.ts';
 import type { Json } from '../definitions/define-action.ts';
 import { EngineError } from '../errors/engine-error.ts';
-import { isHeldUp, limitTransaction, lockWaitMs } from '../process/process-deps.ts';
+import { isHeldUp, limitTransaction, lockWaitMs, targetBusyError } from '../process/process-deps.ts';
 import { releaseHoldMs } from '../process/release-instance.ts';
 import { countKeptMessages } from '../store/count-kept-messages.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
@@ -276,13 +276,9 @@ function targetBusy(
   log: { warn(o: object, m: string): void },
 ) {
   const target = repairTarget(cmd);
-  const limitMs = deps.process.transactionTimeoutMs;
-  const message =
-    `${cmd.kind} on ${target.type} ${target.id}: another session held a row it needed past ${lockWait} ms, ` +
-    `or a statement ran past ${limitMs} ms (processes.transaction_timeout_ms); nothing changed and nothing was audited. ` +
-    'Send the same command again once the other session lets go (an open transaction on it: see pg_stat_activity)';
   log.warn({ err }, 'repair not applied: its target was held by another session past the transaction limit');
-  return new EngineError('target_busy', message, { cause: err });
+  const limits = { lockWaitMs: lockWait, limitMs: deps.process.transactionTimeoutMs };
+  return targetBusyError(`${cmd.kind} on ${target.type} ${target.id}`, limits, err, true);
 }
 
 /**
