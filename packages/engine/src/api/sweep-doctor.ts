@@ -6,7 +6,7 @@ import { redispatchLostRuns } from '../store/redispatch-lost-runs.ts';
 import { firstRunId } from '../store/repair-candidates-sql.ts';
 import { orphanedStepReason } from '../runtime/orphaned-step-reason.ts';
 import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
-import { onMonitoredRun } from '../sweeps/on-monitored-run.ts';
+import { HeldRunWaits, onMonitoredRun } from '../sweeps/on-monitored-run.ts';
 import { reclaimOrphan } from './reclaim-step.ts';
 
 export interface DoctorPass {
@@ -60,9 +60,9 @@ export async function sweepDoctor(
 
 /**
  * R4 (ADR 0010): a step Running with no reclaim deadline under a worker that is gone is reclaimed. Each
- * run in a transaction of its own, its row taken as a kick and a reclaim take it (no key update), without
- * waiting: a run (or a step of it) another session holds is passed over until the next pass, and the
- * others are still reclaimed (review 60). Two doctors, or a doctor and a kick, at once: one reclaims.
+ * run in a transaction of its own, its row taken as a kick and a reclaim take it (no key update), waited
+ * for within the sweep's allowance (ADR 0135): a run (or a step of it) another session holds past it is
+ * passed over until the next pass, and the others are still reclaimed (review 60). Two doctors, or a doctor and a kick, at once: one reclaims.
  */
 async function reclaimOrphans(deps: RuntimeDeps, limit: number): Promise<DoctorPass['redispatched']> {
   const cfg = deps.config.repair;
@@ -73,23 +73,31 @@ async function reclaimOrphans(deps: RuntimeDeps, limit: number): Promise<DoctorP
   });
   const byRun = new Map<string, typeof orphans>();
   for (const o of orphans) byRun.set(o.run_id, [...(byRun.get(o.run_id) ?? []), o]);
+  const waits = HeldRunWaits.of(deps);
   for (const [runId, steps] of byRun) {
-    const done = await onMonitoredRun(deps, 'doctor', runId, 'no key update', async (tx) => {
-      const run = await tx.flowRun.findUniqueOrThrow({ where: { id: runId }, select: { repair_count: true } });
-      let spent = run.repair_count;
-      const reclaimed: DoctorPass['redispatched'] = [];
-      for (const o of steps) {
-        if (spent >= cfg.budget) break;
-        const r = await reclaimOrphan(deps, tx, o, 'doctor');
-        if (!r.reclaimed) continue;
-        spent += 1;
-        await tx.flowRun.update({ where: { id: runId }, data: { repair_count: { increment: 1 } } });
-        const detail = orphanedStepReason(o).split(';')[0] ?? '';
-        await appendFlowEvent(tx, { runId, type: 'doctor.redispatched', data: { rule: 'R4', detail } });
-        reclaimed.push({ runId, rule: 'R4' });
-      }
-      return reclaimed;
-    });
+    const done = await onMonitoredRun(
+      deps,
+      'doctor',
+      runId,
+      'no key update',
+      async (tx) => {
+        const run = await tx.flowRun.findUniqueOrThrow({ where: { id: runId }, select: { repair_count: true } });
+        let spent = run.repair_count;
+        const reclaimed: DoctorPass['redispatched'] = [];
+        for (const o of steps) {
+          if (spent >= cfg.budget) break;
+          const r = await reclaimOrphan(deps, tx, o, 'doctor');
+          if (!r.reclaimed) continue;
+          spent += 1;
+          await tx.flowRun.update({ where: { id: runId }, data: { repair_count: { increment: 1 } } });
+          const detail = orphanedStepReason(o).split(';')[0] ?? '';
+          await appendFlowEvent(tx, { runId, type: 'doctor.redispatched', data: { rule: 'R4', detail } });
+          reclaimed.push({ runId, rule: 'R4' });
+        }
+        return reclaimed;
+      },
+      waits,
+    );
     if (Array.isArray(done)) out.push(...done);
   }
   return out;

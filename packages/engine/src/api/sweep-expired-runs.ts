@@ -11,7 +11,7 @@ import { holdOffExpiry } from '../store/hold-off-expiry.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
 import { markRunExpired } from '../store/mark-run-expired.ts';
 import { readRollbackBasis } from '../store/read-rollback-basis.ts';
-import { onMonitoredRun } from '../sweeps/on-monitored-run.ts';
+import { HeldRunWaits, onMonitoredRun } from '../sweeps/on-monitored-run.ts';
 import { cancelTree } from './cancel-run.ts';
 
 export interface ExpiredRunsSweep {
@@ -56,6 +56,7 @@ export async function sweepExpiredRuns(
     return out;
   };
   let after: OverdueRun | null = null;
+  const waits = HeldRunWaits.of(deps);
   for (let page = 0; page < (opts.maxPages ?? Infinity); page++) {
     const candidates = await findOverdueRuns(deps.prisma, { now: deps.clock.now(), limit: pageSize, after });
     for (const candidate of candidates) {
@@ -78,16 +79,23 @@ export async function sweepExpiredRuns(
         if (attempt === 1) pass.add(1);
         const now = deps.clock.now();
         if (!plan.ok) {
-          await holdOff(deps, run, plan.error, now, out);
+          await holdOff(deps, run, plan.error, now, out, waits);
           break;
         }
         const deadline = run.expires_at?.toISOString() ?? '?';
         const cleanupUntil = new Date(now.getTime() + deps.config.runs.cancel_cleanup_seconds * 1000);
         const reason = `its business deadline passed at ${deadline}`;
-        const expired = await onMonitoredRun(deps, 'expiry', runId, 'no key update', async (tx) => {
-          if ((await readRollbackBasis(tx, runId)) !== basis) return 'moved' as const;
-          return startExpiryInTransaction(tx, { runId, reason, deadline, plan, cleanupUntil, now });
-        });
+        const expired = await onMonitoredRun(
+          deps,
+          'expiry',
+          runId,
+          'no key update',
+          async (tx) => {
+            if ((await readRollbackBasis(tx, runId)) !== basis) return 'moved' as const;
+            return startExpiryInTransaction(tx, { runId, reason, deadline, plan, cleanupUntil, now });
+          },
+          waits,
+        );
         // Held by another session: this pass goes on to the next overdue run, the next pass tries it again.
         if (expired === 'held' || expired === 'closed') break;
         if (expired === 'moved') {
@@ -122,17 +130,24 @@ async function holdOff(
   error: { message: string },
   now: Date,
   out: ExpiredRunsSweep,
+  waits: HeldRunWaits,
 ): Promise<void> {
   const cfg = deps.config.monitor.expiration;
   const runId = run.id;
-  const held = await onMonitoredRun(deps, 'expiry hold-off', runId, 'no key update', (tx) =>
-    holdOffExpiry(tx, {
-      runId,
-      baseSeconds: cfg.backoff.base_seconds,
-      maxSeconds: cfg.backoff.max_seconds,
-      now,
-      error: error.message,
-    }),
+  const held = await onMonitoredRun(
+    deps,
+    'expiry hold-off',
+    runId,
+    'no key update',
+    (tx) =>
+      holdOffExpiry(tx, {
+        runId,
+        baseSeconds: cfg.backoff.base_seconds,
+        maxSeconds: cfg.backoff.max_seconds,
+        now,
+        error: error.message,
+      }),
+    waits,
   );
   if (!held || held === 'held' || held === 'closed') return;
   out.failed.push({ runId, attempts: held.attempts, retryAt: held.retryAt.toISOString() });

@@ -2,7 +2,7 @@ import { orphanedStepReason } from '../runtime/orphaned-step-reason.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
 import { markRunStuck } from '../store/mark-run-stuck.ts';
-import { onMonitoredRun } from '../sweeps/on-monitored-run.ts';
+import { HeldRunWaits, onMonitoredRun } from '../sweeps/on-monitored-run.ts';
 
 /**
  * One pass of the monitor over steps Running with no reclaim deadline whose worker is gone (ADR
@@ -20,12 +20,18 @@ export async function sweepOrphanedSteps(
     limit: opts.limit ?? deps.config.monitor.expiration.page_size,
   });
   let marked = 0;
+  const waits = HeldRunWaits.of(deps);
   for (const o of orphans) {
     if (o.stuck_reason !== null) continue;
     const stuckReason = orphanedStepReason(o);
     const now = deps.clock.now();
-    const done = await onMonitoredRun(deps, 'owner_gone', o.run_id, 'no key update', (tx) =>
-      markRunStuck(tx, { runId: o.run_id, stuckReason, now }),
+    const done = await onMonitoredRun(
+      deps,
+      'owner_gone',
+      o.run_id,
+      'no key update',
+      (tx) => markRunStuck(tx, { runId: o.run_id, stuckReason, now }),
+      waits,
     );
     if (done === true) marked += 1;
   }

@@ -5,7 +5,7 @@ import {
   findOwnerGoneCleared,
   type StuckReasonChange,
 } from '../store/find-stuck-reason-changes.ts';
-import { onMonitoredRun } from '../sweeps/on-monitored-run.ts';
+import { HeldRunWaits, onMonitoredRun } from '../sweeps/on-monitored-run.ts';
 
 /** What one pass of {@link sweepStuckReasons} changed. */
 export interface StuckReasonsPass {
@@ -26,9 +26,15 @@ export interface StuckReasonsPass {
 export async function sweepStuckReasons(deps: RuntimeDeps, opts: { limit?: number } = {}): Promise<StuckReasonsPass> {
   const limit = opts.limit ?? deps.config.monitor.expiration.page_size;
   const pass: StuckReasonsPass = { ownerGoneCleared: 0, childStuckMarked: 0, childStuckCleared: 0 };
+  const waits = HeldRunWaits.of(deps);
   const apply = async (c: StuckReasonChange) =>
-    (await onMonitoredRun(deps, 'stuck reason', c.run_id, 'no key update', (tx) =>
-      changeStuckReason(tx, { runId: c.run_id, from: c.stuck_reason, to: c.next, now: deps.clock.now() }),
+    (await onMonitoredRun(
+      deps,
+      'stuck reason',
+      c.run_id,
+      'no key update',
+      (tx) => changeStuckReason(tx, { runId: c.run_id, from: c.stuck_reason, to: c.next, now: deps.clock.now() }),
+      waits,
     )) === true;
   const cleared = await findOwnerGoneCleared(deps.prisma, {
     deadAfterSeconds: deps.config.worker.dead_after_seconds,

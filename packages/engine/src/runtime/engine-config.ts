@@ -127,6 +127,12 @@ export const engineConfigSchema = z
         pass_budget_ms: z.number().int().min(10).max(600_000).default(5000),
         /** How long one sweep transaction may wait for a connection, and run (statement_timeout included). */
         transaction_timeout_ms: z.number().int().min(100).max(600_000).default(30_000),
+        /**
+         * How long one sweep of the monitor waits, in all, for the rows of runs other sessions hold (a
+         * worker's round holds one for a moment); past it each further held run is waited for 100 ms, then
+         * passed over until the next pass (ADR 0135).
+         */
+        held_run_wait_ms: z.number().int().min(0).max(600_000).default(1000),
       })
       .strict()
       .prefault({}),
