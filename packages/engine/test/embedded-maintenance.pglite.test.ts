@@ -1,11 +1,10 @@
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlSession } from '../src/db/database.ts';
 import { maintenanceThresholds } from '../src/maintenance/choose-maintenance.ts';
 import { openTestEngine } from './support/open-test-engine.ts';
 import { order, reserve, runOrders, ship } from './support/maintenance-orders.ts';
 import { waitFor } from './support/wait-for.ts';
+import { capturingLogger } from './support/capturing-logger.ts';
 
 /** The tables every run rewrites: its job is inserted and deleted per step, its rows updated per transition. */
 const hotTables = ['action_runs', 'flow_events', 'flow_runs', 'jobs'] as const;
@@ -27,19 +26,6 @@ const readStats = (session: SqlSession) =>
       order by s.relname`,
     [[...hotTables]],
   );
-
-/** A pino logger whose JSON lines land in `lines`: the loop's per-table logs, as a host would read them. */
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n'))
-        if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, sink), lines };
-}
 
 /** Every run's history is whole: two completed actions, its output, and as many events as any other run. */
 async function expectHistoryIntact(session: SqlSession, ids: string[], first: number) {

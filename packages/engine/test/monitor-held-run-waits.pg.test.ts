@@ -1,11 +1,10 @@
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../src/db/database.ts';
 import { createTestEngine, type TestEngine } from '../src/testing/create-test-engine.ts';
 import { holdRuns, waitersOn, type HeldRows } from './support/held-rows.ts';
 import { openTestDatabase } from './support/test-database.ts';
 import { waitFor } from './support/wait-for.ts';
+import { capturingLogger } from './support/capturing-logger.ts';
 import { actions, waiter } from './repairs/support/repair-fixtures.ts';
 
 /**
@@ -15,19 +14,6 @@ import { actions, waiter } from './repairs/support/repair-fixtures.ts';
  * sweep that passed every held run over at once leaving an overdue run unexpired because a replay of
  * it was loading at that moment.
  */
-
-/** A pino logger whose JSON lines land in `lines`. */
-function capturingLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n'))
-        if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, sink), lines };
-}
 
 async function overdueWaitingRuns(t: TestEngine, deadlines: number[]): Promise<string[]> {
   const ids: string[] = [];
