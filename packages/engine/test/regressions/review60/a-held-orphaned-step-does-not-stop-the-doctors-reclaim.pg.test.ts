@@ -123,8 +123,9 @@ describe('review 60: the doctor reclaims orphaned steps while one of them is hel
 
   it('a monitor pass with the doctor reclaims the free orphaned step while another run is held for no key update', async () => {
     // Another session holds the first run's row FOR NO KEY UPDATE (the lock an UPDATE of the row takes:
-    // psql `update sagaflow.flow_runs … where id = …` left open). The doctor's tryLockOpenRun takes the
-    // run FOR KEY SHARE SKIP LOCKED, which that lock does not conflict with, so the run is not passed over.
+    // psql `update sagaflow.flow_runs … where id = …` left open). At review 60 the doctor took the run FOR
+    // KEY SHARE SKIP LOCKED, which that lock does not conflict with, so the run was not passed over; now
+    // it takes it FOR NO KEY UPDATE within the sweep's allowance (ADR 0135), and passes it over after it.
     const { summary, ms } = await attack(({ runId }) => holdRowsOf(db.url!, 'flow_runs', [runId], 'no key update'));
     expect(summary, `the two passes took ${ms} ms`).toEqual(expected);
   }, 40_000);
