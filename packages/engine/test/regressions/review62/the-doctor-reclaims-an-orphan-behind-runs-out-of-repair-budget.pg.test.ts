@@ -3,6 +3,7 @@ import type { Database } from '../../../src/db/database.ts';
 import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { actions, holding } from '../../repairs/support/repair-fixtures.ts';
+import { seedOrphans } from './support/orphans.ts';
 
 /**
  * Review 62 (seed 000 "The doctor's active side", ADR 0010 R4: a step Running with no reclaim deadline under
@@ -16,27 +17,6 @@ import { actions, holding } from '../../repairs/support/repair-fixtures.ts';
  * worker leaves them: Running, no reclaim deadline, claimed by a worker with no row, an hour ago), is an
  * orphaned step of a run that has its whole budget, gone ten minutes ago, ever reclaimed?
  */
-const GONE_WORKER = 'r62-gone-host:1:deadbeef';
-
-async function seedOrphans(
-  db: Database,
-  args: { count: number; repairCount: number; goneMinutesAgo: number },
-): Promise<string[]> {
-  const rows = await db.prisma.$queryRaw<{ run_id: string }[]>`
-    with runs as (
-      insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input, repair_count, started_at)
-      select ${holding.name}, 1, 'Waiting', 'null'::jsonb, ${args.repairCount}::int, now() - interval '2 hours'
-        from generate_series(1, ${args.count}::int)
-      returning id
-    )
-    insert into "sagaflow"."action_runs" (run_id, sequence, kind, name, status, input, attempts, claimed_by, started_at, updated_at)
-    select id, 1, 'action', 'rep-held', 'Running', 'null'::jsonb, 1, ${GONE_WORKER},
-           now() - make_interval(mins => ${args.goneMinutesAgo}::int), now() - make_interval(mins => ${args.goneMinutesAgo}::int)
-      from runs
-    returning run_id::text as run_id`;
-  return rows.map((r) => r.run_id);
-}
-
 describe('review 62: the doctor with runs out of repair budget ahead of an orphan (real PostgreSQL)', () => {
   let db: Database & { url?: string };
   let t: TestEngine;
