@@ -51,10 +51,19 @@ describe('review 62: one doctor pass over orphaned steps another session holds (
     const started = performance.now();
     const pass = await t.engine.sweepDoctor();
     const tookMs = Math.round(performance.now() - started);
-    const passedOver = capture.lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('doctor: run ')).length;
-    const seen = { tookMs, boundMs: BOUND_MS, passedOver, redispatched: pass.redispatched };
+    const passedOver = capture.lines.filter(
+      (l) => typeof l.msg === 'string' && l.msg.startsWith('doctor: run '),
+    ).length;
+    const waited = capture.lines
+      .filter((l) => typeof l.msg === 'string' && l.msg.startsWith('doctor: run '))
+      .map((l) => l.waitedMs);
+    const seen = { tookMs, boundMs: BOUND_MS, passedOver, loggedWaitedMs: waited, redispatched: pass.redispatched };
     expect(
-      { reclaimedFree: pass.redispatched.some((r) => r.runId === free), passedOver, withinBound: tookMs <= BOUND_MS + SLACK_MS },
+      {
+        reclaimedFree: pass.redispatched.some((r) => r.runId === free),
+        passedOver,
+        withinBound: tookMs <= BOUND_MS + SLACK_MS,
+      },
       JSON.stringify(seen),
     ).toEqual({ reclaimedFree: true, passedOver: HELD, withinBound: true });
   }, 60_000);

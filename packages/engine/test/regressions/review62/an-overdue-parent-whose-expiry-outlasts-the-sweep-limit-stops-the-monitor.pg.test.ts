@@ -48,13 +48,20 @@ describe('review 62: an overdue parent whose expiry outlasts the sweep transacti
           (e: unknown) => `threw ${(e as { code?: string }).code ?? ''}: ${String((e as Error).message).slice(0, 160)}`,
         ),
       );
-    const seen = { passes: outcomes, other: (await visibility(db, other!)).expired, parent: await visibility(db, parent!) };
+    const seen = {
+      passes: outcomes,
+      other: (await visibility(db, other!)).expired,
+      parent: await visibility(db, parent!),
+    };
     // Each pass answers and expires the other overdue run; the parent, which no pass could expire, is
     // visibly stuck (a stuck reason, or an anomaly journaled for it).
-    expect({
-      passesAnswered: seen.passes.every((p) => p.startsWith('swept')),
-      otherExpired: seen.other,
-      parentVisible: seen.parent.stuckReason !== null || seen.parent.anomalies.length > 0,
-    }, JSON.stringify(seen, null, 1)).toEqual({ passesAnswered: true, otherExpired: true, parentVisible: true });
+    expect(
+      {
+        passesAnswered: seen.passes.every((p) => p.startsWith('swept')),
+        otherExpired: seen.other,
+        parentVisible: seen.parent.stuckReason !== null || seen.parent.anomalies.length > 0,
+      },
+      JSON.stringify(seen, null, 1),
+    ).toEqual({ passesAnswered: true, otherExpired: true, parentVisible: true });
   }, 60_000);
 });

@@ -51,9 +51,9 @@ describe('review 62: the doctor with runs out of repair budget ahead of an orpha
       reclaimedEvents: reclaimed,
       repairCount: run.repair_count,
     };
-    expect(
-      { opened: step.reclaim_stale_at !== null, reclaimedEvents: reclaimed },
-      JSON.stringify(seen),
-    ).toEqual({ opened: true, reclaimedEvents: 1 });
+    expect({ opened: step.reclaim_stale_at !== null, reclaimedEvents: reclaimed }, JSON.stringify(seen)).toEqual({
+      opened: true,
+      reclaimedEvents: 1,
+    });
   }, 90_000);
 });

@@ -27,4 +27,3 @@ export async function seedOrphans(
     returning run_id::text as run_id`;
   return rows.map((r) => r.run_id);
 }
-
