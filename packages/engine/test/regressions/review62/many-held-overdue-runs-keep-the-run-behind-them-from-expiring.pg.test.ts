@@ -15,9 +15,9 @@ import { parkedWaiters } from './support/overdue-runs.ts';
  * stalest-first order, each wait used the pass's time budget, and the runs behind them would never be
  * reached").
  *
- * Attacked: 46 overdue runs (a parked waiter and 45 copies of it) held for good by one other session (an operator's `select … for update` over a
- * flow's runs left open, a host's long transaction), at the head of the stalest-first order, and one free
- * overdue run behind them; settings out of the box (allowance 1 s, pass budget 5 s). Each pass starts
+ * Attacked: 46 overdue runs (a parked waiter and 45 copies of it) held for good by one other session (an
+ * operator's `select … for update` over a flow's runs left open, a host's long transaction), at the head of
+ * the stalest-first order, and one free overdue run behind them; settings out of the box (allowance 1 s, pass budget 5 s). Each pass starts
  * again from the stalest deadline. Is the free run expired?
  */
 const HELD = 45;
