@@ -54,7 +54,7 @@ export async function sweepDoctor(
   }
   const left = stopped ? await countRepairCandidates(deps.prisma, { ...rules, now: deps.clock.now(), after }) : 0;
   pass.end(left);
-  out.push(...(await reclaimOrphans(deps, batch)));
+  out.push(...(await reclaimOrphans(deps, batch, opts.keep)));
   return { redispatched: out, more: left > 0 };
 }
 
@@ -64,17 +64,26 @@ export async function sweepDoctor(
  * for within the sweep's allowance (ADR 0135): a run (or a step of it) another session holds past it is
  * passed over until the next pass, and the others are still reclaimed (review 60). Two doctors, or a doctor and a kick, at once: one reclaims.
  */
-async function reclaimOrphans(deps: RuntimeDeps, limit: number): Promise<DoctorPass['redispatched']> {
+async function reclaimOrphans(
+  deps: RuntimeDeps,
+  limit: number,
+  keep?: () => Promise<boolean>,
+): Promise<DoctorPass['redispatched']> {
   const cfg = deps.config.repair;
   const out: DoctorPass['redispatched'] = [];
+  // Only runs with budget left: one whose budget is spent keeps its orphan (its stuck reason says so) and
+  // must not fill the page before the runs that can still be reclaimed (review 62).
   const orphans = await findOrphanedSteps(deps.prisma, {
     deadAfterSeconds: deps.config.worker.dead_after_seconds,
+    repairBudget: cfg.budget,
     limit,
   });
   const byRun = new Map<string, typeof orphans>();
   for (const o of orphans) byRun.set(o.run_id, [...(byRun.get(o.run_id) ?? []), o]);
   const waits = HeldRunWaits.of(deps);
   for (const [runId, steps] of byRun) {
+    // A replica that lost the monitor's lease meanwhile reclaims nothing more (review 62).
+    if (keep && !(await keep())) break;
     const done = await onMonitoredRun(
       deps,
       'doctor',

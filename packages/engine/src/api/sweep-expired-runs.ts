@@ -11,7 +11,8 @@ import { holdOffExpiry } from '../store/hold-off-expiry.ts';
 import { listOpenChildren } from '../store/list-open-children.ts';
 import { markRunExpired } from '../store/mark-run-expired.ts';
 import { readRollbackBasis } from '../store/read-rollback-basis.ts';
-import { HeldRunWaits, onMonitoredRun } from '../sweeps/on-monitored-run.ts';
+import { HeldRunWaits, onMonitoredRun, RunSweepFailed } from '../sweeps/on-monitored-run.ts';
+import { codesOf } from '../process/store-retry.ts';
 import { cancelTree } from './cancel-run.ts';
 
 export interface ExpiredRunsSweep {
@@ -50,19 +51,25 @@ export async function sweepExpiredRuns(
     logger: deps.logger,
   });
   const out: ExpiredRunsPass = { expired: [], failed: [], more: false };
+  // A pass goes on from where the last one stopped on its budget, then from the stalest deadline up to
+  // there: runs it cannot get through (held, slow to plan) must not take every pass's budget before the
+  // runs behind them are reached (review 62).
+  const startedAfter = resumeAfter.get(deps) ?? null;
+  let after: OverdueRun | null = startedAfter;
+  let upTo: OverdueRun | null = null;
   const stop = () => {
+    resumeAfter.set(deps, after);
     out.more = true;
     pass.end(null);
     return out;
   };
-  let after: OverdueRun | null = null;
   const waits = HeldRunWaits.of(deps);
   for (let page = 0; page < (opts.maxPages ?? Infinity); page++) {
-    const candidates = await findOverdueRuns(deps.prisma, { now: deps.clock.now(), limit: pageSize, after });
+    const candidates = await findOverdueRuns(deps.prisma, { now: deps.clock.now(), limit: pageSize, after, upTo });
     for (const candidate of candidates) {
+      if (pass.outOfTime() || (opts.keep && !(await opts.keep()))) return stop();
       after = candidate;
       const runId = candidate.id;
-      if (pass.outOfTime() || (opts.keep && !(await opts.keep()))) return stop();
       // The plan is made outside the expiry's transaction (a replay may take a while) from the record as
       // read just before; under the run's lock the record is read again, and a run that moved on meanwhile
       // is planned again (ADR 0088, as a repair's rollback is: ADR 0085).
@@ -79,7 +86,7 @@ export async function sweepExpiredRuns(
         if (attempt === 1) pass.add(1);
         const now = deps.clock.now();
         if (!plan.ok) {
-          await holdOff(deps, run, plan.error, now, out, waits);
+          await holdOff(deps, run, { failed: 'plan', error: plan.error }, now, out, waits);
           break;
         }
         const deadline = run.expires_at?.toISOString() ?? '?';
@@ -98,6 +105,12 @@ export async function sweepExpiredRuns(
         );
         // Held by another session: this pass goes on to the next overdue run, the next pass tries it again.
         if (expired === 'held' || expired === 'closed') break;
+        // The expiry itself failed (it outlasted its limits, a deadlock): counted, journaled and held off
+        // like a plan that failed, so the run says why it is not expired and the sweep goes on (review 62).
+        if (expired instanceof RunSweepFailed) {
+          await holdOff(deps, run, { failed: 'expiry', error: expiryFailure(deps, expired) }, now, out, waits);
+          break;
+        }
         if (expired === 'moved') {
           if (attempt < planTries) continue;
           // Still moving: the run stays overdue, and the next pass plans it again.
@@ -114,20 +127,46 @@ export async function sweepExpiredRuns(
         break;
       }
     }
-    if (candidates.length < pageSize) break;
+    if (candidates.length < pageSize) {
+      // The end of the overdue runs: a pass that began part-way goes round once, up to where it began.
+      if (startedAfter === null || upTo !== null) break;
+      upTo = startedAfter;
+      after = null;
+    }
   }
+  resumeAfter.delete(deps);
   pass.end(0);
   return out;
 }
 
+/** Where the expiry sweep of each engine stopped on its budget (or its lease), for its next pass to go on from. */
+const resumeAfter = new WeakMap<RuntimeDeps, OverdueRun | null>();
+
 /** How many times the sweep plans one run's rollback while the run keeps moving on under it. */
 const planTries = 3;
 
-/** A run whose rollback could not be planned: journaled expiry_failed, counted and held off. */
+/** What an expiry's transaction that failed says, with what to do when it ran out of its time limit. */
+function expiryFailure(deps: RuntimeDeps, failure: RunSweepFailed): { message: string } {
+  const timedOut =
+    codesOf(failure.error).some((c) => c === '57014' || c === 'P2028') ||
+    /timeout|expired transaction/i.test(failure.message);
+  const limit = deps.config.sweeps.transaction_timeout_ms;
+  return {
+    message: timedOut
+      ? `the expiry did not finish within sweeps.transaction_timeout_ms (${limit} ms): ${failure.message}. A run with ` +
+        'very many open children or steps can take longer: raise the limit, or terminate the run'
+      : failure.message,
+  };
+}
+
+/**
+ * A run whose rollback could not be planned, or whose expiry's transaction failed: journaled
+ * expiry_failed, counted and held off.
+ */
 async function holdOff(
   deps: RuntimeDeps,
   run: { id: string; flow_name: string },
-  error: { message: string },
+  { failed, error }: { failed: 'plan' | 'expiry'; error: { message: string } },
   now: Date,
   out: ExpiredRunsSweep,
   waits: HeldRunWaits,
@@ -146,14 +185,15 @@ async function holdOff(
         maxSeconds: cfg.backoff.max_seconds,
         now,
         error: error.message,
+        failed,
       }),
     waits,
   );
-  if (!held || held === 'held' || held === 'closed') return;
+  if (!held || held === 'held' || held === 'closed' || held instanceof RunSweepFailed) return;
   out.failed.push({ runId, attempts: held.attempts, retryAt: held.retryAt.toISOString() });
   await deps.journal({
     code: 'expiry_failed',
-    message: `could not plan the rollback of overdue run ${runId} (${run.flow_name}): ${error.message}; attempt ${held.attempts}, held off until ${held.retryAt.toISOString()}`,
+    message: `could not ${failed === 'plan' ? 'plan the rollback of' : 'expire'} overdue run ${runId} (${run.flow_name}): ${error.message}; attempt ${held.attempts}, held off until ${held.retryAt.toISOString()}`,
     runId,
     name: run.flow_name,
     site: 'monitor.run',

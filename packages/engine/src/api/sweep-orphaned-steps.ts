@@ -12,7 +12,11 @@ import { HeldRunWaits, onMonitoredRun } from '../sweeps/on-monitored-run.ts';
  */
 export async function sweepOrphanedSteps(
   deps: RuntimeDeps,
-  opts: { limit?: number } = {},
+  opts: {
+    limit?: number;
+    /** Renews the sweeper's lease; false (lost) stops the sweep before the next run. */
+    keep?: () => Promise<boolean>;
+  } = {},
 ): Promise<{ marked: number }> {
   const orphans = await findOrphanedSteps(deps.prisma, {
     deadAfterSeconds: deps.config.worker.dead_after_seconds,
@@ -23,6 +27,7 @@ export async function sweepOrphanedSteps(
   const waits = HeldRunWaits.of(deps);
   for (const o of orphans) {
     if (o.stuck_reason !== null) continue;
+    if (opts.keep && !(await opts.keep())) break;
     const stuckReason = orphanedStepReason(o);
     const now = deps.clock.now();
     const done = await onMonitoredRun(

@@ -23,11 +23,21 @@ export interface StuckReasonsPass {
  * (`child_stuck: child run <id> is stuck (<reason>)`) until that child moves on. At most `limit` runs
  * of each kind per pass, each in its own short transaction.
  */
-export async function sweepStuckReasons(deps: RuntimeDeps, opts: { limit?: number } = {}): Promise<StuckReasonsPass> {
+export async function sweepStuckReasons(
+  deps: RuntimeDeps,
+  opts: {
+    limit?: number;
+    /** Renews the sweeper's lease; false (lost) stops the sweep before the next run. */
+    keep?: () => Promise<boolean>;
+  } = {},
+): Promise<StuckReasonsPass> {
   const limit = opts.limit ?? deps.config.monitor.expiration.page_size;
   const pass: StuckReasonsPass = { ownerGoneCleared: 0, childStuckMarked: 0, childStuckCleared: 0 };
   const waits = HeldRunWaits.of(deps);
+  // A replica that lost the monitor's lease meanwhile changes nothing more (review 62).
+  let lost = false;
   const apply = async (c: StuckReasonChange) =>
+    !(lost ||= opts.keep !== undefined && !(await opts.keep())) &&
     (await onMonitoredRun(
       deps,
       'stuck reason',

@@ -135,6 +135,16 @@ export function targetBusyError(
  * handler's failures), and the caller (a broker) delivers it again later.
  */
 export function isHeldUp(err: unknown): boolean {
-  if (codesOf(err).some((code) => code === '55P03' || code === '57014')) return true;
-  return /canceling statement due to (lock|statement) timeout/.test(err instanceof Error ? err.message : '');
+  return (
+    isLockWaitGivenUp(err) ||
+    codesOf(err).includes('57014') ||
+    /canceling statement due to statement timeout/.test(messageOf(err))
+  );
 }
+
+/** Did a statement give up waiting for a row another session holds (lock_timeout, 55P03)? */
+export function isLockWaitGivenUp(err: unknown): boolean {
+  return codesOf(err).includes('55P03') || /canceling statement due to lock timeout/.test(messageOf(err));
+}
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : '');

@@ -37,11 +37,21 @@ export function ownerGoneSql(deadAfterSeconds: number): Prisma.Sql {
 
 export async function findOrphanedSteps(
   db: Db,
-  args: { deadAfterSeconds: number; runId?: string; rowId?: string; unmarkedOnly?: boolean; limit: number },
+  args: {
+    deadAfterSeconds: number;
+    runId?: string;
+    rowId?: string;
+    unmarkedOnly?: boolean;
+    /** Only runs whose repair budget is not spent (`repair_count` below it): the doctor's R4 (review 62). */
+    repairBudget?: number;
+    limit: number;
+  },
 ): Promise<OrphanedStep[]> {
   const run = args.runId ? Prisma.sql`and s.run_id = ${args.runId}::uuid` : Prisma.empty;
   const row = args.rowId ? Prisma.sql`and s.id = ${args.rowId}::uuid` : Prisma.empty;
   const unmarked = args.unmarkedOnly ? Prisma.sql`and r.stuck_reason is null` : Prisma.empty;
+  const budget =
+    args.repairBudget === undefined ? Prisma.empty : Prisma.sql`and r.repair_count < ${args.repairBudget}::int`;
   const gone = ownerGoneSql(args.deadAfterSeconds);
   const select = (table: 'action_runs' | 'compensation_runs', sequence: Prisma.Sql) => Prisma.sql`
     select ${table} as "table", s.id::text as id, s.run_id::text as run_id, ${sequence} as sequence, s.name,
@@ -49,7 +59,7 @@ export async function findOrphanedSteps(
       from ${tableSql(table)} s
       left join "sagaflow"."workers" w on w.id = s.claimed_by
       join "sagaflow"."flow_runs" r on r.id = s.run_id and r.status in ${openRunStatusesSql}
-     where s.status = 'Running' and s.reclaim_stale_at is null and ${gone} ${run} ${row} ${unmarked}`;
+     where s.status = 'Running' and s.reclaim_stale_at is null and ${gone} ${run} ${row} ${unmarked} ${budget}`;
   return db.$queryRaw<OrphanedStep[]>(Prisma.sql`
     ${select('action_runs', Prisma.sql`s.sequence`)}
     union all

@@ -10,16 +10,29 @@ import { openRunByKey } from './keyed-status.ts';
  * of an episode writes `run.stuck` to the run's history in the same transaction (recordStuckChange):
  * call it inside a transaction.
  */
+const failedPhrase = {
+  plan: 'its rollback could not be planned',
+  expiry: 'its expiry could not be written',
+} as const;
+
 export async function holdOffExpiry(
   db: Db,
-  args: { runId: string; baseSeconds: number; maxSeconds: number; now: Date; error: string },
+  args: {
+    runId: string;
+    baseSeconds: number;
+    maxSeconds: number;
+    now: Date;
+    error: string;
+    /** What failed, as the stuck reason says it: the plan (a replay that threw) or the expiry's own transaction. */
+    failed?: 'plan' | 'expiry';
+  },
 ): Promise<{ attempts: number; retryAt: Date } | null> {
   const rows = await db.$queryRaw<{ attempts: number; retry_at: Date; stuck_reason: string }[]>`
     update "sagaflow"."flow_runs"
        set expiry_attempts = expiry_attempts + 1,
            expiry_retry_at = ${args.now}::timestamptz + make_interval(secs =>
              least(${args.maxSeconds}::float8, ${args.baseSeconds}::float8 * power(2, least(expiry_attempts, 40)))),
-           stuck_reason = 'expiry_failed: past its business deadline, but its rollback could not be planned (attempt '
+           stuck_reason = 'expiry_failed: past its business deadline, but ' || ${failedPhrase[args.failed ?? 'plan']}::text || ' (attempt '
              || (expiry_attempts + 1)::text || '): ' || left(${args.error}, 500)
      where id = ${args.runId}::uuid and expired_at is null and ${openRunByKey('status')}
        and (expiry_retry_at is null or expiry_retry_at <= ${args.now}::timestamptz)

@@ -1,14 +1,8 @@
 import type { Prisma } from '../generated/prisma/client.ts';
-import { isHeldUp } from '../process/process-deps.ts';
+import { isLockWaitGivenUp } from '../process/process-deps.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import { inSweepTransaction } from './in-sweep-transaction.ts';
-
-/**
- * How long a monitor's transaction on one run waits for any other row another session holds (a step, a
- * child) once it has the run's own row: a worker's round holds its rows for milliseconds.
- */
-export const monitorLockWaitMs = 1000;
 
 /** What a sweep still waits for one held run's row once it spent its allowance (`sweeps.held_run_wait_ms`). */
 export const monitorRunWaitFloorMs = 100;
@@ -40,14 +34,27 @@ export class HeldRunWaits {
   }
 }
 
+/** A run's transaction of a monitor sweep failed for a reason other than a held row (ADR 0135's addendum). */
+export class RunSweepFailed {
+  constructor(
+    readonly error: unknown,
+    /** The error's message, first line, for a log, a journal entry and a stuck reason. */
+    readonly message: string,
+  ) {}
+}
+
 /**
  * One run's transaction of a monitor sweep (expiry, `owner_gone`, a stuck reason's change, the doctor's
- * reclaim): the run's row is locked, waited for at most what `waits` allows (the sweep's allowance: a
- * worker's round lets go in a moment), and any other row is waited for at most {@link monitorLockWaitMs}.
- * A run still held past that is `held`: nothing is written, it is logged, and the sweep goes on to its next
- * run, whose deadline or stuck reason must not wait behind this one (review 58: one held overdue run kept
- * every replica's monitor from expiring anything or judging any step `owner_gone`). The next pass looks at
- * it again. `closed`: the run is not open any more.
+ * reclaim). Every row it locks (the run's, a step's, a child's) is waited for at most what `waits` allows:
+ * the sweep's allowance while it lasts (a worker's round lets go in a moment), then 100 ms. A run still
+ * held past that is `held`: nothing is written, the whole transaction's time is spent from the allowance,
+ * it is logged, and the sweep goes on to its next run, whose deadline or stuck reason must not wait behind
+ * this one (review 58: one held overdue run kept every replica's monitor from expiring anything or judging
+ * any step `owner_gone`; review 62: a held step or child cost 1 s outside the allowance). The next pass
+ * looks at it again. `closed`: the run is not open any more. Any other failure (the statement or the
+ * transaction outlasting `sweeps.transaction_timeout_ms`, a deadlock) is logged at warn and answered as
+ * {@link RunSweepFailed}: one run the sweep cannot finish must not fail the sweep (review 62), and the
+ * caller says so where an operator looks (the expiry holds it off and journals `expiry_failed`).
  */
 export async function onMonitoredRun<T>(
   deps: RuntimeDeps,
@@ -56,33 +63,36 @@ export async function onMonitoredRun<T>(
   strength: 'key share' | 'no key update' | 'update',
   work: (tx: Prisma.TransactionClient) => Promise<T>,
   waits: HeldRunWaits = HeldRunWaits.of(deps),
-): Promise<T | 'held' | 'closed'> {
-  const runWaitMs = waits.next();
+): Promise<T | 'held' | 'closed' | RunSweepFailed> {
+  const waitMs = waits.next();
+  const started = performance.now();
+  let lockedAt: number | null = null;
   const outcome = await inSweepTransaction(
     deps.prisma,
     deps.config.sweeps.transaction_timeout_ms,
-    async (tx): Promise<T | 'held' | 'closed'> => {
-      const started = performance.now();
-      let open: boolean;
-      try {
-        open = await lockOpenRun(tx, runId, strength);
-      } finally {
-        waits.spend(performance.now() - started);
-      }
-      if (!open) return 'closed';
-      if (runWaitMs !== monitorLockWaitMs)
-        await tx.$queryRaw`select set_config('lock_timeout', ${String(monitorLockWaitMs)}, true)`;
-      return work(tx);
+    async (tx): Promise<T | 'closed'> => {
+      const open = await lockOpenRun(tx, runId, strength);
+      lockedAt = performance.now();
+      return open ? work(tx) : 'closed';
     },
-    { lock_timeout: String(runWaitMs) },
-  ).catch((err: unknown) => {
-    if (isHeldUp(err)) return 'held' as const;
-    throw err;
+    { lock_timeout: String(waitMs) },
+  ).catch((err: unknown): 'held' | RunSweepFailed => {
+    if (isLockWaitGivenUp(err)) return 'held';
+    const message = (err instanceof Error ? err.message : String(err)).trim().split('\n')[0]!.slice(0, 500);
+    return new RunSweepFailed(err, message);
   });
+  const tookMs = Math.round(performance.now() - started);
+  // A held run costs the allowance all the time it took; a run that was not, the wait for its row.
+  waits.spend(outcome === 'held' || lockedAt === null ? tookMs : lockedAt - started);
   if (outcome === 'held')
     deps.logger.info(
-      { runId, waitedMs: runWaitMs },
-      `${what}: run ${runId} is held by another session (an open transaction on its rows); passed over until the next pass`,
+      { runId, waitedMs: waitMs, tookMs },
+      `${what}: run ${runId} or a row of it is held by another session (an open transaction on its rows); passed over until the next pass`,
+    );
+  else if (outcome instanceof RunSweepFailed)
+    deps.logger.warn(
+      { runId, err: outcome.error, tookMs },
+      `${what}: run ${runId} could not be done: ${outcome.message}; the next pass tries again`,
     );
   return outcome;
 }

@@ -54,8 +54,8 @@ export async function runMonitorPass(
     const expiration = opts.expiration ?? true;
     const steps = expiration ? await sweepExpiredSteps(deps, { keep }) : { expired: 0, more: false };
     const runs = expiration ? await sweepExpiredRuns(deps, { keep }) : { expired: [], failed: [], more: false };
-    const orphans = (await keep()) ? await sweepOrphanedSteps(deps) : { marked: 0 };
-    const stuckReasons = (await keep()) ? await sweepStuckReasons(deps) : null;
+    const orphans = (await keep()) ? await sweepOrphanedSteps(deps, { keep }) : { marked: 0 };
+    const stuckReasons = (await keep()) ? await sweepStuckReasons(deps, { keep }) : null;
     const doctor = opts.doctor && (await keep()) ? await sweepDoctor(deps, { keep }) : null;
     const more = steps.more || runs.more || (doctor?.more ?? false);
     return { swept: true, steps, runs, orphans, stuckReasons, doctor, more };
