@@ -6,6 +6,7 @@ import { openTestDatabase } from './support/test-database.ts';
 import { waitFor } from './support/wait-for.ts';
 import { capturingLogger } from './support/capturing-logger.ts';
 import { actions, waiter } from './repairs/support/repair-fixtures.ts';
+import { parkedWaiters } from './support/parked-waiters.ts';
 
 /**
  * ADR 0135: a monitor sweep waits for a run's row another session holds (a worker's round holds one for
@@ -15,14 +16,9 @@ import { actions, waiter } from './repairs/support/repair-fixtures.ts';
  * it was loading at that moment.
  */
 
+/** Parked runs, one per deadline, all overdue by the test's clock. */
 async function overdueWaitingRuns(t: TestEngine, deadlines: number[]): Promise<string[]> {
-  const ids: string[] = [];
-  for (const expiresInSeconds of deadlines) {
-    const { runId } = await t.engine.startFlow(waiter, null, { expiresInSeconds });
-    await t.drive(runId, { skipTime: false, until: (d) => d.run.status === 'Waiting' });
-    ids.push(runId);
-  }
-  await t.engine.stopWorkers();
+  const ids = await parkedWaiters(t, deadlines);
   t.clock.advance(Math.max(...deadlines) * 1000 + 60_000);
   return ids;
 }
