@@ -14,6 +14,11 @@ describe('stuckHint', () => {
     ['unknown_action: compensation "x" is not registered on this worker', 'unknown_action', /Register the action/],
     ['owner_gone: step 5 (x) held by worker w which is gone since …', 'owner_gone', /reclaim the step/],
     ['expiry_failed: past its business deadline, but … (attempt 2): boom', 'expiry_failed', /hold-off ends/],
+    [
+      'expiry_failed: past its business deadline, but its expiry could not be written (attempt 1): the expiry did not finish within sweeps.transaction_timeout_ms (1000 ms): …',
+      'expiry_failed',
+      /raise the limit, or terminate the run/,
+    ],
   ])('a %s reason gets its code and a hint', (reason, code, hint) => {
     const result = stuckHint(reason);
     expect(result.code).toBe(code);

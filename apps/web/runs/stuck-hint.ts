@@ -19,8 +19,17 @@ export interface StuckHint {
   hint: string | null;
 }
 
+/**
+ * An `expiry_failed` whose expiry itself failed (it outlasted its time limit, ADR 0135's addendum), not its
+ * rollback's plan: the code is not at fault.
+ */
+const expiryNotWritten =
+  'The run is past its deadline but its expiry did not finish (a run with very many open children can outlast sweeps.transaction_timeout_ms): raise the limit, or terminate the run; the monitor retries when the hold-off ends.';
+
 /** Reads the code off a stuck reason and the matching one-line hint. */
 export function stuckHint(reason: string): StuckHint {
   const code = /^([a-z][a-z0-9_]*):/.exec(reason)?.[1] ?? null;
+  if (code === 'expiry_failed' && reason.includes('its expiry could not be written'))
+    return { code, hint: expiryNotWritten };
   return { code, hint: code ? (hints[code] ?? null) : null };
 }
