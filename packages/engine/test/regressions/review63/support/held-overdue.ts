@@ -23,3 +23,17 @@ export async function copiesAhead(db: Database, templateId: string, count: numbe
 export async function isExpired(db: Database, runId: string): Promise<boolean> {
   return (await db.prisma.flowRun.findUniqueOrThrow({ where: { id: runId } })).expired_at !== null;
 }
+
+/** One copy of the parked run `templateId` (its row and its steps) whose deadline is `expiresAt`. Returns its id. */
+export async function copyWithDeadline(db: Database, templateId: string, expiresAt: Date): Promise<string> {
+  const [copy] = await db.prisma.$queryRaw<{ id: string }[]>`
+    insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input, expires_at, started_at)
+    select r.flow_name, r.flow_version, r.status, r.input, ${expiresAt}::timestamptz, r.started_at
+      from "sagaflow"."flow_runs" r where r.id = ${templateId}::uuid
+    returning id::text as id`;
+  await db.prisma.$executeRaw`
+    insert into "sagaflow"."action_runs" (run_id, sequence, kind, name, status, input, output, attempts, max_attempts, wake_at, started_at, finished_at)
+    select ${copy!.id}::uuid, s.sequence, s.kind, s.name, s.status, s.input, s.output, s.attempts, s.max_attempts, s.wake_at, s.started_at, s.finished_at
+      from "sagaflow"."action_runs" s where s.run_id = ${templateId}::uuid`;
+  return copy!.id;
+}
