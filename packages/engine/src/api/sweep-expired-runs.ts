@@ -64,6 +64,7 @@ export async function sweepExpiredRuns(
     return out;
   };
   const waits = HeldRunWaits.of(deps);
+  let roundDone = false;
   for (let page = 0; page < (opts.maxPages ?? Infinity); page++) {
     const candidates = await findOverdueRuns(deps.prisma, { now: deps.clock.now(), limit: pageSize, after, upTo });
     for (const candidate of candidates) {
@@ -129,17 +130,25 @@ export async function sweepExpiredRuns(
     }
     if (candidates.length < pageSize) {
       // The end of the overdue runs: a pass that began part-way goes round once, up to where it began.
-      if (startedAfter === null || upTo !== null) break;
+      if (startedAfter === null || upTo !== null) {
+        roundDone = true;
+        break;
+      }
       upTo = startedAfter;
       after = null;
     }
   }
-  resumeAfter.delete(deps);
+  // A sweep that stopped at its page cap (`maxPages`) keeps its place like one out of time (review 63).
+  if (roundDone) resumeAfter.delete(deps);
+  else resumeAfter.set(deps, after);
   pass.end(0);
   return out;
 }
 
-/** Where the expiry sweep of each engine stopped on its budget (or its lease), for its next pass to go on from. */
+/**
+ * Where the expiry sweep of each engine stopped short of a whole round (its budget, its lease, its page
+ * cap), for its next sweep, the monitor's or an operator's, to go on from.
+ */
 const resumeAfter = new WeakMap<RuntimeDeps, OverdueRun | null>();
 
 /** How many times the sweep plans one run's rollback while the run keeps moving on under it. */

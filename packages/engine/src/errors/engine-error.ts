@@ -117,11 +117,19 @@ export function thrownText(err: unknown): string {
  */
 export function commandFailure(err: unknown): EngineError {
   if (err instanceof EngineError) return err;
+  return new EngineError('internal', `the command failed in the database: ${databaseSaid(err)}`, { cause: err });
+}
+
+/**
+ * What the database (or the driver) said in a thrown error, in one line: Prisma's "Invalid … invocation"
+ * preamble and the engine's source it quotes are dropped, its last line kept ("Raw query failed. Code:
+ * `40P01`. Message: `deadlock detected`"), and any source path in it replaced.
+ */
+export function databaseSaid(err: unknown): string {
   const lines = thrownText(err)
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l.length > 0);
   const said = (/\binvocation\b/.test(lines[0] ?? '') ? lines.at(-1) : lines[0]) ?? 'no message';
-  const clean = said.replace(/(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+)+\.(?:[cm]?[jt]sx?)(?::\d+)*/g, '<source>');
-  return new EngineError('internal', `the command failed in the database: ${clean}`, { cause: err });
+  return said.replace(/(?:[A-Za-z]:)?(?:[\\/][\w.@+-]+)+\.(?:[cm]?[jt]sx?)(?::\d+)*/g, '<source>');
 }

@@ -1,4 +1,5 @@
 import type { Prisma } from '../generated/prisma/client.ts';
+import { databaseSaid } from '../errors/engine-error.ts';
 import { isLockWaitGivenUp } from '../process/process-deps.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
@@ -38,7 +39,7 @@ export class HeldRunWaits {
 export class RunSweepFailed {
   constructor(
     readonly error: unknown,
-    /** The error's message, first line, for a log, a journal entry and a stuck reason. */
+    /** What the database said, in one line, for a log, a journal entry and a stuck reason. */
     readonly message: string,
   ) {}
 }
@@ -64,7 +65,10 @@ export async function onMonitoredRun<T>(
   work: (tx: Prisma.TransactionClient) => Promise<T>,
   waits: HeldRunWaits = HeldRunWaits.of(deps),
 ): Promise<T | 'held' | 'closed' | RunSweepFailed> {
-  const waitMs = waits.next();
+  // Below the transaction's own limit, so that a wait for a held row ends as a given-up lock wait (held),
+  // never as the statement's or the transaction's time limit (a failure), whatever the two settings are.
+  const limitMs = deps.config.sweeps.transaction_timeout_ms;
+  const waitMs = Math.min(waits.next(), Math.floor(limitMs / 2));
   const started = performance.now();
   let lockedAt: number | null = null;
   const outcome = await inSweepTransaction(
@@ -78,8 +82,7 @@ export async function onMonitoredRun<T>(
     { lock_timeout: String(waitMs) },
   ).catch((err: unknown): 'held' | RunSweepFailed => {
     if (isLockWaitGivenUp(err)) return 'held';
-    const message = (err instanceof Error ? err.message : String(err)).trim().split('\n')[0]!.slice(0, 500);
-    return new RunSweepFailed(err, message);
+    return new RunSweepFailed(err, databaseSaid(err).slice(0, 500));
   });
   const tookMs = Math.round(performance.now() - started);
   // A held run costs the allowance all the time it took; a run that was not, the wait for its row.
