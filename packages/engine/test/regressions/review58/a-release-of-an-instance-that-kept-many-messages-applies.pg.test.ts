@@ -56,6 +56,13 @@ const counter = defineProcess({
 describe('review 58: releasing an instance that kept many messages (real PostgreSQL)', () => {
   let db: Database & { url?: string };
   let t: TestEngine;
+  /**
+   * The same deployment with a roomy limit, only to set the scene. At TX_MS (500 ms) an ordinary delivery of
+   * the setup was itself cut on a loaded machine (two vitest workers and busy loops: Prisma's P2028 "expired
+   * transaction" after 578-655 ms, before any release was sent, 3 runs in 5); the limit under test is the
+   * release's.
+   */
+  let setup: TestEngine;
   beforeAll(async () => {
     db = await openTestDatabase({ poolSize: 6 });
     t = await createTestEngine({
@@ -65,27 +72,37 @@ describe('review 58: releasing an instance that kept many messages (real Postgre
       processes: [counter],
       config: { processes: { transaction_timeout_ms: TX_MS, quarantine_after_seconds: 1 } },
     });
+    setup = await createTestEngine({
+      db,
+      clock: t.clock,
+      flows: [],
+      actions: [],
+      processes: [counter],
+      config: { processes: { transaction_timeout_ms: 20_000, quarantine_after_seconds: 1 } },
+    });
   });
   afterAll(async () => {
+    await setup?.close();
     await t?.close();
     await db?.close();
   });
 
   it('a release of a quarantined instance that kept many messages applies (or leaves a way through)', async () => {
     const { engine, clock } = t;
+    const pm = setup.engine.processes;
     const key = `k-${randomUUID()}`;
-    await engine.processes.deliver(counter, { id: randomUUID(), type: 'Begin', payload: { key } });
+    await pm.deliver(counter, { id: randomUUID(), type: 'Begin', payload: { key } });
     const poison = { id: randomUUID(), type: 'Poison', payload: { key } };
-    await expect(engine.processes.deliver(counter, poison)).rejects.toThrow(/cannot take this message/);
+    await expect(pm.deliver(counter, poison)).rejects.toThrow(/cannot take this message/);
     clock.advance(1_500);
-    const q = await engine.processes.deliver(counter, poison);
+    const q = await pm.deliver(counter, poison);
     expect(q.outcome).toBe('quarantined');
     const instanceId = q.instanceId!;
     // Messages keep arriving while it is quarantined: each is kept for the release.
     for (let i = 0; i < KEPT; i++)
-      expect(
-        (await engine.processes.deliver(counter, { id: randomUUID(), type: 'Add', payload: { key } })).outcome,
-      ).toBe('skipped_quarantined');
+      expect((await pm.deliver(counter, { id: randomUUID(), type: 'Add', payload: { key } })).outcome).toBe(
+        'skipped_quarantined',
+      );
     switches.poison = false;
 
     const inst = await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: instanceId } });
@@ -113,7 +130,8 @@ describe('review 58: releasing an instance that kept many messages (real Postgre
     }
     const after = await db.prisma.sagaInstance.findUniqueOrThrow({ where: { id: instanceId } });
     // Nobody held anything: what the operator can do now is what the engine offers.
-    const forced = await engine.repairs
+    // Read through the setup engine: it only feeds the failure message, and must not be cut at TX_MS itself.
+    const forced = await setup.engine.repairs
       .preview({
         kind: 'instance.force_transition',
         target: { instanceId },
