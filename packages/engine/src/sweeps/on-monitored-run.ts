@@ -65,15 +65,16 @@ export async function onMonitoredRun<T>(
   work: (tx: Prisma.TransactionClient) => Promise<T>,
   waits: HeldRunWaits = HeldRunWaits.of(deps),
 ): Promise<T | 'held' | 'closed' | RunSweepFailed> {
-  // Below the transaction's own limit, so that a wait for a held row ends as a given-up lock wait (held),
-  // never as the statement's or the transaction's time limit (a failure), whatever the two settings are.
+  // Well below the transaction's own limit (a quarter: the rest is for its statements on a loaded machine),
+  // so that a wait for a held row ends as a given-up lock wait (held), never as the statement's or the
+  // transaction's time limit (a failure), whatever the two settings are (review 63).
   const limitMs = deps.config.sweeps.transaction_timeout_ms;
-  const waitMs = Math.min(waits.next(), Math.floor(limitMs / 2));
+  const waitMs = Math.min(waits.next(), Math.floor(limitMs / 4));
   const started = performance.now();
   let lockedAt: number | null = null;
   const outcome = await inSweepTransaction(
     deps.prisma,
-    deps.config.sweeps.transaction_timeout_ms,
+    limitMs,
     async (tx): Promise<T | 'closed'> => {
       const open = await lockOpenRun(tx, runId, strength);
       lockedAt = performance.now();
