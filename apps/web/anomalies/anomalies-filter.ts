@@ -1,6 +1,6 @@
 import { paramText, parseSince, sinceFrom, type Since } from '@/ui/since-choices';
 
-/** Seed 000's anomaly codes, ADR 0125's, 0127's and 0132's (duplicated: the console imports no engine code). */
+/** Seed 000's anomaly codes, ADR 0125's, 0127's, 0132's and 0137's (duplicated: the console imports no engine code). */
 export const anomalyCodes = [
   'claim_lost',
   'outcome_rejected',
@@ -16,6 +16,7 @@ export const anomalyCodes = [
   'run_step_limit_near',
   'process_timeout_failing',
   'process_delivery_held_up',
+  'run_held',
 ] as const;
 
 /** What the anomaly log shows; kept in the URL (`code`, `run`, `since`). */

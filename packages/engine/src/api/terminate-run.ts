@@ -78,8 +78,14 @@ export async function terminateRootAndFence(
   if (!settled) return { settled: null, fenced: 0 };
   // Its whole open tree fenced in the same commit, in one statement: each descendant's cleanup window
   // closed now, so none runs another line of its code before its batch terminates it.
-  const fenced = await requestDescendantsCancel(tx, { rootId: runId, reason, deadline: now, now, terminated: true });
-  return { settled, fenced };
+  const { reached } = await requestDescendantsCancel(tx, {
+    rootId: runId,
+    reason,
+    deadline: now,
+    now,
+    terminated: true,
+  });
+  return { settled, fenced: reached };
 }
 
 /**

@@ -5,8 +5,7 @@ import type { DbFlowRun } from '../store/find-run.ts';
 import { deleteJob, type JobAck } from '../store/delete-job.ts';
 import { finishRun, type FinalRunStatus } from '../store/finish-run.ts';
 import { settleParentStep } from '../store/settle-parent-step.ts';
-import { listOpenChildren } from '../store/list-open-children.ts';
-import { cancelTree } from '../api/cancel-run.ts';
+import { requestDescendantsCancel } from '../store/request-descendants-cancel.ts';
 import { lockOpenRun } from '../store/lock-open-run.ts';
 import { markCompensationsNotRun } from '../store/mark-compensations-not-run.ts';
 import { leftUndoneJson, readLeftUndoneOfRollback, type LeftUndone } from './find-left-undone.ts';
@@ -140,11 +139,16 @@ async function cancelOpenChildren(
   cleanupUntil: Date,
   now: Date,
 ): Promise<string[]> {
-  const cancelled: string[] = [];
-  for (const child of await listOpenChildren(tx, runId))
-    if (await cancelTree(tx, child, `parent ${runId} ended ${status} before this run finished`, cleanupUntil, now))
-      cancelled.push(child);
-  return cancelled;
+  // However many: one statement (ADR 0136); a child at a time outlasted the run's 5 s transaction at
+  // about 1,500 children.
+  const { children } = await requestDescendantsCancel(tx, {
+    rootId: runId,
+    reason: `ended ${status}`,
+    childReason: `parent ${runId} ended ${status} before this run finished`,
+    deadline: cleanupUntil,
+    now,
+  });
+  return children;
 }
 
 /** After the finishing transaction committed: journal a refused parent, emit `run.finished`. */

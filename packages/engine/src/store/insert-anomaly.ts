@@ -3,8 +3,8 @@ import type { Db } from './types.ts';
 
 /**
  * Seed 000's eleven reason codes (races and engine faults), a run nearing its step limit (ADR 0125),
- * a process timeout that started failing (ADR 0127) and deliveries to a held instance (review 55):
- * journaled apart from flow_events.
+ * a process timeout that started failing (ADR 0127), deliveries to a held instance (review 55) and a
+ * run the monitor keeps finding held (ADR 0137): journaled apart from flow_events.
  */
 export const anomalyCodes = [
   'claim_lost',
@@ -30,6 +30,12 @@ export const anomalyCodes = [
    * entry per instance per minute at most, naming it and the message; nothing was written (review 55).
    */
   'process_delivery_held_up',
+  /**
+   * The monitor found a run's row (or a step's, a child's) held by another session at each sweep for a
+   * minute (ADR 0137): it could not expire it, judge it or reclaim its step, and nothing was written.
+   * One entry per run per ten minutes at most, naming the sweep and what to do.
+   */
+  'run_held',
 ] as const;
 export type AnomalyCode = (typeof anomalyCodes)[number];
 

@@ -8,9 +8,10 @@ import { openRunByKey } from './keyed-status.ts';
  * it is, and so is what is under it: its own request reached it), each with its own reason (`parent
  * <its parent> was cancelled: <the parent's reason>`), its `run.cancel_requested` event and its two
  * wakes (now, and when its cleanup window closes), in the tree's depth-first order. The root's own
- * request is the caller's, made first. Returns how many runs it reached. However wide the tree, one
- * statement: a cancel of a parent of thousands of children no longer outlasts the operator's
- * transaction (review 49).
+ * request is the caller's, made first. Returns how many runs it reached and, in id order, the root's
+ * own children among them. However wide the tree, one statement: a cancel of a parent of thousands of
+ * children no longer outlasts the operator's transaction (review 49), nor does an expiry's or a run's
+ * end over as many (ADR 0136).
  *
  * With `terminated` (a terminate's fence, ADR 0125), the reasons say so, the deadline is the
  * terminate's `now` (the cleanup window already closed), and neither an event (each run's
@@ -20,12 +21,25 @@ import { openRunByKey } from './keyed-status.ts';
  */
 export async function requestDescendantsCancel(
   db: RawDb,
-  args: { rootId: string; reason: string; deadline: Date; now: Date; terminated?: boolean },
-): Promise<number> {
+  args: {
+    rootId: string;
+    reason: string;
+    deadline: Date;
+    now: Date;
+    terminated?: boolean;
+    /**
+     * The reason the root's own children get, when the root did not end by a cancel or a terminate
+     * (`parent <root> expired: …`, `parent <root> ended Failed before this run finished`); by default
+     * `parent <root> was cancelled: <reason>`. Deeper runs say their parent was cancelled (terminated).
+     */
+    childReason?: string;
+  },
+): Promise<{ reached: number; children: string[] }> {
   const ended = args.terminated ? ' was terminated: ' : ' was cancelled: ';
-  const [row] = await db.$queryRaw<{ n: number }[]>`
+  const childReason = args.childReason ?? `parent ${args.rootId}${ended}${args.reason}`;
+  const [row] = await db.$queryRaw<{ n: number; children: string[] | null }[]>`
     with recursive tree (id, reason, path, fresh) as (
-      select c.id, 'parent ' || c.parent_run_id::text || ${ended}::text || ${args.reason}::text, array[c.id],
+      select c.id, ${childReason}::text, array[c.id],
              c.cancel_requested_at is null
         from "sagaflow"."flow_runs" c
        where c.parent_run_id = ${args.rootId}::uuid and c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
@@ -55,6 +69,8 @@ export async function requestDescendantsCancel(
        where not ${args.terminated === true}::boolean
        order by q.path, w.o
     )
-    select count(*)::int as n from requested`;
-  return row?.n ?? 0;
+    select count(*)::int as n,
+           array_agg(q.id::text order by q.id) filter (where cardinality(q.path) = 1) as children
+      from requested q`;
+  return { reached: row?.n ?? 0, children: row?.children ?? [] };
 }

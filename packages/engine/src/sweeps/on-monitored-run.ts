@@ -35,6 +35,56 @@ export class HeldRunWaits {
   }
 }
 
+/** How long a run stays held across the monitor's sweeps before it is journaled `run_held` (ADR 0137). */
+export const heldRunJournalAfterMs = 60_000;
+
+/** How often a run still held is journaled again, at most. */
+export const heldRunJournalEveryMs = 600_000;
+
+/** Runs the sweeps of an engine last found held, and since when; past this many the oldest are forgotten. */
+const heldRunsKept = 10_000;
+type HeldRuns = Map<string, { since: number; journaledAt: number | null }>;
+const heldSince = new WeakMap<RuntimeDeps, HeldRuns>();
+
+/**
+ * A run the sweeps keep finding held (ADR 0137). Its row cannot be written, so it cannot carry a stuck
+ * reason: once it has been held across sweeps for {@link heldRunJournalAfterMs} (longer than any of the
+ * engine's own transactions may hold a run), the monitor says so where on-call looks, a `run_held`
+ * anomaly on the run naming what could not be done and what to do, and a warn log; again every
+ * {@link heldRunJournalEveryMs} while it stays held. A sweep that takes the run, or finds it closed,
+ * forgets it. Kept in the engine's memory: a replica that takes the monitor's lease over starts counting.
+ */
+async function noteHeldRun(deps: RuntimeDeps, what: string, runId: string, held: boolean, waitedMs: number) {
+  let runs = heldSince.get(deps);
+  if (!held) {
+    runs?.delete(runId);
+    return;
+  }
+  if (!runs) heldSince.set(deps, (runs = new Map() as HeldRuns));
+  const now = deps.clock.now().getTime();
+  const seen = runs.get(runId) ?? { since: now, journaledAt: null };
+  runs.set(runId, seen);
+  while (runs.size > heldRunsKept) runs.delete(runs.keys().next().value!);
+  const heldMs = now - seen.since;
+  if (heldMs < heldRunJournalAfterMs) return;
+  if (seen.journaledAt !== null && now - seen.journaledAt < heldRunJournalEveryMs) return;
+  seen.journaledAt = now;
+  const heldSeconds = Math.round(heldMs / 1000);
+  const message =
+    `the monitor's ${what} could not take run ${runId}: another session has held its row, or a row of it ` +
+    `(a step, a child), at each sweep for ${heldSeconds} s; nothing was written and the run is passed over ` +
+    'until it is let go. Find the session holding it (an open transaction: pg_stat_activity, state ' +
+    "'idle in transaction') and end it";
+  deps.logger.warn({ runId, heldSeconds, what }, message);
+  await deps.journal({
+    code: 'run_held',
+    runId,
+    site: 'monitor.run',
+    message,
+    details: { sweep: what, held_seconds: heldSeconds, since: new Date(seen.since).toISOString(), waited_ms: waitedMs },
+  });
+}
+
 /** A run's transaction of a monitor sweep failed for a reason other than a held row (ADR 0135's addendum). */
 export class RunSweepFailed {
   constructor(
@@ -88,6 +138,7 @@ export async function onMonitoredRun<T>(
   const tookMs = Math.round(performance.now() - started);
   // A held run costs the allowance all the time it took; a run that was not, the wait for its row.
   waits.spend(outcome === 'held' || lockedAt === null ? tookMs : lockedAt - started);
+  await noteHeldRun(deps, what, runId, outcome === 'held', waitMs);
   if (outcome === 'held')
     deps.logger.info(
       { runId, waitedMs: waitMs, tookMs },

@@ -11,11 +11,15 @@ import { parkedWaiters, seedOpenChildren, visibility } from './support/overdue-r
  * that cannot be expired says so, `expiry_failed`; invariant 3: every stuck run is visible with its reason).
  *
  * Attacked: an overdue parent whose expiry transaction outlasts `sweeps.transaction_timeout_ms`. The expiry
- * cancels the parent's open children one `cancelTree` (five statements) at a time inside the run's
- * transaction; with 1,500 children that takes longer than the 1 s limit set here (on this loaded machine,
- * 2,000 children took 6.9 s with no limit, so the default 30 s is passed at about 9,000). Prisma's own
- * interactive-transaction timeout (the same limit) then fails the next statement with P2028, which
- * `onMonitoredRun` does not treat as a held run: it leaves the sweep, and the monitor pass throws.
+ * cancelled the parent's open children one `cancelTree` (five statements) at a time inside the run's
+ * transaction; with 1,500 children that took longer than the 1 s limit set here (on this loaded machine,
+ * 2,000 children took 6.9 s with no limit, so the default 30 s was passed at about 9,000). Prisma's own
+ * interactive-transaction timeout (the same limit) then failed the next statement with P2028, which
+ * `onMonitoredRun` did not treat as a held run: it left the sweep, and the monitor pass threw.
+ *
+ * Since ADR 0136 the expiry asks the whole tree to cancel in one statement, and 1,500 children no longer
+ * outlast 1 s; the tree here is one child over 100,000 grandchildren, which still does (the limit then
+ * cancels the statement, 57014, rather than the transaction), so the pass meets the same failure.
  */
 describe('review 62: an overdue parent whose expiry outlasts the sweep transaction limit (real PostgreSQL)', () => {
   let db: Database & { url?: string };
@@ -37,7 +41,9 @@ describe('review 62: an overdue parent whose expiry outlasts the sweep transacti
   it('the monitor pass still expires the other overdue run, and the parent shows why it is not expired', async () => {
     // The parent's deadline is the earliest: the run sweep (stalest deadline first) meets it first.
     const [parent, other] = await parkedWaiters(t, [60, 120]);
-    await seedOpenChildren(db, parent!, 1_500);
+    await seedOpenChildren(db, parent!, 1);
+    const child = await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: parent! } });
+    await seedOpenChildren(db, child.id, 100_000);
     t.clock.advance(300_000);
 
     const outcomes: string[] = [];
