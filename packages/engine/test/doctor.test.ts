@@ -79,6 +79,9 @@ describe(`the doctor, R1-R3 (${testDbKind()})`, () => {
     await t.closeAll();
   });
   const loseJobs = (runId: string) => t.db.prisma.job.deleteMany({ where: { run_id: runId } });
+  // The worker's round that reached the state may still be writing the run's next wake: stopping the
+  // workers waits for it to end (a fixed pause did not, on a loaded machine). `drive` starts them again.
+  const quiet = () => t.engine.stopWorkers();
 
   it('R1: a run whose start job was lost is re-dispatched after the grace, once per budget, and kick refills it', async () => {
     await t.engine.stopWorkers();
@@ -110,7 +113,7 @@ describe(`the doctor, R1-R3 (${testDbKind()})`, () => {
   it('R2: a run whose action retry is due but whose wake was lost is woken, and the retry runs', async () => {
     const { runId } = await t.engine.startFlow(retrying, null);
     await t.drive(runId, { skipTime: false, until: (d) => d.actions[0]?.status === 'Failed' });
-    await new Promise((r) => setTimeout(r, 50));
+    await quiet();
     await loseJobs(runId);
     expect((await t.engine.sweepDoctor()).redispatched).toEqual([]);
     t.clock.advance(31_000);
@@ -123,7 +126,7 @@ describe(`the doctor, R1-R3 (${testDbKind()})`, () => {
   it('R2: a run whose signal wait timed out but whose wake was lost is woken', async () => {
     const { runId } = await t.engine.startFlow(listening, null);
     await t.drive(runId, { skipTime: false, until: (d) => d.run.status === 'Waiting' });
-    await new Promise((r) => setTimeout(r, 50));
+    await quiet();
     await loseJobs(runId);
     t.clock.advance(601_000);
     expect((await t.engine.sweepDoctor()).redispatched).toEqual([{ runId, rule: 'R2' }]);
@@ -135,7 +138,7 @@ describe(`the doctor, R1-R3 (${testDbKind()})`, () => {
     t.faults.crashAfterClaim('doc-work');
     const { runId } = await t.engine.startFlow(reclaimable, null);
     await t.drive(runId, { skipTime: false, until: (d) => d.actions[0]?.status === 'Running' });
-    await new Promise((r) => setTimeout(r, 50));
+    await quiet();
     await loseJobs(runId);
     expect((await t.engine.sweepDoctor()).redispatched).toEqual([]);
     t.clock.advance(31_000);
@@ -155,7 +158,7 @@ describe(`the doctor, R1-R3 (${testDbKind()})`, () => {
     t.faults.crashAfterClaim('doc-undo');
     const comp = await t.engine.startFlow(undoing, null);
     await t.drive(comp.runId, { skipTime: false, until: (d) => d.compensations[0]?.status === 'Running' });
-    await new Promise((r) => setTimeout(r, 50));
+    await quiet();
     await loseJobs(par.runId);
     await loseJobs(comp.runId);
     t.clock.advance(31_000);

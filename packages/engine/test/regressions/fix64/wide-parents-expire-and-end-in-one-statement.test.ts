@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
@@ -46,7 +46,9 @@ describe(`a wide parent's expiry and end cancel its children in one statement ($
   let db: Database;
   let t: TestEngine;
   const width = 5_000;
-  beforeAll(async () => {
+  // Each test on a database of its own: the wakes one test's cancellations queue (two per child) must not
+  // stand before the next test's runs.
+  beforeEach(async () => {
     db = await openTestDatabase({ poolSize: 8 });
     t = await createTestEngine({
       db,
@@ -55,7 +57,7 @@ describe(`a wide parent's expiry and end cancel its children in one statement ($
       config: { sweeps: { transaction_timeout_ms: 3_000 } },
     });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await t?.close();
     await db?.close();
   });
@@ -96,7 +98,6 @@ describe(`a wide parent's expiry and end cancel its children in one statement ($
   }, 120_000);
 
   it(`the run timeout closes a parent of ${width} open children, and its end asks each to cancel once`, async () => {
-    t.engine.startWorkers();
     const [parent] = await parkedWaiters(t, [3600]);
     await seedOpenChildren(db, parent!, width);
     await db.prisma.flowRun.update({

@@ -19,7 +19,10 @@ export interface TallyEngines {
   admin: Database & { url?: string };
   engines: Engine[];
   dbs: Database[];
-  /** Delivers a Begin to a new key (or `key`) and answers the key and its instance's row. */
+  /**
+   * Delivers a Begin to a new key (or `key`) through a set-up engine at the default limits, and answers
+   * the key and its instance's row.
+   */
   begin(key?: string): Promise<{ key: string; instance: SagaInstance }>;
   /** Holds these instances' rows FOR UPDATE in a transaction of a connection of its own until its rollback. */
   holdInstances(ids: string[]): Promise<HeldRows>;
@@ -58,13 +61,25 @@ export async function openTallyEngines(options: {
       }),
     );
   }
+  // The scene is set through an engine of its own at the default limits: at the short limit under test an
+  // ordinary Begin can be cut on a loaded machine (P2028), before anything the test is about (as review 58's
+  // release test was, FLAKES-2026-12-07.md).
+  const setupDb = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 2 });
+  const setup = createEngine({
+    db: setupDb,
+    flows: [],
+    actions: [],
+    processes: [tallyProcess],
+    config: { logging: { anomaly_level: null } },
+    logger: pino({ level: 'silent' }),
+  });
   return {
     admin,
     engines,
     dbs,
     async begin(key = `k-${randomUUID()}`) {
-      await engines[0]!.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
-      const instance = await dbs[0]!.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
+      await setup.processes.deliver(tallyProcess, { id: randomUUID(), type: 'Begin', payload: { key } });
+      const instance = await admin.prisma.sagaInstance.findFirstOrThrow({ where: { correlation_key: key } });
       return { key, instance };
     },
     async holdInstances(ids) {
@@ -74,7 +89,7 @@ export async function openTallyEngines(options: {
     },
     async close() {
       await Promise.allSettled(held.map((h) => h.rollback()));
-      await Promise.allSettled(dbs.map((d) => d.close()));
+      await Promise.allSettled([...dbs, setupDb].map((d) => d.close()));
       await admin.close();
     },
   };
