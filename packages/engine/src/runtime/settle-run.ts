@@ -94,11 +94,11 @@ export async function settleRunInTransaction(
     });
   }
   const cancelled =
-    children === 'leave' ? [] : await cancelOpenChildren(tx, run.id, status, children.cleanupUntil, now);
+    children === 'leave' ? null : await cancelOpenChildren(tx, run.id, status, children.cleanupUntil, now);
   await appendRunEnd(tx, {
     runId: run.id,
     type: `run.${status.toLowerCase()}`,
-    data: { ...runEndData(result), ...(cancelled.length > 0 ? { children_cancelled: cancelled } : {}) },
+    data: { ...runEndData(result), ...cancelledChildrenData(cancelled) },
     ...(ack ? { ack } : {}),
   });
   let refusedParent: string | null = null;
@@ -138,17 +138,29 @@ async function cancelOpenChildren(
   status: FinalRunStatus,
   cleanupUntil: Date,
   now: Date,
-): Promise<string[]> {
+): Promise<{ children: string[]; childCount: number }> {
   // However many: one statement (ADR 0136); a child at a time outlasted the run's 5 s transaction at
   // about 1,500 children.
-  const { children } = await requestDescendantsCancel(tx, {
+  return requestDescendantsCancel(tx, {
     rootId: runId,
     reason: `ended ${status}`,
     childReason: `parent ${runId} ended ${status} before this run finished`,
     deadline: cleanupUntil,
     now,
   });
-  return children;
+}
+
+/**
+ * What a run's end event says of the children it asked to cancel: their ids (`children_cancelled`), the
+ * first `childrenListed` (1,000) in id order, and past that their number (`children_cancelled_count`), so a
+ * fan-out of a hundred thousand does not write its whole list into one event.
+ */
+function cancelledChildrenData(cancelled: { children: string[]; childCount: number } | null): Record<string, Json> {
+  if (!cancelled || cancelled.childCount === 0) return {};
+  return {
+    children_cancelled: cancelled.children,
+    ...(cancelled.childCount > cancelled.children.length ? { children_cancelled_count: cancelled.childCount } : {}),
+  };
 }
 
 /** After the finishing transaction committed: journal a refused parent, emit `run.finished`. */

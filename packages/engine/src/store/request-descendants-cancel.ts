@@ -8,8 +8,8 @@ import { openRunByKey } from './keyed-status.ts';
  * it is, and so is what is under it: its own request reached it), each with its own reason (`parent
  * <its parent> was cancelled: <the parent's reason>`), its `run.cancel_requested` event and its two
  * wakes (now, and when its cleanup window closes), in the tree's depth-first order. The root's own
- * request is the caller's, made first. Returns how many runs it reached and, in id order, the root's
- * own children among them. However wide the tree, one statement: a cancel of a parent of thousands of
+ * request is the caller's, made first. Returns how many runs it reached, how many of them are the
+ * root's own children, and the first {@link childrenListed} of those in id order. However wide the tree, one statement: a cancel of a parent of thousands of
  * children no longer outlasts the operator's transaction (review 49), nor does an expiry's or a run's
  * end over as many (ADR 0136).
  *
@@ -19,6 +19,9 @@ import { openRunByKey } from './keyed-status.ts';
  * instead of running its code while the terminate ends them a batch at a time, and were the terminate
  * to stop between batches, none is driven on to a new step.
  */
+/** How many of the root's own children the answer lists by id; past them, a count (ADR 0136). */
+export const childrenListed = 1000;
+
 export async function requestDescendantsCancel(
   db: RawDb,
   args: {
@@ -34,10 +37,10 @@ export async function requestDescendantsCancel(
      */
     childReason?: string;
   },
-): Promise<{ reached: number; children: string[] }> {
+): Promise<{ reached: number; children: string[]; childCount: number }> {
   const ended = args.terminated ? ' was terminated: ' : ' was cancelled: ';
   const childReason = args.childReason ?? `parent ${args.rootId}${ended}${args.reason}`;
-  const [row] = await db.$queryRaw<{ n: number; children: string[] | null }[]>`
+  const [row] = await db.$queryRaw<{ n: number; children: string[] | null; child_count: number }[]>`
     with recursive tree (id, reason, path, fresh) as (
       select c.id, ${childReason}::text, array[c.id],
              c.cancel_requested_at is null
@@ -70,7 +73,8 @@ export async function requestDescendantsCancel(
        order by q.path, w.o
     )
     select count(*)::int as n,
-           array_agg(q.id::text order by q.id) filter (where cardinality(q.path) = 1) as children
+           count(*) filter (where cardinality(q.path) = 1)::int as child_count,
+           (array_agg(q.id::text order by q.id) filter (where cardinality(q.path) = 1))[1:${childrenListed}::int] as children
       from requested q`;
-  return { reached: row?.n ?? 0, children: row?.children ?? [] };
+  return { reached: row?.n ?? 0, children: row?.children ?? [], childCount: row?.child_count ?? 0 };
 }
