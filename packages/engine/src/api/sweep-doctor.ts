@@ -6,7 +6,7 @@ import { redispatchLostRuns } from '../store/redispatch-lost-runs.ts';
 import { firstRunId } from '../store/repair-candidates-sql.ts';
 import { orphanedStepReason } from '../runtime/orphaned-step-reason.ts';
 import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
-import { HeldRunWaits, onMonitoredRun } from '../sweeps/on-monitored-run.ts';
+import { HeldRunWaits, noteHeldRuns, onMonitoredRun } from '../sweeps/on-monitored-run.ts';
 import { reclaimOrphan } from './reclaim-step.ts';
 
 export interface DoctorPass {
@@ -48,6 +48,7 @@ export async function sweepDoctor(
       redispatchLostRuns(tx, { ...rules, now, after, budget: cfg.budget, limit: batch }),
     );
     out.push(...r.redispatched);
+    await noteHeldRuns(deps, 'doctor', r);
     pass.add(r.scanned);
     if (r.last === null || r.scanned < batch) break;
     after = r.last;

@@ -3,6 +3,7 @@ import { countOverdueSteps } from '../store/count-overdue-steps.ts';
 import { expireOverdueSteps } from '../store/expire-overdue-steps.ts';
 import type { StepTable } from '../store/step-table.ts';
 import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
+import { noteHeldRuns } from '../sweeps/on-monitored-run.ts';
 
 const tables = ['action_runs', 'compensation_runs'] as const satisfies StepTable[];
 
@@ -35,11 +36,12 @@ export async function sweepExpiredSteps(
         break;
       }
       const now = deps.clock.now();
-      const n = await inSweepTransaction(deps.prisma, cfg.transaction_timeout_ms, (tx) =>
+      const done = await inSweepTransaction(deps.prisma, cfg.transaction_timeout_ms, (tx) =>
         expireOverdueSteps(tx, { table, now, limit: batch }),
       );
-      pass.add(n);
-      if (n < batch) break;
+      await noteHeldRuns(deps, 'step expiry', done);
+      pass.add(done.expired);
+      if (done.expired < batch) break;
     }
     if (stopped) break;
   }

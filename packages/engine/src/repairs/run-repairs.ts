@@ -1,6 +1,7 @@
 import { cancelTree } from '../api/cancel-run.ts';
 import { kickInTransaction, whyKickWaits } from '../api/kick-run.ts';
 import { findOrphanedSteps } from '../store/find-orphaned-steps.ts';
+import { listCancelReach } from '../store/request-descendants-cancel.ts';
 import { signalInTransaction } from '../api/signal-run.ts';
 import { startExpiryInTransaction } from '../api/sweep-expired-runs.ts';
 import { terminateBatch, terminateDescendants, terminateRootAndFence } from '../api/terminate-run.ts';
@@ -148,7 +149,7 @@ export const cancelRepair: RepairHandler<RepairCommandOf<'run.cancel'>, RunTarge
     const now = deps.runtime.clock.now();
     const deadline = cleanupUntil(deps, cmd);
     const effects = noEffects();
-    for (const id of [run.id, ...(await openTree(db, run.id))]) {
+    for (const id of [run.id, ...(await listCancelReach(db, run.id))]) {
       effects.jobs.push(wake(id, now), wake(id, deadline));
       effects.history.push(id === run.id ? 'run.cancel_requested' : `run.cancel_requested (child ${id})`);
     }
@@ -292,7 +293,9 @@ export const expireRepair: RepairHandler<RepairCommandOf<'run.expire'>, RunTarge
       effects.transitions.push({ subject: `step ${s.sequence} (${s.name})`, from: 'Running', to: 'Expired' });
       effects.history.push('action.expired');
     }
-    for (const child of await openTree(db, run.id)) effects.history.push(`run.cancel_requested (child ${child})`);
+    // The descendants the expiry asks: not one already asked, nor what is under it (review 64).
+    for (const child of await listCancelReach(db, run.id))
+      effects.history.push(`run.cancel_requested (child ${child})`);
     effects.jobs.push(wake(run.id, now), wake(run.id, cleanupUntil(deps, cmd)));
     return { blockers, effects };
   },

@@ -19,11 +19,22 @@ export const openStepStatusesSql = Prisma.raw(`(${openStepStatuses.map((s) => `'
  * without both expiring a row; the run row is locked FOR KEY SHARE (as lockOpenRun) so an expiry
  * never commits after the run's terminal event. The update finds the picked rows by primary key
  * (`= any(array(...))`): joined to the CTE, the planner hashed every open step of the table to
- * match a thousand (ADR 0036: 70 of a batch's 146 ms at 100 k overdue). Returns how many steps it expired.
+ * match a thousand (ADR 0036: 70 of a batch's 146 ms at 100 k overdue). Returns how many steps it expired,
+ * and the runs of the first `limit` overdue steps it skipped as held.
  */
-export async function expireOverdueSteps(db: Db, args: ExpireOverdueStepsArgs): Promise<number> {
-  const rows = await db.$queryRaw<{ expired: number }[]>(expireOverdueStepsSql(args));
-  return rows[0]?.expired ?? 0;
+export async function expireOverdueSteps(db: Db, args: ExpireOverdueStepsArgs): Promise<ExpiredStepsBatch> {
+  const rows = await db.$queryRaw<ExpiredStepsBatch[]>(expireOverdueStepsSql(args));
+  return rows[0] ?? { expired: 0, held: [], taken: [] };
+}
+
+export interface ExpiredStepsBatch {
+  expired: number;
+  /**
+   * Runs of the batch's first `limit` overdue steps that were skipped, their step's or their run's row held
+   * by another session, and runs whose steps it expired: for ADR 0137's count of runs held for good.
+   */
+  held: string[];
+  taken: string[];
 }
 
 export interface ExpireOverdueStepsArgs {
@@ -38,7 +49,13 @@ export function expireOverdueStepsSql(args: ExpireOverdueStepsArgs): Prisma.Sql 
   const sequence = Prisma.raw(args.table === 'action_runs' ? 's.sequence' : 's.action_sequence');
   const type = args.table === 'action_runs' ? 'action.expired' : 'compensation.expired';
   return Prisma.sql`
-    with picked as (
+    with seen as (
+      select c.id, c.run_id from ${t} c
+        join "sagaflow"."flow_runs" r on r.id = c.run_id and r.status in ${openRunStatusesSql}
+       where c.expires_at is not null and c.expires_at <= ${args.now}::timestamptz and c.status in ${openStepStatusesSql}
+       order by c.expires_at
+       limit ${args.limit}::int
+    ), picked as (
       select c.id from ${t} c
         join "sagaflow"."flow_runs" r on r.id = c.run_id and r.status in ${openRunStatusesSql}
        where c.expires_at is not null and c.expires_at <= ${args.now}::timestamptz and c.status in ${openStepStatusesSql}
@@ -60,5 +77,8 @@ export function expireOverdueStepsSql(args: ExpireOverdueStepsArgs): Prisma.Sql 
       insert into "sagaflow"."jobs" (kind, run_id, available_at)
       select distinct 'wake-run', d.run_id, ${args.now}::timestamptz from done d
     )
-    select count(*)::int as expired from done`;
+    select (select count(*)::int from done) as expired,
+           coalesce((select json_agg(distinct s.run_id::text) from seen s
+                      where s.id <> all(array(select id from picked))), '[]'::json) as held,
+           coalesce((select json_agg(distinct d.run_id::text) from done d), '[]'::json) as taken`;
 }

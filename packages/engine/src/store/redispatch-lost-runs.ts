@@ -9,6 +9,9 @@ export interface RedispatchBatch {
   /** The highest run id read: the next batch starts above it; null when nothing was read. */
   last: string | null;
   redispatched: { runId: string; rule: string }[];
+  /** Runs picked that another session held (skipped), and runs it took (locked), for ADR 0137's count. */
+  held: string[];
+  taken: string[];
 }
 
 /**
@@ -18,11 +21,12 @@ export interface RedispatchBatch {
  * `doctor.redispatched` to its history. The UPDATE locks the run row and re-checks `status` on the
  * newest version, so a run finished meanwhile gets nothing: nothing commits after a terminal event. A run
  * another session holds is skipped (`skip locked`), not waited for: the next pass looks at it again
- * (review 58: one held run must not stop the doctor's pass).
+ * (review 58: one held run must not stop the doctor's pass), and it is answered in `held`, so that one
+ * held for good is journaled (ADR 0137).
  */
 export async function redispatchLostRuns(db: Db, args: RedispatchArgs): Promise<RedispatchBatch> {
   const rows = await db.$queryRaw<RedispatchBatch[]>(redispatchLostRunsSql(args));
-  return rows[0] ?? { scanned: 0, last: null, redispatched: [] };
+  return rows[0] ?? { scanned: 0, last: null, redispatched: [], held: [], taken: [] };
 }
 
 export type RedispatchArgs = Omit<RepairCandidatesArgs, 'limit'> & { limit: number; budget: number };
@@ -57,5 +61,8 @@ export function redispatchLostRunsSql(args: RedispatchArgs): Prisma.Sql {
     )
     select (select count(*)::int from scanned) as scanned,
            (select s.run_id::text from scanned s order by s.run_id desc limit 1) as last,
-           coalesce((select json_agg(json_build_object('runId', b.id::text, 'rule', b.rule) order by b.id) from bumped b), '[]'::json) as redispatched`;
+           coalesce((select json_agg(json_build_object('runId', b.id::text, 'rule', b.rule) order by b.id) from bumped b), '[]'::json) as redispatched,
+           coalesce((select json_agg(p.run_id::text order by p.run_id) from picked p
+                      where p.run_id <> all(array(select id from free))), '[]'::json) as held,
+           coalesce((select json_agg(f.id::text order by f.id) from free f), '[]'::json) as taken`;
 }

@@ -43,26 +43,41 @@ export const heldRunJournalEveryMs = 600_000;
 
 /** Runs the sweeps of an engine last found held, and since when; past this many the oldest are forgotten. */
 const heldRunsKept = 10_000;
-type HeldRuns = Map<string, { since: number; journaledAt: number | null }>;
+type HeldRuns = Map<string, { since: number; lastSeen: number; journaledAt: number | null }>;
 const heldSince = new WeakMap<RuntimeDeps, HeldRuns>();
 
 /**
- * A run the sweeps keep finding held (ADR 0137). Its row cannot be written, so it cannot carry a stuck
- * reason: once it has been held across sweeps for {@link heldRunJournalAfterMs} (longer than any of the
- * engine's own transactions may hold a run), the monitor says so where on-call looks, a `run_held`
- * anomaly on the run naming what could not be done and what to do, and a warn log; again every
- * {@link heldRunJournalEveryMs} while it stays held. A sweep that takes the run, or finds it closed,
- * forgets it. Kept in the engine's memory: a replica that takes the monitor's lease over starts counting.
+ * Runs the sweeps found held, and runs they took (ADR 0137). A run held across the monitor's sweeps for
+ * {@link heldRunJournalAfterMs} (longer than any of the engine's own transactions may hold a run) cannot
+ * carry a stuck reason, since its row cannot be written: the monitor says so where on-call looks, a
+ * `run_held` anomaly on the run naming the sweep that could not do its work and what to do, and a warn
+ * log; again every {@link heldRunJournalEveryMs} while it stays held. Held "across sweeps" means found held
+ * at each sighting with no more than {@link heldRunJournalAfterMs} between two of them: a run held for a
+ * moment now and for a moment minutes later is two moments (review 64). A run a sweep took, or found
+ * closed, is forgotten. Kept in the engine's memory: a replica that takes the monitor's lease over starts
+ * counting. The run-by-run sweeps note through {@link onMonitoredRun}; the set-based ones (the step
+ * expiry, the doctor's R1–R3, which skip a held run) note what they skipped and what they took.
  */
-async function noteHeldRun(deps: RuntimeDeps, what: string, runId: string, held: boolean, waitedMs: number) {
+export async function noteHeldRuns(
+  deps: RuntimeDeps,
+  what: string,
+  runs: { held: Iterable<string>; taken: Iterable<string> },
+  waitedMs = 0,
+): Promise<void> {
+  const known = heldSince.get(deps);
+  if (known) for (const runId of runs.taken) known.delete(runId);
+  for (const runId of runs.held) await noteHeldRun(deps, what, runId, waitedMs);
+}
+
+async function noteHeldRun(deps: RuntimeDeps, what: string, runId: string, waitedMs: number) {
   let runs = heldSince.get(deps);
-  if (!held) {
-    runs?.delete(runId);
-    return;
-  }
   if (!runs) heldSince.set(deps, (runs = new Map() as HeldRuns));
   const now = deps.clock.now().getTime();
-  const seen = runs.get(runId) ?? { since: now, journaledAt: null };
+  let seen = runs.get(runId);
+  // A sighting long after the last one starts a new episode: the run was let go in between, unseen.
+  if (!seen || now - seen.lastSeen > heldRunJournalAfterMs) seen = { since: now, lastSeen: now, journaledAt: null };
+  seen.lastSeen = now;
+  runs.delete(runId);
   runs.set(runId, seen);
   while (runs.size > heldRunsKept) runs.delete(runs.keys().next().value!);
   const heldMs = now - seen.since;
@@ -138,7 +153,12 @@ export async function onMonitoredRun<T>(
   const tookMs = Math.round(performance.now() - started);
   // A held run costs the allowance all the time it took; a run that was not, the wait for its row.
   waits.spend(outcome === 'held' || lockedAt === null ? tookMs : lockedAt - started);
-  await noteHeldRun(deps, what, runId, outcome === 'held', waitMs);
+  await noteHeldRuns(
+    deps,
+    what,
+    outcome === 'held' ? { held: [runId], taken: [] } : { held: [], taken: [runId] },
+    waitMs,
+  );
   if (outcome === 'held')
     deps.logger.info(
       { runId, waitedMs: waitMs, tookMs },
