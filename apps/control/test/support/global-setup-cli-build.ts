@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -8,6 +8,21 @@ import '../provided-context.ts';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 const control = join(root, 'apps', 'control');
+const scratch = join(control, '.scratch');
+/** A build this old was left by a run that was killed before its teardown (a whole run takes under an hour). */
+const staleMs = 6 * 60 * 60_000;
+
+function reapStaleBuilds(): void {
+  for (const name of readdirSync(scratch)) {
+    if (!name.startsWith('cli-build-')) continue;
+    const dir = join(scratch, name);
+    try {
+      if (Date.now() - statSync(dir).mtimeMs > staleMs) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Deleted meanwhile by its own run.
+    }
+  }
+}
 
 /**
  * The control plane's sources compiled once per run, as its build compiles them (tsconfig.build.json)
@@ -19,8 +34,9 @@ const control = join(root, 'apps', 'control');
  * In `.scratch/` (ignored by git, ESLint and Prettier), deleted when the run ends.
  */
 export default async function setup(project: TestProject): Promise<() => void> {
-  mkdirSync(join(control, '.scratch'), { recursive: true });
-  const outDir = mkdtempSync(join(control, '.scratch', 'cli-build-'));
+  mkdirSync(scratch, { recursive: true });
+  reapStaleBuilds();
+  const outDir = mkdtempSync(join(scratch, 'cli-build-'));
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   try {
     await promisify(execFile)(
