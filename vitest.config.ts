@@ -87,7 +87,11 @@ export default defineConfig({
           // *.pglite.test.ts are about the embedded database itself (its data directory), not the engine on it.
           exclude: ['**/*.pglite.test.ts'],
           env: { SAGAFLOW_TEST_DB: 'postgres' },
-          globalSetup: ['packages/engine/test/support/global-setup-postgres.ts'],
+          // The cluster and its template; the control plane compiled for the CLI tests (run-cli.ts).
+          globalSetup: [
+            'packages/engine/test/support/global-setup-postgres.ts',
+            'apps/control/test/support/global-setup-cli-build.ts',
+          ],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

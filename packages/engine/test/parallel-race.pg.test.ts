@@ -79,15 +79,17 @@ describe('a duplicate delivery splits a parallel block between two workers (real
       await b.stopWorkers();
       const { runId } = await a.startFlow(block, key);
       const rightRow = async () => dbA.prisma.actionRun.findFirst({ where: { run_id: runId, name: 'right' } });
-      // Worker A reaches the right branch's claim only after worker B has claimed it.
+      // Worker A reaches the right branch's claim only after worker B has claimed it. B's worker id is
+      // read when checked: each pool B starts is a new worker with an id of its own (ADR 0010's second
+      // addendum), so a name given to B's runtime before its start held only in the first round, and in
+      // the others A's claim waited out waitFor's 20 s and failed (and A's next stop its 10 s drain).
       plan.a?.delayClaim('right', () =>
         waitFor('B to claim the right branch', async () =>
-          (await rightRow())?.claimed_by?.startsWith('b:') ? true : undefined,
+          (await rightRow())?.claimed_by === (b.runtime as { workerId: string }).workerId ? true : undefined,
         ),
       );
       a.startWorkers();
       await waitFor('A to run the left branch', async () => (runs.get(`left:${key}`) ? true : undefined));
-      (b.runtime as { workerId: string }).workerId = `b:${round}`;
       b.startWorkers();
       await enqueueJob(dbA.prisma, { kind: 'wake-run', runId, availableAt: new Date(0) });
       await waitFor('B to run the right branch', async () => (runs.get(`right:${key}`) ? true : undefined));
