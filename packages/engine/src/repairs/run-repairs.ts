@@ -293,10 +293,14 @@ export const expireRepair: RepairHandler<RepairCommandOf<'run.expire'>, RunTarge
       effects.transitions.push({ subject: `step ${s.sequence} (${s.name})`, from: 'Running', to: 'Expired' });
       effects.history.push('action.expired');
     }
-    // The descendants the expiry asks: not one already asked, nor what is under it (review 64).
-    for (const child of await listCancelReach(db, run.id))
+    const deadline = cleanupUntil(deps, cmd);
+    effects.jobs.push(wake(run.id, now), wake(run.id, deadline));
+    // The descendants the expiry asks, each with its event and two wakes: not one already asked, nor what
+    // is under it (reviews 64, 65).
+    for (const child of await listCancelReach(db, run.id)) {
       effects.history.push(`run.cancel_requested (child ${child})`);
-    effects.jobs.push(wake(run.id, now), wake(run.id, cleanupUntil(deps, cmd)));
+      effects.jobs.push(wake(child, now), wake(child, deadline));
+    }
     return { blockers, effects };
   },
   async perform(tx, deps, cmd, { run }, rollback, { now }) {

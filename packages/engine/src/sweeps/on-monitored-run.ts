@@ -43,8 +43,10 @@ export const heldRunJournalEveryMs = 600_000;
 
 /** Runs the sweeps of an engine last found held, and since when; past this many the oldest are forgotten. */
 const heldRunsKept = 10_000;
-type HeldRuns = Map<string, { since: number; lastSeen: number; journaledAt: number | null }>;
+type HeldRuns = Map<string, { since: number; lastSeen: number }>;
 const heldSince = new WeakMap<RuntimeDeps, HeldRuns>();
+/** When each run was last journaled `run_held`, by whichever sweep: one entry per run per window. */
+const journaledAt = new WeakMap<RuntimeDeps, Map<string, number>>();
 
 /**
  * Runs the sweeps found held, and runs they took (ADR 0137). A run held across the monitor's sweeps for
@@ -54,7 +56,8 @@ const heldSince = new WeakMap<RuntimeDeps, HeldRuns>();
  * log; again every {@link heldRunJournalEveryMs} while it stays held. Held "across sweeps" means found held
  * at each sighting with no more than {@link heldRunJournalAfterMs} between two of them: a run held for a
  * moment now and for a moment minutes later is two moments (review 64). A run a sweep took, or found
- * closed, is forgotten. Kept in the engine's memory: a replica that takes the monitor's lease over starts
+ * closed, is forgotten by that sweep; each sweep counts for itself, and a run is journaled once per
+ * window whichever sweeps found it held. Kept in the engine's memory: a replica that takes the monitor's lease over starts
  * counting. The run-by-run sweeps note through {@link onMonitoredRun}; the set-based ones (the step
  * expiry, the doctor's R1–R3, which skip a held run) note what they skipped and what they took.
  */
@@ -65,25 +68,39 @@ export async function noteHeldRuns(
   waitedMs = 0,
 ): Promise<void> {
   const known = heldSince.get(deps);
-  if (known) for (const runId of runs.taken) known.delete(runId);
+  if (known) for (const runId of runs.taken) known.delete(heldKey(what, runId));
   for (const runId of runs.held) await noteHeldRun(deps, what, runId, waitedMs);
+}
+
+/**
+ * Each sweep counts for itself: a sweep that takes the run (the doctor locks the run's row alone) must not
+ * forget what another found held (the expiry waits on its child's row too): review 65.
+ */
+function heldKey(what: string, runId: string): string {
+  return `${what} ${runId}`;
 }
 
 async function noteHeldRun(deps: RuntimeDeps, what: string, runId: string, waitedMs: number) {
   let runs = heldSince.get(deps);
   if (!runs) heldSince.set(deps, (runs = new Map() as HeldRuns));
   const now = deps.clock.now().getTime();
-  let seen = runs.get(runId);
+  const key = heldKey(what, runId);
+  let seen = runs.get(key);
   // A sighting long after the last one starts a new episode: the run was let go in between, unseen.
-  if (!seen || now - seen.lastSeen > heldRunJournalAfterMs) seen = { since: now, lastSeen: now, journaledAt: null };
+  if (!seen || now - seen.lastSeen > heldRunJournalAfterMs) seen = { since: now, lastSeen: now };
   seen.lastSeen = now;
-  runs.delete(runId);
-  runs.set(runId, seen);
+  runs.delete(key);
+  runs.set(key, seen);
   while (runs.size > heldRunsKept) runs.delete(runs.keys().next().value!);
   const heldMs = now - seen.since;
   if (heldMs < heldRunJournalAfterMs) return;
-  if (seen.journaledAt !== null && now - seen.journaledAt < heldRunJournalEveryMs) return;
-  seen.journaledAt = now;
+  let journaled = journaledAt.get(deps);
+  if (!journaled) journaledAt.set(deps, (journaled = new Map<string, number>()));
+  const last = journaled.get(runId);
+  if (last !== undefined && now - last < heldRunJournalEveryMs) return;
+  journaled.delete(runId);
+  journaled.set(runId, now);
+  while (journaled.size > heldRunsKept) journaled.delete(journaled.keys().next().value!);
   const heldSeconds = Math.round(heldMs / 1000);
   const message =
     `the monitor's ${what} could not take run ${runId}: another session has held its row, or a row of it ` +
