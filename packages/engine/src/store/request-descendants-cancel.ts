@@ -11,7 +11,8 @@ export const childrenListed = 1000;
  * however wide or deep the tree, each run whose request this records (a run already requested is left as
  * it is, and so is what is under it: its own request reached it) with its own reason (`parent <its
  * parent> was cancelled: <the parent's reason>`), its `run.cancel_requested` event and its two wakes (now,
- * and when its cleanup window closes), depth first. Then as many catch-up statements as it takes, each over
+ * and when its cleanup window closes), level by level, in id order within a level (a path per run, for a
+ * depth-first order, cost time and memory with the square of a chain's depth: review 65). Then as many catch-up statements as it takes, each over
  * the children of the runs the statement before asked: that statement read the tree before it waited for
  * the rows it asked, and a run whose start held its parent then committed meanwhile, unseen (review 64). A
  * start after a parent was asked waits for this transaction and asks its child itself (child-step.ts), so
@@ -86,12 +87,12 @@ async function requestTree(
   ended: string,
 ): Promise<{ asked: string[]; children: string[]; childCount: number }> {
   const [row] = await db.$queryRaw<{ asked: string[] | null; children: string[] | null; child_count: number }[]>`
-    with recursive tree (id, reason, path, fresh) as (
-      select c.id, ${childReason}::text, array[c.id], ${reachable('c', args)}
+    with recursive tree (id, reason, depth, fresh) as (
+      select c.id, ${childReason}::text, 1, ${reachable('c', args)}
         from "sagaflow"."flow_runs" c
        where c.parent_run_id = ${args.rootId}::uuid and c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
       union all
-      select c.id, 'parent ' || t.id::text || ${ended}::text || ${inherited('t.reason')}, t.path || c.id, ${reachable('c', args)}
+      select c.id, 'parent ' || t.id::text || ${ended}::text || ${inherited('t.reason')}, t.depth + 1, ${reachable('c', args)}
         from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
        where (t.fresh or ${args.terminated === true}::boolean)
          and c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
@@ -103,24 +104,24 @@ async function requestTree(
              version = r.version + 1
         from tree t
        where r.id = t.id and t.fresh and ${reachable('r', args)} and ${openRunByKey('r.status')}
-      returning r.id, r.cancel_reason, t.path
+      returning r.id, r.cancel_reason, t.depth
     ), events as (
       insert into "sagaflow"."flow_events" (run_id, type, data)
       select q.id, 'run.cancel_requested',
              jsonb_build_object('reason', q.cancel_reason, 'cleanup_until', ${args.deadline.toISOString()}::text)
         from requested q
        where not ${args.terminated === true}::boolean
-       order by q.path
+       order by q.depth, q.id
     ), wakes as (
       insert into "sagaflow"."jobs" (kind, run_id, available_at)
       select 'wake-run', q.id, w.at
         from requested q cross join (values (${args.now}::timestamptz, 1), (${args.deadline}::timestamptz, 2)) w (at, o)
        where not ${args.terminated === true}::boolean
-       order by q.path, w.o
+       order by q.depth, q.id, w.o
     )
     select array_agg(q.id::text) as asked,
-           count(*) filter (where cardinality(q.path) = 1)::int as child_count,
-           (array_agg(q.id::text order by q.id) filter (where cardinality(q.path) = 1))[1:${childrenListed}::int] as children
+           count(*) filter (where q.depth = 1)::int as child_count,
+           (array_agg(q.id::text order by q.id) filter (where q.depth = 1))[1:${childrenListed}::int] as children
       from requested q`;
   return { asked: row?.asked ?? [], children: row?.children ?? [], childCount: row?.child_count ?? 0 };
 }
@@ -166,21 +167,21 @@ async function requestLevel(
 }
 
 /**
- * The descendants {@link requestDescendantsCancel} would ask now, depth first in id order: the open
+ * The descendants {@link requestDescendantsCancel} would ask now, level by level in id order: the open
  * 'propagate' ones not yet asked, reached through runs not yet asked (one already asked is left as it is,
  * with what is under it). What a cancel's or an expiry's preview lists, so that it lists the requests the
  * command makes (review 64), not every open descendant.
  */
 export async function listCancelReach(db: RawDb, rootId: string): Promise<string[]> {
   const rows = await db.$queryRaw<{ id: string }[]>`
-    with recursive tree (id, path) as (
-      select c.id, array[c.id] from "sagaflow"."flow_runs" c
+    with recursive tree (id, depth) as (
+      select c.id, 1 from "sagaflow"."flow_runs" c
        where c.parent_run_id = ${rootId}::uuid and c.parent_cancel_policy = 'propagate'
          and c.cancel_requested_at is null and ${openRunByKey('c.status')}
       union all
-      select c.id, t.path || c.id from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
+      select c.id, t.depth + 1 from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
        where c.parent_cancel_policy = 'propagate' and c.cancel_requested_at is null and ${openRunByKey('c.status')}
     )
-    select id::text as id from tree order by path`;
+    select id::text as id from tree order by depth, id`;
   return rows.map((r) => r.id);
 }

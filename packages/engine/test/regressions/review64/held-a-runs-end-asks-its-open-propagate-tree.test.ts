@@ -79,18 +79,8 @@ describe(`held: a run's end asks exactly its open 'propagate' tree (${testDbKind
       status: 'Completed',
       lastEvent: 'run.completed',
       childrenCancelled: [c1, c2].sort().map((x) => names.get(x)),
-      events:
-        c1 < c2
-          ? [
-              ['C1', 'run.cancel_requested'],
-              ['C2', 'run.cancel_requested'],
-              ['G', 'run.cancel_requested'],
-            ]
-          : [
-              ['C2', 'run.cancel_requested'],
-              ['G', 'run.cancel_requested'],
-              ['C1', 'run.cancel_requested'],
-            ],
+      // Level by level, in id order within a level (ADR 0136's second addendum).
+      events: [...[c1, c2].sort().map((x) => [names.get(x), 'run.cancel_requested']), ['G', 'run.cancel_requested']],
       wakes: { C1: 2, C2: 2, A: 0, G: 2, GA: 0 },
       reasons: { C1: ended, C2: ended, A: null, G: `parent ${c2} was cancelled: ${ended}`, GA: null },
     });

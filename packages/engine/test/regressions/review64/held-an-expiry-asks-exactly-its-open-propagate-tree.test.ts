@@ -12,7 +12,7 @@ import { actions, waiter } from '../../repairs/support/repair-fixtures.ts';
  * - C2 'propagate' → G2 'abandon' (C2 asked, G2 untouched);
  * - C3 'propagate', already asked to cancel by an operator, → G3 'propagate' started after that request
  *   (C3 and G3 left as they are: "a child already asked to cancel is left alone with its subtree").
- * One `run.cancel_requested` event and two wakes per run reached, in depth-first order.
+ * One `run.cancel_requested` event and two wakes per run reached, level by level (ADR 0136's second addendum).
  */
 describe(`held: an expiry asks exactly its open 'propagate' tree (${testDbKind()})`, () => {
   let db: Database;
@@ -34,7 +34,7 @@ describe(`held: an expiry asks exactly its open 'propagate' tree (${testDbKind()
     return row!.id;
   };
 
-  it('asks C1, G1 and C2, once each, in depth-first order; leaves the rest alone', async () => {
+  it('asks C1, G1 and C2, once each, level by level; leaves the rest alone', async () => {
     const [p] = await parkedWaiters(t, [60]);
     const c1 = await child(p!, 101, 'propagate');
     const g1 = await child(c1, 101, 'propagate');
@@ -72,18 +72,8 @@ describe(`held: an expiry asks exactly its open 'propagate' tree (${testDbKind()
     const rows = await db.prisma.flowRun.findMany({ where: { id: { in: ids } } });
     const deadline = (await db.prisma.flowRun.findUniqueOrThrow({ where: { id: p! } })).expires_at!.toISOString();
     const why = `parent ${p} expired: its business deadline passed at ${deadline}`;
-    const depthFirst = [
-      [c1, [c1]],
-      [g1, [c1, g1]],
-      [c2, [c2]],
-    ] as const;
-    const expectedOrder = [...depthFirst]
-      .sort((x, y) => {
-        const [px, py] = [x[1] as readonly string[], y[1] as readonly string[]];
-        for (let i = 0; i < Math.min(px.length, py.length); i++) if (px[i] !== py[i]) return px[i]! < py[i]! ? -1 : 1;
-        return px.length - py.length;
-      })
-      .map((x) => names.get(x[0]));
+    // Level by level, in id order within a level (ADR 0136's second addendum).
+    const expectedOrder = [...[c1, c2].sort(), g1].map((x) => names.get(x));
     expect({
       expired: swept.expired,
       events: events.map((e) => [names.get(e.run_id), e.type]),
