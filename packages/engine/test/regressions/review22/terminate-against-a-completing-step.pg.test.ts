@@ -75,7 +75,14 @@ describe('terminate against a step or a compensation that completes at the same 
       await release.promise;
       return null;
     };
-    const undoA = defineAction({ name: `review22-c-undo-a-${n}`, run: held === 'a' ? holding : async () => null });
+    // With 'b' held, undo of step 1 waits for `after`: once undo of step 2 committed, a row lock freed is
+    // not handed to the waiters in turn, and on a loaded machine the worker could claim and run undo of
+    // step 1 and end the run Failed before the terminate, woken, took the run (CI: `terminated: false`).
+    const after = gate();
+    const undoA = defineAction({
+      name: `review22-c-undo-a-${n}`,
+      run: held === 'a' ? holding : async () => (await after.promise, null),
+    });
     const undoB = defineAction({ name: `review22-c-undo-b-${n}`, run: held === 'b' ? holding : async () => null });
     const flow = defineFlow({
       name: `review22-c-rollback-${n}`,
@@ -111,7 +118,7 @@ describe('terminate against a step or a compensation that completes at the same 
       return 'parked';
     })();
     await started.promise;
-    return { e, runId, release, live, undoA: undoA.name, undoB: undoB.name, a: a.name, b: b.name };
+    return { e, runId, release, after, live, undoA: undoA.name, undoB: undoB.name, a: a.name, b: b.name };
   }
 
   const terminate = (e: Engine, runId: string) => e.terminate(runId, { reason: 'review22: stop it' });
@@ -171,6 +178,7 @@ describe('terminate against a step or a compensation that completes at the same 
     await lockWaiters(db, 2);
     await holder.commit();
     expect(await terminating).toEqual({ terminated: true });
+    r.after.open();
     await r.live;
     const l = await leftUndoneOf(db, r.runId);
     // The undo of step 2 committed before the terminate's lock: step 2 is not left undone, step 1 is.
