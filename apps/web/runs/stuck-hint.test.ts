@@ -19,6 +19,11 @@ describe('stuckHint', () => {
       'expiry_failed',
       /raise the limit, or terminate the run/,
     ],
+    [
+      "run_held: another database session has held this run's row (or a row of it: a step, a child) since …",
+      'run_held',
+      /pg_stat_activity/,
+    ],
   ])('a %s reason gets its code and a hint', (reason, code, hint) => {
     const result = stuckHint(reason);
     expect(result.code).toBe(code);

@@ -10,6 +10,8 @@ const hints: Record<string, string> = {
     'The worker that held the step is gone; reclaim the step (or kick the run) to run it again, knowing its side effect may have happened once already.',
   expiry_failed:
     'The run is past its deadline but its code throws on replay; fix what it reads (or deploy matching code): the monitor retries when the hold-off ends.',
+  run_held:
+    "Another database session holds this run: find it in pg_stat_activity (state 'idle in transaction', its query names the run's tables) and end its transaction; until then a kick or a terminate answers that the run is busy, and the monitor does its work once the run is let go.",
 };
 
 export interface StuckHint {

@@ -153,6 +153,7 @@ export type {
 } from './repairs/repair-effects.ts';
 export { safeRepairsByStuckReason, safeRepairsFor, stuckReasonKind } from './repairs/safe-repairs.ts';
 export { anomalyCodes, type AnomalyCode } from './store/insert-anomaly.ts';
+export { heldRunShownForMs } from './sweeps/on-monitored-run.ts';
 export type { ListRunsFilter } from './store/list-runs.ts';
 export { openRunStatuses, terminalRunStatuses, type RunStatus } from './store/types.ts';
 export type { MonitorPass } from './worker/start-monitor.ts';

@@ -22,6 +22,9 @@ export function stuckReasonKind(stuckReason: string): string {
  * - child_stuck: a child the run waits on is stuck (ADR 0124); repair the child (its reason says how),
  *   or terminate the parent, which ends the child with it (ADR 0089). Kicking the parent only replays it
  *   onto the same wait.
+ * - run_held: another session holds the run's row (or a step's, a child's), so nothing can be written to it
+ *   (ADR 0137); the control plane shows it as this kind (ADR 0138). End that session; a kick or a terminate
+ *   answers `target_busy` while it holds on and works once it lets go.
  */
 export const safeRepairsByStuckReason: Readonly<Record<string, readonly RepairKind[]>> = {
   replay_blocked: ['run.kick', 'run.resume_from_step', 'run.terminate'],
@@ -32,6 +35,7 @@ export const safeRepairsByStuckReason: Readonly<Record<string, readonly RepairKi
   expiry_failed: ['run.kick', 'run.resume_from_step', 'run.terminate'],
   owner_gone: ['run.kick', 'run.reclaim_step', 'run.terminate'],
   child_stuck: ['run.kick', 'run.terminate'],
+  run_held: ['run.kick', 'run.terminate'],
 };
 
 /** For a stuck reason the table does not know (a newer engine's): the repairs that are always safe. */

@@ -41,6 +41,13 @@ export const heldRunJournalAfterMs = 60_000;
 /** How often a run still held is journaled again, at most. */
 export const heldRunJournalEveryMs = 600_000;
 
+/**
+ * How long after its newest `run_held` entry a run still open counts as held where on-call looks (the
+ * control plane's stuck lists, counts and `/metrics`, ADR 0138): the journal's cadence, and five minutes
+ * for the sweeps that sight it to come round. A run let go drops out at the latest this long after.
+ */
+export const heldRunShownForMs = heldRunJournalEveryMs + 300_000;
+
 /** Runs the sweeps of an engine last found held, and since when; past this many the oldest are forgotten. */
 const heldRunsKept = 10_000;
 type HeldRuns = Map<string, { since: number; lastSeen: number }>;
@@ -108,12 +115,22 @@ async function noteHeldRun(deps: RuntimeDeps, what: string, runId: string, waite
     'until it is let go. Find the session holding it (an open transaction: pg_stat_activity, state ' +
     "'idle in transaction') and end it";
   deps.logger.warn({ runId, heldSeconds, what }, message);
+  // The row's version as it stands (a plain read waits for no lock): once anything writes the row, the
+  // control plane stops showing the run held (ADR 0138).
+  const [row] = await deps.prisma.$queryRaw<{ xmin: string }[]>`
+    select xmin::text as xmin from "sagaflow"."flow_runs" where id = ${runId}::uuid`;
   await deps.journal({
     code: 'run_held',
     runId,
     site: 'monitor.run',
     message,
-    details: { sweep: what, held_seconds: heldSeconds, since: new Date(seen.since).toISOString(), waited_ms: waitedMs },
+    details: {
+      sweep: what,
+      held_seconds: heldSeconds,
+      since: new Date(seen.since).toISOString(),
+      waited_ms: waitedMs,
+      row_xmin: row?.xmin ?? null,
+    },
   });
 }
 

@@ -4,6 +4,7 @@ import { viewerProcedure, type ApiContext } from '../trpc.ts';
 import { countCap, cursorInput, searchInput, staleForSecondsInput } from '../lists/page-cursor.ts';
 import { isoTimeInput } from '../lists/time-cursor.ts';
 import { storableText } from '../storable-text.ts';
+import { heldStuckReason, readHeldRuns } from '../../metrics/reads/read-held-runs.ts';
 import {
   afterCursor,
   cappedCounts,
@@ -22,9 +23,12 @@ export const pageRunsInput = z
   .object({
     status: z.array(z.enum(runStatuses)).max(20).optional(),
     flowName: name.optional(),
-    /** `true`: only runs with a stuck reason. */
+    /** `true`: only runs with a stuck reason, or found held lately (`run_held`, ADR 0138). */
     stuckOnly: z.boolean().optional(),
-    /** Only runs whose stuck reason starts with this (its kind: replay_blocked, unknown_flow, ...). */
+    /**
+     * Only runs whose stuck reason starts with this (its kind: replay_blocked, unknown_flow, ...); `run_held`:
+     * the runs the monitor found held lately, which are left out of the other kinds.
+     */
     stuckReason: name.optional(),
     businessKey: storableText(500).min(1).optional(),
     /** A run id or a business key, matched exactly. */
@@ -101,12 +105,24 @@ const summaryColumns = {
 
 type Where = NonNullable<NonNullable<Parameters<ApiContext['db']['prisma']['flowRun']['findMany']>[0]>['where']>;
 
-/** Every filter but status (the counts are per status under the rest of the filter). */
-function whereExceptStatus(input: PageRunsInput, now: number): Where[] {
+/**
+ * Every filter but status (the counts are per status under the rest of the filter). `heldIds`: the open runs
+ * found held lately, stuck as `run_held` whatever their row says (ADR 0138).
+ */
+function whereExceptStatus(input: PageRunsInput, now: number, heldIds: string[]): Where[] {
   const and: Where[] = [];
   if (input.flowName !== undefined) and.push({ flow_name: input.flowName });
-  if (input.stuckOnly) and.push({ stuck_reason: { not: null } });
-  if (input.stuckReason !== undefined) and.push({ stuck_reason: { startsWith: input.stuckReason } });
+  if (input.stuckOnly)
+    and.push(
+      heldIds.length > 0
+        ? { OR: [{ stuck_reason: { not: null } }, { id: { in: heldIds } }] }
+        : { stuck_reason: { not: null } },
+    );
+  if (input.stuckReason === 'run_held') and.push({ id: { in: heldIds } });
+  else if (input.stuckReason !== undefined) {
+    and.push({ stuck_reason: { startsWith: input.stuckReason } });
+    if (heldIds.length > 0) and.push({ id: { notIn: heldIds } });
+  }
   if (input.businessKey !== undefined) and.push({ business_key: input.businessKey });
   if (input.search !== undefined) and.push(idOrKey(input.search, 'business_key'));
   if (input.createdFrom !== undefined) and.push({ created_at: { gte: new Date(input.createdFrom) } });
@@ -130,7 +146,9 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
  */
 export async function pageRuns(ctx: Pick<ApiContext, 'db'>, input: PageRunsInput) {
   const db = ctx.db.prisma;
-  const rest = whereExceptStatus(input, Date.now());
+  const heldIds =
+    input.stuckOnly || input.stuckReason !== undefined ? (await readHeldRuns(db)).map((h) => h.runId) : [];
+  const rest = whereExceptStatus(input, Date.now(), heldIds);
   const statusWhere: Where[] = input.status?.length ? [{ status: { in: input.status } }] : [];
   const rows = await db.flowRun.findMany({
     where: { AND: [...rest, ...statusWhere, ...(input.cursor ? [afterCursor(input.cursor)] : [])] },
@@ -142,13 +160,14 @@ export async function pageRuns(ctx: Pick<ApiContext, 'db'>, input: PageRunsInput
   const counts = await cappedCounts(runStatuses, (status, take) =>
     db.flowRun.count({ where: { AND: [...rest, { status }] }, orderBy: { status: 'asc' }, take }),
   );
+  const held = new Map((await readHeldRuns(db, { runIds: page.map((r) => r.id) })).map((h) => [h.runId, h]));
   return {
     items: page.map((r): RunSummary => ({
       id: r.id,
       flowName: r.flow_name,
       flowVersion: r.flow_version,
       status: r.status,
-      stuckReason: r.stuck_reason,
+      stuckReason: held.has(r.id) ? heldStuckReason(held.get(r.id)!) : r.stuck_reason,
       waitingFor: r.waiting_for,
       businessKey: r.business_key,
       tags: r.tags,
