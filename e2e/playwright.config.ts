@@ -16,6 +16,7 @@ if (!(process.env.NODE_OPTIONS ?? '').includes(sourceCondition))
 const ownStack = [
   'anomalies',
   'failing-timeout',
+  'held-run-shows-stuck',
   'instance-history-paging',
   'instance-repairs',
   'instances',
