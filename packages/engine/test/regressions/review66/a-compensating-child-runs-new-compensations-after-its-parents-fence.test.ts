@@ -16,7 +16,7 @@ const undo = gatedAction('r66-undo');
 const child = defineFlow({
   name: 'r66-comp-child',
   version: 1,
-  run: async (ctx): Promise<Json> => {
+  run: async (ctx, input: { fail?: boolean } | null): Promise<Json> => {
     try {
       await ctx
         .action(book.action, { tag: 'b1' })
@@ -26,6 +26,7 @@ const child = defineFlow({
         .action(book.action, { tag: 'b2' })
         .compensateWith(undo.action, () => ({ tag: 'u2' }))
         .run();
+      if (input?.fail) throw new Error('the carrier refused the booking');
       await ctx.awaitSignal('go', { timeoutSeconds: 3600 });
       return null;
     } catch (err) {
@@ -38,7 +39,8 @@ const child = defineFlow({
 const parent = defineFlow({
   name: 'r66-comp-parent',
   version: 1,
-  run: async (ctx): Promise<Json> => ctx.child(child, null, { cancellation: 'propagate' }),
+  run: async (ctx, input: { fail?: boolean } | null): Promise<Json> =>
+    ctx.child(child, input, { cancellation: 'propagate' }),
 });
 
 /**
@@ -59,6 +61,8 @@ describe(`a compensating child runs no new compensation after its parent's fence
   let db: Database;
   let t: TestEngine;
   beforeEach(async () => {
+    undo.entries.clear();
+    book.entries.clear();
     db = await openTestDatabase({ poolSize: 6 });
     t = await createTestEngine({ db, flows: [parent, child], actions: [book.action, undo.action] });
   });
@@ -90,27 +94,38 @@ describe(`a compensating child runs no new compensation after its parent's fence
     await waitFor('u2 to run', async () => ((undo.entries.get('u2') ?? 0) >= 1 ? true : undefined));
 
     t.clock.advance(1000);
-    const eventsBefore = await db.prisma.flowEvent.count({ where: { run_id: c } });
     const fencedAt = t.clock.now();
     expect(await fenceOnly(p)).toBe(1);
+    await afterFence(c, fencedAt, openU2);
+  }, 30_000);
+
+  it('a child compensating its own failure claims no compensation after the fence', async () => {
+    const openU2 = undo.gate('u2');
+    const { runId: p } = await t.engine.startFlow(parent, { fail: true });
+    t.engine.startWorkers();
+    // C fails after its two bookings and starts its rollback: u2 is running.
+    await waitFor('u2 to run', async () => ((undo.entries.get('u2') ?? 0) >= 1 ? true : undefined));
+    const c = (await db.prisma.flowRun.findFirstOrThrow({ where: { parent_run_id: p } })).id;
+    t.clock.advance(1000);
+    const fencedAt = t.clock.now();
+    expect(await fenceOnly(p)).toBe(1);
+    await afterFence(c, fencedAt, openU2);
+  }, 30_000);
+
+  /** Lets u2 return, waits for C's replay to go on, and expects no compensation claimed after the fence. */
+  async function afterFence(c: string, fencedAt: Date, openU2: () => void): Promise<void> {
     const fenced = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: c } });
     expect(fenced.cancel_deadline_at!.getTime()).toBeLessThanOrEqual(fencedAt.getTime());
-
     openU2();
     // The replay under way goes on from u2: either it claims u1 (seen) or C is closed with no new step.
     await waitFor('C closed, or u1 claimed', async () => {
       const run = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: c } });
-      const u1 = await db.prisma.compensationRun.count({ where: { run_id: c, name: undo.action.name, input: { equals: { tag: 'u1' } } } });
+      const u1 = await db.prisma.compensationRun.count({
+        where: { run_id: c, name: undo.action.name, input: { equals: { tag: 'u1' } } },
+      });
       return ['Cancelled', 'Terminated', 'Failed', 'Compensated'].includes(run.status) || u1 > 0 ? true : undefined;
     });
     await t.engine.stopWorkers();
-    const final = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: c } });
-    const events = await db.prisma.flowEvent.findMany({
-      where: { run_id: c },
-      orderBy: { id: 'asc' },
-      select: { type: true },
-    });
-    console.log({ status: final.status, eventsAfterFence: events.slice(eventsBefore).map((e) => e.type) });
     const comps = await db.prisma.compensationRun.findMany({
       where: { run_id: c },
       orderBy: { created_at: 'asc' },
@@ -123,5 +138,5 @@ describe(`a compensating child runs no new compensation after its parent's fence
       u1Ran: undo.entries.get('u1') ?? 0,
       claimedAfterFence: claimedAfterFence.filter((tag) => tag !== 'u2'),
     }).toEqual({ u1Ran: 0, claimedAfterFence: [] });
-  }, 30_000);
+  }
 });

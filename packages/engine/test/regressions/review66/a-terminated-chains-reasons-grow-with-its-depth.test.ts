@@ -54,6 +54,11 @@ describe(`a terminated chain's reasons do not grow with its depth (${testDbKind(
       longestMessage: row!.longest <= 1100,
       deepestMessageLength: message.length <= 1100 ? 'bounded' : message.length,
       deepestNamesItsParent: message.startsWith(`parent ${chain[depth - 2]!} was terminated: `),
-    }).toEqual({ terminated: depth, longestMessage: true, deepestMessageLength: 'bounded', deepestNamesItsParent: true });
+    }).toEqual({
+      terminated: depth,
+      longestMessage: true,
+      deepestMessageLength: 'bounded',
+      deepestNamesItsParent: true,
+    });
   }, 60_000);
 });
