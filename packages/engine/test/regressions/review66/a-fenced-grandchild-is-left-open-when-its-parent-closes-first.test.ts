@@ -1,0 +1,99 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Database } from '../../../src/db/database.ts';
+import { defineFlow, type Json } from '../../../src/index.ts';
+import { terminateRootAndFence } from '../../../src/api/terminate-run.ts';
+import { lockOpenRun } from '../../../src/store/lock-open-run.ts';
+import { lockOpenTree } from '../../../src/store/lock-open-tree.ts';
+import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
+import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
+import { waitFor } from '../../support/wait-for.ts';
+
+/** G: waits 30 days for a signal. */
+const leaf = defineFlow({
+  name: 'r66-orphan-leaf',
+  version: 1,
+  run: async (ctx): Promise<Json> => ctx.awaitSignal('go', { timeoutSeconds: 30 * 86_400 }),
+});
+/** C: awaits its child G. */
+const mid = defineFlow({
+  name: 'r66-orphan-mid',
+  version: 1,
+  run: async (ctx): Promise<Json> => ctx.child(leaf, null, { cancellation: 'propagate' }),
+});
+/** P: awaits its child C. */
+const top = defineFlow({
+  name: 'r66-orphan-top',
+  version: 1,
+  run: async (ctx): Promise<Json> => ctx.child(mid, null, { cancellation: 'propagate' }),
+});
+
+/**
+ * Review 66, attacking the terminate's fence and its batches (ADR 0125: "Issued again after a stop between
+ * batches, the terminate finishes the rest"; ADR 0136's second addendum: "no descendant of a terminated run runs
+ * its code again").
+ *
+ * P → C → G, all 'propagate', C awaiting G, G awaiting a signal (30 days). P's terminate makes its first commit
+ * (P Terminated; C and G fenced: windows closed, no event, no wake) and stops there, as a crash or a lost
+ * connection between batches leaves it. C is then woken (an operator's kick here; any wake of C does the same, as
+ * does its own batch coming after a replay of C in a wide tree) and its replay closes it `Cancelled`
+ * (CleanupWindowClosed). C's end asks its open children to cancel, but G is already asked (by the fence), so G
+ * gets nothing: no event, no wake. The terminate, issued again, walks the tree only through open and Terminated
+ * runs (`listTreeToTerminate`), so it stops at the Cancelled C and never reaches G.
+ *
+ * Seen on the base: G stays `Waiting`, its window closed, no wake queued before its 30-day signal timeout, no
+ * stuck reason, after the terminate was issued again (`{ terminated: false }`). Expected: the second terminate
+ * ends G (`Terminated`), as it ends every other descendant the fence left open.
+ */
+describe(`a fenced grandchild is finished by the terminate issued again (${testDbKind()})`, () => {
+  let db: Database;
+  let t: TestEngine;
+  beforeEach(async () => {
+    db = await openTestDatabase({ poolSize: 6 });
+    t = await createTestEngine({ db, flows: [top, mid, leaf], actions: [] });
+  });
+  afterEach(async () => {
+    await t?.close();
+    await db?.close();
+  });
+
+  it('G, fenced under a C that closed on its own, is terminated by the second terminate', async () => {
+    const { runId: p } = await t.engine.startFlow(top, null);
+    t.engine.startWorkers();
+    const { c, g } = await waitFor('G to wait for its signal', async () => {
+      const cRow = await db.prisma.flowRun.findFirst({ where: { parent_run_id: p } });
+      const gRow = cRow && (await db.prisma.flowRun.findFirst({ where: { parent_run_id: cRow.id } }));
+      return cRow?.status === 'Waiting' && gRow?.status === 'Waiting' && gRow.waiting_for?.includes('go')
+        ? { c: cRow.id, g: gRow.id }
+        : undefined;
+    });
+    await t.engine.stopWorkers();
+
+    // The terminate's first commit, as terminateRun makes it, and no batch after it.
+    t.clock.advance(1000);
+    const fenced = await db.prisma.$transaction(async (tx) => {
+      await lockOpenTree(tx, p);
+      if (!(await lockOpenRun(tx, p, 'update'))) throw new Error('P not open');
+      return (await terminateRootAndFence(tx, p, 'stopped by ops', t.clock.now())).fenced;
+    });
+    expect(fenced).toBe(2);
+
+    // C is woken (a kick) and closes at its closed window.
+    await t.engine.kick(c);
+    t.engine.startWorkers();
+    await waitFor('C to close', async () => {
+      const row = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: c } });
+      return row.status === 'Cancelled' || row.status === 'Terminated' ? true : undefined;
+    });
+    await t.engine.stopWorkers();
+
+    // The terminate issued again, to finish what the first one left.
+    const again = await t.engine.terminate(p, { reason: 'stopped by ops' });
+    const gRow = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: g } });
+    const cRow = await db.prisma.flowRun.findUniqueOrThrow({ where: { id: c } });
+    expect({ c: cRow.status, again, g: gRow.status }).toEqual({
+      c: 'Cancelled',
+      again: { terminated: true },
+      g: 'Terminated',
+    });
+  }, 30_000);
+});
