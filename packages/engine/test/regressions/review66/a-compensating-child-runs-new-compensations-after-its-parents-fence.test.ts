@@ -139,4 +139,46 @@ describe(`a compensating child runs no new compensation after its parent's fence
       claimedAfterFence: claimedAfterFence.filter((tag) => tag !== 'u2'),
     }).toEqual({ u1Ran: 0, claimedAfterFence: [] });
   }
+
+  it("with no stop: a child in its rollback runs no compensation between the terminate's batches", async () => {
+    const openU2 = undo.gate('u2');
+    const { runId: p } = await t.engine.startFlow(parent, null);
+    t.engine.startWorkers();
+    const c = await waitFor('C to wait for its signal', async () => {
+      const row = await db.prisma.flowRun.findFirst({ where: { parent_run_id: p } });
+      return row?.status === 'Waiting' && row.waiting_for?.includes('go') ? row.id : undefined;
+    });
+    // 100 siblings of C whose ids sort first: the terminate's first batch (100 runs, by depth then id) is theirs.
+    await db.prisma.$executeRaw`
+      insert into "sagaflow"."flow_runs" (id, flow_name, flow_version, status, input, parent_run_id, parent_sequence, parent_cancel_policy)
+      select ('00000000-0000-4000-8000-' || lpad(n::text, 12, '0'))::uuid, ${child.name}, 1, 'Waiting', '{}'::jsonb,
+             ${p}::uuid, 100 + n, 'propagate'
+        from generate_series(1, 100) n`;
+    expect((await t.engine.cancel(c, { reason: 'operator asked first', cleanupSeconds: 300 })).requested).toBe(true);
+    await waitFor('u2 to run', async () => ((undo.entries.get('u2') ?? 0) >= 1 ? true : undefined));
+    t.clock.advance(1000);
+    // After the first batch's commit (a `run.finished` listener, which the terminate awaits), u2 returns: C's replay,
+    // under way since before the terminate, goes on while the second batch is still to come. The listener gives it
+    // up to 3 s to claim u1, then lets the terminate go on.
+    let released = false;
+    t.engine.events.on('run.finished', async (e) => {
+      if (released || e.runId === p || e.runId === c) return;
+      released = true;
+      openU2();
+      await waitFor(
+        'u1 to be claimed',
+        async () => ((undo.entries.get('u1') ?? 0) >= 1 ? true : undefined),
+        3000,
+      ).catch(() => undefined);
+    });
+    const answer = await t.engine.terminate(p, { reason: 'stopped by ops' });
+    await t.engine.stopWorkers();
+    // C may end Cancelled (its window closed) or Terminated (its batch): ADR 0125 allows either. It must not
+    // have run u1.
+    expect({ answer, released, u1Ran: undo.entries.get('u1') ?? 0 }).toEqual({
+      answer: { terminated: true },
+      released: true,
+      u1Ran: 0,
+    });
+  }, 30_000);
 });
