@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createDatabase, startCluster, uniqueDatabaseName, type PgCluster } from '@sagaflow/test-postgres';
 import { saveScreenshot } from '../fixtures/page-checks.ts';
+import { holdRunInPsql, startParkedReservation, type HeldByPsql } from '../fixtures/held-run.ts';
 import { startConsoleOnPostgres } from '../fixtures/postgres-worker-stack.ts';
-import { mutateViaConsole, queryViaConsole } from '../fixtures/sign-in-accounts.ts';
 import type { ConsoleStack } from '../fixtures/start-console-stack.ts';
 import { expect, test } from '../fixtures/test.ts';
 
@@ -18,9 +17,9 @@ import { expect, test } from '../fixtures/test.ts';
 test.describe('a run another session holds for good', () => {
   let cluster: PgCluster | null = null;
   let stack: ConsoleStack | null = null;
-  let psql: ChildProcessWithoutNullStreams | null = null;
+  let psql: HeldByPsql | null = null;
   test.afterAll(async () => {
-    psql?.kill('SIGKILL');
+    psql?.kill();
     await stack?.stop();
     await cluster?.stop();
   });
@@ -34,27 +33,9 @@ test.describe('a run another session holds for good', () => {
     stack = await startConsoleOnPostgres(url);
     const { baseUrl, sessionCookie } = stack;
 
-    const started = (await mutateViaConsole(baseUrl, sessionCookie, 'runs.start', {
-      flowName: 'demo.reservation',
-      input: { orderId: randomUUID() },
-    })) as { result: { data: { runId: string } } };
-    const runId = started.result.data.runId;
-    await expect
-      .poll(
-        async () =>
-          (await queryViaConsole<{ run: { status: string } }>(baseUrl, sessionCookie, 'runs.get', { id: runId })).run
-            .status,
-        { timeout: 30_000 },
-      )
-      .toBe('Waiting');
-
+    const runId = await startParkedReservation(baseUrl, sessionCookie);
     // Another session keeps the run's row: a real psql in an open transaction.
-    const holder = spawn('/usr/lib/postgresql/15/bin/psql', ['-X', '-q', '-A', '-t', url]);
-    psql = holder;
-    let out = '';
-    holder.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    holder.stdin.write(`begin;\nselect 'held:' || id from "sagaflow"."flow_runs" where id = '${runId}' for update;\n`);
-    await expect.poll(() => out, { timeout: 30_000 }).toContain(`held:${runId}`);
+    psql = await holdRunInPsql(url, runId);
     // The entry the monitor writes after a minute of finding it held (ADR 0137), in a session of its own.
     const since = new Date(Date.now() - 61_000).toISOString();
     const details = JSON.stringify({ sweep: 'expiry', held_seconds: 61, since, waited_ms: 0 });
@@ -87,7 +68,6 @@ test.describe('a run another session holds for good', () => {
     await expect(page.getByTestId('repair-run.cancel')).toHaveCount(0);
     await saveScreenshot(page, testInfo, 'held-run-page');
 
-    holder.stdin.end('rollback;\n');
-    await new Promise<void>((r) => holder.once('exit', () => r()));
+    await psql.letGo();
   });
 });

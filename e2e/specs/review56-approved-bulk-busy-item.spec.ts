@@ -1,8 +1,8 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createDatabase, startCluster, uniqueDatabaseName, type PgCluster } from '@sagaflow/test-postgres';
 import { saveScreenshot } from '../fixtures/page-checks.ts';
 import { accounts } from '../fixtures/accounts.ts';
+import { holdRunInPsql, startParkedReservation, type HeldByPsql } from '../fixtures/held-run.ts';
 import { startConsoleOnPostgres } from '../fixtures/postgres-worker-stack.ts';
 import { mutateViaConsole, queryViaConsole, signInViaConsole } from '../fixtures/sign-in-accounts.ts';
 import type { ConsoleStack } from '../fixtures/start-console-stack.ts';
@@ -18,9 +18,9 @@ import { expect, test } from '../fixtures/test.ts';
 test.describe('approving a bulk whose second run another session holds', () => {
   let cluster: PgCluster | null = null;
   let stack: ConsoleStack | null = null;
-  let psql: ChildProcessWithoutNullStreams | null = null;
+  let psql: HeldByPsql | null = null;
   test.afterAll(async () => {
-    psql?.kill('SIGKILL');
+    psql?.kill();
     await stack?.stop();
     await cluster?.stop();
   });
@@ -44,17 +44,12 @@ test.describe('approving a bulk whose second run another session holds', () => {
       bulkThreshold: null,
     });
 
-    const runIds: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const started = (await mutateViaConsole(baseUrl, sessionCookie, 'runs.start', {
-        flowName: 'demo.reservation',
-        input: { orderId: randomUUID() },
-      })) as { result: { data: { runId: string } } };
-      runIds.push(started.result.data.runId);
-    }
+    const runIds = [
+      await startParkedReservation(baseUrl, sessionCookie),
+      await startParkedReservation(baseUrl, sessionCookie),
+    ];
     const status = async (id: string) =>
       (await queryViaConsole<{ run: { status: string } }>(baseUrl, sessionCookie, 'runs.get', { id })).run.status;
-    for (const id of runIds) await expect.poll(() => status(id), { timeout: 30_000 }).toBe('Waiting');
     const drafted = (await mutateViaConsole(baseUrl, sessionCookie, 'repairs.applyBulk', {
       kind: 'run.cancel',
       reason: 'r56 customers cancelled',
@@ -66,12 +61,7 @@ test.describe('approving a bulk whose second run another session holds', () => {
 
     // A psql session keeps the second run's row.
     const busy = runIds[1]!;
-    const holder = spawn('/usr/lib/postgresql/15/bin/psql', ['-X', '-q', '-A', '-t', url]);
-    psql = holder;
-    let out = '';
-    holder.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    holder.stdin.write(`begin;\nselect 'held:' || id from "sagaflow"."flow_runs" where id = '${busy}' for update;\n`);
-    await expect.poll(() => out, { timeout: 30_000 }).toContain(`held:${busy}`);
+    psql = await holdRunInPsql(url, busy);
 
     await page.context().addCookies([{ name: 'sagaflow_session', value: approverCookie, url: baseUrl }]);
     await page.goto(`${baseUrl}/approvals?id=${approvalId}#approval-${approvalId}`);
@@ -81,7 +71,7 @@ test.describe('approving a bulk whose second run another session holds', () => {
     await expect(outcome).toBeVisible({ timeout: 30_000 });
     await saveScreenshot(page, testInfo, 'r56-approved-bulk-busy-item');
     const said = (await page.locator('main').textContent()) ?? '';
-    holder.stdin.end('rollback;\n');
+    await psql.letGo();
     const statuses = [await status(runIds[0]!), await status(busy)];
     expect(statuses[0]).toMatch(/Cancel|Compensat/);
     // The page tells the approver the busy run was not cancelled.

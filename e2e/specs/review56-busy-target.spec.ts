@@ -1,9 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createDatabase, startCluster, uniqueDatabaseName, type PgCluster } from '@sagaflow/test-postgres';
 import { saveScreenshot } from '../fixtures/page-checks.ts';
+import { holdRunInPsql, startParkedReservation, type HeldByPsql } from '../fixtures/held-run.ts';
 import { startConsoleOnPostgres } from '../fixtures/postgres-worker-stack.ts';
-import { mutateViaConsole, queryViaConsole } from '../fixtures/sign-in-accounts.ts';
 import type { ConsoleStack } from '../fixtures/start-console-stack.ts';
 import { expect, test } from '../fixtures/test.ts';
 
@@ -18,9 +16,9 @@ import { expect, test } from '../fixtures/test.ts';
 test.describe('a repair on a run another session holds', () => {
   let cluster: PgCluster | null = null;
   let stack: ConsoleStack | null = null;
-  let psql: ChildProcessWithoutNullStreams | null = null;
+  let psql: HeldByPsql | null = null;
   test.afterAll(async () => {
-    psql?.kill('SIGKILL');
+    psql?.kill();
     await stack?.stop();
     await cluster?.stop();
   });
@@ -35,21 +33,7 @@ test.describe('a repair on a run another session holds', () => {
     stack = await startConsoleOnPostgres(url, { processes: { transaction_timeout_ms: 2000 } });
     const { baseUrl, sessionCookie } = stack;
 
-    const started = (await mutateViaConsole(baseUrl, sessionCookie, 'runs.start', {
-      flowName: 'demo.reservation',
-      input: { orderId: randomUUID() },
-    })) as { result: { data: { runId: string } } };
-    const runId = started.result.data.runId;
-    await expect
-      .poll(
-        async () =>
-          (await queryViaConsole<{ run: { status: string } }>(baseUrl, sessionCookie, 'runs.get', { id: runId })).run
-            .status,
-        {
-          timeout: 30_000,
-        },
-      )
-      .toBe('Waiting');
+    const runId = await startParkedReservation(baseUrl, sessionCookie);
 
     await page.context().addCookies([{ name: 'sagaflow_session', value: sessionCookie, url: baseUrl }]);
     await page.goto(`${baseUrl}/runs/${runId}`);
@@ -60,22 +44,13 @@ test.describe('a repair on a run another session holds', () => {
     await draft.getByTestId('repair-reason').fill('customer called to cancel');
 
     // Another session keeps the run's row: a real psql, as an operator's would, in an open transaction.
-    const holder = spawn('/usr/lib/postgresql/15/bin/psql', ['-X', '-q', '-A', '-t', url]);
-    psql = holder;
-    let out = '';
-    holder.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    holder.stdin.write(`begin;\nselect 'held:' || id from "sagaflow"."flow_runs" where id = '${runId}' for update;\n`);
-    await expect.poll(() => out, { timeout: 30_000 }).toContain(`held:${runId}`);
-    const letGo = async () => {
-      holder.stdin.end('rollback;\n');
-      await new Promise<void>((r) => holder.once('exit', () => r()));
-    };
+    psql = await holdRunInPsql(url, runId);
     await draft.getByTestId('repair-apply').click();
     const answer = draft.getByRole('alert');
     await expect(answer).toBeVisible({ timeout: 30_000 });
     await saveScreenshot(page, testInfo, 'r56-busy-target');
     const said = (await answer.textContent()) ?? '';
-    await letGo();
+    await psql.letGo();
     expect(said, said).toMatch(/another session held/);
     // Not "Rejected": the command was not refused, its target was busy, and it can be sent again as it is.
     expect(said, `the console said: ${said}`).not.toMatch(/^Rejected/);

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { createDatabase, startCluster, uniqueDatabaseName, type PgCluster } from '@sagaflow/test-postgres';
 import { saveScreenshot } from '../fixtures/page-checks.ts';
+import { holdRunInPsql, startParkedReservation, type HeldByPsql } from '../fixtures/held-run.ts';
 import { startConsoleOnPostgres } from '../fixtures/postgres-worker-stack.ts';
-import { mutateViaConsole, queryViaConsole } from '../fixtures/sign-in-accounts.ts';
 import type { ConsoleStack } from '../fixtures/start-console-stack.ts';
 import { expect, test } from '../fixtures/test.ts';
 
@@ -18,10 +18,10 @@ import { expect, test } from '../fixtures/test.ts';
 test.describe('the console while the control plane has no database connection to give', () => {
   let cluster: PgCluster | null = null;
   let stack: ConsoleStack | null = null;
-  let psql: ChildProcessWithoutNullStreams | null = null;
+  let psql: HeldByPsql | null = null;
   const inFlight: Promise<unknown>[] = [];
   test.afterAll(async () => {
-    psql?.kill('SIGKILL');
+    psql?.kill();
     await Promise.allSettled(inFlight);
     await stack?.stop();
     await cluster?.stop();
@@ -33,26 +33,8 @@ test.describe('the console while the control plane has no database connection to
     const url = await createDatabase(cluster.adminUrl, uniqueDatabaseName('e2e_r56_noconn'));
     stack = await startConsoleOnPostgres(url, { processes: { transaction_timeout_ms: 60_000 } });
     const { baseUrl, sessionCookie } = stack;
-    const started = (await mutateViaConsole(baseUrl, sessionCookie, 'runs.start', {
-      flowName: 'demo.reservation',
-      input: { orderId: randomUUID() },
-    })) as { result: { data: { runId: string } } };
-    const runId = started.result.data.runId;
-    await expect
-      .poll(
-        async () =>
-          (await queryViaConsole<{ run: { status: string } }>(baseUrl, sessionCookie, 'runs.get', { id: runId })).run
-            .status,
-        { timeout: 30_000 },
-      )
-      .toBe('Waiting');
-
-    const holder = spawn('/usr/lib/postgresql/15/bin/psql', ['-X', '-q', '-A', '-t', url]);
-    psql = holder;
-    let out = '';
-    holder.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    holder.stdin.write(`begin;\nselect 'held:' || id from "sagaflow"."flow_runs" where id = '${runId}' for update;\n`);
-    await expect.poll(() => out, { timeout: 30_000 }).toContain(`held:${runId}`);
+    const runId = await startParkedReservation(baseUrl, sessionCookie);
+    psql = await holdRunInPsql(url, runId);
     // Twelve kicks of that run (the pool has ten connections): each waits on the row with its connection.
     for (let i = 0; i < 12; i++)
       inFlight.push(
@@ -94,6 +76,6 @@ test.describe('the console while the control plane has no database connection to
     const said = (await main.textContent()) ?? '';
     // Not an empty list: the page must not say there are no runs.
     expect(said, said).not.toMatch(/no runs/i);
-    holder.stdin.end('rollback;\n');
+    await psql.letGo();
   });
 });

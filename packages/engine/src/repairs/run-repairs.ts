@@ -12,7 +12,7 @@ import { commandFailure, EngineError } from '../errors/engine-error.ts';
 import { Prisma } from '../generated/prisma/client.ts';
 import { checkSignalPayload } from '../runtime/check-signal-payload.ts';
 import { planRollback, type RollbackPlan } from '../runtime/plan-rollback.ts';
-import { listOpenTree } from '../store/lock-open-tree.ts';
+import { listTreeToTerminate } from '../store/lock-open-tree.ts';
 import { readRollbackBasis } from '../store/read-rollback-basis.ts';
 import type { Db } from '../store/types.ts';
 import { bringDeadlineForward } from '../store/repairs/bring-deadline-forward.ts';
@@ -29,9 +29,13 @@ import {
 const iso = (d: Date) => d.toISOString();
 const wake = (runId: string, at: Date) => ({ kind: 'wake-run' as const, runId, availableAt: iso(at) });
 
-/** A run's open 'propagate' descendants, depth first: what a cancel or terminate reaches too. */
-async function openTree(db: Db, runId: string): Promise<string[]> {
-  return (await listOpenTree(db, runId)).slice(1).map((n) => n.id);
+/**
+ * A run's open 'propagate' descendants as its terminate's batches reach them, parents first (by depth, then
+ * id): through open runs and through closed ones that were asked to cancel (review 66), so the preview lists
+ * what the batches end.
+ */
+async function treeToTerminate(db: Db, runId: string): Promise<string[]> {
+  return (await listTreeToTerminate(db, runId, '', 2_147_483_647)).map((n) => n.id);
 }
 
 /** What a terminate's preview says the run will leave undone, as its record has it now (ADR 0091). */
@@ -199,7 +203,7 @@ export const terminateRepair: RepairHandler<RepairCommandOf<'run.terminate'>, Ru
     const effects = noEffects();
     effects.transitions.push({ subject: `run ${run.id}`, from: run.status, to: 'Terminated' });
     effects.history.push('run.terminated');
-    const children = await openTree(db, run.id);
+    const children = await treeToTerminate(db, run.id);
     for (const child of children) {
       effects.transitions.push({
         subject: `run ${child} (descendant: fenced in this commit, terminated after it)`,

@@ -9,7 +9,9 @@ import { openRunByKey, statusIn } from './keyed-status.ts';
  * a Pending row, a Failed row (between its own retries) whose retry time has come, or a Running row
  * whose reclaim deadline has passed, and only while the run is open, serialized with its terminal transition. It increments attempts and
  * derives reclaim_stale_at from the row's own window. A replay that loaded the run before a
- * cancellation or expiry reached it (`cancellationKnown: false`) is refused too. Returns the
+ * cancellation or expiry reached it (`cancellationKnown: false`) is refused too, and so is a compensation
+ * once the run's cleanup window has closed (a terminate's fence closes it under a replay already rolling
+ * back: review 66). Returns the
  * attempts value this claim produced, or null when the claim was lost. A won claim's history row
  * (`event`) is appended by the same statement.
  */
@@ -33,7 +35,12 @@ export async function claimStep(
       select r.id from "sagaflow"."flow_runs" r
        where r.id = (select t.run_id from ${tableSql(args.table)} t where t.id = ${args.id}::uuid)
          and ${openRunByKey('r.status')}
-         and (r.cancel_requested_at is null or ${args.cancellationKnown ?? true})
+         and (r.cancel_requested_at is null or ${args.cancellationKnown ?? true})${
+           args.table === 'compensation_runs'
+             ? Prisma.sql`
+         and (r.cancel_deadline_at is null or r.cancel_deadline_at > ${args.now}::timestamptz)`
+             : Prisma.empty
+         }
          for key share
     ), claimed as (
       update ${tableSql(args.table)} s

@@ -1,5 +1,6 @@
 import { Prisma } from '../generated/prisma/client.ts';
 import type { RawDb } from '../db/raw-db.ts';
+import { inherited } from './inherited-reason.ts';
 import { openRunByKey } from './keyed-status.ts';
 
 /** Rounds of "list the tree, lock what is new" before giving up on a tree that keeps growing. */
@@ -55,10 +56,12 @@ export async function lockOpenTree(db: RawDb, rootId: string): Promise<void> {
 /**
  * The first `limit` open 'propagate' descendants of `rootId` still to terminate, parents before their
  * children (by depth, then id), each with the reason its terminate gives it (`parent <its parent> was
- * terminated: <the parent's reason>`, the root's being `reason`). The walk goes down through open runs
- * and through runs already Terminated (a terminate that stopped between its batches left their
- * children open), whatever the root's own status: what a terminate of a wide tree ends one bounded
- * transaction at a time (ADR 0125).
+ * terminated: <the parent's reason>`, the root's being `reason`; a parent's quoted as a cancel quotes it,
+ * at most its last 1,000 characters: review 66). The walk goes down through open runs, through runs
+ * already Terminated (a terminate that stopped between its batches left their children open), and
+ * through closed runs that were asked to cancel (the fence asked them; one closed at its window before
+ * its batch came left its fenced children open: review 66), whatever the root's own status: what a
+ * terminate of a wide tree ends one bounded transaction at a time (ADR 0125).
  */
 export async function listTreeToTerminate(
   db: RawDb,
@@ -72,11 +75,13 @@ export async function listTreeToTerminate(
              ${openRunByKey('c.status')}
         from "sagaflow"."flow_runs" c
        where c.parent_run_id = ${rootId}::uuid and c.parent_cancel_policy = 'propagate'
-         and (${openRunByKey('c.status')} or c.status = 'Terminated')
+         and (${openRunByKey('c.status')} or c.status = 'Terminated' or c.cancel_requested_at is not null)
       union all
-      select c.id, t.depth + 1, 'parent ' || t.id::text || ' was terminated: ' || t.reason, ${openRunByKey('c.status')}
+      select c.id, t.depth + 1, 'parent ' || t.id::text || ' was terminated: ' || ${inherited('t.reason')},
+             ${openRunByKey('c.status')}
         from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
-       where c.parent_cancel_policy = 'propagate' and (${openRunByKey('c.status')} or c.status = 'Terminated')
+       where c.parent_cancel_policy = 'propagate'
+         and (${openRunByKey('c.status')} or c.status = 'Terminated' or c.cancel_requested_at is not null)
     )
     select id::text as id, depth, reason from tree where open order by depth, id limit ${limit}::int`);
 }

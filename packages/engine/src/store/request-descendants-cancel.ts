@@ -1,5 +1,6 @@
 import type { RawDb } from '../db/raw-db.ts';
 import { Prisma } from '../generated/prisma/client.ts';
+import { inherited } from './inherited-reason.ts';
 import { openRunByKey } from './keyed-status.ts';
 
 /** How many of the root's own children the answer lists by id; past them, a count (ADR 0136). */
@@ -68,17 +69,6 @@ const reachable = (r: string, args: { now: Date; terminated?: boolean }) =>
     : Prisma.sql`${Prisma.raw(r)}.cancel_requested_at is null`;
 
 /** How much of its parent's reason a descendant's reason carries: the end of it, where the cause is. */
-const inheritedReasonChars = 1000;
-
-/**
- * A parent's reason as its child's reason quotes it (`parent <p> was cancelled: <this>`): whole, or its
- * last {@link inheritedReasonChars} characters after an ellipsis. Quoted whole at every level, a chain
- * thousands deep wrote reasons that grew with their depth, hundreds of megabytes in all (review 65).
- */
-const inherited = (reason: string) =>
-  Prisma.sql`(case when length(${Prisma.raw(reason)}) > ${inheritedReasonChars}::int
-                   then '…' || right(${Prisma.raw(reason)}, ${inheritedReasonChars}::int) else ${Prisma.raw(reason)} end)`;
-
 /** The one recursive statement over the whole tree; answers every run it asked, and the root's children. */
 async function requestTree(
   db: RawDb,

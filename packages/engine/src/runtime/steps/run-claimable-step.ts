@@ -4,6 +4,7 @@ import { assertStorableJson } from '../../input/assert-storable-json.ts';
 import { jsonRules } from '../../input/input-limits.ts';
 import { acquireLock } from '../../store/acquire-lock.ts';
 import { claimStep } from '../../store/claim-step.ts';
+import { cleanupWindowClosed } from '../../store/cleanup-window-closed.ts';
 import { enqueueJob } from '../../store/enqueue-job.ts';
 import { insertStep, type NewStep } from '../../store/insert-step.ts';
 import type { DbActionRun } from '../../store/list-action-runs.ts';
@@ -146,7 +147,14 @@ export async function runClaimableStep(session: ReplaySession, step: ClaimableSt
     });
     return { kind: 'not-here', waitingFor: `step ${sequence} (${name}) is locked by another worker`, lost: false };
   }
-  if (claim.attempts === null) return { kind: 'not-here', waitingFor: null, lost: true };
+  if (claim.attempts === null) {
+    // A compensation refused because the run's cleanup window closed under this replay (a terminate's fence,
+    // review 66): no compensation starts, and the run's next replay closes it at its window. Wake it now: a
+    // fenced run has no wake of its own, and this replay parks.
+    if (isComp && (await cleanupWindowClosed(deps.prisma, runId, now)))
+      await enqueueJob(deps.prisma, { kind: 'wake-run', runId, availableAt: now });
+    return { kind: 'not-here', waitingFor: null, lost: true };
+  }
   const attempts = claim.attempts;
 
   // A commit that silently became a rollback (an aborted PostgreSQL transaction) must not run the
