@@ -26,14 +26,14 @@ function loadsTheEngine(args: readonly string[]): boolean {
 
 /**
  * The CLI's entry: the commands over HTTP from the control plane compiled once per run
- * (support/global-setup-cli-build.ts), the same sources without tsx's loader in each process; the
+ * (support/global-setup-test-build.ts), the same sources without tsx's loader in each process; the
  * commands that load the engine from the sources under tsx, as before (the engine's own build is not
  * made for the tests). Run compiled, a command that loaded the engine would fail loudly: under the
  * source condition the engine resolves to its TypeScript, which plain node refuses.
  */
 function cliEntry(args: readonly string[]): string[] {
   if (loadsTheEngine(args)) return ['--import', 'tsx', 'apps/control/src/cli.ts'];
-  return [join(inject('controlCliBuild'), 'cli.js')];
+  return [join(inject('testBuild'), 'cli.js')];
 }
 
 /**
