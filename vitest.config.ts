@@ -68,7 +68,10 @@ export default defineConfig({
           include: engineIntegration,
           exclude: ['**/*.pg.test.ts'],
           env: { SAGAFLOW_TEST_DB: 'pglite' },
-          globalSetup: ['packages/engine/test/support/global-setup-pglite.ts'],
+          globalSetup: [
+            'packages/engine/test/support/global-setup-pglite.ts',
+            'apps/control/test/support/global-setup-test-build.ts',
+          ],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -87,10 +90,11 @@ export default defineConfig({
           // *.pglite.test.ts are about the embedded database itself (its data directory), not the engine on it.
           exclude: ['**/*.pglite.test.ts'],
           env: { SAGAFLOW_TEST_DB: 'postgres' },
-          // The cluster and its template; the control plane compiled for the CLI tests (run-cli.ts).
+          // The cluster and its template; the control plane and the engine compiled for the processes the
+          // tests spawn (one build per run, shared with engine-pglite's).
           globalSetup: [
             'packages/engine/test/support/global-setup-postgres.ts',
-            'apps/control/test/support/global-setup-cli-build.ts',
+            'apps/control/test/support/global-setup-test-build.ts',
           ],
           testTimeout: 60_000,
           hookTimeout: 60_000,

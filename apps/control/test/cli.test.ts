@@ -7,16 +7,26 @@ import './provided-context.ts';
 import { testDatabaseUrl } from './support/test-plane.ts';
 import { createControlEngine } from '../src/control-engine.ts';
 import { parseEnv } from '../src/env.ts';
+import { controlEntry, withoutSourceCondition } from './support/compiled-control.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** Runs the real CLI process, as `npm run sagaflow -- ...` does. */
+/** Runs the real CLI process, as `npm run sagaflow -- ...` does, from this run's build (support/compiled-control.ts). */
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'apps/control/src/cli.ts', ...args],
-      { cwd: root, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
+      [...controlEntry('cli', 'build'), ...args],
+      {
+        cwd: root,
+        env: {
+          ...process.env,
+          NODE_OPTIONS: withoutSourceCondition(process.env.NODE_OPTIONS),
+          LOG_LEVEL: 'silent',
+          ...env,
+        },
+        timeout: 60_000,
+      },
       (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr }),
     );

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { compiledControlFile, controlEntry } from './support/compiled-control.ts';
 import { apiClient, rejection, signInCookie, testPassword } from './support/test-plane.ts';
 import { migratedDataDir } from './support/migrated-data-dir.ts';
 
@@ -13,9 +14,12 @@ interface Exit {
   err: string;
 }
 
-/** Starts a real process (node + tsx, so its pid is the one that holds the lock) and collects its output. */
-function start(script: string, args: string[], env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--conditions=@sagaflow/source', '--import', 'tsx', script, ...args], {
+/**
+ * Starts a real process (plain node on this run's compiled `main.js` or `cli.js`, support/compiled-control.ts:
+ * its pid is the one that holds the lock) and collects its output.
+ */
+function start(entry: 'main' | 'cli', args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [...controlEntry(entry, 'build'), ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -32,7 +36,7 @@ function start(script: string, args: string[], env: Record<string, string>) {
 
 /** A real control plane on an embedded data directory; resolves its URL once it listens. */
 function controlPlane(dataDir: string) {
-  const p = start('apps/control/src/main.ts', [], {
+  const p = start('main', [], {
     CONTROL_PORT: '0',
     SAGAFLOW_DATA_DIR: dataDir,
     SAGAFLOW_ADMIN_PASSWORD: testPassword,
@@ -55,7 +59,7 @@ const adminClient = async (url: string) => apiClient(url, await signInCookie(url
 
 /** The operator CLI on the same data directory, with a CONTROL_PORT that is not the plane's. */
 const cli = (dataDir: string, ...args: string[]) =>
-  start('apps/control/src/cli.ts', args, { SAGAFLOW_DATA_DIR: dataDir, CONTROL_PORT: '1', LOG_LEVEL: 'silent' }).exited;
+  start('cli', args, { SAGAFLOW_DATA_DIR: dataDir, CONTROL_PORT: '1', LOG_LEVEL: 'silent' }).exited;
 
 /** Polls until `check` answers; the test's own timeout is the only deadline (a loaded machine is slow). */
 const until = async <T>(check: () => Promise<T | undefined>): Promise<T> => {
@@ -94,7 +98,8 @@ describe('one process owns an embedded data directory: control planes and the CL
         /^sagaflow control: SAGAFLOW_DATA_DIR: data directory .* is in use by pid \d+ on host /,
       );
       expect(second.err).toContain(`pid ${pid} on host`);
-      expect(second.err).toContain('apps/control/src/main.ts');
+      // The holder's command line: the compiled main.js it runs (was apps/control/src/main.ts under tsx).
+      expect(second.err).toContain(compiledControlFile('main'));
       expect(second.out).not.toContain('control plane listening');
 
       const sweep = await cli(dataDir, 'monitor', 'sweep');
@@ -106,8 +111,7 @@ describe('one process owns an embedded data directory: control planes and the CL
       // Over HTTP with an operator token, the CLI reads and repairs while the control plane holds the directory.
       const { token } = await api.tokens.create.mutate({ name: 'embedded' });
       const overHttp = (...args: string[]) =>
-        start('apps/control/src/cli.ts', args, { SAGAFLOW_URL: url, SAGAFLOW_TOKEN: token, LOG_LEVEL: 'silent' })
-          .exited;
+        start('cli', args, { SAGAFLOW_URL: url, SAGAFLOW_TOKEN: token, LOG_LEVEL: 'silent' }).exited;
       const shown = await overHttp('run', 'show', runId);
       expect(shown.err).toBe('');
       expect(shown.code).toBe(0);

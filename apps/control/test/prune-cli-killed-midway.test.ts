@@ -5,20 +5,28 @@ import { createDatabase, type Database } from '@sagaflow/engine';
 import { countHistoryByTag, countOrphanRows, seedHistory } from '@sagaflow/engine/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import './provided-context.ts';
+import { controlEntry, withoutSourceCondition } from './support/compiled-control.ts';
 import { testDatabaseUrl } from './support/test-plane.ts';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const day = 86_400_000;
-const cliPrune = ['--import', 'tsx', 'apps/control/src/cli.ts', 'prune'];
-const cliArgs = [...cliPrune, '--older-than', '30d'];
+/** The CLI from this run's build (support/compiled-control.ts), without the source condition. */
+const cliPrune = () => [...controlEntry('cli', 'build'), 'prune'];
+const cliArgs = () => [...cliPrune(), '--older-than', '30d'];
+const cliEnv = (url: string) => ({
+  ...process.env,
+  NODE_OPTIONS: withoutSourceCondition(process.env.NODE_OPTIONS),
+  LOG_LEVEL: 'silent',
+  DATABASE_URL: url,
+});
 
 /** The real CLI, to the end. */
 function prune(url: string, extra: string[], base = cliArgs): Promise<{ code: number; out: string; err: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [...base, ...extra],
-      { cwd: root, env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: url }, timeout: 120_000 },
+      [...base(), ...extra],
+      { cwd: root, env: cliEnv(url), timeout: 120_000 },
       (error, stdout, stderr) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr }),
     );
@@ -28,9 +36,9 @@ function prune(url: string, extra: string[], base = cliArgs): Promise<{ code: nu
 /** The real CLI, SIGKILLed as soon as it reports its first batch; resolves with that line. */
 function pruneKilledAfterFirstBatch(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...cliArgs, '--batch-size', '20'], {
+    const child = spawn(process.execPath, [...cliArgs(), '--batch-size', '20'], {
       cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'silent', DATABASE_URL: url },
+      env: cliEnv(url),
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let first: string | null = null;

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { assertNamesItsDatabase, controlEntry, type ControlFrom } from './compiled-control.ts';
 
 const root = fileURLToPath(new URL('../../../../', import.meta.url));
 
@@ -25,20 +26,23 @@ export interface ControlProcess {
 }
 
 /**
- * A real control plane process (node + tsx on apps/control/src/main.ts: its own pid, heap and
- * sockets), logging JSON at info unless `env` says otherwise. `nodeArgs` go before the script (e.g.
- * `--max-old-space-size=1024`, the heap cap the product runs with, ADR 0044).
+ * A real control plane process (its own pid, heap and sockets), logging JSON at info unless `env` says
+ * otherwise. `nodeArgs` go before the script (e.g. `--max-old-space-size=1024`, the heap cap the product
+ * runs with, ADR 0044). `from`: node + tsx on apps/control/src/main.ts (the default: the history memory
+ * tests measure this process's heap, as they were calibrated), or `build`, plain node on this run's
+ * compiled `main.js` (support/compiled-control.ts), which then needs its database named in `env`.
  */
-export function controlProcess(env: Record<string, string>, nodeArgs: readonly string[] = []): ControlProcess {
-  const child = spawn(
-    process.execPath,
-    [...nodeArgs, '--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/main.ts'],
-    {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
+export function controlProcess(
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+  from: ControlFrom = 'sources',
+): ControlProcess {
+  if (from === 'build') assertNamesItsDatabase(env);
+  const child = spawn(process.execPath, [...nodeArgs, ...controlEntry('main', from)], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   child.stdin.end();
   let out = '';
   let err = '';

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, createEngine, migrate, type Database } from '../../src/index.ts';
 import { chaosActions, chaosConfig, chaosFlow, type ChaosInput } from './chaos-flow.ts';
+import { compiledEngineScript, compiledEnv } from '../support/compiled.ts';
 
 const RUNS = 500;
 const WORKERS = 3;
@@ -50,8 +51,9 @@ describe('chaos: SIGKILLed workers and a PostgreSQL restart (real PostgreSQL, re
 
   const startWorker = (i: number) =>
     new Promise<void>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', workerScript, url], {
+      const child = spawn(process.execPath, [compiledEngineScript(workerScript), url], {
         cwd: repoRoot,
+        env: compiledEnv(),
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       workers[i] = child;

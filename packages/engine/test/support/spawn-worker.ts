@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import type { Database, Engine } from '../../src/index.ts';
+import { compiledEngineScript, compiledEnv } from './compiled.ts';
 import { openTestDatabase } from './test-database.ts';
 import { waitFor } from './wait-for.ts';
 
@@ -23,18 +24,23 @@ export interface ChildWorker {
 }
 
 /**
- * Starts a child worker process (`script`, run through tsx with `url` and `args` as its arguments, stdin and
- * stdout piped) and resolves once it prints `ready <worker id>`: a real process a test can SIGKILL.
- * `onSpawn` gets the process at once, so the caller can kill it even if it never gets ready.
+ * Starts a child worker process (`script` with `url` and `args` as its arguments, stdin and stdout piped)
+ * and resolves once it prints `ready <worker id>`: a real process a test can SIGKILL. `onSpawn` gets the
+ * process at once, so the caller can kill it even if it never gets ready. A script of the engine runs
+ * compiled, from this run's build (support/compiled.ts), with plain node; `from: 'sources'` runs `script`
+ * through tsx instead (a script outside the engine, e.g. an older release's sources).
  */
 export function spawnWorker(
   script: string,
   url: string,
   onSpawn: (proc: ChildProcess) => void = () => undefined,
   args: readonly string[] = [],
+  from: 'build' | 'sources' = 'build',
 ): Promise<ChildWorker> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', script, url, ...args], {
+  const entry = from === 'build' ? [compiledEngineScript(script)] : ['--import', 'tsx', script];
+  const proc = spawn(process.execPath, [...entry, url, ...args], {
     cwd: repoRoot,
+    env: from === 'build' ? compiledEnv() : process.env,
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   onSpawn(proc);

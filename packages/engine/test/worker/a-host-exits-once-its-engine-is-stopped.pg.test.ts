@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/index.ts';
 import { openTestDatabase } from '../support/test-database.ts';
 import { waitFor } from '../support/wait-for.ts';
+import { compiledEngineScript, compiledEnv } from '../support/compiled.ts';
 
 const host = fileURLToPath(new URL('../support/stopping-host.ts', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../../../../', import.meta.url));
@@ -25,8 +26,9 @@ describe('a host process ends by itself once its engine is stopped (real Postgre
 
   it('runs its flows, stops its workers with an hour-long drain bound, closes its database, and exits', async () => {
     if (!db.url) throw new Error('this test needs the PostgreSQL project (a database URL for the host)');
-    const proc = spawn(process.execPath, ['--import', 'tsx', host, db.url], {
+    const proc = spawn(process.execPath, [compiledEngineScript(host), db.url], {
       cwd: repoRoot,
+      env: compiledEnv(),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';

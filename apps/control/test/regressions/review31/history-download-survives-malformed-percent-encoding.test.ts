@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../../provided-context.ts';
 import { testDatabaseUrl } from '../../support/test-plane.ts';
+import { controlEntry } from '../../support/compiled-control.ts';
 
 const root = fileURLToPath(new URL('../../../../../', import.meta.url));
 
@@ -41,7 +42,7 @@ describe('GET /history/<kind>/<id> with a malformed percent-encoding (no session
     const url = await testDatabaseUrl('r31_history_pct');
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    child = spawn(process.execPath, ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/main.ts'], {
+    child = spawn(process.execPath, controlEntry('main', 'build'), {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? '',

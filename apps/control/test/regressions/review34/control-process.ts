@@ -7,9 +7,14 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../../../../', import.meta.url));
 
-import type { Exit } from '../../support/control-process.ts';
+import { compiledControlFile, controlEntry, withoutSourceCondition } from '../../support/compiled-control.ts';
+import { controlProcess as controlProcessFrom, type Exit } from '../../support/control-process.ts';
 
-export { controlProcess, type Exit } from '../../support/control-process.ts';
+export type { Exit } from '../../support/control-process.ts';
+
+/** A real control plane process, run from this run's compiled build (support/control-process.ts). */
+export const controlProcess = (env: Record<string, string>, nodeArgs: readonly string[] = []) =>
+  controlProcessFrom(env, nodeArgs, 'build');
 
 /** Polls until `check` answers; the test's own timeout is the only deadline (a loaded machine is slow). */
 export const until = async <T>(check: () => Promise<T | undefined>): Promise<T> => {
@@ -24,17 +29,13 @@ export const until = async <T>(check: () => Promise<T | undefined>): Promise<T> 
 export const within = <T>(p: Promise<T>, ms: number): Promise<T | null> =>
   Promise.race([p, new Promise<null>((r) => setTimeout(() => r(null), ms).unref())]);
 
-/** The operator CLI (apps/control/src/cli.ts) as a real process; resolves how it ended. */
+/** The operator CLI (apps/control/src/cli.ts, from this run's build) as a real process; resolves how it ended. */
 export function runCli(args: string[], env: Record<string, string>): Promise<Exit> {
-  const child = spawn(
-    process.execPath,
-    ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/cli.ts', ...args],
-    {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...controlEntry('cli', 'build'), ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -59,11 +60,14 @@ const freePort = () =>
 export async function supervisedProduct(label: string, env: Record<string, string> = {}) {
   const [controlPort, webPort] = [await freePort(), await freePort()];
   const dataDir = join(mkdtempSync(join(tmpdir(), `sagaflow-r34-${label}-`)), 'pglite');
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./supervised-product.mjs', import.meta.url))], {
+  // Its control plane runs from this run's build (its path the argument), without the source condition.
+  const script = fileURLToPath(new URL('./supervised-product.mjs', import.meta.url));
+  const child = spawn(process.execPath, [script, compiledControlFile('main')], {
     cwd: root,
     detached: true,
     env: {
       ...process.env,
+      NODE_OPTIONS: withoutSourceCondition(process.env.NODE_OPTIONS),
       CONTROL_PORT: String(controlPort),
       WEB_PORT: String(webPort),
       SAGAFLOW_DATA_DIR: dataDir,

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeControlPlane, trpcData, type FakeControlPlane } from './fake-control-plane.ts';
+import { controlEntry } from '../../support/compiled-control.ts';
 
 /**
  * An on-call person pipes a list into `head -1` or `less` and quits early. The CLI's stdout is then a pipe whose
@@ -19,15 +20,11 @@ afterEach(async () => {
 });
 
 function spawnCli(args: string[], url: string) {
-  return spawn(
-    process.execPath,
-    ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/cli.ts', ...args],
-    {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SAGAFLOW_URL: url, SAGAFLOW_TOKEN: token },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  return spawn(process.execPath, [...controlEntry('cli', 'build'), ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SAGAFLOW_URL: url, SAGAFLOW_TOKEN: token },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 describe('the CLI when its reader goes away or it is interrupted', () => {

@@ -6,6 +6,7 @@ import '../../provided-context.ts';
 import { migratedDataDir } from '../../support/migrated-data-dir.ts';
 import { testPassword } from '../../support/test-plane.ts';
 import { runCli as cli } from '../../support/run-cli.ts';
+import { controlEntry } from '../../support/compiled-control.ts';
 
 const root = fileURLToPath(new URL('../../../../../', import.meta.url));
 const newPassword = 'review44 break the glass';
@@ -33,21 +34,17 @@ describe('reset-password --local refuses a held data directory and an unmigrated
   it('a data directory a control plane holds: exit 1 naming its pid, the password unchanged; once it stops, a name in odd case is reset', async () => {
     // A copy of a migrated directory (made once per process): a first start's initdb is not under test.
     const dataDir = await migratedDataDir('r44');
-    const plane = spawn(
-      process.execPath,
-      ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/main.ts'],
-      {
-        cwd: root,
-        env: {
-          PATH: process.env.PATH ?? '',
-          LOG_LEVEL: 'info',
-          CONTROL_PORT: '0',
-          SAGAFLOW_DATA_DIR: dataDir,
-          SAGAFLOW_ADMIN_PASSWORD: testPassword,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const plane = spawn(process.execPath, controlEntry('main', 'build'), {
+      cwd: root,
+      env: {
+        PATH: process.env.PATH ?? '',
+        LOG_LEVEL: 'info',
+        CONTROL_PORT: '0',
+        SAGAFLOW_DATA_DIR: dataDir,
+        SAGAFLOW_ADMIN_PASSWORD: testPassword,
       },
-    );
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = new Promise<number | null>((r) => plane.once('exit', (code) => r(code)));
     try {
       const url = await new Promise<string>((resolve, reject) => {

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createDatabase, type Database } from '@sagaflow/engine';
 import { createOperator } from '../../../src/auth/create-operator.ts';
 import type { Role } from '../../../src/auth/roles.ts';
+import { controlEntry } from '../../support/compiled-control.ts';
 import { rawCall, testPassword, type RawAnswer } from '../../support/test-plane.ts';
 
 const root = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -22,27 +23,23 @@ export interface Replica {
 }
 
 /**
- * One real control-plane process (node + tsx on apps/control/src/main.ts) on `databaseUrl`: its own
- * workers, monitor, HTTP server. Resolves once it logs that it listens.
+ * One real control-plane process (plain node on this run's compiled main.js, support/compiled-control.ts)
+ * on `databaseUrl`: its own workers, monitor, HTTP server. Resolves once it logs that it listens.
  */
 export async function startReplica(databaseUrl: string, env: Record<string, string> = {}): Promise<Replica> {
   const lines: string[] = [];
-  const child = spawn(
-    process.execPath,
-    ['--conditions=@sagaflow/source', '--import', 'tsx', 'apps/control/src/main.ts'],
-    {
-      cwd: root,
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: databaseUrl,
-        CONTROL_PORT: '0',
-        LOG_LEVEL: 'info',
-        LOG_FORMAT: 'json',
-        ...withoutBlanks({ SAGAFLOW_ADMIN_PASSWORD: 'replica admin password', ...env }),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawn(process.execPath, controlEntry('main', 'build'), {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: databaseUrl,
+      CONTROL_PORT: '0',
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      ...withoutBlanks({ SAGAFLOW_ADMIN_PASSWORD: 'replica admin password', ...env }),
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let partial = '';
   let err = '';
   child.stderr?.on('data', (d: Buffer) => (err += d.toString()));

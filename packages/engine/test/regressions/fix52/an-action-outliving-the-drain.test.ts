@@ -10,6 +10,7 @@ import { createEngine, defineAction, defineFlow } from '../../../src/index.ts';
 import { copyDataDir } from '../../support/pglite-templates.ts';
 import { openTestDatabase, testDbKind } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { compiledEngineScript, compiledEnv } from '../../support/compiled.ts';
 
 /**
  * Review 52, D4. The README's shutdown: `stopWorkers(ms)` answers `{ drained: false }` (an action is still
@@ -58,8 +59,9 @@ describe(`an action that outlives stopWorkers' drain, then db.close() (${testDbK
 
   it('the process exits on its own within seconds, logs the held outcome once, and the step stays Running and reclaimable', async () => {
     const { args, open } = await target();
-    const proc = spawn(process.execPath, ['--import', 'tsx', host, ...args], {
+    const proc = spawn(process.execPath, [compiledEngineScript(host), ...args], {
       cwd: repoRoot,
+      env: compiledEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     cleanup.push(() => void proc.kill('SIGKILL'));

@@ -8,6 +8,7 @@ import { waitFor } from '../../support/wait-for.ts';
 import { bareEngine, gate } from '../harness.ts';
 import { recordOf } from './record.ts';
 import { terminateTreeFlows } from './support/terminate-tree-flows.ts';
+import { compiledEngineScript, compiledEnv } from '../../support/compiled.ts';
 
 const operatorScript = fileURLToPath(new URL('./support/terminate-operator.ts', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
@@ -62,8 +63,9 @@ describe('terminate, and the operator dies before the children (real PostgreSQL,
     await one.reached.promise;
 
     // The operator's process applies the terminate; once the parent's end committed, it is killed.
-    const proc = spawn(process.execPath, ['--import', 'tsx', operatorScript, db.url, runId], {
+    const proc = spawn(process.execPath, [compiledEngineScript(operatorScript), db.url, runId], {
       cwd: repoRoot,
+      env: compiledEnv(),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     operator = proc;

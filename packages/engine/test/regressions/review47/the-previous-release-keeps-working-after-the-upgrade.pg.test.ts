@@ -101,7 +101,7 @@ describe('the previous release keeps working after the upgrade lands (real Postg
     waitFor(`run ${runId} to be ${want}`, async () => ((await status(runId)) === want ? true : undefined), 60_000);
 
   it('held: runs in flight on the old worker, and runs started after 0030 and 0031 land, complete on it', async () => {
-    worker = await spawnWorker(join(oldDir, 'worker.ts'), db.url!);
+    worker = await spawnWorker(join(oldDir, 'worker.ts'), db.url!, undefined, [], 'sources');
     const inFlight = await Promise.all([1, 2, 3].map(() => starter.startFlow(flow, null)));
     for (const { runId } of inFlight) await until(runId, 'Waiting');
 

@@ -9,14 +9,16 @@ import { lockDataDir, lockDirName, ownerFileName } from '../../../src/db/lock-da
 import type { EngineError } from '../../../src/errors/engine-error.ts';
 import { copyDataDir } from '../../support/pglite-templates.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { compiledEngineScript, compiledEnv } from '../../support/compiled.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../../', import.meta.url));
 const holderScript = fileURLToPath(new URL('../../support/hold-data-dir.ts', import.meta.url));
 
 /** A real process that opens `dataDir`, records `note` and holds the directory until stopped. */
 function holder(dataDir: string, note: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', holderScript, dataDir, note], {
+  const child = spawn(process.execPath, [compiledEngineScript(holderScript), dataDir, note], {
     cwd: repoRoot,
+    env: compiledEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -81,7 +83,8 @@ describe('one process owns an embedded data directory (issue 13, item 10)', () =
       const here = await createDatabase({ kind: 'pglite', dataDir }).catch((e: unknown) => e as EngineError);
       expect(here).toMatchObject({ code: 'data_dir_locked' });
       expect((here as EngineError).message).toContain(`pid ${pid}`);
-      expect((here as EngineError).message).toContain('hold-data-dir.ts');
+      // The holder's command line: its script, compiled (support/compiled.ts).
+      expect((here as EngineError).message).toContain(compiledEngineScript(holderScript));
 
       first.child.kill('SIGTERM');
       expect((await first.exited).code).toBe(0);

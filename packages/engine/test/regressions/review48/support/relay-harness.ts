@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Database } from '../../../../src/index.ts';
+import { compiledEngineScript, compiledEnv } from '../../../support/compiled.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../../../../', import.meta.url));
 const relayScript = fileURLToPath(new URL('./relay-worker.ts', import.meta.url));
@@ -84,10 +85,15 @@ export function relayPool(url: string, sinkUrl: string, config: object): RelayPo
   return {
     start: (i) =>
       new Promise<void>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', relayScript, url, sinkUrl, JSON.stringify(config)], {
-          cwd: repoRoot,
-          stdio: ['ignore', 'pipe', 'inherit'],
-        });
+        const child = spawn(
+          process.execPath,
+          [compiledEngineScript(relayScript), url, sinkUrl, JSON.stringify(config)],
+          {
+            cwd: repoRoot,
+            env: compiledEnv(),
+            stdio: ['ignore', 'pipe', 'inherit'],
+          },
+        );
         relays[i] = child;
         child.stdout.once('data', () => resolve());
         child.once('exit', (code, signal) => {
