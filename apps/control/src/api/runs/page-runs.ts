@@ -146,8 +146,9 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
  */
 export async function pageRuns(ctx: Pick<ApiContext, 'db'>, input: PageRunsInput) {
   const db = ctx.db.prisma;
-  const heldIds =
-    input.stuckOnly || input.stuckReason !== undefined ? (await readHeldRuns(db)).map((h) => h.runId) : [];
+  // A stuck filter reads every held run (they filter the page); otherwise only the page's are read, below.
+  const allHeld = input.stuckOnly || input.stuckReason !== undefined ? await readHeldRuns(db) : null;
+  const heldIds = allHeld?.map((h) => h.runId) ?? [];
   const rest = whereExceptStatus(input, Date.now(), heldIds);
   const statusWhere: Where[] = input.status?.length ? [{ status: { in: input.status } }] : [];
   const rows = await db.flowRun.findMany({
@@ -160,7 +161,9 @@ export async function pageRuns(ctx: Pick<ApiContext, 'db'>, input: PageRunsInput
   const counts = await cappedCounts(runStatuses, (status, take) =>
     db.flowRun.count({ where: { AND: [...rest, { status }] }, orderBy: { status: 'asc' }, take }),
   );
-  const held = new Map((await readHeldRuns(db, { runIds: page.map((r) => r.id) })).map((h) => [h.runId, h]));
+  const held = new Map(
+    (allHeld ?? (await readHeldRuns(db, { runIds: page.map((r) => r.id) }))).map((h) => [h.runId, h]),
+  );
   return {
     items: page.map((r): RunSummary => ({
       id: r.id,
