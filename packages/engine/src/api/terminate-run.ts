@@ -94,8 +94,8 @@ export async function terminateRootAndFence(
  * outlasted Prisma's 5 s with 2,000 children, review 49), each with its reason (`parent <p> was
  * terminated: …`) and, once its batch committed, its `run.finished`. The walk also goes under runs
  * already Terminated, so a terminate that stopped between batches (a crash, a lost connection) is
- * finished by issuing it again. Returns how many runs it ended; `onBatch` hears the running total after
- * each batch's commit.
+ * finished by issuing it again, or by the monitor (ADR 0140). Returns how many runs it ended; `onBatch` hears
+ * the running total after each batch's commit.
  */
 export async function terminateDescendants(
   deps: RuntimeDeps,
@@ -142,12 +142,16 @@ export const terminateBatch = 100;
 /** Prisma's answer to a statement or commit of an interactive transaction past its timeout. */
 const expiredTransaction = (err: unknown): boolean => /expired transaction/i.test(String((err as Error)?.message));
 
-/** Terminates one open run, its row already locked, in the caller's transaction; null when it had finished. */
-async function terminateOne(
+/**
+ * Terminates one open run, its row already locked, in the caller's transaction; null when it had finished.
+ * `finishedBy` says, on its `run.terminated` event, who ended it when it was not the command's own walk.
+ */
+export async function terminateOne(
   tx: Prisma.TransactionClient,
   runId: string,
   reason: string,
   now: Date,
+  finishedBy?: string,
 ): Promise<SettledRun | null> {
   const run = await findRun(tx, runId);
   if (!run) return null;
@@ -159,7 +163,7 @@ async function terminateOne(
     {
       status: 'Terminated',
       error: { name: 'Terminated', message: reason, left_undone: leftUndone },
-      details: { left_undone: leftUndone },
+      details: { left_undone: leftUndone, ...(finishedBy === undefined ? {} : { finished_by: finishedBy }) },
     },
     now,
   );

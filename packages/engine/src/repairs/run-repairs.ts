@@ -270,7 +270,8 @@ async function endDescendants(deps: RepairDeps, runId: string, reason: string, w
     const why = commandFailure(err).message;
     return [
       `the terminate stopped ${when} after ending ${runs(ended)} (${why}); the rest are fenced and run no code: ` +
-        'send the same command again (or terminate the run) to finish them',
+        'send the same command again (or terminate the run) to finish them now; otherwise the monitor ends them ' +
+        `${deps.runtime.config.monitor.unfinished_terminate_after_seconds} s after the fence (ADR 0140)`,
     ];
   }
 }

@@ -112,6 +112,11 @@ export const engineConfigSchema = z
           })
           .strict()
           .prefault({}),
+        /**
+         * How long after a terminate's fence closed a run's cleanup window the monitor ends the run, when the
+         * terminate's batches have not (they stopped between two: ADR 0140).
+         */
+        unfinished_terminate_after_seconds: seconds.default(60),
       })
       .strict()
       .prefault({}),

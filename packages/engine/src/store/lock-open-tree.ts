@@ -88,15 +88,20 @@ export async function listTreeToTerminate(
 
 /**
  * Locks those of `runs` still open FOR UPDATE, the deepest first (as {@link lockOpenTree} does), and
- * returns their ids.
+ * returns their ids. With `skipLocked`, a run another session holds is left out instead of waited for (the
+ * monitor's walk, ADR 0140).
  */
-export async function lockOpenRuns(db: RawDb, runs: readonly { id: string; depth: number }[]): Promise<Set<string>> {
+export async function lockOpenRuns(
+  db: RawDb,
+  runs: readonly { id: string; depth: number }[],
+  opts: { skipLocked?: boolean } = {},
+): Promise<Set<string>> {
   const rows = await db.$queryRaw<{ id: string }[]>(Prisma.sql`
     select r.id::text as id from "sagaflow"."flow_runs" r
       join unnest(${runs.map((n) => n.id)}::uuid[], ${runs.map((n) => n.depth)}::int[]) as t (id, depth)
         on r.id = t.id
      where ${openRunByKey('r.status')}
      order by t.depth desc, r.id
-       for update of r`);
+       for update of r ${opts.skipLocked ? Prisma.sql`skip locked` : Prisma.empty}`);
   return new Set(rows.map((r) => r.id));
 }

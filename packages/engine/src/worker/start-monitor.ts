@@ -3,6 +3,7 @@ import { sweepExpiredRuns, type ExpiredRunsPass } from '../api/sweep-expired-run
 import { sweepExpiredSteps } from '../api/sweep-expired-steps.ts';
 import { sweepOrphanedSteps } from '../api/sweep-orphaned-steps.ts';
 import { sweepStuckReasons, type StuckReasonsPass } from '../api/sweep-stuck-reasons.ts';
+import { sweepUnfinishedTerminates, type UnfinishedTerminatesPass } from '../api/sweep-unfinished-terminates.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import { acquireLease, releaseLease } from '../store/acquire-lease.ts';
 import { startLoop } from './start-loop.ts';
@@ -21,6 +22,8 @@ export type MonitorPass =
       orphans: { marked: number };
       /** Stuck reasons re-judged (ADR 0124): owner_gone that no longer holds, parents of stuck children. */
       stuckReasons: StuckReasonsPass | null;
+      /** Terminates left unfinished between their batches, finished (ADR 0140); null when the lease was lost first. */
+      terminates: UnfinishedTerminatesPass | null;
       doctor: DoctorPass | null;
       /** A sweep stopped on its time budget with rows left: the loop runs the next pass at once. */
       more: boolean;
@@ -56,9 +59,10 @@ export async function runMonitorPass(
     const runs = expiration ? await sweepExpiredRuns(deps, { keep }) : { expired: [], failed: [], more: false };
     const orphans = (await keep()) ? await sweepOrphanedSteps(deps, { keep }) : { marked: 0 };
     const stuckReasons = (await keep()) ? await sweepStuckReasons(deps, { keep }) : null;
+    const terminates = (await keep()) ? await sweepUnfinishedTerminates(deps, { keep }) : null;
     const doctor = opts.doctor && (await keep()) ? await sweepDoctor(deps, { keep }) : null;
-    const more = steps.more || runs.more || (doctor?.more ?? false);
-    return { swept: true, steps, runs, orphans, stuckReasons, doctor, more };
+    const more = steps.more || runs.more || (terminates?.more ?? false) || (doctor?.more ?? false);
+    return { swept: true, steps, runs, orphans, stuckReasons, terminates, doctor, more };
   } finally {
     if (opts.release) await releaseLease(deps.prisma, { name: 'monitor', holder }).catch(() => undefined);
   }

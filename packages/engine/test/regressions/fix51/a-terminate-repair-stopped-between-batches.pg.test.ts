@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { childWorkerSuite } from '../../support/spawn-worker.ts';
+import { finishedByMonitor } from '../../../src/api/sweep-unfinished-terminates.ts';
+import { TestClock } from '../../../src/testing/test-clock.ts';
+import { runMonitorPass } from '../../../src/worker/start-monitor.ts';
 import { bareEngine } from '../harness.ts';
 import { buildWideTree, treeAsEnded, wideTreeFlows } from './support/wide-tree.ts';
 
@@ -20,11 +23,12 @@ const script = fileURLToPath(new URL('./support/terminate-repair-operator.ts', i
 describe('a terminate repair stopped between its batches (SIGKILL, real PostgreSQL)', () => {
   const suite = childWorkerSuite();
 
-  async function stoppedBetweenBatches() {
+  async function stoppedBetweenBatches(clock = new TestClock()) {
     const e = suite.adopt(
       bareEngine(suite.db, {
         flows: wideTreeFlows,
         actions: [],
+        clock,
         config: { processes: { transaction_timeout_ms: 5000 } },
       }),
     );
@@ -105,4 +109,45 @@ describe('a terminate repair stopped between its batches (SIGKILL, real PostgreS
       audits: await suite.db.prisma.repairCommand.count({ where: { idempotency_key: key } }),
     }).toEqual({ tree: { terminatedWithReason: 2000, open: 0, other: 0 }, audits: 1 });
   });
+
+  it(
+    'sent by nobody again, the monitor finishes it once the grace has passed (ADR 0140)',
+    { timeout: 180_000 },
+    async () => {
+      const clock = new TestClock();
+      const { e, rootId, reason, key } = await stoppedBetweenBatches(clock);
+      const pass = async () => {
+        const r = await runMonitorPass(e.runtime, { doctor: false, ttlSeconds: 60, release: true });
+        if (!r.swept) throw new Error(`the monitor did not sweep: ${r.reason}`);
+        return r.terminates?.terminated ?? null;
+      };
+      // The engine's clock reaches the fence's time (the operator's own clock), still within the grace.
+      const rootRun = await suite.db.prisma.flowRun.findUniqueOrThrow({ where: { id: rootId } });
+      clock.set(rootRun.finished_at!);
+      expect(await pass()).toBe(0);
+      expect((await treeAsEnded(suite.db, rootId, reason)).open).toBe(1900);
+
+      // Past the grace (60 s by default): passes until one ends nothing, each bounded by its time budget.
+      clock.advance(61_000);
+      const passes: number[] = [];
+      for (let n = await pass(); n !== 0 && passes.length < 1000; n = await pass()) passes.push(n ?? -1);
+      const finishedBy = await suite.db.prisma.$queryRawUnsafe<{ n: number }[]>(
+        `select count(*)::int as n from "sagaflow"."flow_events" e join "sagaflow"."flow_runs" r on r.id = e.run_id
+        where r.parent_run_id = $1::uuid and e.type = 'run.terminated' and e.data->>'finished_by' = $2`,
+        rootId,
+        finishedByMonitor,
+      );
+      expect({
+        ended: passes.reduce((a, b) => a + b, 0),
+        tree: await treeAsEnded(suite.db, rootId, reason),
+        finishedByMonitor: finishedBy[0]?.n,
+        audits: await suite.db.prisma.repairCommand.count({ where: { idempotency_key: key } }),
+      }).toEqual({
+        ended: 1900,
+        tree: { terminatedWithReason: 2000, open: 0, other: 0 },
+        finishedByMonitor: 1900,
+        audits: 1,
+      });
+    },
+  );
 });

@@ -1,0 +1,98 @@
+import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
+import type { SettledRun } from '../runtime/settle-run.ts';
+import { findUnfinishedTerminates } from '../store/find-unfinished-terminates.ts';
+import { listTreeToTerminate, lockOpenRuns } from '../store/lock-open-tree.ts';
+import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
+import { noteHeldRuns } from '../sweeps/on-monitored-run.ts';
+import { afterTerminate, terminateBatch, terminateOne } from './terminate-run.ts';
+
+/** What one pass of {@link sweepUnfinishedTerminates} did. */
+export interface UnfinishedTerminatesPass {
+  /** Runs it terminated. */
+  terminated: number;
+  /** It stopped on its time budget, or found a full page of parents and ended runs: a pass at once. */
+  more: boolean;
+}
+
+/** What each run the monitor ends carries on its `run.terminated` event (`finished_by`). */
+export const finishedByMonitor =
+  'monitor: the terminate that fenced this run stopped before its batches ended it (ADR 0140)';
+
+/** The sweep's name in its logs and in a `run_held` journal entry (ADR 0137). */
+const sweepName = 'terminate finisher';
+
+/**
+ * The monitor finishes a terminate that stopped between its batches (ADR 0140). A terminate commits its root
+ * and the fence of its tree first, then ends the tree a batch at a time (ADR 0125, ADR 0126); a crash, a
+ * lost connection or a SIGKILL between two batches left the rest fenced (their cleanup window closed, no
+ * wake), open for ever unless the command was sent again. Under each closed parent of a run the fence closed
+ * at least `monitor.unfinished_terminate_after_seconds` ago, the sweep walks as the terminate's batches walk
+ * (`listTreeToTerminate`, parents first) and ends each open run as they would have (Terminated, with their
+ * reason, what it left undone, its `run.finished`), `finished_by` on its event. A run another session holds
+ * is passed over (`skip locked`, noted for ADR 0137's `run_held`) until the next pass; a terminate still
+ * walking its tree meanwhile ends the same runs, each once, by whichever locks it first. Bounded by
+ * `sweeps.pass_budget_ms` and the lease (`keep`), each batch a transaction of the sweep's limit.
+ */
+export async function sweepUnfinishedTerminates(
+  deps: RuntimeDeps,
+  opts: {
+    limit?: number;
+    /** Renews the sweeper's lease; false (lost) stops the sweep before the next batch. */
+    keep?: () => Promise<boolean>;
+  } = {},
+): Promise<UnfinishedTerminatesPass> {
+  const limit = opts.limit ?? deps.config.monitor.expiration.page_size;
+  const afterMs = deps.config.monitor.unfinished_terminate_after_seconds * 1000;
+  const started = performance.now();
+  const outOfTime = () => performance.now() - started > deps.config.sweeps.pass_budget_ms;
+  const parents = await findUnfinishedTerminates(deps.prisma, {
+    before: new Date(deps.clock.now().getTime() - afterMs),
+    limit,
+  });
+  let terminated = 0;
+  let stopped = false;
+  for (const parent of parents) {
+    let size = terminateBatch;
+    for (;;) {
+      if (outOfTime() || (opts.keep && !(await opts.keep()))) {
+        stopped = true;
+        break;
+      }
+      const batch = await inSweepTransaction(deps.prisma, deps.config.sweeps.transaction_timeout_ms, async (tx) => {
+        const next = await listTreeToTerminate(tx, parent.id, parent.reason, size);
+        const locked = await lockOpenRuns(tx, next, { skipLocked: true });
+        const now = deps.clock.now();
+        const settled: SettledRun[] = [];
+        for (const run of next) {
+          if (!locked.has(run.id)) continue;
+          const own = await terminateOne(tx, run.id, run.reason, now, finishedByMonitor);
+          // Its parent ended before it (by the terminate, or by this walk): its refusal is not journaled.
+          if (own) settled.push({ ...own, refusedParent: null });
+        }
+        return { settled, held: next.filter((r) => !locked.has(r.id)).map((r) => r.id), listed: next.length };
+      }).catch((err: unknown) => {
+        // A batch past the sweep's limit (a loaded database) committed nothing: half as many again, down to one.
+        if (size > 1) return 'smaller' as const;
+        deps.logger.warn(
+          { err, runId: parent.id },
+          `${sweepName}: the runs under ${parent.id} could not be ended; the next pass tries again`,
+        );
+        return null;
+      });
+      if (batch === 'smaller') {
+        size = Math.max(1, Math.floor(size / 2));
+        continue;
+      }
+      if (batch === null) break;
+      await noteHeldRuns(deps, sweepName, { held: batch.held, taken: batch.settled.map((s) => s.run.id) });
+      terminated += batch.settled.length;
+      await afterTerminate(deps, batch.settled);
+      // Nothing left under it, or only runs other sessions hold: the next pass looks again.
+      if (batch.settled.length === 0 || batch.listed < size) break;
+    }
+    if (stopped) break;
+  }
+  if (terminated > 0)
+    deps.logger.info({ terminated }, 'the monitor finished terminates that had stopped between their batches');
+  return { terminated, more: stopped || (parents.length === limit && terminated > 0) };
+}
