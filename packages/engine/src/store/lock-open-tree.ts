@@ -8,20 +8,21 @@ const maxRounds = 10;
 
 /**
  * An open run and its open 'propagate' descendants, each with its depth below the root (0), in one
- * recursive query: depth first, the root first, children in id order (their path of ids). Empty when
- * the root is not open. What a terminate or cancel reaches, for the locks below and for a repair's
- * preview, so the two list the same tree in the same order.
+ * recursive query, level by level in id order. Empty when the root is not open. What a terminate or
+ * cancel locks ({@link lockOpenTree}, which orders its locks by depth itself). A path of ids per run, for a
+ * depth-first order nothing used, cost time and memory with the square of a chain's depth (as review 65
+ * found in the cancel's walk).
  */
 export async function listOpenTree(db: RawDb, rootId: string): Promise<{ id: string; depth: number }[]> {
   return db.$queryRaw<{ id: string; depth: number }[]>(Prisma.sql`
-    with recursive tree (id, depth, path) as (
-      select r.id, 0, array[r.id] from "sagaflow"."flow_runs" r
+    with recursive tree (id, depth) as (
+      select r.id, 0 from "sagaflow"."flow_runs" r
        where r.id = ${rootId}::uuid and ${openRunByKey('r.status')}
       union all
-      select c.id, t.depth + 1, t.path || c.id from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
+      select c.id, t.depth + 1 from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
        where c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
     )
-    select id::text as id, depth from tree order by path`);
+    select id::text as id, depth from tree order by depth, id`);
 }
 
 /**
