@@ -1,9 +1,11 @@
+import type { Prisma } from '../generated/prisma/client.ts';
+import { isLockWaitGivenUp } from '../process/process-deps.ts';
 import type { RuntimeDeps } from '../runtime/runtime-deps.ts';
 import type { SettledRun } from '../runtime/settle-run.ts';
-import { findUnfinishedTerminates } from '../store/find-unfinished-terminates.ts';
+import { findUnfinishedTerminates, type UnfinishedTerminate } from '../store/find-unfinished-terminates.ts';
 import { listTreeToTerminate, lockOpenRuns } from '../store/lock-open-tree.ts';
 import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
-import { noteHeldRuns } from '../sweeps/on-monitored-run.ts';
+import { HeldRunWaits, noteHeldRuns } from '../sweeps/on-monitored-run.ts';
 import { afterTerminate, terminateBatch, terminateOne } from './terminate-run.ts';
 
 /** What one pass of {@link sweepUnfinishedTerminates} did. */
@@ -49,6 +51,8 @@ export async function sweepUnfinishedTerminates(
     before: new Date(deps.clock.now().getTime() - afterMs),
     limit,
   });
+  const waits = HeldRunWaits.of(deps);
+  const limitMs = deps.config.sweeps.transaction_timeout_ms;
   let terminated = 0;
   let stopped = false;
   for (const parent of parents) {
@@ -58,36 +62,37 @@ export async function sweepUnfinishedTerminates(
         stopped = true;
         break;
       }
-      const batch = await inSweepTransaction(deps.prisma, deps.config.sweeps.transaction_timeout_ms, async (tx) => {
-        const next = await listTreeToTerminate(tx, parent.id, parent.reason, size);
-        const locked = await lockOpenRuns(tx, next, { skipLocked: true });
-        const now = deps.clock.now();
-        const settled: SettledRun[] = [];
-        for (const run of next) {
-          if (!locked.has(run.id)) continue;
-          const own = await terminateOne(tx, run.id, run.reason, now, finishedByMonitor);
-          // Its parent ended before it (by the terminate, or by this walk): its refusal is not journaled.
-          if (own) settled.push({ ...own, refusedParent: null });
-        }
-        return { settled, held: next.filter((r) => !locked.has(r.id)).map((r) => r.id), listed: next.length };
-      }).catch((err: unknown) => {
-        // A batch past the sweep's limit (a loaded database) committed nothing: half as many again, down to one.
+      // A row another session holds that the batch must still wait for (a closed parent's, which ending its
+      // child settles) is waited for as the monitor's other sweeps wait (ADR 0135), never to the batch's limit.
+      const waitMs = Math.min(waits.next(), Math.floor(limitMs / 4));
+      const began = performance.now();
+      const batch = await inSweepTransaction(
+        deps.prisma,
+        limitMs,
+        (tx) => endBatch(tx, parent, size, deps.clock.now()),
+        { lock_timeout: String(waitMs) },
+      ).catch((err: unknown) => {
+        const gaveUp = isLockWaitGivenUp(err);
+        if (gaveUp) waits.spend(performance.now() - began);
+        // A batch past the sweep's limit, or one that met a held row, committed nothing: half as many again,
+        // down to one run; that one, held, is passed over until the next pass.
         if (size > 1) return 'smaller' as const;
-        deps.logger.warn(
-          { err, runId: parent.id },
-          `${sweepName}: the runs under ${parent.id} could not be ended; the next pass tries again`,
-        );
-        return null;
+        if (!gaveUp)
+          deps.logger.warn(
+            { err, runId: parent.id },
+            `${sweepName}: the runs under ${parent.id} could not be ended; the next pass tries again`,
+          );
+        return gaveUp ? ('held' as const) : null;
       });
       if (batch === 'smaller') {
         size = Math.max(1, Math.floor(size / 2));
         continue;
       }
-      if (batch === null) break;
+      if (batch === 'held' || batch === null) break;
       await noteHeldRuns(deps, sweepName, { held: batch.held, taken: batch.settled.map((s) => s.run.id) });
       terminated += batch.settled.length;
       await afterTerminate(deps, batch.settled);
-      // Nothing left under it, or only runs other sessions hold: the next pass looks again.
+      // Nothing left under it, or only runs other sessions hold (and what is under them): the next pass looks again.
       if (batch.settled.length === 0 || batch.listed < size) break;
     }
     if (stopped) break;
@@ -95,4 +100,27 @@ export async function sweepUnfinishedTerminates(
   if (terminated > 0)
     deps.logger.info({ terminated }, 'the monitor finished terminates that had stopped between their batches');
   return { terminated, more: stopped || (parents.length === limit && terminated > 0) };
+}
+
+/**
+ * One batch of the walk under `parent`: the next `size` open runs the terminate's batches would end, each
+ * locked `SKIP LOCKED` and ended as they end it. A run another session holds is left, and so is every run
+ * under it in this batch: its end would settle its parent's step and wait for the parent's row.
+ */
+async function endBatch(tx: Prisma.TransactionClient, parent: UnfinishedTerminate, size: number, now: Date) {
+  const next = await listTreeToTerminate(tx, parent.id, parent.reason, size);
+  const locked = await lockOpenRuns(tx, next, { skipLocked: true });
+  const listed = new Set(next.map((r) => r.id));
+  const ended = new Set<string>();
+  const settled: SettledRun[] = [];
+  for (const run of next) {
+    if (!locked.has(run.id)) continue;
+    if (listed.has(run.parentId) && !ended.has(run.parentId)) continue;
+    const own = await terminateOne(tx, run.id, run.reason, now, finishedByMonitor);
+    if (!own) continue;
+    // Its parent ended before it (by the terminate, or by this walk): its refusal is not journaled.
+    settled.push({ ...own, refusedParent: null });
+    ended.add(run.id);
+  }
+  return { settled, held: next.filter((r) => !locked.has(r.id)).map((r) => r.id), listed: next.length };
 }

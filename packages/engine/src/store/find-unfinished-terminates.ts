@@ -35,19 +35,28 @@ export async function findUnfinishedTerminates(
 ): Promise<UnfinishedTerminate[]> {
   return db.$queryRaw<UnfinishedTerminate[]>(Prisma.sql`
     select p.id::text as id,
-           coalesce(case when p.parent_run_id is null then p.error->>'message'
-                         else ${inherited("case when p.status = 'Terminated' then p.error->>'message' else p.cancel_reason end")}
-                    end, '') as reason
+           coalesce(case when ${walked} then ${inherited(parentReason)} else ${Prisma.raw(parentReason)} end, '') as reason
       from "sagaflow"."flow_runs" p
-      join (select r.parent_run_id, min(r.cancel_deadline_at) as oldest
+      join (select r.parent_run_id, min(case when q.status = 'Terminated' then q.finished_at else r.cancel_deadline_at end) as fenced
               from "sagaflow"."flow_runs" r
               join "sagaflow"."flow_runs" q on q.id = r.parent_run_id
              where r.cancel_deadline_at is not null and r.cancel_deadline_at <= ${args.before}::timestamptz
                and r.status in ('Pending', 'Running', 'Waiting', 'Compensating')
                and r.parent_cancel_policy = 'propagate'
                and not ${openRunByKey('q.status')}
-               and (q.status = 'Terminated' or (q.cancel_requested_at is not null and r.cancel_reason ~ ${fencedReason}))
+               and ((q.status = 'Terminated' and q.finished_at <= ${args.before}::timestamptz)
+                    or (q.cancel_requested_at is not null and r.cancel_reason ~ ${fencedReason}))
              group by r.parent_run_id) c on c.parent_run_id = p.id
-     order by c.oldest, p.id
+     order by c.fenced, p.id
      limit ${args.limit}::int`);
 }
+
+/** A parent's own reason: its terminate's (on its error), or the one the fence gave it, for one that closed at its window. */
+const parentReason = "case when p.status = 'Terminated' then p.error->>'message' else p.cancel_reason end";
+
+/**
+ * Whether the parent was reached by a terminate's walk (its reason the fence's or the batch's: `parent <uuid> was
+ * terminated: …`) rather than being the terminate's own root: its children quote the end of its reason, as the
+ * fence and the batches quote a reason below the first level; a root's reason is quoted whole.
+ */
+const walked = Prisma.sql`(${Prisma.raw(parentReason)}) ~ ${fencedReason}`;

@@ -69,22 +69,23 @@ export async function listTreeToTerminate(
   rootId: string,
   reason: string,
   limit: number,
-): Promise<{ id: string; depth: number; reason: string }[]> {
-  return db.$queryRaw<{ id: string; depth: number; reason: string }[]>(Prisma.sql`
-    with recursive tree (id, depth, reason, open) as (
-      select c.id, 1, 'parent ' || c.parent_run_id::text || ' was terminated: ' || ${reason}::text,
+): Promise<{ id: string; parentId: string; depth: number; reason: string }[]> {
+  return db.$queryRaw<{ id: string; parentId: string; depth: number; reason: string }[]>(Prisma.sql`
+    with recursive tree (id, parent, depth, reason, open) as (
+      select c.id, c.parent_run_id, 1, 'parent ' || c.parent_run_id::text || ' was terminated: ' || ${reason}::text,
              ${openRunByKey('c.status')}
         from "sagaflow"."flow_runs" c
        where c.parent_run_id = ${rootId}::uuid and c.parent_cancel_policy = 'propagate'
          and (${openRunByKey('c.status')} or c.status = 'Terminated' or c.cancel_requested_at is not null)
       union all
-      select c.id, t.depth + 1, 'parent ' || t.id::text || ' was terminated: ' || ${inherited('t.reason')},
+      select c.id, c.parent_run_id, t.depth + 1, 'parent ' || t.id::text || ' was terminated: ' || ${inherited('t.reason')},
              ${openRunByKey('c.status')}
         from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
        where c.parent_cancel_policy = 'propagate'
          and (${openRunByKey('c.status')} or c.status = 'Terminated' or c.cancel_requested_at is not null)
     )
-    select id::text as id, depth, reason from tree where open order by depth, id limit ${limit}::int`);
+    select id::text as id, parent::text as "parentId", depth, reason from tree where open
+     order by depth, id limit ${limit}::int`);
 }
 
 /**

@@ -68,7 +68,17 @@ const reachable = (r: string, args: { now: Date; terminated?: boolean }) =>
     ? Prisma.sql`(${Prisma.raw(r)}.cancel_deadline_at is null or ${Prisma.raw(r)}.cancel_deadline_at > ${args.now}::timestamptz)`
     : Prisma.sql`${Prisma.raw(r)}.cancel_requested_at is null`;
 
-/** How much of its parent's reason a descendant's reason carries: the end of it, where the cause is. */
+/**
+ * The runs the tree's walk goes through: the open ones; and, for a terminate's fence, closed ones that were
+ * asked to cancel or terminated too, as its batches walk (`listTreeToTerminate`): a run asked to cancel before
+ * the terminate and closed at its window may have an open child still in its own cleanup window, which the
+ * fence must close too (review 67). Only the open ones are asked.
+ */
+const walkedThrough = (r: string, args: { terminated?: boolean }) =>
+  args.terminated
+    ? Prisma.sql`(${openRunByKey(`${r}.status`)} or ${Prisma.raw(r)}.status = 'Terminated' or ${Prisma.raw(r)}.cancel_requested_at is not null)`
+    : openRunByKey(`${r}.status`);
+
 /** The one recursive statement over the whole tree; answers every run it asked, and the root's children. */
 async function requestTree(
   db: RawDb,
@@ -80,12 +90,12 @@ async function requestTree(
     with recursive tree (id, reason, depth, fresh) as (
       select c.id, ${childReason}::text, 1, ${reachable('c', args)}
         from "sagaflow"."flow_runs" c
-       where c.parent_run_id = ${args.rootId}::uuid and c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
+       where c.parent_run_id = ${args.rootId}::uuid and c.parent_cancel_policy = 'propagate' and ${walkedThrough('c', args)}
       union all
       select c.id, 'parent ' || t.id::text || ${ended}::text || ${inherited('t.reason')}, t.depth + 1, ${reachable('c', args)}
         from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
        where (t.fresh or ${args.terminated === true}::boolean)
-         and c.parent_cancel_policy = 'propagate' and ${openRunByKey('c.status')}
+         and c.parent_cancel_policy = 'propagate' and ${walkedThrough('c', args)}
     ), requested as (
       update "sagaflow"."flow_runs" r
          set cancel_requested_at = coalesce(r.cancel_requested_at, ${args.now}::timestamptz),
