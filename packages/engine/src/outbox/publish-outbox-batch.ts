@@ -4,6 +4,7 @@ import { markOutboxBatchPublished } from '../store/mark-outbox-batch-published.t
 import { recordOutboxFailure } from '../store/record-outbox-failure.ts';
 import { releaseOutboxClaim } from '../store/release-outbox-claim.ts';
 import { outboxBackoffMs } from './outbox-backoff.ts';
+import { renewBelowMs, renewClaimWindow } from './renew-claim-window.ts';
 import { toOutboxEnvelope } from './outbox-envelope.ts';
 import {
   resolveOutboxPublisher,
@@ -91,11 +92,21 @@ export async function publishWith(
   // It counts from the moment whose time the claim wrote (`claimedAt`), not from when the claim came
   // back: a claim that waited for a connection (a starved pool) had already spent that wait of its
   // window, and a publish counted from its return ran past it while a rival sent the row too (review 54).
-  const windowEndsAt = claimedAt + config.visibility_timeout_seconds * 1000;
+  let windowEndsAt = claimedAt + config.visibility_timeout_seconds * 1000;
+  // A claim that came back with less than half its window left (it waited for a connection, or the
+  // database was slow) is renewed for the whole batch in one statement before anything is sent: its
+  // publishes get their own deadline, not what the claim's wait left of the window (ADR 0139).
+  const renewal = leftOf(windowEndsAt) < renewBelowMs(config) ? await renewClaimWindow(deps, claimed) : null;
+  if (renewal !== null) windowEndsAt = renewal.endsAt;
   const bySource = new Map<string, DbOutboxMessage[]>();
   for (const row of claimed) bySource.set(row.source_id, [...(bySource.get(row.source_id) ?? []), row]);
   let done = 0;
-  const sources = [...bySource.values()].map(async (rows) => {
+  const sources = [...bySource.values()].map(async (all) => {
+    // A row the renewal did not keep is another claim's now: its source stops before it, and hands
+    // back the rows behind it, so they go after it, in order.
+    const lost = renewal === null ? -1 : all.findIndex((row) => !renewal.kept.has(row.id));
+    const rows = lost === -1 ? all : all.slice(0, lost);
+    if (lost !== -1) await releaseRest(deps, all.slice(lost + 1), result);
     const delivered = await publishSource(deps, rows, result, windowEndsAt).catch((err: unknown) => {
       deps.logger.warn(
         { err, rows: rows.length },
@@ -104,7 +115,7 @@ export async function publishWith(
       return [];
     });
     await marker.mark(delivered, result);
-    done += rows.length;
+    done += all.length;
   });
   const outstanding = Promise.all(sources).then(() => {
     if (result.claimed > 0) deps.logger.debug({ ...result }, 'outbox pass');
@@ -119,26 +130,61 @@ export async function publishWith(
   return { result, outstanding, stillOut: claimed.length - done };
 }
 
-/** Publishes one source's claimed rows in order; stops at the first that does not get through. Returns those delivered. */
+/**
+ * Publishes one source's claimed rows in order; stops at the first that does not get through. Returns
+ * those delivered, which the marker marks once the source ends. The marker may queue them behind other
+ * marks (a slow database): a window already half gone is renewed first, so no rival claims a row this
+ * publisher delivered and has not yet marked (ADR 0139).
+ */
 async function publishSource(
   deps: OutboxPublisherDeps,
   rows: DbOutboxMessage[],
   result: OutboxBatchResult,
-  windowEndsAt: number,
+  claimEndsAt: number,
+) {
+  const window = { endsAt: claimEndsAt };
+  const delivered = rows.slice(0, await sendInOrder(deps, rows, result, window));
+  if (delivered.length > 0 && leftOf(window.endsAt) < renewBelowMs(deps.config))
+    await renewClaimWindow(deps, delivered);
+  return delivered;
+}
+
+/** Sends the rows in order until one does not get through; returns how many were delivered. */
+async function sendInOrder(
+  deps: OutboxPublisherDeps,
+  rows: DbOutboxMessage[],
+  result: OutboxBatchResult,
+  window: { endsAt: number },
 ) {
   for (const [index, row] of rows.entries()) {
+    // Less than half the window left: renewed before this row is sent, for the whole source: the rows
+    // ahead of it, delivered but marked only when the source ends, and the ones behind it. So the
+    // publish has its own deadline and no rival claims a row this publisher still holds (ADR 0139).
+    if (leftOf(window.endsAt) < renewBelowMs(deps.config)) {
+      const renewal = await renewClaimWindow(deps, rows);
+      if (renewal !== null && !renewal.kept.has(row.id)) {
+        await releaseRest(deps, rows.slice(index + 1), result);
+        return index;
+      }
+      if (renewal !== null) window.endsAt = renewal.endsAt;
+    }
     // Rows whose claim is about to lapse are left to the next claim, in order, not published late.
-    const leftMs = Math.floor(windowEndsAt - performance.now()) - claimMarginMs;
+    const leftMs = leftOf(window.endsAt);
     if (leftMs <= 0) {
       await releaseRest(deps, rows.slice(index), result);
-      return rows.slice(0, index);
+      return index;
     }
     if (!(await deliverRow(deps, row, result, leftMs))) {
       await releaseRest(deps, rows.slice(index + 1), result);
-      return rows.slice(0, index);
+      return index;
     }
   }
-  return rows;
+  return rows.length;
+}
+
+/** What is left of a claim window that ends at `windowEndsAt`, less the time kept to record an outcome. */
+function leftOf(windowEndsAt: number): number {
+  return Math.floor(windowEndsAt - performance.now()) - claimMarginMs;
 }
 
 /** True when the transport acknowledged the row; false (failure recorded) stops its source for this pass. */

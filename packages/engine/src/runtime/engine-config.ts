@@ -166,7 +166,8 @@ export const engineConfigSchema = z
         pass_budget_ms: z.number().int().min(10).max(600_000).default(5000),
         /**
          * A publish not acknowledged within this long fails (recorded, retried with backoff), whatever
-         * the transport; never longer than the claim window. A source whose publish is still out after
+         * the transport; never longer than what is left of the claim window, which the publisher renews
+         * before a row once less than half of it is left (ADR 0139). A source whose publish is still out after
          * a poll interval no longer holds back the other sources' next pass.
          */
         publish_timeout_ms: z.number().int().min(10).max(600_000).default(30_000),
