@@ -1,11 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { finishedByMonitor } from '../../../src/api/sweep-unfinished-terminates.ts';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
-import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
-import { TestClock } from '../../../src/testing/test-clock.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { twoEngines } from './support/two-engines.ts';
 import { insertRun, parked, pass } from './support/tree.ts';
 
 const reason = 'stopped by ops';
@@ -20,31 +16,10 @@ const reason = 'stopped by ops';
  * cycle left to the caller); both ended some.
  */
 describe('held: a terminate and the monitor walk one tree together (postgres)', () => {
-  let dbA: Database & { url?: string };
-  let dbB: Database;
-  let a: TestEngine;
-  let b: TestEngine;
-  beforeEach(async () => {
-    dbA = await openTestDatabase({ poolSize: 6 });
-    dbB = await createDatabase({ kind: 'postgres', url: dbA.url!, poolSize: 6 });
-    const config = { monitor: { unfinished_terminate_after_seconds: 1 } };
-    a = await createTestEngine({ db: dbA, flows: [parked], actions: [], config });
-    b = await createTestEngine({
-      db: dbB,
-      flows: [parked],
-      actions: [],
-      config,
-      clock: new TestClock(new Date(Date.now() + 10_000)),
-    });
-  });
-  afterEach(async () => {
-    await a?.close();
-    await b?.close();
-    await dbB?.close();
-    await dbA?.close();
-  });
+  const the = twoEngines();
 
   it('every run ends once, Terminated with its reason; the terminate answers', async () => {
+    const { dbA, dbB, a, b } = the;
     const p = await insertRun(dbA);
     const c = await insertRun(dbA, { parent: p, seq: 1 });
     const copy = (parent: string, n: number) => dbA.prisma.$executeRaw`

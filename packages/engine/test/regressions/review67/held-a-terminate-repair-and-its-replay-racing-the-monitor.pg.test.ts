@@ -1,12 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { finishedByMonitor } from '../../../src/api/sweep-unfinished-terminates.ts';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
-import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
-import { TestClock } from '../../../src/testing/test-clock.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
+import { twoEngines } from './support/two-engines.ts';
 import { insertRun, parked, pass } from './support/tree.ts';
 
 const reason = 'stopped by ops';
@@ -20,31 +16,10 @@ const reason = 'stopped by ops';
  * others none.
  */
 describe('held: a terminate repair and its replay racing the monitor (postgres)', () => {
-  let dbA: Database & { url?: string };
-  let dbB: Database;
-  let a: TestEngine;
-  let b: TestEngine;
-  beforeEach(async () => {
-    dbA = await openTestDatabase({ poolSize: 6 });
-    dbB = await createDatabase({ kind: 'postgres', url: dbA.url!, poolSize: 6 });
-    const config = { monitor: { unfinished_terminate_after_seconds: 1 } };
-    a = await createTestEngine({ db: dbA, flows: [parked], actions: [], config });
-    b = await createTestEngine({
-      db: dbB,
-      flows: [parked],
-      actions: [],
-      config,
-      clock: new TestClock(new Date(Date.now() + 10_000)),
-    });
-  });
-  afterEach(async () => {
-    await a?.close();
-    await b?.close();
-    await dbB?.close();
-    await dbA?.close();
-  });
+  const the = twoEngines();
 
   it('one audit row, every run ended once, both answers applied', async () => {
+    const { dbA, dbB, a, b } = the;
     const p = await insertRun(dbA);
     await dbA.prisma.$executeRaw`
       insert into "sagaflow"."flow_runs" (flow_name, flow_version, status, input, parent_run_id, parent_sequence, parent_cancel_policy)

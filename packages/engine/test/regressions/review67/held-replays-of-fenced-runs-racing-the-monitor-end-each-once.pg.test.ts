@@ -1,11 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
-import { createTestEngine, type TestEngine } from '../../../src/testing/create-test-engine.ts';
-import { TestClock } from '../../../src/testing/test-clock.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
-import { fenceOnly, insertRun, parked, pass } from './support/tree.ts';
+import { twoEngines } from './support/two-engines.ts';
+import { fenceOnly, insertRun, pass } from './support/tree.ts';
 
 const reason = 'stopped by ops';
 
@@ -18,31 +14,10 @@ const reason = 'stopped by ops';
  * nobody replayed, is `Terminated` with the batch's reason whatever its Ci ended as; nothing is left open.
  */
 describe('held: replays of fenced runs racing the monitor end each run once (postgres)', () => {
-  let dbA: Database & { url?: string };
-  let dbB: Database;
-  let a: TestEngine;
-  let b: TestEngine;
-  beforeEach(async () => {
-    dbA = await openTestDatabase({ poolSize: 8 });
-    dbB = await createDatabase({ kind: 'postgres', url: dbA.url!, poolSize: 6 });
-    const config = { monitor: { unfinished_terminate_after_seconds: 1 } };
-    a = await createTestEngine({ db: dbA, flows: [parked], actions: [], config });
-    b = await createTestEngine({
-      db: dbB,
-      flows: [parked],
-      actions: [],
-      config,
-      clock: new TestClock(new Date(Date.now() + 10_000)),
-    });
-  });
-  afterEach(async () => {
-    await a?.close();
-    await b?.close();
-    await dbB?.close();
-    await dbA?.close();
-  });
+  const the = twoEngines(8);
 
   it('each C ends once (Cancelled or Terminated), each G Terminated once, none left open', async () => {
+    const { dbA, a, b } = the;
     const p = await insertRun(dbA);
     const cs: string[] = [];
     const gs: string[] = [];
