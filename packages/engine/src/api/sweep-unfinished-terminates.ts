@@ -57,6 +57,9 @@ export async function sweepUnfinishedTerminates(
   let stopped = false;
   for (const parent of parents) {
     let size = terminateBatch;
+    // The runs other sessions hold, met by this pass under this parent, and what is under them: each batch's
+    // walk goes on past them, so a held front of the walk does not hide the runs after it (ADR 0141).
+    const passOver = new Set<string>();
     for (;;) {
       if (outOfTime() || (opts.keep && !(await opts.keep()))) {
         stopped = true;
@@ -69,7 +72,7 @@ export async function sweepUnfinishedTerminates(
       const batch = await inSweepTransaction(
         deps.prisma,
         limitMs,
-        (tx) => endBatch(tx, parent, size, deps.clock.now()),
+        (tx) => endBatch(tx, parent, size, deps.clock.now(), passOver),
         { lock_timeout: String(waitMs) },
       ).catch((err: unknown) => {
         const gaveUp = isLockWaitGivenUp(err);
@@ -92,8 +95,9 @@ export async function sweepUnfinishedTerminates(
       await noteHeldRuns(deps, sweepName, { held: batch.held, taken: batch.settled.map((s) => s.run.id) });
       terminated += batch.settled.length;
       await afterTerminate(deps, batch.settled);
-      // Nothing left under it, or only runs other sessions hold (and what is under them): the next pass looks again.
-      if (batch.settled.length === 0 || batch.listed < size) break;
+      for (const id of batch.passOver) passOver.add(id);
+      // The walk is at its end, or it met nothing it could end or pass over: the next pass looks again.
+      if (batch.listed < size || (batch.settled.length === 0 && batch.passOver.length === 0)) break;
     }
     if (stopped) break;
   }
@@ -103,24 +107,43 @@ export async function sweepUnfinishedTerminates(
 }
 
 /**
- * One batch of the walk under `parent`: the next `size` open runs the terminate's batches would end, each
- * locked `SKIP LOCKED` and ended as they end it. A run another session holds is left, and so is every run
- * under it in this batch: its end would settle its parent's step and wait for the parent's row.
+ * One batch of the walk under `parent`: the next `size` open runs the terminate's batches would end (past
+ * those of `passOver`), each locked `SKIP LOCKED` and ended as they end it. A run another session holds is
+ * left, and so is every run under it in this batch: its end would settle its parent's step and wait for the
+ * parent's row. Those are answered as `passOver`, for the next batch's walk to go past.
  */
-async function endBatch(tx: Prisma.TransactionClient, parent: UnfinishedTerminate, size: number, now: Date) {
-  const next = await listTreeToTerminate(tx, parent.id, parent.reason, size);
+async function endBatch(
+  tx: Prisma.TransactionClient,
+  parent: UnfinishedTerminate,
+  size: number,
+  now: Date,
+  passOver: ReadonlySet<string>,
+) {
+  const next = await listTreeToTerminate(tx, parent.id, parent.reason, size, [...passOver]);
   const locked = await lockOpenRuns(tx, next, { skipLocked: true });
   const listed = new Set(next.map((r) => r.id));
   const ended = new Set<string>();
+  const left = new Set<string>();
   const settled: SettledRun[] = [];
   for (const run of next) {
-    if (!locked.has(run.id)) continue;
-    if (listed.has(run.parentId) && !ended.has(run.parentId)) continue;
+    if (!locked.has(run.id)) {
+      left.add(run.id);
+      continue;
+    }
+    if (listed.has(run.parentId) && !ended.has(run.parentId)) {
+      if (left.has(run.parentId)) left.add(run.id);
+      continue;
+    }
     const own = await terminateOne(tx, run.id, run.reason, now, finishedByMonitor);
     if (!own) continue;
     // Its parent ended before it (by the terminate, or by this walk): its refusal is not journaled.
     settled.push({ ...own, refusedParent: null });
     ended.add(run.id);
   }
-  return { settled, held: next.filter((r) => !locked.has(r.id)).map((r) => r.id), listed: next.length };
+  return {
+    settled,
+    held: next.filter((r) => !locked.has(r.id)).map((r) => r.id),
+    passOver: [...left],
+    listed: next.length,
+  };
 }

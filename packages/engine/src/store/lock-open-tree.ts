@@ -62,14 +62,17 @@ export async function lockOpenTree(db: RawDb, rootId: string): Promise<void> {
  * already Terminated (a terminate that stopped between its batches left their children open), and
  * through closed runs that were asked to cancel (the fence asked them; one closed at its window before
  * its batch came left its fenced children open: review 66), whatever the root's own status: what a
- * terminate of a wide tree ends one bounded transaction at a time (ADR 0125).
+ * terminate of a wide tree ends one bounded transaction at a time (ADR 0125). The runs of `passOver`, and
+ * everything under them, are left out: the monitor's walk passes over runs other sessions hold (ADR 0141).
  */
 export async function listTreeToTerminate(
   db: RawDb,
   rootId: string,
   reason: string,
   limit: number,
+  passOver: readonly string[] = [],
 ): Promise<{ id: string; parentId: string; depth: number; reason: string }[]> {
+  const notPassedOver = passOver.length === 0 ? Prisma.empty : Prisma.sql`and c.id <> all(${[...passOver]}::uuid[])`;
   return db.$queryRaw<{ id: string; parentId: string; depth: number; reason: string }[]>(Prisma.sql`
     with recursive tree (id, parent, depth, reason, open) as (
       select c.id, c.parent_run_id, 1, 'parent ' || c.parent_run_id::text || ' was terminated: ' || ${reason}::text,
@@ -77,12 +80,14 @@ export async function listTreeToTerminate(
         from "sagaflow"."flow_runs" c
        where c.parent_run_id = ${rootId}::uuid and c.parent_cancel_policy = 'propagate'
          and (${openRunByKey('c.status')} or c.status = 'Terminated' or c.cancel_requested_at is not null)
+         ${notPassedOver}
       union all
       select c.id, c.parent_run_id, t.depth + 1, 'parent ' || t.id::text || ' was terminated: ' || ${inherited('t.reason')},
              ${openRunByKey('c.status')}
         from "sagaflow"."flow_runs" c join tree t on c.parent_run_id = t.id
        where c.parent_cancel_policy = 'propagate'
          and (${openRunByKey('c.status')} or c.status = 'Terminated' or c.cancel_requested_at is not null)
+         ${notPassedOver}
     )
     select id::text as id, parent::text as "parentId", depth, reason from tree where open
      order by depth, id limit ${limit}::int`);

@@ -3,6 +3,7 @@ import type { Database } from '../../../src/db/database.ts';
 import { executeRun } from '../../../src/runtime/execute-run.ts';
 import { holdRuns, waitForWaiters } from '../../support/held-rows.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
+import { waitFor } from '../../support/wait-for.ts';
 import { lockWaiters } from '../review21/lock-waiters.ts';
 import { judgeSiblings, runDueWakes, siblingParent, trackedDeps } from './support/sibling-children.ts';
 
@@ -43,7 +44,12 @@ describe("cancel queued between two sibling children's starts on the parent's ro
     a.release();
     await waitForWaiters(db, holder.pid, 1);
     const cancelling = s.e.cancel(runId, { reason: 'review23: stop', cleanupSeconds: 60 });
-    await lockWaiters(db, 2);
+    // The cancel's own statement in the queue, not just a second waiter: on a loaded machine another
+    // statement of the live replay can queue on the parent's row first, and B would then queue ahead of
+    // the cancel (seen once in a full run beside a helper's tests).
+    await waitFor('the cancel to queue on the parent', async () =>
+      (await lockWaiters(db, 1)).some((w) => w.query.includes('cancel_deadline_at')) ? true : undefined,
+    );
     r1.mark();
     b.release();
     await lockWaiters(db, 3);
