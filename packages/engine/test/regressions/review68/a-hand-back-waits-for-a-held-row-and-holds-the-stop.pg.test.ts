@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.ts';
 import { startOutboxPublisher, type OutboxPublisher } from '../../../src/outbox/start-outbox-publisher.ts';
-import { seedOutbox } from '../../outbox/seed-outbox.ts';
+import { clearOutbox, seedOutbox } from '../../outbox/seed-outbox.ts';
 import { holdRows, waitForWaiters, type HeldRows } from '../../support/held-rows.ts';
 import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
@@ -38,18 +38,21 @@ describe('review 68: a hand-back and a row another session holds (real PostgreSQ
     await db?.close();
   });
 
-  it('stop() returns within its bound while a row the relay hands back is held by another session', async () => {
-    const [s1, s2] = await seedOutbox(db, [
+  /**
+   * One source s1, s2; after the claim another session holds row `held` and s1's consumer answers 500. Once a
+   * backend of the relay waits on the holder, stop() is called; it should return within its bound.
+   */
+  async function stopWhileHeld(held: 0 | 1) {
+    await clearOutbox(db);
+    const ids = await seedOutbox(db, [
       { sourceId: 'r68-handback', destination: 'sink' },
       { sourceId: 'r68-handback', destination: 'sink' },
     ]);
-    if (s1 === undefined || s2 === undefined) throw new Error('seeded nothing');
-    const s2Id = (await rowOf(db, s2)).id;
+    const heldId = (await rowOf(db, ids[held]!)).id;
     let holder: HeldRows | undefined;
     sink.setAnswer(async (d) => {
-      if (d.messageId !== s1 || holder !== undefined) return 200;
-      // The claim has committed; another session now holds s2, and s1's consumer answers 500.
-      holder = await holdRows(db.url!, 'outbox', [s2Id]);
+      if (d.messageId !== ids[0] || holder !== undefined) return 200;
+      holder = await holdRows(db.url!, 'outbox', [heldId]);
       return 500;
     });
     let publisher: OutboxPublisher | undefined = startOutboxPublisher({
@@ -59,8 +62,7 @@ describe('review 68: a hand-back and a row another session holds (real PostgreSQ
       logger: silent,
     });
     try {
-      await waitFor('s1 to be sent and s2 held', async () => (holder ? true : undefined));
-      // The relay's hand-back of s2 now waits on the holder's lock.
+      await waitFor('s1 to be sent and a row held', async () => (holder ? true : undefined));
       const waiting = await waitForWaiters(db, holder!.pid);
       const bound = config.publish_timeout_ms + 1_000 + 3_000;
       const started = Date.now();
@@ -80,5 +82,15 @@ describe('review 68: a hand-back and a row another session holds (real PostgreSQ
       await holder?.rollback().catch(() => undefined);
       await publisher?.stop().catch(() => undefined);
     }
+  }
+
+  it('stop() returns within its bound while a row the relay hands back is held by another session', async () => {
+    // s1 fails; the relay hands back s2, which another session holds.
+    await stopWhileHeld(1);
+  });
+
+  it('stop() returns within its bound while the row whose failure the relay records is held by another session', async () => {
+    // s1 fails and is itself held: the relay's failure write (recordOutboxFailure) waits on it.
+    await stopWhileHeld(0);
   });
 });
