@@ -5,6 +5,8 @@ import { recordOutboxFailure } from '../store/record-outbox-failure.ts';
 import { releaseOutboxClaim } from '../store/release-outbox-claim.ts';
 import { outboxBackoffMs } from './outbox-backoff.ts';
 import { renewBelowMs, renewClaimWindow } from './renew-claim-window.ts';
+import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
 import { toOutboxEnvelope } from './outbox-envelope.ts';
 import {
   resolveOutboxPublisher,
@@ -156,17 +158,24 @@ async function sendInOrder(
   result: OutboxBatchResult,
   window: { endsAt: number },
 ) {
+  // The first row a renewal did not keep (another claim's now, or held by another session): its window is
+  // not the one renewed, so the source stops before it, as it does when the row itself was not kept.
+  let keptUpTo = rows.length;
   for (const [index, row] of rows.entries()) {
     // Less than half the window left: renewed before this row is sent, for the whole source: the rows
     // ahead of it, delivered but marked only when the source ends, and the ones behind it. So the
     // publish has its own deadline and no rival claims a row this publisher still holds (ADR 0139).
     if (leftOf(window.endsAt) < renewBelowMs(deps.config)) {
-      const renewal = await renewClaimWindow(deps, rows);
-      if (renewal !== null && !renewal.kept.has(row.id)) {
-        await releaseRest(deps, rows.slice(index + 1), result);
-        return index;
+      const renewal = await renewClaimWindow(deps, rows.slice(0, keptUpTo));
+      if (renewal !== null) {
+        const lost = rows.findIndex((r, i) => i >= index && i < keptUpTo && !renewal.kept.has(r.id));
+        if (lost !== -1) keptUpTo = lost;
+        window.endsAt = renewal.endsAt;
       }
-      if (renewal !== null) window.endsAt = renewal.endsAt;
+    }
+    if (index >= keptUpTo) {
+      await releaseRest(deps, rows.slice(index + 1), result);
+      return index;
     }
     // Rows whose claim is about to lapse are left to the next claim, in order, not published late.
     const leftMs = leftOf(window.endsAt);
@@ -316,14 +325,16 @@ async function recordFailure(
   });
   const log = { messageId: row.message_id, destination: row.destination, attempt: row.attempts, code: error.code };
   try {
-    const status = await recordOutboxFailure(deps.prisma, {
-      id: row.id,
-      attempts: row.attempts,
-      claimedUntil: row.claimed_until,
-      maxAttempts: config.max_attempts,
-      retryAt: new Date(deps.clock.now().getTime() + delayMs),
-      error: error.message.slice(0, maxErrorLength),
-    });
+    const status = await withHeldRowWait(deps, (tx) =>
+      recordOutboxFailure(tx, {
+        id: row.id,
+        attempts: row.attempts,
+        claimedUntil: row.claimed_until,
+        maxAttempts: config.max_attempts,
+        retryAt: new Date(deps.clock.now().getTime() + delayMs),
+        error: error.message.slice(0, maxErrorLength),
+      }),
+    );
     if (status === 'Dead') {
       result.dead++;
       deps.logger.error({ ...log, err: error }, 'outbox row is Dead: max attempts reached');
@@ -340,15 +351,28 @@ async function recordFailure(
 
 async function releaseRest(deps: OutboxPublisherDeps, rows: DbOutboxMessage[], result: OutboxBatchResult) {
   for (const row of rows) {
-    const released = await releaseOutboxClaim(deps.prisma, {
-      id: row.id,
-      attempts: row.attempts,
-      claimedUntil: row.claimed_until,
-      now: deps.clock.now(),
-    }).catch((err: unknown) => {
+    const released = await withHeldRowWait(deps, (tx) =>
+      releaseOutboxClaim(tx, {
+        id: row.id,
+        attempts: row.attempts,
+        claimedUntil: row.claimed_until,
+        now: deps.clock.now(),
+      }),
+    ).catch((err: unknown) => {
       deps.logger.warn({ messageId: row.message_id, err }, 'could not release an outbox claim; it lapses on its own');
       return false;
     });
     if (released) result.released++;
   }
+}
+
+/**
+ * A failure's record or a hand-back, waiting at most as long as a mark does for a row another session holds
+ * (ADR 0131): past it, it fails, and the row's claim lapses on its own. Unbounded, one held row hung the
+ * publisher's stop (review 68).
+ */
+function withHeldRowWait<T>(deps: OutboxPublisherDeps, write: (tx: Prisma.TransactionClient) => Promise<T>) {
+  return inSweepTransaction(deps.prisma, deps.config.transaction_timeout_ms, write, {
+    lock_timeout: String(Math.min(markLockWaitMs, deps.config.publish_timeout_ms)),
+  });
 }

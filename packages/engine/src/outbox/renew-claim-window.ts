@@ -6,14 +6,16 @@ import type { OutboxPublisherDeps } from './outbox-publisher-options.ts';
 const renewLockWaitMs = 1_000;
 
 /**
- * Below this much of its claim window left, a publisher renews the window before it sends its next row
- * (ADR 0139): half the window, or one whole publish deadline if that is shorter. Renewing at half the
- * window, as a lease is renewed at half its life, costs no statement while a batch goes out in time, and
- * keeps a publish's deadline its own `publish_timeout_ms` instead of what a slow claim or a slow batch
- * left of the window.
+ * Below this much of its claim window left, a publisher renews the window (ADR 0139): before it sends its
+ * next row, and before a source's delivered rows wait for their mark. Half the window, as a lease is
+ * renewed at half its life: it costs no statement while a batch goes out in time, keeps a publish's
+ * deadline its own `publish_timeout_ms` instead of what a slow claim or a slow batch left of the window,
+ * and leaves a mark that queues behind others (a slow database) half a window. It was once the shorter
+ * of that and one publish deadline, which let a source end with less than a quarter of its window left
+ * and lose its delivered rows to a rival while their mark waited 1.5 s (review 68).
  */
 export function renewBelowMs(config: OutboxPublisherDeps['config']): number {
-  return Math.min(config.publish_timeout_ms, (config.visibility_timeout_seconds * 1000) / 2);
+  return (config.visibility_timeout_seconds * 1000) / 2;
 }
 
 /**

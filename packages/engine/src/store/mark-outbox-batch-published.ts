@@ -1,5 +1,5 @@
 import type { PrismaClient } from '../generated/prisma/client.ts';
-import { codesOf } from '../process/store-retry.ts';
+import { isLockWaitGivenUp } from '../process/process-deps.ts';
 import { inSweepTransaction } from '../sweeps/in-sweep-transaction.ts';
 import type { Db } from './types.ts';
 import { statusIn } from './keyed-status.ts';
@@ -28,7 +28,7 @@ export async function markOutboxBatchPublished(
     });
     return { marked: new Set(rows.map((row) => row.id)), held: new Set() };
   } catch (err) {
-    if (!isLockNotAvailable(err)) throw err;
+    if (!isLockWaitGivenUp(err)) throw err;
   }
   const rows = await markSkippingHeld(prisma, args);
   const marked = new Set<string>();
@@ -65,10 +65,4 @@ function markSkippingHeld(db: Db, args: { ids: string[]; now: Date }) {
     select id::text as id, true as marked from done
     union all
     select w.id::text, false from wanted w where not exists (select 1 from mine m where m.id = w.id)`;
-}
-
-/** PostgreSQL's lock_not_available (55P03), which lock_timeout raises, anywhere on the cause chain. */
-function isLockNotAvailable(err: unknown): boolean {
-  if (codesOf(err).includes('55P03')) return true;
-  return /canceling statement due to lock timeout/.test(err instanceof Error ? err.message : '');
 }
