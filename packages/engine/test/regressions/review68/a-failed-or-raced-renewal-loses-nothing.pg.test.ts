@@ -1,17 +1,14 @@
+import { twoRelays } from './support/two-relays.ts';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
+import { describe, expect, it } from 'vitest';
 import { publishOutboxBatch } from '../../../src/outbox/publish-outbox-batch.ts';
 import { claimOutboxBatch } from '../../../src/store/claim-outbox-batch.ts';
 import { renewOutboxClaim } from '../../../src/store/renew-outbox-claim.ts';
 import { seedOutbox } from '../../outbox/seed-outbox.ts';
 import { capturingLogger } from '../../support/capturing-logger.ts';
 import { holdRows, waitForWaiters, type HeldRows } from '../../support/held-rows.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { rivalRelay, routeTo, rowOf } from './support/relay.ts';
-import { startTaggedSink } from './support/tagged-sink.ts';
 
 /**
  * Review 68, HELD (real PostgreSQL):
@@ -22,24 +19,10 @@ import { startTaggedSink } from './support/tagged-sink.ts';
  *   every row goes out once (ADR 0139 §3).
  */
 describe('review 68: a renewal raced by a mark, and a renewal whose connection is ended (real PostgreSQL)', () => {
-  let admin: Database & { url?: string };
-  let relayA: Database;
-  let relayB: Database;
-  let sink: Awaited<ReturnType<typeof startTaggedSink>>;
-  beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 3 });
-    relayA = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 2 });
-    relayB = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 2 });
-    sink = await startTaggedSink();
-  });
-  afterAll(async () => {
-    await sink?.close();
-    await relayA?.close();
-    await relayB?.close();
-    await admin?.close();
-  });
+  const t = twoRelays({ a: 2, b: 2 });
 
   it('a renewal that waited behind the row’s Published mark keeps nothing and leaves the row Published', async () => {
+    const { admin } = t;
     const [m] = await seedOutbox(admin, [{ sourceId: 'r68-mark-race', destination: 'sink' }]);
     const now = new Date();
     const [claimed] = await claimOutboxBatch(admin.prisma, {
@@ -81,6 +64,7 @@ describe('review 68: a renewal raced by a mark, and a renewal whose connection i
   });
 
   it('a renewal whose connection is ended: the relay sends nothing past its window and every row goes out once', async () => {
+    const { admin, relayA, relayB, sink } = t;
     const config = {
       visibility_timeout_seconds: 4,
       publish_timeout_ms: 3_000,
@@ -111,9 +95,10 @@ describe('review 68: a renewal raced by a mark, and a renewal whose connection i
     });
     const { logger, lines } = capturingLogger();
     const passA = publishOutboxBatch({ db: relayA, routes: routeTo(sink.url('a')), config, logger });
+    // Relay B starts once A has claimed the source and sent s1: started with A, it could claim the rows first.
+    await waitFor('relay A to send s1', async () => (holder ? true : undefined));
     const b = rivalRelay(relayB, sink.url('b'), config);
     try {
-      await waitFor('relay A to send s1', async () => (holder ? true : undefined));
       const [renewal] = await waitForWaiters(admin, holder!.pid);
       const ended = await admin.prisma.$queryRaw<
         { ok: boolean }[]

@@ -1,14 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
+import { twoRelays } from './support/two-relays.ts';
+import { describe, expect, it } from 'vitest';
 import { publishOutboxBatch } from '../../../src/outbox/publish-outbox-batch.ts';
 import { seedOutbox } from '../../outbox/seed-outbox.ts';
 import { capturingLogger } from '../../support/capturing-logger.ts';
 import { holdRows, type HeldRows } from '../../support/held-rows.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { rivalRelay, routeTo, rowOf } from './support/relay.ts';
-import { startTaggedSink } from './support/tagged-sink.ts';
 
 /**
  * Review 68, ADR 0139 §1 and §3. A relay renews the claim of its source's rows in ONE statement that waits
@@ -33,24 +30,10 @@ const config = {
 };
 
 describe('review 68: one held row of a source and the renewal of the others (real PostgreSQL)', () => {
-  let admin: Database & { url?: string };
-  let relayA: Database;
-  let relayB: Database;
-  let sink: Awaited<ReturnType<typeof startTaggedSink>>;
-  beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 3 });
-    relayA = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 2 });
-    relayB = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 2 });
-    sink = await startTaggedSink();
-  });
-  afterAll(async () => {
-    await sink?.close();
-    await relayA?.close();
-    await relayB?.close();
-    await admin?.close();
-  });
+  const t = twoRelays({ a: 2, b: 2 });
 
   it('rows a live relay delivered, or was sending within publish_timeout_ms, are not sent again by the rival because a later row of the source is held', async () => {
+    const { admin, relayA, relayB, sink } = t;
     const [s1, s2, s3] = await seedOutbox(admin, [
       { sourceId: 'r68-held', destination: 'sink' },
       { sourceId: 'r68-held', destination: 'sink' },

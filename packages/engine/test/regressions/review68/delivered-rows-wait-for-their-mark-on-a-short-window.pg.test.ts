@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
+import { twoRelays } from './support/two-relays.ts';
+import { describe, expect, it } from 'vitest';
 import { publishOutboxBatch } from '../../../src/outbox/publish-outbox-batch.ts';
 import { seedOutbox } from '../../outbox/seed-outbox.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { starvePool } from '../review53/support/liveness.ts';
 import { rivalRelay, routeTo, rowOf, silent } from './support/relay.ts';
-import { startTaggedSink } from './support/tagged-sink.ts';
 
 /**
  * Review 68, ADR 0139 §1 and its Consequences ("a relay that stalls for longer than a whole window between
@@ -31,24 +28,10 @@ const config = {
 const rows = 14;
 
 describe('review 68: rows delivered and waiting for their mark (real PostgreSQL)', () => {
-  let admin: Database & { url?: string };
-  let relayA: Database;
-  let relayB: Database;
-  let sink: Awaited<ReturnType<typeof startTaggedSink>>;
-  beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 3 });
-    relayA = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 1 });
-    relayB = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 2 });
-    sink = await startTaggedSink();
-  });
-  afterAll(async () => {
-    await sink?.close();
-    await relayA?.close();
-    await relayB?.close();
-    await admin?.close();
-  });
+  const t = twoRelays({ a: 1, b: 2 });
 
   it('a mark held up for a quarter of the window: the rows relay A delivered are not sent again by relay B', async () => {
+    const { admin, relayA, relayB, sink } = t;
     const ids = await seedOutbox(
       admin,
       Array.from({ length: rows }, () => ({ sourceId: 'r68-mark', destination: 'sink' })),

@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDatabase } from '../../../src/db/create-database.ts';
-import type { Database } from '../../../src/db/database.ts';
+import { twoRelays } from './support/two-relays.ts';
+import { describe, expect, it } from 'vitest';
 import { startOutboxPublisher, type OutboxPublisher } from '../../../src/outbox/start-outbox-publisher.ts';
 import { seedOutbox } from '../../outbox/seed-outbox.ts';
-import { openTestDatabase } from '../../support/test-database.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { routeTo, silent } from './support/relay.ts';
-import { startTaggedSink } from './support/tagged-sink.ts';
 
 /**
  * Review 68, HELD (real PostgreSQL): the smallest claim window config accepts (1 s) with a publish deadline
@@ -28,24 +25,10 @@ const sources = 4;
 const perSource = 8;
 
 describe('review 68: the smallest claim window, two relays (real PostgreSQL)', () => {
-  let admin: Database & { url?: string };
-  let relayA: Database;
-  let relayB: Database;
-  let sink: Awaited<ReturnType<typeof startTaggedSink>>;
-  beforeAll(async () => {
-    admin = await openTestDatabase({ poolSize: 3 });
-    relayA = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
-    relayB = await createDatabase({ kind: 'postgres', url: admin.url!, poolSize: 4 });
-    sink = await startTaggedSink();
-  });
-  afterAll(async () => {
-    await sink?.close();
-    await relayA?.close();
-    await relayB?.close();
-    await admin?.close();
-  });
+  const t = twoRelays({ a: 4, b: 4 });
 
   it('a 1 s window, sources that take 1.6 s each: every row once, in order, by one relay', async () => {
+    const { admin, relayA, relayB, sink } = t;
     const bySource: string[][] = [];
     for (let s = 0; s < sources; s++)
       bySource.push(
