@@ -163,8 +163,10 @@ export function tableSection<R extends object>(db: Sql, spec: TableSectionSpec<R
         written += rows.length;
         after = rows.at(-1);
         if (take === sizes.length && sizes.length < look) break;
-        look =
-          take < sizes.length ? Math.max(2, Math.min(historyPageRows, take * 2)) : Math.min(historyPageRows, look * 2);
+        // After a cut the next page measures one row more than this one took: each row is measured about
+        // once, not twice (a page of 1 MB rows measured four to send two, ADR 0142); a page that fits
+        // whole doubles what the next one measures.
+        look = take < sizes.length ? Math.min(historyPageRows, take + 1) : Math.min(historyPageRows, look * 2);
       }
       if (written < rowsAtStart)
         throw new HistoryShrank(
