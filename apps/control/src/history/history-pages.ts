@@ -19,7 +19,7 @@ export const historyPageBytes = 2 * 1_048_576;
 
 /**
  * How many rows' sizes a section's first page looks at; it doubles (up to `historyPageRows`) while
- * pages are not cut by bytes, so a section of large rows never has many measured that it cannot send.
+ * pages are not cut by bytes, so the first pages of a section of large rows measure few rows.
  */
 const firstLook = 8;
 
@@ -163,9 +163,9 @@ export function tableSection<R extends object>(db: Sql, spec: TableSectionSpec<R
         written += rows.length;
         after = rows.at(-1);
         if (take === sizes.length && sizes.length < look) break;
-        // After a cut the next page measures one row more than this one took: each row is measured about
-        // once, not twice (a page of 1 MB rows measured four to send two, ADR 0142); a page that fits
-        // whole doubles what the next one measures.
+        // After a cut the next page measures one row more than this one took, not twice as many (a page
+        // of 1 MB rows measured four rows to send two, now three, ADR 0142); a page that fits whole
+        // doubles what the next one measures.
         look = take < sizes.length ? Math.min(historyPageRows, take + 1) : Math.min(historyPageRows, look * 2);
       }
       if (written < rowsAtStart)

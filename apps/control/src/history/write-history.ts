@@ -35,8 +35,8 @@ const rowsClose = '\n  ]\n]'.length;
 /**
  * `rows` as `JSON.stringify(document, ..., 2)` writes them inside a section's array: each on a new
  * line at depth 2, separated by commas. One JSON.stringify of `[rows]` nested once more puts them at
- * that depth, and the brackets around them are cut off: no row is stringified alone and re-indented,
- * which took a third of a download's CPU (ADR 0142).
+ * that depth, and the brackets around them are cut off: no row is stringified alone and re-indented
+ * (the largest item of a download's CPU profile: 0.46 s of a 67 MB one, 0.33 s this way, ADR 0142).
  */
 function rowsAtDepthTwo(rows: readonly unknown[]): string {
   const text = JSON.stringify([rows], bigintsAsStrings, 2);
