@@ -17,14 +17,30 @@ export class ClientStalled extends Error {
   }
 }
 
+/** JSON has no 64-bit integers: bigint ids and sequences are written as strings. */
+const bigintsAsStrings = (_key: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
+
 /**
- * JSON.stringify with two-space indentation that writes bigint ids and sequences as strings (JSON
- * has no 64-bit integers), its lines after the first indented by `indent`: a value written where
- * `JSON.stringify(document, ..., 2)` would have put it, byte for byte.
+ * JSON.stringify with two-space indentation and bigints as strings, its lines after the first
+ * indented by `indent`: a value written where `JSON.stringify(document, ..., 2)` would have put it,
+ * byte for byte.
  */
 function jsonAt(value: unknown, indent: string): string {
-  const text = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2);
-  return text.replaceAll('\n', `\n${indent}`);
+  return JSON.stringify(value, bigintsAsStrings, 2).replaceAll('\n', `\n${indent}`);
+}
+
+const rowsOpen = '[\n  ['.length;
+const rowsClose = '\n  ]\n]'.length;
+
+/**
+ * `rows` as `JSON.stringify(document, ..., 2)` writes them inside a section's array: each on a new
+ * line at depth 2, separated by commas. One JSON.stringify of `[rows]` nested once more puts them at
+ * that depth, and the brackets around them are cut off: no row is stringified alone and re-indented
+ * (the largest item of a download's CPU profile: 0.46 s of a 67 MB one, 0.33 s this way, ADR 0142).
+ */
+function rowsAtDepthTwo(rows: readonly unknown[]): string {
+  const text = JSON.stringify([rows], bigintsAsStrings, 2);
+  return text.slice(rowsOpen, text.length - rowsClose);
 }
 
 /**
@@ -76,17 +92,18 @@ export async function writeHistory(
     for (const section of doc.sections) {
       let rows = 0;
       await send(res, `,\n  ${jsonAt(section.key, '')}: [`);
+      // Rows are stringified in groups of about `chunkChars`, sized from the last group's characters per row.
+      let group = 1;
       for await (const page of section.pages()) {
         if (res.destroyed) throw new ClientGone();
-        let chunk = '';
-        for (const row of page) {
-          chunk += `${rows++ === 0 ? '' : ','}\n    ${jsonAt(row, '    ')}`;
-          if (chunk.length >= chunkChars) {
-            await send(res, chunk);
-            chunk = '';
-          }
+        for (let i = 0; i < page.length;) {
+          const n = Math.min(group, page.length - i);
+          const text = rowsAtDepthTwo(page.slice(i, i + n));
+          await send(res, rows === 0 ? text : `,${text}`);
+          rows += n;
+          i += n;
+          group = Math.max(1, Math.floor((n * chunkChars) / text.length));
         }
-        if (chunk !== '') await send(res, chunk);
       }
       await send(res, rows === 0 ? ']' : '\n  ]');
     }
